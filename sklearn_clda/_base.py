@@ -1,0 +1,345 @@
+"""Shared machinery of the Gibbs-sampled topic models.
+
+:class:`_BaseGibbsTopicModel` owns the sampling loop, the fold-in
+inference behind ``transform``, the document-completion ``score`` and the
+trace. Subclasses (:class:`~sklearn_clda.LDAGibbs`,
+:class:`~sklearn_clda.CompoundLDA`) supply the priors through a few hooks:
+
+- ``_init_priors(n_features, n_groups)``: resolve and store the fitted
+  prior attributes before sampling;
+- ``_sweep_prior()``: the ``(n_groups, n_components)`` document-topic
+  Dirichlet parameter used by the next sweep;
+- ``_draw_tables``: whether the sweep draws Antoniak table counts;
+- ``_after_sweep(tables, rng)``: update collection-level state;
+- ``_start_samples`` / ``_keep_sample``/ ``_finish_samples``: accumulate
+  the kept samples after burn-in;
+- ``_inference_prior(groups, n_docs, method)``: the prior rows and the
+  row index of each document for fold-in.
+"""
+
+import time
+from abc import abstractmethod
+from concurrent.futures import ThreadPoolExecutor
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.special import gammaln
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+
+from . import _sampling
+from ._corpus import check_counts, count_tokens, csr_to_tokens, split_alternate
+
+__all__ = ["_BaseGibbsTopicModel"]
+
+
+class _GibbsState:
+    """Sampler state of one fit: token arrays and count tables (not kept after fit)."""
+
+    def __init__(self, X, doc_group, n_components, rng):
+        self.words, self.doc_ptr = csr_to_tokens(X)
+        self.doc_group = np.ascontiguousarray(doc_group, dtype=np.int32)
+        n_docs, n_features = X.shape
+        K = n_components
+        self.doc_len = np.diff(self.doc_ptr)
+        doc_of_token = np.repeat(np.arange(n_docs, dtype=np.int64), self.doc_len)
+        # Random initial assignments, uniform over topics.
+        self.z = rng.integers(0, K, size=self.words.shape[0], dtype=np.int32)
+        self.nwk = (
+            np.bincount(self.words.astype(np.int64) * K + self.z, minlength=n_features * K)
+            .astype(np.int32)
+            .reshape(n_features, K)
+        )
+        self.ndk = (
+            np.bincount(doc_of_token * K + self.z, minlength=n_docs * K)
+            .astype(np.int32)
+            .reshape(n_docs, K)
+        )
+        self.nk = np.bincount(self.z, minlength=K).astype(np.int32)
+
+
+class _BaseGibbsTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Base class of the Gibbs-sampled topic models (not public)."""
+
+    _parameter_constraints: dict = {
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "burn_in": [None, Interval(Integral, 0, None, closed="left")],
+        "thin": [Interval(Integral, 1, None, closed="left")],
+        "evaluate_every": [Integral],
+        "max_doc_update_iter": [Interval(Integral, 1, None, closed="left")],
+        "mean_change_tol": [Interval(Real, 0, None, closed="left")],
+        "n_jobs": [None, Integral],
+        "verbose": ["verbose"],
+        "random_state": ["random_state"],
+    }
+
+    # ------------------------------------------------------------------ hooks
+    _draw_tables = False
+
+    @abstractmethod
+    def _init_priors(self, n_features, n_groups):
+        """Resolve the priors into fitted attributes."""
+
+    @abstractmethod
+    def _sweep_prior(self):
+        """Document-topic Dirichlet parameter per collection, (n_groups, K)."""
+
+    def _after_sweep(self, tables, rng):
+        """Update collection-level variables after a z-sweep (cLDA: pi)."""
+
+    def _log_prior_extra(self):
+        """Log density of sampled collection-level variables (cLDA: pi)."""
+        return 0.0
+
+    def _start_samples(self, n_docs):
+        self._acc_nwk = None
+        self._acc_doc_topic = None
+        self._n_kept = 0
+
+    def _keep_sample(self, state):
+        prior = self._sweep_prior()
+        doc_prior = prior[state.doc_group]
+        theta = state.ndk + doc_prior
+        theta /= theta.sum(axis=1, keepdims=True)
+        if self._acc_nwk is None:
+            self._acc_nwk = state.nwk.astype(np.float64)
+            self._acc_doc_topic = theta
+        else:
+            self._acc_nwk += state.nwk
+            self._acc_doc_topic += theta
+        self._n_kept += 1
+
+    def _finish_samples(self):
+        n = self._n_kept
+        self.components_ = np.ascontiguousarray((self._acc_nwk / n).T) + self._eta_value()
+        self.doc_topic_ = self._acc_doc_topic / n
+        del self._acc_nwk, self._acc_doc_topic, self._n_kept
+
+    @abstractmethod
+    def _eta_value(self):
+        """The fitted symmetric topic-word prior."""
+
+    @abstractmethod
+    def _inference_prior(self, groups, n_docs, method):
+        """Return ``(prior_rows, doc_rows)`` for fold-in inference."""
+
+    # ---------------------------------------------------------------- fitting
+    def _check_burn_in(self):
+        burn_in = self.max_iter // 2 if self.burn_in is None else self.burn_in
+        if burn_in >= self.max_iter:
+            raise ValueError(
+                f"burn_in={burn_in} must be smaller than max_iter={self.max_iter} "
+                "so that at least one sample is kept."
+            )
+        return burn_in
+
+    def _make_streams(self):
+        """Independent generators for init, sweeps and collection-level draws."""
+        rs = check_random_state(self.random_state)
+        seed = np.random.SeedSequence(rs.randint(0, 2**31 - 1, size=4).tolist())
+        init_ss, sweep_ss, global_ss = seed.spawn(3)
+        return (
+            np.random.Generator(np.random.PCG64(init_ss)),
+            np.random.PCG64(sweep_ss),
+            np.random.Generator(np.random.PCG64(global_ss)),
+        )
+
+    def _fit_counts(self, X, doc_group, n_groups):
+        """Run the sampler on a validated CSR count matrix."""
+        burn_in = self._check_burn_in()
+        if count_tokens(X) == 0:
+            raise ValueError(
+                f"X passed to {type(self).__name__}.fit contains no tokens (all "
+                "counts are zero after rounding); a topic model needs words."
+            )
+        n_docs, n_features = X.shape
+        K = self.n_components
+        init_rng, sweep_bitgen, global_rng = self._make_streams()
+        self._init_priors(n_features, n_groups)
+        state = _GibbsState(X, doc_group, K, init_rng)
+        tables = np.zeros((n_groups if self._draw_tables else 0, K), dtype=np.int64)
+
+        trace = {"iteration": [], "log_likelihood": [], "seconds": []}
+        start = time.perf_counter()
+
+        def record(iteration):
+            ll = self._joint_log_likelihood(state)
+            trace["iteration"].append(iteration)
+            trace["log_likelihood"].append(ll)
+            trace["seconds"].append(time.perf_counter() - start)
+            if self.verbose:
+                _progress_write(
+                    f"iteration {iteration} of {self.max_iter}, log-likelihood {ll:.6e}"
+                )
+
+        evaluate = self.evaluate_every is not None and self.evaluate_every > 0
+        if evaluate:
+            record(0)
+        self._start_samples(n_docs)
+        with _progress(self.max_iter, self.verbose, type(self).__name__) as bar:
+            for it in range(1, self.max_iter + 1):
+                tables.fill(0)
+                _sampling.gibbs_sweep(
+                    state.words, state.doc_ptr, state.doc_group, state.z,
+                    state.nwk, state.ndk, state.nk, self._sweep_prior(),
+                    self._eta_value(), tables, sweep_bitgen,
+                )
+                self._after_sweep(tables, global_rng)
+                if it > burn_in and (it - burn_in) % self.thin == 0:
+                    self._keep_sample(state)
+                if (evaluate and it % self.evaluate_every == 0) or it == self.max_iter:
+                    record(it)
+                bar.update(1)
+        if self._n_kept == 0:  # burn_in + thin overshoots max_iter: keep the last state
+            self._keep_sample(state)
+        self._finish_samples()
+        self.n_iter_ = self.max_iter
+        self.burn_in_ = burn_in
+        self.trace_ = {k: np.asarray(v) for k, v in trace.items()}
+        self.trace_["iteration"] = self.trace_["iteration"].astype(np.int64)
+        self.n_tokens_ = state.words.shape[0]
+        return self
+
+    def _joint_log_likelihood(self, state):
+        """log p(w, z) (and log p(pi | alpha) for cLDA) at the current state."""
+        K = self.n_components
+        eta = self._eta_value()
+        V = state.nwk.shape[0]
+        nz = state.nwk[state.nwk > 0]
+        ll = K * gammaln(V * eta) - gammaln(state.nk + V * eta).sum()
+        ll += (gammaln(nz + eta) - gammaln(eta)).sum()
+        prior = self._sweep_prior()
+        doc_prior = prior[state.doc_group]
+        ll += (gammaln(doc_prior.sum(axis=1)) - gammaln(state.doc_len + doc_prior.sum(axis=1))).sum()
+        mask = state.ndk > 0
+        ll += (gammaln(state.ndk[mask] + doc_prior[mask]) - gammaln(doc_prior[mask])).sum()
+        return float(ll + self._log_prior_extra())
+
+    # -------------------------------------------------------------- inference
+    def _topic_word(self):
+        """Topic-word probabilities, word-major (n_features, n_components)."""
+        phi = self.components_ / self.components_.sum(axis=1, keepdims=True)
+        return np.ascontiguousarray(phi.T)
+
+    def _chunks(self, n_docs):
+        n_jobs = self.n_jobs if self.n_jobs is not None else 1
+        if n_jobs < 0:
+            import os
+
+            n_jobs = max(1, (os.cpu_count() or 1) + 1 + n_jobs)
+        n_jobs = max(1, min(n_jobs, n_docs // 64 or 1))
+        bounds = np.linspace(0, n_docs, n_jobs + 1).astype(int)
+        return list(zip(bounds[:-1], bounds[1:]))
+
+    def _fold_in(self, X, prior_rows, doc_rows, phi):
+        """theta for each CSR row of X by the deterministic fold-in fixed point."""
+        n_docs = X.shape[0]
+        theta = np.empty((n_docs, self.n_components), dtype=np.float64)
+        indptr, indices, data = _csr_arrays(X)
+        prior_rows = np.ascontiguousarray(prior_rows, dtype=np.float64)
+        doc_rows = np.ascontiguousarray(doc_rows, dtype=np.int32)
+
+        def run(bounds):
+            lo, hi = bounds
+            a, b = indptr[lo], indptr[hi]
+            _sampling.fold_in(
+                indptr[lo : hi + 1] - a, indices[a:b], data[a:b], doc_rows[lo:hi],
+                prior_rows, phi, self.max_doc_update_iter, self.mean_change_tol,
+                theta[lo:hi],
+            )
+
+        chunks = self._chunks(n_docs)
+        if len(chunks) == 1:
+            run(chunks[0])
+        else:
+            with ThreadPoolExecutor(len(chunks)) as pool:
+                list(pool.map(run, chunks))
+        return theta
+
+    def _transform(self, X, groups, method="transform"):
+        check_is_fitted(self)
+        X = check_counts(self, X, reset=False, method=method)
+        prior_rows, doc_rows = self._inference_prior(groups, X.shape[0], method)
+        return self._fold_in(X, prior_rows, doc_rows, self._topic_word())
+
+    def _score_docs(self, X, groups, method):
+        """Per-document completion log-likelihood and the number of tokens scored."""
+        check_is_fitted(self)
+        X = check_counts(self, X, reset=False, method=method)
+        prior_rows, doc_rows = self._inference_prior(groups, X.shape[0], method)
+        phi = self._topic_word()
+        X_a, X_b = split_alternate(X)
+        ll = np.zeros(X.shape[0])
+        for observed, held_out in ((X_a, X_b), (X_b, X_a)):
+            theta = self._fold_in(observed, prior_rows, doc_rows, phi)
+            part = np.empty(X.shape[0])
+            _sampling.doc_log_likelihood(*_csr_arrays(held_out), theta, phi, part)
+            ll += part
+        return ll, count_tokens(X)
+
+    def _score(self, X, groups, sample_weight, method="score"):
+        ll, _ = self._score_docs(X, groups, method)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X)
+            return float(np.dot(sample_weight, ll))
+        return float(ll.sum())
+
+    def _perplexity(self, X, groups, method="perplexity"):
+        ll, n_tokens = self._score_docs(X, groups, method)
+        if n_tokens == 0:
+            raise ValueError(
+                f"X passed to {type(self).__name__}.{method} contains no tokens; "
+                "perplexity is undefined."
+            )
+        return float(np.exp(-ll.sum() / n_tokens))
+
+    # ------------------------------------------------------------------ misc
+    @property
+    def _n_features_out(self):
+        """Number of transformed output features (topics)."""
+        return self.components_.shape[0]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True
+        tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        return tags
+
+
+def _csr_arrays(X):
+    """CSR arrays in the kernels' dtypes: indptr int64, indices int32, data float64."""
+    return (
+        np.ascontiguousarray(X.indptr, dtype=np.int64),
+        np.ascontiguousarray(X.indices, dtype=np.int32),
+        np.ascontiguousarray(X.data, dtype=np.float64),
+    )
+
+
+class _NoProgress:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, n):
+        pass
+
+
+def _progress(total, verbose, name):
+    """A tqdm progress bar over sweeps when ``verbose``, else a no-op."""
+    if not verbose:
+        return _NoProgress()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=f"{name} sweeps", unit="sweep", leave=False)
+
+
+def _progress_write(message):
+    from tqdm.auto import tqdm
+
+    tqdm.write(message)

@@ -1,0 +1,320 @@
+"""LDAGibbs: latent Dirichlet allocation fitted by collapsed Gibbs sampling."""
+
+from numbers import Real
+
+import numpy as np
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import Interval
+
+from ._base import _BaseGibbsTopicModel
+from ._corpus import check_counts
+
+__all__ = ["LDAGibbs"]
+
+
+class LDAGibbs(_BaseGibbsTopicModel):
+    """Latent Dirichlet allocation with a collapsed Gibbs sampler.
+
+    A drop-in for :class:`sklearn.decomposition.LatentDirichletAllocation`
+    that fits the same model by collapsed Gibbs sampling (Griffiths and
+    Steyvers, 2004; the paper's CGS) in a compiled kernel instead of
+    variational Bayes. The parameters, fitted attributes and methods keep
+    scikit-learn's names and meanings wherever they carry over, so
+    pipelines, model selection and pyLDAvis work unchanged.
+
+    Parameters
+    ----------
+    n_components : int, default=10
+        Number of topics.
+
+    doc_topic_prior : float, default=None
+        Symmetric Dirichlet concentration of the document-topic
+        distributions, called ``alpha`` in the literature. ``None`` means
+        ``1 / n_components`` as in scikit-learn. Unlike scikit-learn's
+        variational LDA, values above 1 are allowed.
+
+    topic_word_prior : float, default=None
+        Symmetric Dirichlet concentration of the topic-word distributions,
+        called ``eta`` (or ``beta``). ``None`` means ``1 / n_components``.
+
+    max_iter : int, default=1000
+        Number of Gibbs sweeps over all tokens. (scikit-learn's default of
+        10 passes suits variational Bayes, not a sampler.)
+
+    burn_in : int, default=None
+        Number of initial sweeps whose states are discarded. ``None`` means
+        ``max_iter // 2``. Must be smaller than ``max_iter``.
+
+    thin : int, default=10
+        After burn-in, every ``thin``-th state is kept; ``components_`` and
+        ``doc_topic_`` average the kept states.
+
+    evaluate_every : int, default=-1
+        Record the joint log-likelihood ``log p(w, z)`` in ``trace_`` every
+        ``evaluate_every`` sweeps (and at sweep 0). Values ``<= 0`` record
+        only the last sweep. Each evaluation costs about one sweep.
+
+    max_doc_update_iter : int, default=100
+        Maximum number of fixed-point iterations per document in
+        ``transform``, ``score`` and ``perplexity``.
+
+    mean_change_tol : float, default=1e-5
+        Fold-in stops for a document when the mean absolute change of its
+        topic proportions falls below this value.
+
+    n_jobs : int, default=None
+        Number of threads for ``transform``, ``score`` and ``perplexity``
+        (documents are independent there, so results do not depend on it).
+        ``None`` means 1 and ``-1`` all processors. The sampler itself runs
+        on one thread.
+
+    verbose : int, default=0
+        If positive, show a progress bar over sweeps and print each
+        evaluation of the log-likelihood.
+
+    random_state : int, RandomState instance or None, default=None
+        Seeds the sampler (initial assignments and every draw). The same
+        integer gives bit-identical results. Pass an int for reproducible
+        output across multiple function calls.
+        See :term:`Glossary <random_state>`.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+        Topic-word pseudo-counts ``n_kw + topic_word_prior`` averaged over
+        the kept samples. Normalize the rows to get the topic-word
+        distributions (as with scikit-learn's LDA).
+
+    doc_topic_ : ndarray of shape (n_samples_fit, n_components)
+        Topic proportions of the training documents from the chain,
+        ``(n_dk + alpha) / (n_d + K alpha)`` averaged over the kept samples.
+        ``transform(X)`` instead re-infers them with the topics held fixed.
+
+    doc_topic_prior_ : float
+        The document-topic prior used.
+
+    topic_word_prior_ : float
+        The topic-word prior used.
+
+    n_iter_ : int
+        Number of sweeps run.
+
+    burn_in_ : int
+        Number of sweeps discarded before keeping samples.
+
+    n_tokens_ : int
+        Number of tokens in the training corpus.
+
+    trace_ : dict of ndarray
+        Per evaluation: ``"iteration"``, ``"log_likelihood"`` (the joint
+        ``log p(w, z)``) and ``"seconds"`` since sampling started. Suitable
+        for ``pandas.DataFrame(trace_)``.
+
+    n_features_in_ : int
+        Number of features seen during :term:`fit`.
+
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during :term:`fit`. Defined only when `X`
+        has feature names that are all strings.
+
+    See Also
+    --------
+    CompoundLDA : Topic model for corpora split into known collections.
+    sklearn.decomposition.LatentDirichletAllocation : Variational LDA.
+
+    Notes
+    -----
+    ``transform`` is deterministic: it iterates the fixed point
+    ``theta_d <- normalize(alpha + sum_w n_dw theta_d * phi_w / (theta_d .
+    phi_w))`` with the topics ``phi`` (normalized ``components_``) held
+    fixed, per document. Rows sum to one and an empty document gets the
+    prior mean (uniform).
+
+    ``score`` estimates the log-likelihood of unseen documents by
+    document completion: each document's tokens, listed in column order,
+    are dealt alternately into two halves; the topic proportions are
+    inferred from one half and the other half is scored under them, and
+    then the other way round, so every token is scored once.
+    ``perplexity(X) = exp(-score(X) / n_tokens)``. The estimator is the
+    same for :class:`CompoundLDA`, so scores compare across models and
+    ``n_components``.
+
+    Token order, the count tables and the per-token topic assignments are
+    kept only during ``fit``; the fitted model stores ``O(n_components *
+    (n_features + n_samples_fit))`` numbers.
+
+    References
+    ----------
+    .. [1] T. L. Griffiths and M. Steyvers, "Finding scientific topics",
+       PNAS 101 (suppl. 1), 2004.
+
+    Examples
+    --------
+    >>> from sklearn_clda import LDAGibbs
+    >>> from sklearn_clda.datasets import make_lda_corpus
+    >>> corpus = make_lda_corpus(n_topics=3, n_features=30, n_samples=60,
+    ...                          doc_length=50, random_state=0)
+    >>> lda = LDAGibbs(n_components=3, max_iter=200, random_state=0)
+    >>> doc_topics = lda.fit_transform(corpus.data)
+    >>> doc_topics.shape
+    (60, 3)
+    >>> lda.components_.shape
+    (3, 30)
+    """
+
+    _parameter_constraints: dict = {
+        **_BaseGibbsTopicModel._parameter_constraints,
+        "doc_topic_prior": [None, Interval(Real, 0, None, closed="neither")],
+        "topic_word_prior": [None, Interval(Real, 0, None, closed="neither")],
+    }
+
+    def __init__(
+        self,
+        n_components=10,
+        *,
+        doc_topic_prior=None,
+        topic_word_prior=None,
+        max_iter=1000,
+        burn_in=None,
+        thin=10,
+        evaluate_every=-1,
+        max_doc_update_iter=100,
+        mean_change_tol=1e-5,
+        n_jobs=None,
+        verbose=0,
+        random_state=None,
+    ):
+        self.n_components = n_components
+        self.doc_topic_prior = doc_topic_prior
+        self.topic_word_prior = topic_word_prior
+        self.max_iter = max_iter
+        self.burn_in = burn_in
+        self.thin = thin
+        self.evaluate_every = evaluate_every
+        self.max_doc_update_iter = max_doc_update_iter
+        self.mean_change_tol = mean_change_tol
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.random_state = random_state
+
+    # hooks -----------------------------------------------------------------
+    def _init_priors(self, n_features, n_groups):
+        K = self.n_components
+        self.doc_topic_prior_ = (
+            1.0 / K if self.doc_topic_prior is None else float(self.doc_topic_prior)
+        )
+        self.topic_word_prior_ = (
+            1.0 / K if self.topic_word_prior is None else float(self.topic_word_prior)
+        )
+
+    def _sweep_prior(self):
+        return np.full((1, self.n_components), self.doc_topic_prior_)
+
+    def _eta_value(self):
+        return self.topic_word_prior_
+
+    def _inference_prior(self, groups, n_docs, method):
+        return self._sweep_prior(), np.zeros(n_docs, dtype=np.int32)
+
+    # public API ------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Fit the model to a document-term count matrix by Gibbs sampling.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Document-term counts (e.g. from
+            :class:`~sklearn.feature_extraction.text.CountVectorizer`).
+            Non-integer values are rounded with a warning; negative, NaN
+            or infinite values raise ``ValueError``.
+
+        y : Ignored
+            Not used, present for API consistency by convention.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        X = check_counts(self, X, reset=True, method="fit")
+        return self._fit_counts(X, np.zeros(X.shape[0], dtype=np.int32), 1)
+
+    def transform(self, X):
+        """Infer the topic proportions of documents with the topics held fixed.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Document-term counts.
+
+        Returns
+        -------
+        doc_topic_distr : ndarray of shape (n_samples, n_components)
+            Topic proportions; each row sums to 1. Deterministic for a
+            fitted model, and each row depends only on its document.
+        """
+        return self._transform(X, None)
+
+    def fit_transform(self, X, y=None):
+        """Fit the model, then transform the training documents.
+
+        Equal to ``fit(X).transform(X)``: the training documents' topic
+        proportions are re-inferred with the final topics (the chain's own
+        estimate is ``doc_topic_``).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Document-term counts.
+
+        y : Ignored
+            Not used, present for API consistency by convention.
+
+        Returns
+        -------
+        doc_topic_distr : ndarray of shape (n_samples, n_components)
+            Topic proportions; each row sums to 1.
+        """
+        return self.fit(X).transform(X)
+
+    def score(self, X, y=None, sample_weight=None):
+        """Estimated held-out log-likelihood of documents (higher is better).
+
+        Document completion: each document is split into two halves (see
+        Notes in the class docstring); each half is scored under the topic
+        proportions inferred from the other.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Document-term counts.
+
+        y : Ignored
+            Not used, present for API consistency by convention.
+
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the documents' log-likelihoods.
+
+        Returns
+        -------
+        score : float
+            Sum over documents (weighted if ``sample_weight``) of the
+            completion log-likelihood, in nats.
+        """
+        return self._score(X, None, sample_weight)
+
+    def perplexity(self, X):
+        """Held-out perplexity by document completion, ``exp(-score / n_tokens)``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Document-term counts.
+
+        Returns
+        -------
+        perplexity : float
+            Lower is better.
+        """
+        return self._perplexity(X, None)

@@ -1,0 +1,329 @@
+# cython: freethreading_compatible = True
+"""Cython kernels for the Gibbs samplers and for fold-in inference.
+
+Every kernel does one bounded unit of work (one sweep, one batch of
+documents) with the GIL released; the iteration loop lives in Python.
+Each docstring states the NumPy computation the kernel is equivalent to,
+and ``tests/test_sampling.py`` holds the kernel to it.
+
+Layouts: the word-topic table ``nwk`` is word-major ``(n_features,
+n_components)`` and the document-topic table ``ndk`` is ``(n_docs,
+n_components)``, both C-contiguous, so the inner loop over topics reads
+contiguous memory. Randomness comes only from the NumPy bit generator
+passed in (its ``next_double``), never from a global or recycled source.
+"""
+
+from cpython.pycapsule cimport PyCapsule_GetPointer
+from libc.math cimport log
+from libc.stdint cimport int32_t, int64_t
+from numpy.random cimport bitgen_t
+
+import numpy as np
+
+
+cdef inline bitgen_t* _get_bitgen(object bit_generator) except NULL:
+    return <bitgen_t*> PyCapsule_GetPointer(bit_generator.capsule, "BitGenerator")
+
+
+cdef inline int64_t _crp_tables(int64_t n, double a, bitgen_t* rng) noexcept nogil:
+    """Exact number of occupied tables after ``n`` customers of a CRP(a).
+
+    Customer ``l`` (``l = 1..n``) opens a new table with probability
+    ``a / (a + l - 1)``: the first always does, the others are Bernoulli
+    draws, written without a division as ``u * (a + l - 1) < a``.
+    """
+    cdef int64_t s = 0, l
+    if n <= 0:
+        return 0
+    s = 1
+    for l in range(1, n):
+        if rng.next_double(rng.state) * (a + l) < a:
+            s += 1
+    return s
+
+
+def crp_tables(const int64_t[::1] n, const double[::1] a, object bit_generator):
+    """Draw Antoniak table counts, one per ``(n[i], a[i])`` pair.
+
+    Equivalent to (drawing the uniforms in the same order)::
+
+        u = Generator(bit_generator).random  # one call per customer l >= 2
+        s[i] = (n[i] > 0) + sum(u() * (a[i] + l) < a[i] for l in range(1, n[i]))
+
+    which has the law ``P(s = m) = |S(n, m)| a**m Gamma(a) / Gamma(a + n)``
+    with ``S`` the Stirling numbers of the first kind. This is the same
+    routine the AGS sweep uses for the auxiliary variables ``s_jdk``.
+
+    Parameters
+    ----------
+    n : ndarray of shape (n_draws,), dtype int64
+        Number of customers (non-negative).
+    a : ndarray of shape (n_draws,), dtype float64
+        Concentration (positive).
+    bit_generator : numpy.random.BitGenerator
+
+    Returns
+    -------
+    s : ndarray of shape (n_draws,), dtype int64
+    """
+    if n.shape[0] != a.shape[0]:
+        raise ValueError("n and a must have the same length")
+    out_arr = np.zeros(n.shape[0], dtype=np.int64)
+    cdef int64_t[::1] out = out_arr
+    cdef Py_ssize_t i
+    cdef bitgen_t* rng = _get_bitgen(bit_generator)
+    with bit_generator.lock, nogil:
+        for i in range(n.shape[0]):
+            out[i] = _crp_tables(n[i], a[i], rng)
+    return out_arr
+
+
+def gibbs_sweep(
+    const int32_t[::1] words,
+    const int64_t[::1] doc_ptr,
+    const int32_t[::1] doc_group,
+    int32_t[::1] z,
+    int32_t[:, ::1] nwk,
+    int32_t[:, ::1] ndk,
+    int32_t[::1] nk,
+    const double[:, ::1] prior,
+    double eta,
+    int64_t[:, ::1] tables,
+    object bit_generator,
+):
+    """One systematic-scan collapsed Gibbs sweep over all tokens, in place.
+
+    For each document ``d`` (with collection ``g = doc_group[d]``) and each
+    of its tokens ``i`` in ``doc_ptr[d]:doc_ptr[d + 1]`` (word ``w``, topic
+    ``z[i]``), the token is removed from the counts and its topic redrawn
+    from the exact full conditional (the paper's eq. posterior-z; LDA is
+    the case of a single row ``prior = alpha``)::
+
+        p = (ndk[d] + prior[g]) * (nwk[w] + eta) * (1.0 / (nk + V * eta))
+        c = np.cumsum(p)
+        u = Generator(bit_generator).random() * c[-1]
+        z[i] = np.searchsorted(c, u, side="right")
+
+    and the counts are restored with the new topic. If ``tables`` has rows,
+    after each document's tokens the Antoniak auxiliary variables are
+    drawn for every topic with ``n = ndk[d, k] > 0`` (``crp_tables(n,
+    prior[g, k])``, uniforms drawn in topic order) and added to
+    ``tables[g, k]``: this is AGS's ``sum_d s_jdk`` (eq. aux-pi), drawn
+    while the document's counts are final for this sweep.
+
+    The arrays are trusted to be consistent (the estimators build them):
+    ``0 <= words < V``, ``0 <= z < K``, ``0 <= doc_group < G``, counts equal
+    to the tallies of ``z``, ``prior > 0`` and ``eta > 0``.
+
+    Parameters
+    ----------
+    words : ndarray of shape (n_tokens,), int32
+    doc_ptr : ndarray of shape (n_docs + 1,), int64
+    doc_group : ndarray of shape (n_docs,), int32
+    z : ndarray of shape (n_tokens,), int32, modified
+    nwk : ndarray of shape (V, K), int32, modified
+    ndk : ndarray of shape (n_docs, K), int32, modified
+    nk : ndarray of shape (K,), int32, modified
+    prior : ndarray of shape (G, K), float64
+        Document-topic Dirichlet parameter of each collection
+        (``gamma * pi_j`` for cLDA, ``alpha`` for LDA).
+    eta : float
+        Symmetric topic-word prior.
+    tables : ndarray of shape (G, K) or (0, K), int64, modified
+        Accumulator for the Antoniak table counts; no draws if it has no rows.
+    bit_generator : numpy.random.BitGenerator
+    """
+    cdef Py_ssize_t n_docs = doc_ptr.shape[0] - 1
+    cdef Py_ssize_t K = nk.shape[0]
+    cdef Py_ssize_t V = nwk.shape[0]
+    if (nwk.shape[1] != K or ndk.shape[1] != K or prior.shape[1] != K
+            or ndk.shape[0] != n_docs or doc_group.shape[0] != n_docs
+            or z.shape[0] != words.shape[0] or tables.shape[1] != K):
+        raise ValueError("inconsistent array shapes passed to gibbs_sweep")
+    if n_docs > 0 and doc_ptr[n_docs] != words.shape[0]:
+        raise ValueError("doc_ptr does not cover the token arrays")
+    cdef bint draw_tables = tables.shape[0] > 0
+    cdef double veta = V * eta
+    inv_arr = np.empty(K, dtype=np.float64)
+    cum_arr = np.empty(K, dtype=np.float64)
+    cdef double[::1] inv = inv_arr
+    cdef double[::1] cum = cum_arr
+    cdef bitgen_t* rng = _get_bitgen(bit_generator)
+    cdef Py_ssize_t d, k, lo, hi, mid
+    cdef int64_t i
+    cdef int32_t w, g, k_old, k_new
+    cdef double total, u
+    cdef int32_t* ndk_d
+    cdef int32_t* nwk_w
+    cdef const double* prior_g
+
+    with bit_generator.lock, nogil:
+        for k in range(K):
+            inv[k] = 1.0 / (nk[k] + veta)
+        for d in range(n_docs):
+            g = doc_group[d]
+            ndk_d = &ndk[d, 0]
+            prior_g = &prior[g, 0]
+            for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                w = words[i]
+                nwk_w = &nwk[w, 0]
+                k_old = z[i]
+                ndk_d[k_old] -= 1
+                nwk_w[k_old] -= 1
+                nk[k_old] -= 1
+                inv[k_old] = 1.0 / (nk[k_old] + veta)
+
+                total = 0.0
+                for k in range(K):
+                    total += (ndk_d[k] + prior_g[k]) * (nwk_w[k] + eta) * inv[k]
+                    cum[k] = total
+
+                u = rng.next_double(rng.state) * total
+                lo = 0
+                hi = K - 1
+                while lo < hi:
+                    mid = (lo + hi) >> 1
+                    if cum[mid] > u:
+                        hi = mid
+                    else:
+                        lo = mid + 1
+                k_new = <int32_t> lo
+
+                z[i] = k_new
+                ndk_d[k_new] += 1
+                nwk_w[k_new] += 1
+                nk[k_new] += 1
+                inv[k_new] = 1.0 / (nk[k_new] + veta)
+            if draw_tables:
+                for k in range(K):
+                    if ndk_d[k] > 0:
+                        tables[g, k] += _crp_tables(ndk_d[k], prior_g[k], rng)
+
+
+def fold_in(
+    const int64_t[::1] indptr,
+    const int32_t[::1] indices,
+    const double[::1] counts,
+    const int32_t[::1] doc_group,
+    const double[:, ::1] prior,
+    const double[:, ::1] phi,
+    int max_iter,
+    double tol,
+    double[:, ::1] theta,
+):
+    """Deterministic doc-topic inference with the topics held fixed.
+
+    For each document ``d`` (CSR row), starting from the prior mean, iterate
+    the fixed point of the expected topic counts until the largest change
+    of ``theta[d]`` is below ``tol`` or ``max_iter`` is reached::
+
+        t = prior[g] / prior[g].sum()
+        for _ in range(max_iter):
+            r = t * phi[w_d]                  # (n_words_d, K)
+            r /= r.sum(axis=1, keepdims=True)
+            new = prior[g] + c_d @ r
+            new /= new.sum()
+            done = np.abs(new - t).max() < tol
+            t = new
+            if done: break
+        theta[d] = t
+
+    An empty document gets the prior mean. Documents are independent, so
+    a batch gives the same rows as one document at a time.
+
+    Parameters
+    ----------
+    indptr, indices, counts : CSR arrays of the count matrix
+        (int64, int32, float64), ``n_docs = len(indptr) - 1``.
+    doc_group : ndarray of shape (n_docs,), int32
+        Row of ``prior`` for each document.
+    prior : ndarray of shape (G, K), float64, positive
+    phi : ndarray of shape (V, K), float64
+        Topic-word probabilities, word-major (``components.T`` normalized).
+    max_iter : int
+    tol : float
+    theta : ndarray of shape (n_docs, K), float64, written
+    """
+    cdef Py_ssize_t n_docs = indptr.shape[0] - 1
+    cdef Py_ssize_t K = phi.shape[1]
+    if (theta.shape[0] != n_docs or theta.shape[1] != K or prior.shape[1] != K
+            or doc_group.shape[0] != n_docs):
+        raise ValueError("inconsistent array shapes passed to fold_in")
+    new_arr = np.empty(K, dtype=np.float64)
+    cdef double[::1] new = new_arr
+    cdef Py_ssize_t d, k, it
+    cdef int64_t j
+    cdef int32_t g
+    cdef double s, dot, c, change, psum
+    cdef const double* phi_w
+    cdef double* t
+
+    with nogil:
+        for d in range(n_docs):
+            g = doc_group[d]
+            t = &theta[d, 0]
+            psum = 0.0
+            for k in range(K):
+                psum += prior[g, k]
+            for k in range(K):
+                t[k] = prior[g, k] / psum
+            if indptr[d + 1] == indptr[d]:
+                continue
+            for it in range(max_iter):
+                for k in range(K):
+                    new[k] = 0.0
+                for j in range(indptr[d], indptr[d + 1]):
+                    phi_w = &phi[indices[j], 0]
+                    dot = 0.0
+                    for k in range(K):
+                        dot = dot + t[k] * phi_w[k]
+                    if dot <= 0.0:
+                        continue
+                    c = counts[j] / dot
+                    for k in range(K):
+                        new[k] += c * phi_w[k]
+                s = 0.0
+                for k in range(K):
+                    new[k] = prior[g, k] + t[k] * new[k]
+                    s += new[k]
+                change = 0.0
+                for k in range(K):
+                    new[k] = new[k] / s
+                    if new[k] - t[k] > change:
+                        change = new[k] - t[k]
+                    elif t[k] - new[k] > change:
+                        change = t[k] - new[k]
+                    t[k] = new[k]
+                if change < tol:
+                    break
+
+
+def doc_log_likelihood(
+    const int64_t[::1] indptr,
+    const int32_t[::1] indices,
+    const double[::1] counts,
+    const double[:, ::1] theta,
+    const double[:, ::1] phi,
+    double[::1] out,
+):
+    """Per-document log-likelihood of counts under a mixture of topics.
+
+    Equivalent to ``out[d] = sum_j counts_dj * log(theta[d] @ phi[w_dj])``
+    over the CSR entries of row ``d``, with ``phi`` word-major ``(V, K)``.
+    """
+    cdef Py_ssize_t n_docs = indptr.shape[0] - 1
+    cdef Py_ssize_t K = phi.shape[1]
+    if theta.shape[0] != n_docs or theta.shape[1] != K or out.shape[0] != n_docs:
+        raise ValueError("inconsistent array shapes passed to doc_log_likelihood")
+    cdef Py_ssize_t d, k
+    cdef int64_t j
+    cdef double dot, acc
+    with nogil:
+        for d in range(n_docs):
+            acc = 0.0
+            for j in range(indptr[d], indptr[d + 1]):
+                dot = 0.0
+                for k in range(K):
+                    dot = dot + theta[d, k] * phi[indices[j], k]
+                acc = acc + counts[j] * log(dot)
+            out[d] = acc

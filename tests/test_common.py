@@ -1,0 +1,15 @@
+"""scikit-learn's common estimator checks, with no skips."""
+
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from sklearn_clda import CompoundLDA, LDAGibbs
+
+
+@parametrize_with_checks(
+    [
+        LDAGibbs(n_components=3, max_iter=20, random_state=0),
+        CompoundLDA(n_components=3, max_iter=20, random_state=0),
+    ]
+)
+def test_sklearn_compatible_estimator(estimator, check):
+    check(estimator)
