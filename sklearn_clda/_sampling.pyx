@@ -14,7 +14,7 @@ passed in (its ``next_double``), never from a global or recycled source.
 """
 
 from cpython.pycapsule cimport PyCapsule_GetPointer
-from libc.math cimport log
+from libc.math cimport fabs, log
 from libc.stdint cimport int32_t, int64_t
 from numpy.random cimport bitgen_t
 
@@ -214,8 +214,8 @@ def fold_in(
     """Deterministic doc-topic inference with the topics held fixed.
 
     For each document ``d`` (CSR row), starting from the prior mean, iterate
-    the fixed point of the expected topic counts until the largest change
-    of ``theta[d]`` is below ``tol`` or ``max_iter`` is reached::
+    the fixed point of the expected topic counts until the mean absolute
+    change of ``theta[d]`` is below ``tol`` or ``max_iter`` is reached::
 
         t = prior[g] / prior[g].sum()
         for _ in range(max_iter):
@@ -223,7 +223,7 @@ def fold_in(
             r /= r.sum(axis=1, keepdims=True)
             new = prior[g] + c_d @ r
             new /= new.sum()
-            done = np.abs(new - t).max() < tol
+            done = np.abs(new - t).mean() < tol
             t = new
             if done: break
         theta[d] = t
@@ -289,12 +289,9 @@ def fold_in(
                 change = 0.0
                 for k in range(K):
                     new[k] = new[k] / s
-                    if new[k] - t[k] > change:
-                        change = new[k] - t[k]
-                    elif t[k] - new[k] > change:
-                        change = t[k] - new[k]
+                    change += fabs(new[k] - t[k])
                     t[k] = new[k]
-                if change < tol:
+                if change / K < tol:
                     break
 
 

@@ -1,0 +1,319 @@
+"""The Cython kernels against their NumPy equivalents and exact distributions."""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy import stats
+from scipy.special import gammaln
+
+from sklearn_clda import _sampling
+
+
+# ---------------------------------------------------------------- helpers
+def _random_state(seed, n_docs=6, n_features=7, K=4, n_groups=2, max_len=9):
+    """A small random sampler state with consistent counts."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, max_len, size=n_docs)
+    lengths[0] = max(lengths[0], 3)
+    doc_ptr = np.zeros(n_docs + 1, dtype=np.int64)
+    doc_ptr[1:] = np.cumsum(lengths)
+    words = rng.integers(0, n_features, size=doc_ptr[-1]).astype(np.int32)
+    z = rng.integers(0, K, size=doc_ptr[-1]).astype(np.int32)
+    doc_group = rng.integers(0, n_groups, size=n_docs).astype(np.int32)
+    doc_of = np.repeat(np.arange(n_docs), lengths)
+    nwk = np.zeros((n_features, K), dtype=np.int32)
+    ndk = np.zeros((n_docs, K), dtype=np.int32)
+    np.add.at(nwk, (words, z), 1)
+    np.add.at(ndk, (doc_of, z), 1)
+    nk = np.bincount(z, minlength=K).astype(np.int32)
+    prior = rng.uniform(0.05, 2.0, size=(n_groups, K))
+    return dict(words=words, doc_ptr=doc_ptr, doc_group=doc_group, z=z, nwk=nwk,
+                ndk=ndk, nk=nk, prior=prior)
+
+
+def _reference_sweep(s, eta, tables, gen):
+    """The NumPy equivalent stated in ``gibbs_sweep``'s docstring."""
+    words, doc_ptr, doc_group = s["words"], s["doc_ptr"], s["doc_group"]
+    z, nwk, ndk, nk, prior = s["z"], s["nwk"], s["ndk"], s["nk"], s["prior"]
+    V, K = nwk.shape
+    for d in range(len(doc_ptr) - 1):
+        g = doc_group[d]
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            w, k = words[i], z[i]
+            ndk[d, k] -= 1
+            nwk[w, k] -= 1
+            nk[k] -= 1
+            p = (ndk[d] + prior[g]) * (nwk[w] + eta) * (1.0 / (nk + V * eta))
+            c = np.cumsum(p)
+            u = gen.random() * c[-1]
+            k = np.searchsorted(c, u, side="right")
+            z[i] = k
+            ndk[d, k] += 1
+            nwk[w, k] += 1
+            nk[k] += 1
+        if tables.shape[0]:
+            for k in range(K):
+                n = ndk[d, k]
+                if n > 0:
+                    a = prior[g, k]
+                    tables[g, k] += 1 + sum(
+                        gen.random() * (a + l) < a for l in range(1, n)
+                    )
+
+
+def _kernel_sweep(s, eta, tables, bitgen):
+    _sampling.gibbs_sweep(s["words"], s["doc_ptr"], s["doc_group"], s["z"], s["nwk"],
+                          s["ndk"], s["nk"], s["prior"], eta, tables, bitgen)
+
+
+def _stirling_first_unsigned(n_max):
+    """|S(n, m)| for 0 <= m <= n <= n_max, as exact Python integers."""
+    table = [[1]]
+    for n in range(1, n_max + 1):
+        prev = table[-1] + [0]
+        row = [0] * (n + 1)
+        for m in range(1, n + 1):
+            row[m] = (n - 1) * prev[m] + prev[m - 1]
+        table.append(row)
+    return table
+
+
+def _antoniak_pmf(n, a, stirling):
+    """P(s = m | n, a) = |S(n, m)| a^m Gamma(a) / Gamma(a + n), m = 0..n."""
+    m = np.arange(n + 1)
+    log_s = np.array([math.log(v) if v > 0 else -np.inf for v in stirling[n]])
+    logp = log_s + m * np.log(a) + gammaln(a) - gammaln(a + n)
+    return np.exp(logp)
+
+
+def _chisquare_pvalue(observed, expected_p, min_expected=5.0):
+    """Chi-square goodness of fit, pooling cells with small expected counts."""
+    n = observed.sum()
+    expected = expected_p * n
+    order = np.argsort(expected)
+    obs_pooled, exp_pooled = [], []
+    acc_o = acc_e = 0.0
+    for idx in order:
+        acc_o += observed[idx]
+        acc_e += expected[idx]
+        if acc_e >= min_expected:
+            obs_pooled.append(acc_o)
+            exp_pooled.append(acc_e)
+            acc_o = acc_e = 0.0
+    if acc_e > 0:
+        obs_pooled[-1] += acc_o
+        exp_pooled[-1] += acc_e
+    obs_pooled, exp_pooled = np.array(obs_pooled), np.array(exp_pooled)
+    exp_pooled *= obs_pooled.sum() / exp_pooled.sum()
+    return stats.chisquare(obs_pooled, exp_pooled).pvalue
+
+
+# ------------------------------------------------------- gibbs_sweep: exact
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("with_tables", [False, True])
+def test_gibbs_sweep_matches_numpy_reference_exactly(seed, with_tables):
+    # Same bit generator state -> the kernel and the NumPy equivalent of its
+    # docstring must produce the same assignments, counts and table draws.
+    eta = 0.3
+    s_kernel = _random_state(seed)
+    s_ref = {k: v.copy() for k, v in s_kernel.items()}
+    n_groups, K = s_kernel["prior"].shape
+    shape = (n_groups if with_tables else 0, K)
+    tables_kernel = np.zeros(shape, dtype=np.int64)
+    tables_ref = np.zeros(shape, dtype=np.int64)
+    bitgen = np.random.PCG64(100 + seed)
+    gen_ref = np.random.Generator(np.random.PCG64(100 + seed))
+    z0 = s_kernel["z"].copy()
+    for _ in range(5):
+        _kernel_sweep(s_kernel, eta, tables_kernel, bitgen)
+        _reference_sweep(s_ref, eta, tables_ref, gen_ref)
+    for key in ("z", "nwk", "ndk", "nk"):
+        np.testing.assert_array_equal(s_kernel[key], s_ref[key], err_msg=key)
+    np.testing.assert_array_equal(tables_kernel, tables_ref)
+    assert not np.array_equal(s_kernel["z"], z0)  # the sweeps did move tokens
+    # The generators advanced by the same number of draws.
+    assert bitgen.random_raw() == gen_ref.bit_generator.random_raw()
+    if with_tables:
+        assert tables_kernel.sum() > 0
+
+
+def test_gibbs_sweep_conserves_counts():
+    s = _random_state(5, n_docs=20, n_features=11, K=5, max_len=15)
+    tables = np.zeros((0, 5), dtype=np.int64)
+    bitgen = np.random.PCG64(0)
+    for _ in range(20):
+        _kernel_sweep(s, 0.1, tables, bitgen)
+    doc_of = np.repeat(np.arange(20), np.diff(s["doc_ptr"]))
+    nwk = np.zeros_like(s["nwk"])
+    ndk = np.zeros_like(s["ndk"])
+    np.add.at(nwk, (s["words"], s["z"]), 1)
+    np.add.at(ndk, (doc_of, s["z"]), 1)
+    np.testing.assert_array_equal(s["nwk"], nwk)
+    np.testing.assert_array_equal(s["ndk"], ndk)
+    np.testing.assert_array_equal(s["nk"], np.bincount(s["z"], minlength=5))
+
+
+def test_gibbs_sweep_rejects_inconsistent_shapes():
+    s = _random_state(0)
+    tables = np.zeros((0, 4), dtype=np.int64)
+    with pytest.raises(ValueError, match="inconsistent"):
+        _sampling.gibbs_sweep(s["words"], s["doc_ptr"], s["doc_group"], s["z"],
+                              s["nwk"][:, :3].copy(), s["ndk"], s["nk"], s["prior"],
+                              0.1, tables, np.random.PCG64(0))
+    with pytest.raises(ValueError, match="doc_ptr"):
+        _sampling.gibbs_sweep(s["words"][:-1].copy(), s["doc_ptr"], s["doc_group"],
+                              s["z"][:-1].copy(), s["nwk"], s["ndk"], s["nk"],
+                              s["prior"], 0.1, tables, np.random.PCG64(0))
+
+
+# --------------------------------------------- gibbs_sweep: the conditional
+def _one_token_setup(rng, V=6, K=5):
+    """One document with one token, plus arbitrary 'background' counts.
+
+    The token is removed before it is redrawn, so every sweep is an
+    independent draw from the same full conditional (eq. posterior-z).
+    """
+    words = np.array([2], dtype=np.int32)
+    z = np.array([0], dtype=np.int32)
+    nwk = rng.integers(0, 6, size=(V, K)).astype(np.int32)
+    ndk = rng.integers(0, 4, size=(1, K)).astype(np.int32)
+    nwk[2, 0] += 1  # the token itself
+    ndk[0, 0] += 1
+    nk = (nwk.sum(axis=0) + rng.integers(0, 10, size=K)).astype(np.int32)
+    prior = rng.uniform(0.1, 1.5, size=(1, K))
+    return words, z, nwk, ndk, nk, prior
+
+
+def _conditional(nwk, ndk, nk, prior, w, k_cur, eta):
+    nwk, ndk, nk = nwk.astype(float), ndk[0].astype(float), nk.astype(float)
+    ndk[k_cur] -= 1
+    nwk[w, k_cur] -= 1
+    nk[k_cur] -= 1
+    V = nwk.shape[0]
+    p = (ndk + prior[0]) / (ndk.sum() + prior[0].sum()) * (nwk[w] + eta) / (nk + V * eta)
+    return p / p.sum()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_gibbs_sweep_draws_from_exact_conditional(seed):
+    rng = np.random.default_rng(seed)
+    eta = 0.2
+    words, z, nwk, ndk, nk, prior = _one_token_setup(rng)
+    expected = _conditional(nwk, ndk, nk, prior, 2, 0, eta)
+    K = nk.shape[0]
+    doc_ptr = np.array([0, 1], dtype=np.int64)
+    doc_group = np.zeros(1, dtype=np.int32)
+    tables = np.zeros((0, K), dtype=np.int64)
+    bitgen = np.random.PCG64(seed)
+    n_draws = 20000
+    draws = np.empty(n_draws, dtype=np.int64)
+    for t in range(n_draws):
+        _sampling.gibbs_sweep(words, doc_ptr, doc_group, z, nwk, ndk, nk, prior, eta,
+                              tables, bitgen)
+        draws[t] = z[0]
+    observed = np.bincount(draws, minlength=K)
+    assert _chisquare_pvalue(observed, expected) > 1e-3
+    # The same test rejects a subtly wrong conditional (topic totals ignored),
+    # so it has the power to catch a kernel bug of that size.
+    wrong = (ndk[0] + prior[0]) * (nwk[2] + eta)
+    wrong = wrong / wrong.sum()
+    assert _chisquare_pvalue(observed, wrong) < 1e-6
+
+
+# ---------------------------------------------------------- Antoniak draws
+@pytest.mark.parametrize("n, a", [(1, 0.5), (2, 0.3), (7, 0.05), (10, 0.7), (25, 2.5),
+                                  (40, 12.0)])
+def test_crp_tables_follow_stirling_distribution(n, a):
+    stirling = _stirling_first_unsigned(40)
+    pmf = _antoniak_pmf(n, a, stirling)
+    assert pmf.sum() == pytest.approx(1.0, rel=1e-10)
+    n_draws = 40000
+    draws = _sampling.crp_tables(np.full(n_draws, n, dtype=np.int64),
+                                 np.full(n_draws, a), np.random.PCG64(n))
+    assert draws.min() >= 1 and draws.max() <= n
+    observed = np.bincount(draws, minlength=n + 1)
+    if n == 1:
+        assert observed[1] == n_draws
+        return
+    assert _chisquare_pvalue(observed, pmf) > 1e-3
+    # Power check: the law with a slightly different concentration is rejected.
+    assert _chisquare_pvalue(observed, _antoniak_pmf(n, a * 1.3, stirling)) < 1e-4
+
+
+def test_crp_tables_mean_and_edge_cases():
+    a, n = 1.7, 30
+    draws = _sampling.crp_tables(np.full(50000, n, dtype=np.int64), np.full(50000, a),
+                                 np.random.PCG64(3))
+    # E[s] = a (psi(a + n) - psi(a)); standard error ~ 0.01 here.
+    from scipy.special import digamma
+
+    assert draws.mean() == pytest.approx(a * (digamma(a + n) - digamma(a)), abs=0.05)
+    zero = _sampling.crp_tables(np.zeros(3, dtype=np.int64), np.ones(3),
+                                np.random.PCG64(0))
+    np.testing.assert_array_equal(zero, 0)
+    with pytest.raises(ValueError, match="same length"):
+        _sampling.crp_tables(np.zeros(3, dtype=np.int64), np.ones(2), np.random.PCG64(0))
+
+
+# ------------------------------------------------------------------ fold-in
+def _reference_fold_in(X, doc_group, prior, phi, max_iter, tol):
+    """The NumPy equivalent stated in ``fold_in``'s docstring (mean change)."""
+    X = sp.csr_matrix(X)
+    out = np.empty((X.shape[0], phi.shape[1]))
+    for d in range(X.shape[0]):
+        g = doc_group[d]
+        t = prior[g] / prior[g].sum()
+        cols = X.indices[X.indptr[d]:X.indptr[d + 1]]
+        c = X.data[X.indptr[d]:X.indptr[d + 1]]
+        if len(cols):
+            for _ in range(max_iter):
+                r = t * phi[cols]
+                r /= r.sum(axis=1, keepdims=True)
+                new = prior[g] + c @ r
+                new /= new.sum()
+                done = np.abs(new - t).mean() < tol
+                t = new
+                if done:
+                    break
+        out[d] = t
+    return out
+
+
+def _csr_args(X):
+    X = sp.csr_matrix(X)
+    return (X.indptr.astype(np.int64), X.indices.astype(np.int32),
+            X.data.astype(np.float64))
+
+
+@pytest.mark.parametrize("max_iter, tol", [(1, 0.0), (3, 0.0), (200, 1e-9)])
+def test_fold_in_matches_numpy_reference(max_iter, tol):
+    rng = np.random.default_rng(0)
+    D, V, K = 12, 15, 4
+    X = sp.random(D, V, density=0.3, random_state=1, format="csr",
+                  data_rvs=lambda n: rng.integers(1, 5, size=n).astype(float))
+    X = sp.csr_matrix(X)
+    X.data[:] = np.rint(X.data)
+    X = sp.vstack([sp.csr_matrix((1, V)), X]).tocsr()  # an empty first row
+    doc_group = rng.integers(0, 2, size=D + 1).astype(np.int32)
+    prior = rng.uniform(0.1, 1.0, size=(2, K))
+    phi = rng.dirichlet(np.ones(V) * 0.5, size=K).T.copy()
+    theta = np.empty((D + 1, K))
+    _sampling.fold_in(*_csr_args(X), doc_group, prior, phi, max_iter, tol, theta)
+    expected = _reference_fold_in(X, doc_group, prior, phi, max_iter, tol)
+    np.testing.assert_allclose(theta, expected, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(theta[0], prior[doc_group[0]] / prior[doc_group[0]].sum())
+    np.testing.assert_allclose(theta.sum(axis=1), 1.0)
+
+
+def test_doc_log_likelihood_matches_numpy():
+    rng = np.random.default_rng(0)
+    D, V, K = 9, 13, 3
+    X = sp.csr_matrix(rng.integers(0, 3, size=(D, V)).astype(float))
+    theta = rng.dirichlet(np.ones(K), size=D)
+    phi = rng.dirichlet(np.ones(V), size=K).T.copy()
+    out = np.empty(D)
+    _sampling.doc_log_likelihood(*_csr_args(X), theta, phi, out)
+    expected = (X.toarray() * np.log(theta @ phi.T)).sum(axis=1)
+    np.testing.assert_allclose(out, expected, rtol=1e-12)
