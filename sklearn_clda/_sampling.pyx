@@ -16,9 +16,25 @@ passed in (its ``next_double``), never from a global or recycled source.
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport fabs, log
 from libc.stdint cimport int32_t, int64_t
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define CLDA_PREFETCH(addr) __builtin_prefetch((const void *)(addr), 1, 3)
+    #else
+    #define CLDA_PREFETCH(addr) ((void)0)
+    #endif
+    """
+    void CLDA_PREFETCH(const void* addr) noexcept nogil
 from numpy.random cimport bitgen_t
 
 import numpy as np
+cimport numpy as np
+
+np.import_array()
+
+cdef enum:
+    _BLOCK = 8  # topics per block of the inversion search
 
 
 cdef inline bitgen_t* _get_bitgen(object bit_generator) except NULL:
@@ -100,10 +116,18 @@ def gibbs_sweep(
     the case of a single row ``prior = alpha``)::
 
         p = (ndk[d] + prior[g]) * (nwk[w] + eta) * (1.0 / (nk + V * eta))
-        c = np.cumsum(p)
+        P = np.zeros(8 * ceil(K / 8)); P[:K] = p; P = P.reshape(-1, 8)
+        q = P[:, 0::2] + P[:, 1::2]; q = q[:, 0::2] + q[:, 1::2]
+        c = np.cumsum(q[:, 0] + q[:, 1])          # running block sums
         u = Generator(bit_generator).random() * c[-1]
-        z[i] = np.searchsorted(c, u, side="right")
+        b = min(np.searchsorted(c, u, side="right"), len(c) - 1)
+        s = c[b - 1] if b else 0.0                # then scan inside block b
+        k = 8 * b; s += p[k]
+        while k < min(8 * b + 7, K - 1) and s <= u: k += 1; s += p[k]
+        z[i] = k
 
+    that is, a draw from ``p / p.sum()`` by inversion, summed in blocks of
+    eight topics so that the sums vectorize and the search is short.
     and the counts are restored with the new topic. If ``tables`` has rows,
     after each document's tokens the Antoniak auxiliary variables are
     drawn for every topic with ``n = ndk[d, k] > 0`` (``crp_tables(n,
@@ -144,15 +168,23 @@ def gibbs_sweep(
         raise ValueError("doc_ptr does not cover the token arrays")
     cdef bint draw_tables = tables.shape[0] > 0
     cdef double veta = V * eta
-    inv_arr = np.empty(K, dtype=np.float64)
-    cum_arr = np.empty(K, dtype=np.float64)
-    cdef double[::1] inv = inv_arr
-    cdef double[::1] cum = cum_arr
+    cdef int64_t n_tokens = words.shape[0]
+    cdef Py_ssize_t n_blocks = (K + _BLOCK - 1) // _BLOCK
+    cdef Py_ssize_t K_pad = n_blocks * _BLOCK
+    inv_arr = np.zeros(K_pad, dtype=np.float64)
+    dp_arr = np.zeros(K_pad, dtype=np.float64)
+    p_arr = np.zeros(K_pad, dtype=np.float64)
+    cum_arr = np.zeros(n_blocks, dtype=np.float64)
+    cdef double* inv = <double*> np.PyArray_DATA(inv_arr)
+    cdef double* dp = <double*> np.PyArray_DATA(dp_arr)
+    cdef double* p = <double*> np.PyArray_DATA(p_arr)
+    cdef double* cum = <double*> np.PyArray_DATA(cum_arr)
     cdef bitgen_t* rng = _get_bitgen(bit_generator)
-    cdef Py_ssize_t d, k, lo, hi, mid
+    cdef Py_ssize_t d, k, b, last
     cdef int64_t i
     cdef int32_t w, g, k_old, k_new
-    cdef double total, u
+    cdef double total, u, s
+    cdef const double* q
     cdef int32_t* ndk_d
     cdef int32_t* nwk_w
     cdef const double* prior_g
@@ -164,33 +196,49 @@ def gibbs_sweep(
             g = doc_group[d]
             ndk_d = &ndk[d, 0]
             prior_g = &prior[g, 0]
+            for k in range(K):
+                dp[k] = ndk_d[k] + prior_g[k]
             for i in range(doc_ptr[d], doc_ptr[d + 1]):
                 w = words[i]
                 nwk_w = &nwk[w, 0]
+                if i + 1 < n_tokens:
+                    # The next token's word row is a likely cache miss.
+                    CLDA_PREFETCH(&nwk[words[i + 1], 0])
                 k_old = z[i]
                 ndk_d[k_old] -= 1
+                dp[k_old] = ndk_d[k_old] + prior_g[k_old]
                 nwk_w[k_old] -= 1
                 nk[k_old] -= 1
                 inv[k_old] = 1.0 / (nk[k_old] + veta)
 
-                total = 0.0
+                # Unnormalized conditional, one independent product per topic.
                 for k in range(K):
-                    total += (ndk_d[k] + prior_g[k]) * (nwk_w[k] + eta) * inv[k]
-                    cum[k] = total
+                    p[k] = dp[k] * (nwk_w[k] + eta) * inv[k]
+                # Running sums of blocks of eight (padding entries are zero).
+                total = 0.0
+                for b in range(n_blocks):
+                    q = p + b * _BLOCK
+                    total += ((q[0] + q[1]) + (q[2] + q[3])) + ((q[4] + q[5]) + (q[6] + q[7]))
+                    cum[b] = total
 
                 u = rng.next_double(rng.state) * total
-                lo = 0
-                hi = K - 1
-                while lo < hi:
-                    mid = (lo + hi) >> 1
-                    if cum[mid] > u:
-                        hi = mid
-                    else:
-                        lo = mid + 1
-                k_new = <int32_t> lo
+                b = 0
+                while b < n_blocks - 1 and cum[b] <= u:
+                    b += 1
+                s = cum[b - 1] if b > 0 else 0.0
+                k = b * _BLOCK
+                last = k + _BLOCK - 1
+                if last > K - 1:
+                    last = K - 1
+                s += p[k]
+                while k < last and s <= u:
+                    k += 1
+                    s += p[k]
+                k_new = <int32_t> k
 
                 z[i] = k_new
                 ndk_d[k_new] += 1
+                dp[k_new] = ndk_d[k_new] + prior_g[k_new]
                 nwk_w[k_new] += 1
                 nk[k_new] += 1
                 inv[k_new] = 1.0 / (nk[k_new] + veta)

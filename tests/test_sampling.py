@@ -46,9 +46,7 @@ def _reference_sweep(s, eta, tables, gen):
             nwk[w, k] -= 1
             nk[k] -= 1
             p = (ndk[d] + prior[g]) * (nwk[w] + eta) * (1.0 / (nk + V * eta))
-            c = np.cumsum(p)
-            u = gen.random() * c[-1]
-            k = np.searchsorted(c, u, side="right")
+            k = _reference_block_search(p, gen.random())
             z[i] = k
             ndk[d, k] += 1
             nwk[w, k] += 1
@@ -61,6 +59,26 @@ def _reference_sweep(s, eta, tables, gen):
                     tables[g, k] += 1 + sum(
                         gen.random() * (a + l) < a for l in range(1, n)
                     )
+
+
+def _reference_block_search(p, r):
+    """Inversion in blocks of eight topics, as documented in ``gibbs_sweep``."""
+    K = len(p)
+    P = np.zeros(8 * -(-K // 8))
+    P[:K] = p
+    P = P.reshape(-1, 8)
+    q = P[:, 0::2] + P[:, 1::2]
+    q = q[:, 0::2] + q[:, 1::2]
+    c = np.cumsum(q[:, 0] + q[:, 1])
+    u = r * c[-1]
+    b = min(int(np.searchsorted(c, u, side="right")), len(c) - 1)
+    s = c[b - 1] if b else 0.0
+    k = 8 * b
+    s += p[k]
+    while k < min(8 * b + 7, K - 1) and s <= u:
+        k += 1
+        s += p[k]
+    return k
 
 
 def _kernel_sweep(s, eta, tables, bitgen):
@@ -111,13 +129,14 @@ def _chisquare_pvalue(observed, expected_p, min_expected=5.0):
 
 
 # ------------------------------------------------------- gibbs_sweep: exact
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed, K", [(0, 4), (1, 8), (2, 13), (3, 21)])
 @pytest.mark.parametrize("with_tables", [False, True])
-def test_gibbs_sweep_matches_numpy_reference_exactly(seed, with_tables):
+def test_gibbs_sweep_matches_numpy_reference_exactly(seed, K, with_tables):
     # Same bit generator state -> the kernel and the NumPy equivalent of its
     # docstring must produce the same assignments, counts and table draws.
+    # K covers one partial block, one full block and several blocks.
     eta = 0.3
-    s_kernel = _random_state(seed)
+    s_kernel = _random_state(seed, K=K, n_docs=8, max_len=25)
     s_ref = {k: v.copy() for k, v in s_kernel.items()}
     n_groups, K = s_kernel["prior"].shape
     shape = (n_groups if with_tables else 0, K)
@@ -196,13 +215,12 @@ def _conditional(nwk, ndk, nk, prior, w, k_cur, eta):
     return p / p.sum()
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_gibbs_sweep_draws_from_exact_conditional(seed):
+@pytest.mark.parametrize("seed, K", [(0, 5), (1, 19)])
+def test_gibbs_sweep_draws_from_exact_conditional(seed, K):
     rng = np.random.default_rng(seed)
     eta = 0.2
-    words, z, nwk, ndk, nk, prior = _one_token_setup(rng)
+    words, z, nwk, ndk, nk, prior = _one_token_setup(rng, K=K)
     expected = _conditional(nwk, ndk, nk, prior, 2, 0, eta)
-    K = nk.shape[0]
     doc_ptr = np.array([0, 1], dtype=np.int64)
     doc_group = np.zeros(1, dtype=np.int32)
     tables = np.zeros((0, K), dtype=np.int64)
