@@ -17,6 +17,7 @@ trace. Subclasses (:class:`~sklearn_clda.LDAGibbs`,
   row index of each document for fold-in.
 """
 
+import os
 import time
 from abc import abstractmethod
 from concurrent.futures import ThreadPoolExecutor
@@ -58,6 +59,105 @@ class _GibbsState:
             .reshape(n_docs, K)
         )
         self.nk = np.bincount(self.z, minlength=K).astype(np.int32)
+
+
+def _effective_n_jobs(n_jobs):
+    """Number of threads for ``n_jobs`` (``None`` -> 1, negative -> cores + 1 + n_jobs)."""
+    if n_jobs is None:
+        return 1
+    if n_jobs == 0:
+        raise ValueError("n_jobs == 0 has no meaning; use None or 1 for one thread.")
+    if n_jobs < 0:
+        return max(1, (os.cpu_count() or 1) + 1 + n_jobs)
+    return n_jobs
+
+
+class _ShardedSweeper:
+    """Runs Gibbs sweeps on one thread, or AD-LDA style on several.
+
+    With one shard the kernel updates the shared counts in place and the
+    chain is the exact serial collapsed Gibbs sampler. With ``n_shards > 1``
+    the documents are split into contiguous shards of about equal token
+    counts (approximate distributed LDA, Newman et al. 2009): each thread
+    sweeps its shard against a private copy of the word-topic counts taken
+    at the start of the sweep, with its own random stream, and the copies'
+    changes are added up after the sweep. Document-topic counts are
+    shard-local and need no merge. Results depend on ``n_shards`` but not on
+    thread timing: shards, streams and the merge order are fixed.
+    """
+
+    def __init__(self, state, n_shards, seed_sequence, n_table_rows):
+        self.state = state
+        n_docs = state.doc_ptr.shape[0] - 1
+        n_shards = max(1, min(n_shards, n_docs))
+        K = state.nk.shape[0]
+        if n_shards == 1:
+            bounds = [0, n_docs]
+        else:
+            targets = np.linspace(0, state.doc_ptr[-1], n_shards + 1)[1:-1]
+            cuts = np.searchsorted(state.doc_ptr, targets)
+            bounds = [0, *np.unique(np.clip(cuts, 1, n_docs - 1)).tolist(), n_docs]
+        self.shards = []
+        streams = (
+            [np.random.PCG64(seed_sequence)]
+            if len(bounds) == 2
+            else [np.random.PCG64(ss) for ss in seed_sequence.spawn(len(bounds) - 1)]
+        )
+        for (lo, hi), bitgen in zip(zip(bounds[:-1], bounds[1:]), streams):
+            t0, t1 = state.doc_ptr[lo], state.doc_ptr[hi]
+            self.shards.append(dict(
+                words=state.words[t0:t1],
+                doc_ptr=state.doc_ptr[lo : hi + 1] - t0,
+                doc_group=state.doc_group[lo:hi],
+                z=state.z[t0:t1],
+                ndk=state.ndk[lo:hi],
+                tables=np.zeros((n_table_rows, K), dtype=np.int64),
+                bitgen=bitgen,
+            ))
+        self.pool = None
+
+    def __enter__(self):
+        if len(self.shards) > 1:
+            self.pool = ThreadPoolExecutor(len(self.shards))
+        return self
+
+    def __exit__(self, *exc):
+        if self.pool is not None:
+            self.pool.shutdown()
+            self.pool = None
+        return False
+
+    def _run(self, shard, nwk, nk, prior, eta):
+        shard["tables"].fill(0)
+        _sampling.gibbs_sweep(
+            shard["words"], shard["doc_ptr"], shard["doc_group"], shard["z"],
+            nwk, shard["ndk"], nk, prior, eta, shard["tables"], shard["bitgen"],
+        )
+
+    def sweep(self, prior, eta):
+        """One sweep over all documents; returns the summed Antoniak table counts."""
+        st = self.state
+        if len(self.shards) == 1:
+            shard = self.shards[0]
+            self._run(shard, st.nwk, st.nk, prior, eta)
+            return shard["tables"]
+        copies = [(st.nwk.copy(), st.nk.copy()) for _ in self.shards]
+        futures = [
+            self.pool.submit(self._run, shard, nwk, nk, prior, eta)
+            for shard, (nwk, nk) in zip(self.shards, copies)
+        ]
+        for f in futures:
+            f.result()
+        # Merge: global + sum of each shard's change, in shard order.
+        nwk_new, nk_new = copies[0]
+        for nwk, nk in copies[1:]:
+            nwk_new += nwk
+            nwk_new -= st.nwk
+            nk_new += nk
+            nk_new -= st.nk
+        st.nwk[...] = nwk_new
+        st.nk[...] = nk_new
+        return sum(shard["tables"] for shard in self.shards)
 
 
 class _BaseGibbsTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -143,7 +243,7 @@ class _BaseGibbsTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         init_ss, sweep_ss, global_ss = seed.spawn(3)
         return (
             np.random.Generator(np.random.PCG64(init_ss)),
-            np.random.PCG64(sweep_ss),
+            sweep_ss,
             np.random.Generator(np.random.PCG64(global_ss)),
         )
 
@@ -157,10 +257,13 @@ class _BaseGibbsTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
             )
         n_docs, n_features = X.shape
         K = self.n_components
-        init_rng, sweep_bitgen, global_rng = self._make_streams()
+        init_rng, sweep_seed, global_rng = self._make_streams()
         self._init_priors(n_features, n_groups)
         state = _GibbsState(X, doc_group, K, init_rng)
-        tables = np.zeros((n_groups if self._draw_tables else 0, K), dtype=np.int64)
+        sweeper = _ShardedSweeper(
+            state, _effective_n_jobs(self.n_jobs), sweep_seed,
+            n_groups if self._draw_tables else 0,
+        )
 
         trace = {"iteration": [], "log_likelihood": [], "seconds": []}
         start = time.perf_counter()
@@ -179,14 +282,9 @@ class _BaseGibbsTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         if evaluate:
             record(0)
         self._start_samples(n_docs)
-        with _progress(self.max_iter, self.verbose, type(self).__name__) as bar:
+        with _progress(self.max_iter, self.verbose, type(self).__name__) as bar, sweeper:
             for it in range(1, self.max_iter + 1):
-                tables.fill(0)
-                _sampling.gibbs_sweep(
-                    state.words, state.doc_ptr, state.doc_group, state.z,
-                    state.nwk, state.ndk, state.nk, self._sweep_prior(),
-                    self._eta_value(), tables, sweep_bitgen,
-                )
+                tables = sweeper.sweep(self._sweep_prior(), self._eta_value())
                 self._after_sweep(tables, global_rng)
                 if it > burn_in and (it - burn_in) % self.thin == 0:
                     self._keep_sample(state)
@@ -225,12 +323,7 @@ class _BaseGibbsTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         return np.ascontiguousarray(phi.T)
 
     def _chunks(self, n_docs):
-        n_jobs = self.n_jobs if self.n_jobs is not None else 1
-        if n_jobs < 0:
-            import os
-
-            n_jobs = max(1, (os.cpu_count() or 1) + 1 + n_jobs)
-        n_jobs = max(1, min(n_jobs, n_docs // 64 or 1))
+        n_jobs = max(1, min(_effective_n_jobs(self.n_jobs), n_docs // 64 or 1))
         bounds = np.linspace(0, n_docs, n_jobs + 1).astype(int)
         return list(zip(bounds[:-1], bounds[1:]))
 

@@ -92,9 +92,16 @@ class CompoundLDA(_BaseGibbsTopicModel):
         topic proportions.
 
     n_jobs : int, default=None
-        Threads for ``transform``, ``score`` and ``perplexity`` (results do
-        not depend on it). ``None`` means 1, ``-1`` all processors. The
-        sampler runs on one thread.
+        Number of threads. ``None`` means 1 and ``-1`` all processors.
+        With more than one, each sweep runs approximate distributed Gibbs
+        sampling (AD-LDA, Newman et al. 2009): documents are split into
+        ``n_jobs`` shards of about equal token counts, each swept on its own
+        thread against a private copy of the word-topic counts, merged
+        after the sweep. Results are reproducible for a given ``n_jobs`` and
+        ``random_state`` but differ between values of ``n_jobs``; only
+        ``n_jobs=1`` is the exact serial sampler. ``transform``, ``score``
+        and ``perplexity`` also use the threads (over documents; their
+        results do not depend on ``n_jobs``).
 
     verbose : int, default=0
         If positive, show a progress bar over sweeps and print each
