@@ -1,10 +1,13 @@
 """Input checks and conversions: count matrices, token arrays, collection labels."""
 
 import numbers
+import os
+import sys
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
+import sklearn
 from sklearn.utils.validation import check_non_negative, validate_data
 
 __all__ = [
@@ -33,26 +36,32 @@ def check_counts(estimator, X, *, reset, method):
         ``data`` int64 (positive counts only), ``indices`` int32,
         ``indptr`` int64, sorted indices, no duplicates or explicit zeros.
     """
-    X = validate_data(
-        estimator,
-        X,
-        reset=reset,
-        accept_sparse="csr",
-        dtype=[np.float64, np.float32, np.int64, np.int32],
-    )
-    check_non_negative(X, f"{type(estimator).__name__}.{method}")
+    name = f"{type(estimator).__name__}.{method}"
+    try:
+        X = validate_data(
+            estimator,
+            X,
+            reset=reset,
+            accept_sparse="csr",
+            dtype=[np.float64, np.float32, np.int64, np.int32],
+        )
+    except ValueError as exc:
+        raise ValueError(f"Invalid X passed to {name}: {exc}") from exc
+    check_non_negative(X, name)
     X = sp.csr_matrix(X)
-    X.sum_duplicates()
+    if not X.has_canonical_format:
+        # Canonicalize a copy: the caller's arrays may be shared or read-only.
+        X = X.copy()
+        X.sum_duplicates()
     data = X.data
     if data.dtype.kind == "f":
         rounded = np.rint(data)
         if not np.array_equal(rounded, data):
             warnings.warn(
-                f"X passed to {type(estimator).__name__}.{method} contains "
-                "non-integer values; they were rounded to the nearest integer "
-                "count.",
+                f"X passed to {name} contains non-integer values; they were "
+                "rounded to the nearest integer count (halves to even).",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=_caller_stacklevel(),
             )
         if rounded.size and rounded.max() > _INT32_MAX:
             raise ValueError(
@@ -71,6 +80,25 @@ def check_counts(estimator, X, *, reset, method):
     if not out.has_sorted_indices:
         out.sort_indices()
     return out
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_SKLEARN_DIR = os.path.dirname(os.path.abspath(sklearn.__file__))
+
+
+def _caller_stacklevel():
+    """``stacklevel`` that points a warning at the first frame outside this
+    package and scikit-learn (the user's call), however deep the call chain.
+    """
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None:
+        filename = os.path.abspath(frame.f_code.co_filename)
+        if not filename.startswith((_PACKAGE_DIR, _SKLEARN_DIR)):
+            return level
+        frame = frame.f_back
+        level += 1
+    return 1
 
 
 def count_tokens(X):
@@ -151,7 +179,7 @@ def check_group_labels(groups, n_samples, *, method):
         Labels as a NumPy array (integer or unicode dtype, or object when
         the input mixes comparable types).
     """
-    if isinstance(groups, (str, bytes)) or np.isscalar(groups):
+    if isinstance(groups, (str, bytes)) or np.ndim(groups) == 0:
         raise ValueError(
             f"groups passed to {method} must be array-like with one label per "
             f"document, got a scalar {groups!r}."
