@@ -10,7 +10,10 @@ trace. Subclasses (:class:`~sklearn_clda.LDAGibbs`,
 - ``_sweep_prior()``: the ``(n_groups, n_components)`` document-topic
   Dirichlet parameter used by the next sweep;
 - ``_draw_tables``: whether the sweep draws Antoniak table counts;
-- ``_after_sweep(tables, rng)``: update collection-level state;
+- ``_after_sweep(tables, rng, state)``: update collection-level state
+  (AGS or MGS draws of ``pi``);
+- ``_update_priors(state, learned, rng)``: the Gibbs-EM M-step;
+- ``_trace_values()``: prior values and sampler statistics for ``trace_``;
 - ``_start_samples`` / ``_keep_sample``/ ``_finish_samples``: accumulate
   the kept samples after burn-in;
 - ``_inference_prior(groups, n_docs, method)``: the prior rows and the
@@ -171,13 +174,42 @@ class _BaseGibbsTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         "evaluate_every": [Integral],
         "max_doc_update_iter": [Interval(Integral, 1, None, closed="left")],
         "mean_change_tol": [Interval(Real, 0, None, closed="left")],
+        "prior_update_every": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [None, Integral],
         "verbose": ["verbose"],
         "random_state": ["random_state"],
     }
 
+    # Names accepted by ``learn_priors`` (subclasses override).
+    _learnable_priors: tuple = ()
+    # The subset of ``_learnable_priors`` that ``learn_priors=True`` means.
+    _default_learned_priors: tuple = ()
+
     # ------------------------------------------------------------------ hooks
     _draw_tables = False
+
+    def _learned_priors(self):
+        """The set of prior names that ``learn_priors`` asks to learn."""
+        value = self.learn_priors
+        if value is False or value is None:
+            return frozenset()
+        if value is True:
+            return frozenset(self._default_learned_priors)
+        names = [value] if isinstance(value, str) else list(value)
+        unknown = sorted(set(names) - set(self._learnable_priors))
+        if unknown:
+            raise ValueError(
+                f"learn_priors got unknown name(s) {unknown}; choose from "
+                f"{list(self._learnable_priors)}, or pass True or False."
+            )
+        return frozenset(names)
+
+    def _update_priors(self, state, learned, rng):
+        """Gibbs-EM M-step on the current state (subclasses)."""
+
+    def _trace_values(self):
+        """Current prior values (and sampler statistics) recorded in ``trace_``."""
+        return {}
 
     @abstractmethod
     def _init_priors(self, n_features, n_groups):
@@ -187,7 +219,7 @@ class _BaseGibbsTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
     def _sweep_prior(self):
         """Document-topic Dirichlet parameter per collection, (n_groups, K)."""
 
-    def _after_sweep(self, tables, rng):
+    def _after_sweep(self, tables, rng, state):
         """Update collection-level variables after a z-sweep (cLDA: pi)."""
 
     def _log_prior_extra(self):
@@ -257,6 +289,22 @@ class _BaseGibbsTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
             )
         n_docs, n_features = X.shape
         K = self.n_components
+        learned = self._learned_priors()
+        # Gibbs-EM: M-steps every prior_update_every sweeps in the second half
+        # of burn-in; the priors are then frozen so that every kept sample
+        # comes from the same posterior.
+        update_sweeps = [
+            it for it in range(burn_in // 2 + 1, burn_in + 1)
+            if it % self.prior_update_every == 0
+        ]
+        if learned - {"alpha"} and not update_sweeps:
+            raise ValueError(
+                f"learn_priors={self.learn_priors!r} needs at least one update "
+                f"sweep between burn_in // 2 and burn_in (={burn_in}) that is a "
+                f"multiple of prior_update_every={self.prior_update_every}; "
+                "increase burn_in or lower prior_update_every."
+            )
+        update_sweeps = frozenset(update_sweeps)
         init_rng, sweep_seed, global_rng = self._make_streams()
         self._init_priors(n_features, n_groups)
         state = _GibbsState(X, doc_group, K, init_rng)
@@ -273,6 +321,8 @@ class _BaseGibbsTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
             trace["iteration"].append(iteration)
             trace["log_likelihood"].append(ll)
             trace["seconds"].append(time.perf_counter() - start)
+            for key, value in self._trace_values().items():
+                trace.setdefault(key, []).append(value)
             if self.verbose:
                 _progress_write(
                     f"iteration {iteration} of {self.max_iter}, log-likelihood {ll:.6e}"
@@ -285,7 +335,9 @@ class _BaseGibbsTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         with _progress(self.max_iter, self.verbose, type(self).__name__) as bar, sweeper:
             for it in range(1, self.max_iter + 1):
                 tables = sweeper.sweep(self._sweep_prior(), self._eta_value())
-                self._after_sweep(tables, global_rng)
+                self._after_sweep(tables, global_rng, state)
+                if it in update_sweeps:
+                    self._update_priors(state, learned, global_rng)
                 if it > burn_in and (it - burn_in) % self.thin == 0:
                     self._keep_sample(state)
                 if (evaluate and it % self.evaluate_every == 0) or it == self.max_iter:

@@ -11,6 +11,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import _BaseGibbsTopicModel
 from ._corpus import check_counts, check_group_labels
+from ._hyper import count_histogram, sample_alpha, update_concentration, update_symmetric
+from ._mgs import MMALAState
 from .exceptions import UnseenCollectionWarning
 
 __all__ = ["CompoundLDA"]
@@ -225,10 +227,17 @@ class CompoundLDA(_BaseGibbsTopicModel):
         "alpha": [Interval(Real, 0, None, closed="neither")],
         "gamma": [None, Interval(Real, 0, None, closed="neither")],
         "eta": [None, Interval(Real, 0, None, closed="neither")],
-        "algorithm": [StrOptions({"ags"})],
+        "algorithm": [StrOptions({"ags", "mgs"})],
+        "step_size": [Interval(Real, 0, None, closed="neither")],
+        "learn_priors": ["boolean", StrOptions({"eta", "gamma", "alpha"}), list, tuple],
     }
 
-    _draw_tables = True
+    _learnable_priors = ("eta", "gamma", "alpha")
+    _default_learned_priors = ("eta", "gamma")
+
+    @property
+    def _draw_tables(self):
+        return self.algorithm == "ags"
 
     def __init__(
         self,
@@ -238,6 +247,9 @@ class CompoundLDA(_BaseGibbsTopicModel):
         gamma=None,
         eta=None,
         algorithm="ags",
+        step_size=0.05,
+        learn_priors=False,
+        prior_update_every=10,
         max_iter=1000,
         burn_in=None,
         thin=10,
@@ -253,6 +265,9 @@ class CompoundLDA(_BaseGibbsTopicModel):
         self.gamma = gamma
         self.eta = eta
         self.algorithm = algorithm
+        self.step_size = step_size
+        self.learn_priors = learn_priors
+        self.prior_update_every = prior_update_every
         self.max_iter = max_iter
         self.burn_in = burn_in
         self.thin = thin
@@ -271,6 +286,10 @@ class CompoundLDA(_BaseGibbsTopicModel):
         self.eta_ = 1.0 / K if self.eta is None else float(self.eta)
         # The chain starts from the uniform mixture (as in the paper's study).
         self._pi = np.full((n_groups, K), 1.0 / K)
+        self._mmala = MMALAState(self._pi, self.alpha_) if self.algorithm == "mgs" else None
+        self._mh_window = [0, 0]  # MMALA proposals and acceptances since last record
+        self._sample_alpha = "alpha" in self._learned_priors()
+        self._alpha_draws = []
 
     def _sweep_prior(self):
         return self.gamma_ * self._pi
@@ -278,13 +297,43 @@ class CompoundLDA(_BaseGibbsTopicModel):
     def _eta_value(self):
         return self.eta_
 
-    def _after_sweep(self, tables, rng):
-        # pi_j ~ Dir(alpha + sum_d s_jdk) via normalized Gamma draws. A draw
-        # below the smallest normal double is floored there so that every
-        # prior weight stays positive.
-        draws = rng.standard_gamma(self.alpha_ + tables)
-        np.maximum(draws, _TINY, out=draws)
-        self._pi = draws / draws.sum(axis=1, keepdims=True)
+    def _after_sweep(self, tables, rng, state):
+        if self.algorithm == "ags":
+            # pi_j ~ Dir(alpha + sum_d s_jdk) via normalized Gamma draws. A
+            # draw below the smallest normal double is floored there so that
+            # every prior weight stays positive.
+            draws = rng.standard_gamma(self.alpha_ + tables)
+            np.maximum(draws, _TINY, out=draws)
+            self._pi = draws / draws.sum(axis=1, keepdims=True)
+        else:
+            before = self._mmala.n_accepted
+            pi = self._mmala.step(state.ndk, state.doc_group, self.alpha_, self.gamma_,
+                                  self.step_size, rng)
+            np.maximum(pi, _TINY, out=pi)
+            self._pi = pi / pi.sum(axis=1, keepdims=True)
+            self._mh_window[0] += self._pi.shape[0]
+            self._mh_window[1] += self._mmala.n_accepted - before
+        if self._sample_alpha:
+            self.alpha_, _ = sample_alpha(self._pi, self.alpha_, rng)
+
+    def _update_priors(self, state, learned, rng):
+        if "eta" in learned:
+            self.eta_ = update_symmetric(
+                count_histogram(state.nwk), count_histogram(state.nk),
+                state.nwk.shape[0], self.eta_,
+            )
+        if "gamma" in learned:
+            self.gamma_ = update_concentration(
+                state.ndk, state.doc_len, state.doc_group, self._pi, self.gamma_
+            )
+
+    def _trace_values(self):
+        values = {"alpha": self.alpha_, "gamma": self.gamma_, "eta": self.eta_}
+        if self.algorithm == "mgs":
+            proposed, accepted = self._mh_window
+            values["acceptance_rate"] = accepted / proposed if proposed else np.nan
+            self._mh_window = [0, 0]
+        return values
 
     def _log_prior_extra(self):
         K = self.n_components
@@ -302,12 +351,18 @@ class CompoundLDA(_BaseGibbsTopicModel):
     def _keep_sample(self, state):
         super()._keep_sample(state)
         self._pi_samples.append(self._pi.copy())
+        self._alpha_draws.append(self.alpha_)
 
     def _finish_samples(self):
         super()._finish_samples()
         self.collection_topic_samples_ = np.stack(self._pi_samples)
         self.collection_topic_ = self.collection_topic_samples_.mean(axis=0)
-        del self._pi_samples, self._pi
+        if self._sample_alpha:
+            self.alpha_ = float(np.mean(self._alpha_draws))
+        if self._mmala is not None:
+            self.acceptance_rate_ = self._mmala.n_accepted / max(self._mmala.n_proposed, 1)
+        del self._pi_samples, self._pi, self._mmala, self._mh_window
+        del self._sample_alpha, self._alpha_draws
 
     def _inference_prior(self, groups, n_docs, method):
         prior = self.gamma_ * self.collection_topic_

@@ -4,10 +4,11 @@ from numbers import Real
 
 import numpy as np
 from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import _BaseGibbsTopicModel
 from ._corpus import check_counts
+from ._hyper import count_histogram, update_asymmetric, update_symmetric
 
 __all__ = ["LDAGibbs"]
 
@@ -170,9 +171,18 @@ class LDAGibbs(_BaseGibbsTopicModel):
 
     _parameter_constraints: dict = {
         **_BaseGibbsTopicModel._parameter_constraints,
-        "doc_topic_prior": [None, Interval(Real, 0, None, closed="neither")],
+        "doc_topic_prior": [None, Interval(Real, 0, None, closed="neither"), "array-like"],
         "topic_word_prior": [None, Interval(Real, 0, None, closed="neither")],
+        "learn_priors": [
+            "boolean",
+            StrOptions({"doc_topic_prior", "topic_word_prior"}),
+            list,
+            tuple,
+        ],
     }
+
+    _learnable_priors = ("doc_topic_prior", "topic_word_prior")
+    _default_learned_priors = ("doc_topic_prior", "topic_word_prior")
 
     def __init__(
         self,
@@ -180,6 +190,8 @@ class LDAGibbs(_BaseGibbsTopicModel):
         *,
         doc_topic_prior=None,
         topic_word_prior=None,
+        learn_priors=False,
+        prior_update_every=10,
         max_iter=1000,
         burn_in=None,
         thin=10,
@@ -193,6 +205,8 @@ class LDAGibbs(_BaseGibbsTopicModel):
         self.n_components = n_components
         self.doc_topic_prior = doc_topic_prior
         self.topic_word_prior = topic_word_prior
+        self.learn_priors = learn_priors
+        self.prior_update_every = prior_update_every
         self.max_iter = max_iter
         self.burn_in = burn_in
         self.thin = thin
@@ -206,15 +220,51 @@ class LDAGibbs(_BaseGibbsTopicModel):
     # hooks -----------------------------------------------------------------
     def _init_priors(self, n_features, n_groups):
         K = self.n_components
-        self.doc_topic_prior_ = (
-            1.0 / K if self.doc_topic_prior is None else float(self.doc_topic_prior)
-        )
+        prior = self.doc_topic_prior
+        if prior is None:
+            self.doc_topic_prior_ = 1.0 / K
+        elif np.ndim(prior) == 0:
+            self.doc_topic_prior_ = float(prior)
+        else:
+            prior = np.asarray(prior, dtype=np.float64)
+            if prior.shape != (K,) or not np.all(np.isfinite(prior)) or np.any(prior <= 0):
+                raise ValueError(
+                    "doc_topic_prior must be a positive float or an array of "
+                    f"n_components={K} positive finite values, got shape "
+                    f"{prior.shape} with values {prior}."
+                )
+            self.doc_topic_prior_ = prior.copy()
         self.topic_word_prior_ = (
             1.0 / K if self.topic_word_prior is None else float(self.topic_word_prior)
         )
 
     def _sweep_prior(self):
-        return np.full((1, self.n_components), self.doc_topic_prior_)
+        return np.broadcast_to(
+            np.asarray(self.doc_topic_prior_, dtype=np.float64), (1, self.n_components)
+        ).copy()
+
+    def _update_priors(self, state, learned, rng):
+        if "doc_topic_prior" in learned:
+            if np.ndim(self.doc_topic_prior_) == 0:
+                self.doc_topic_prior_ = update_symmetric(
+                    count_histogram(state.ndk), count_histogram(state.doc_len),
+                    self.n_components, self.doc_topic_prior_,
+                )
+            else:
+                self.doc_topic_prior_ = update_asymmetric(
+                    state.ndk, state.doc_len, self.doc_topic_prior_
+                )
+        if "topic_word_prior" in learned:
+            self.topic_word_prior_ = update_symmetric(
+                count_histogram(state.nwk), count_histogram(state.nk),
+                state.nwk.shape[0], self.topic_word_prior_,
+            )
+
+    def _trace_values(self):
+        return {
+            "doc_topic_prior": float(np.mean(self.doc_topic_prior_)),
+            "topic_word_prior": self.topic_word_prior_,
+        }
 
     def _eta_value(self):
         return self.topic_word_prior_

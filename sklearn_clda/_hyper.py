@@ -1,0 +1,192 @@
+"""Gibbs-EM updates of the Dirichlet hyperparameters (Minka's fixed points).
+
+The M-step of Gibbs-EM (the paper's Section "Selecting Hyperparameters in
+cLDA", eqs. gem-est-eta and gem-est-gamma; Wallach 2006 for LDA) maximizes
+the complete-data log-likelihood of the current sample over a prior. All
+updates here are Minka's (2000) fixed-point iterations, computed from
+histograms of the count tables: ``psi(n + x) - psi(x)`` is evaluated once
+per distinct count ``n`` instead of once per cell.
+"""
+
+import numpy as np
+from scipy.special import digamma, gammaln
+
+__all__ = [
+    "count_histogram",
+    "group_topic_histogram",
+    "update_symmetric",
+    "update_asymmetric",
+    "update_concentration",
+    "sample_alpha",
+]
+
+_MAX_FIXED_POINT_ITER = 100
+_FIXED_POINT_RTOL = 1e-6
+
+
+def count_histogram(counts):
+    """Distinct positive values of an integer array and their multiplicities."""
+    counts = np.asarray(counts).ravel()
+    hist = np.bincount(counts[counts > 0])
+    values = np.flatnonzero(hist)
+    return values, hist[values]
+
+
+def _psi_diff(n, x):
+    """psi(n + x) - psi(x), elementwise."""
+    return digamma(n + x) - digamma(x)
+
+
+def update_symmetric(cells, totals, dim, value):
+    """Fixed point of a symmetric Dirichlet concentration ``value`` (per coordinate).
+
+    Maximizes ``sum_rows log DirMult(row | value * ones(dim))`` where
+    ``cells = count_histogram(all cells)`` and ``totals =
+    count_histogram(row sums)``. For the topic-word prior (rows = topics,
+    ``dim = V``) this is eq. gem-est-eta::
+
+        eta <- eta * sum_kv [psi(m_kv + eta) - psi(eta)]
+                   / (V * sum_k [psi(m_k + V eta) - psi(V eta)])
+
+    Parameters
+    ----------
+    cells, totals : tuple of (values, multiplicities)
+    dim : int
+    value : float
+
+    Returns
+    -------
+    value : float
+    """
+    cv, cm = cells
+    tv, tm = totals
+    if tm.sum() == 0:
+        return value
+    for _ in range(_MAX_FIXED_POINT_ITER):
+        num = np.dot(cm, _psi_diff(cv, value))
+        den = dim * np.dot(tm, _psi_diff(tv, dim * value))
+        new = value * num / den
+        if not np.isfinite(new) or new <= 0:
+            return value
+        done = abs(new - value) <= _FIXED_POINT_RTOL * value
+        value = new
+        if done:
+            break
+    return float(value)
+
+
+def update_asymmetric(ndk, doc_len, alpha):
+    """Fixed point of an asymmetric Dirichlet ``alpha`` (shape (K,)) over documents.
+
+    ``alpha_k <- alpha_k sum_d [psi(n_dk + alpha_k) - psi(alpha_k)]
+    / sum_d [psi(n_d + alpha_0) - psi(alpha_0)]`` with ``alpha_0 =
+    sum_k alpha_k`` (Minka 2000, eq. 55).
+    """
+    K = ndk.shape[1]
+    nz_rows, nz_cols = np.nonzero(ndk)
+    vals = ndk[nz_rows, nz_cols].astype(np.int64)
+    n_max = int(vals.max()) if vals.size else 0
+    hist = np.bincount(nz_cols * (n_max + 1) + vals, minlength=K * (n_max + 1))
+    codes = np.flatnonzero(hist)
+    k_idx, n_vals, mult = codes // (n_max + 1), codes % (n_max + 1), hist[codes]
+    tv, tm = count_histogram(doc_len)
+    if tm.sum() == 0:
+        return alpha
+    alpha = np.array(alpha, dtype=np.float64)
+    for _ in range(_MAX_FIXED_POINT_ITER):
+        num = np.bincount(k_idx, weights=mult * _psi_diff(n_vals, alpha[k_idx]),
+                          minlength=K)
+        a0 = alpha.sum()
+        den = np.dot(tm, _psi_diff(tv, a0))
+        new = alpha * num / den
+        # A topic with no tokens has num = 0; keep it at a small positive value.
+        new = np.maximum(new, 1e-10)
+        if not np.all(np.isfinite(new)):
+            return alpha
+        done = np.max(np.abs(new - alpha) / alpha) <= _FIXED_POINT_RTOL
+        alpha = new
+        if done:
+            break
+    return alpha
+
+
+def group_topic_histogram(ndk, doc_group, n_groups):
+    """Histogram of the positive ``n_jdk`` per (collection, topic).
+
+    Returns
+    -------
+    jk : ndarray of int64
+        Flat index ``j * K + k`` of each distinct (collection, topic, count).
+    n : ndarray of int64
+        The count value.
+    mult : ndarray of int64
+        How many documents of collection ``j`` have ``n_jdk == n``.
+    """
+    K = ndk.shape[1]
+    rows, cols = np.nonzero(ndk)
+    vals = ndk[rows, cols].astype(np.int64)
+    n_max = int(vals.max()) if vals.size else 0
+    jk = doc_group[rows].astype(np.int64) * K + cols
+    hist = np.bincount(jk * (n_max + 1) + vals, minlength=n_groups * K * (n_max + 1))
+    codes = np.flatnonzero(hist)
+    return codes // (n_max + 1), codes % (n_max + 1), hist[codes]
+
+
+def update_concentration(ndk, doc_len, doc_group, pi, gamma):
+    """cLDA's document concentration ``gamma`` given ``pi`` (eq. gem-est-gamma).
+
+    ``gamma <- gamma sum_jdk pi_jk [psi(n_jdk + gamma pi_jk) - psi(gamma pi_jk)]
+    / sum_jd [psi(n_jd + gamma) - psi(gamma)]``.
+    """
+    n_groups, K = pi.shape
+    jk, n, mult = group_topic_histogram(ndk, doc_group, n_groups)
+    tv, tm = count_histogram(doc_len)
+    if tm.sum() == 0:
+        return gamma
+    p = pi.ravel()[jk]
+    for _ in range(_MAX_FIXED_POINT_ITER):
+        num = np.dot(mult * p, _psi_diff(n, gamma * p))
+        den = np.dot(tm, _psi_diff(tv, gamma))
+        new = gamma * num / den
+        if not np.isfinite(new) or new <= 0:
+            return gamma
+        done = abs(new - gamma) <= _FIXED_POINT_RTOL * gamma
+        gamma = new
+        if done:
+            break
+    return float(gamma)
+
+
+def _log_alpha_posterior(alpha, log_pi_sum, n_groups, K, shape, rate):
+    return (
+        n_groups * (gammaln(K * alpha) - K * gammaln(alpha))
+        + (alpha - 1.0) * log_pi_sum
+        + (shape - 1.0) * np.log(alpha)
+        - rate * alpha
+    )
+
+
+def sample_alpha(pi, alpha, rng, *, shape=1.0, rate=1.0, step=0.3, n_steps=20):
+    """Metropolis updates of ``alpha`` given ``pi`` under a Gamma(shape, rate) prior.
+
+    ``p(alpha | pi) ∝ Gamma(alpha; shape, rate) prod_j Dir(pi_j; alpha)``,
+    sampled with a random walk on ``log alpha`` (the Jacobian ``alpha`` is
+    included in the acceptance ratio).
+
+    Returns
+    -------
+    alpha : float
+    n_accepted : int
+    """
+    n_groups, K = pi.shape
+    log_pi_sum = float(np.log(pi).sum())
+    current = _log_alpha_posterior(alpha, log_pi_sum, n_groups, K, shape, rate)
+    accepted = 0
+    for _ in range(n_steps):
+        proposal = alpha * np.exp(step * rng.standard_normal())
+        new = _log_alpha_posterior(proposal, log_pi_sum, n_groups, K, shape, rate)
+        # log target in log-alpha coordinates adds log(alpha)
+        if np.log(rng.random()) < new + np.log(proposal) - current - np.log(alpha):
+            alpha, current = proposal, new
+            accepted += 1
+    return float(alpha), accepted
