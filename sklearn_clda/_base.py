@@ -204,8 +204,10 @@ class _BaseGibbsTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
             )
         return frozenset(names)
 
-    def _update_priors(self, state, learned, rng):
-        """Gibbs-EM M-step on the current state (subclasses)."""
+    def _update_priors(self, state, learned, update):
+        """Gibbs-EM: collect this sweep's statistics; if ``update``, run the
+        M-step over the samples collected since the previous one (subclasses).
+        """
 
     def _trace_values(self):
         """Current prior values (and sampler statistics) recorded in ``trace_``."""
@@ -290,9 +292,10 @@ class _BaseGibbsTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         n_docs, n_features = X.shape
         K = self.n_components
         learned = self._learned_priors()
-        # Gibbs-EM: M-steps every prior_update_every sweeps in the second half
-        # of burn-in; the priors are then frozen so that every kept sample
-        # comes from the same posterior.
+        # Gibbs-EM: in the second half of burn-in every sweep is an E-step
+        # sample, and every prior_update_every sweeps an M-step maximizes
+        # over the samples since the previous one; the priors are then
+        # frozen so that every kept sample comes from the same posterior.
         update_sweeps = [
             it for it in range(burn_in // 2 + 1, burn_in + 1)
             if it % self.prior_update_every == 0
@@ -305,7 +308,9 @@ class _BaseGibbsTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
                 "increase burn_in or lower prior_update_every."
             )
         update_sweeps = frozenset(update_sweeps)
+        learning = bool(learned - {"alpha"})
         init_rng, sweep_seed, global_rng = self._make_streams()
+        self.burn_in_ = burn_in
         self._init_priors(n_features, n_groups)
         state = _GibbsState(X, doc_group, K, init_rng)
         sweeper = _ShardedSweeper(
@@ -336,8 +341,8 @@ class _BaseGibbsTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
             for it in range(1, self.max_iter + 1):
                 tables = sweeper.sweep(self._sweep_prior(), self._eta_value())
                 self._after_sweep(tables, global_rng, state)
-                if it in update_sweeps:
-                    self._update_priors(state, learned, global_rng)
+                if learning and burn_in // 2 < it <= burn_in:
+                    self._update_priors(state, learned, it in update_sweeps)
                 if it > burn_in and (it - burn_in) % self.thin == 0:
                     self._keep_sample(state)
                 if (evaluate and it % self.evaluate_every == 0) or it == self.max_iter:

@@ -13,6 +13,7 @@ from scipy.special import digamma, gammaln
 
 __all__ = [
     "count_histogram",
+    "topic_histogram",
     "group_topic_histogram",
     "update_symmetric",
     "update_asymmetric",
@@ -32,82 +33,9 @@ def count_histogram(counts):
     return values, hist[values]
 
 
-def _psi_diff(n, x):
-    """psi(n + x) - psi(x), elementwise."""
-    return digamma(n + x) - digamma(x)
-
-
-def update_symmetric(cells, totals, dim, value):
-    """Fixed point of a symmetric Dirichlet concentration ``value`` (per coordinate).
-
-    Maximizes ``sum_rows log DirMult(row | value * ones(dim))`` where
-    ``cells = count_histogram(all cells)`` and ``totals =
-    count_histogram(row sums)``. For the topic-word prior (rows = topics,
-    ``dim = V``) this is eq. gem-est-eta::
-
-        eta <- eta * sum_kv [psi(m_kv + eta) - psi(eta)]
-                   / (V * sum_k [psi(m_k + V eta) - psi(V eta)])
-
-    Parameters
-    ----------
-    cells, totals : tuple of (values, multiplicities)
-    dim : int
-    value : float
-
-    Returns
-    -------
-    value : float
-    """
-    cv, cm = cells
-    tv, tm = totals
-    if tm.sum() == 0:
-        return value
-    for _ in range(_MAX_FIXED_POINT_ITER):
-        num = np.dot(cm, _psi_diff(cv, value))
-        den = dim * np.dot(tm, _psi_diff(tv, dim * value))
-        new = value * num / den
-        if not np.isfinite(new) or new <= 0:
-            return value
-        done = abs(new - value) <= _FIXED_POINT_RTOL * value
-        value = new
-        if done:
-            break
-    return float(value)
-
-
-def update_asymmetric(ndk, doc_len, alpha):
-    """Fixed point of an asymmetric Dirichlet ``alpha`` (shape (K,)) over documents.
-
-    ``alpha_k <- alpha_k sum_d [psi(n_dk + alpha_k) - psi(alpha_k)]
-    / sum_d [psi(n_d + alpha_0) - psi(alpha_0)]`` with ``alpha_0 =
-    sum_k alpha_k`` (Minka 2000, eq. 55).
-    """
-    K = ndk.shape[1]
-    nz_rows, nz_cols = np.nonzero(ndk)
-    vals = ndk[nz_rows, nz_cols].astype(np.int64)
-    n_max = int(vals.max()) if vals.size else 0
-    hist = np.bincount(nz_cols * (n_max + 1) + vals, minlength=K * (n_max + 1))
-    codes = np.flatnonzero(hist)
-    k_idx, n_vals, mult = codes // (n_max + 1), codes % (n_max + 1), hist[codes]
-    tv, tm = count_histogram(doc_len)
-    if tm.sum() == 0:
-        return alpha
-    alpha = np.array(alpha, dtype=np.float64)
-    for _ in range(_MAX_FIXED_POINT_ITER):
-        num = np.bincount(k_idx, weights=mult * _psi_diff(n_vals, alpha[k_idx]),
-                          minlength=K)
-        a0 = alpha.sum()
-        den = np.dot(tm, _psi_diff(tv, a0))
-        new = alpha * num / den
-        # A topic with no tokens has num = 0; keep it at a small positive value.
-        new = np.maximum(new, 1e-10)
-        if not np.all(np.isfinite(new)):
-            return alpha
-        done = np.max(np.abs(new - alpha) / alpha) <= _FIXED_POINT_RTOL
-        alpha = new
-        if done:
-            break
-    return alpha
+def topic_histogram(ndk):
+    """Histogram of the positive ``n_dk`` per topic: ``(k, n, multiplicity)``."""
+    return group_topic_histogram(ndk, np.zeros(ndk.shape[0], dtype=np.int64), 1)
 
 
 def group_topic_histogram(ndk, doc_group, n_groups):
@@ -126,24 +54,105 @@ def group_topic_histogram(ndk, doc_group, n_groups):
     rows, cols = np.nonzero(ndk)
     vals = ndk[rows, cols].astype(np.int64)
     n_max = int(vals.max()) if vals.size else 0
-    jk = doc_group[rows].astype(np.int64) * K + cols
+    jk = np.asarray(doc_group)[rows].astype(np.int64) * K + cols
     hist = np.bincount(jk * (n_max + 1) + vals, minlength=n_groups * K * (n_max + 1))
     codes = np.flatnonzero(hist)
     return codes // (n_max + 1), codes % (n_max + 1), hist[codes]
 
 
-def update_concentration(ndk, doc_len, doc_group, pi, gamma):
-    """cLDA's document concentration ``gamma`` given ``pi`` (eq. gem-est-gamma).
+def _psi_diff(n, x):
+    """psi(n + x) - psi(x), elementwise."""
+    return digamma(n + x) - digamma(x)
 
-    ``gamma <- gamma sum_jdk pi_jk [psi(n_jdk + gamma pi_jk) - psi(gamma pi_jk)]
-    / sum_jd [psi(n_jd + gamma) - psi(gamma)]``.
+
+def _concat(hists):
+    """Join histograms of several samples: the M-step sums are linear in them."""
+    return tuple(np.concatenate(parts) for parts in zip(*hists))
+
+
+def update_symmetric(cells, totals, dim, value):
+    """Fixed point of a symmetric Dirichlet concentration ``value`` (per coordinate).
+
+    Maximizes ``sum_s sum_rows log DirMult(row_s | value * ones(dim))`` over
+    the samples ``s`` whose histograms are given: ``cells`` are
+    ``count_histogram`` of each sample's cells and ``totals`` of its row
+    sums. For the topic-word prior (rows = topics, ``dim = V``) this is
+    eq. gem-est-eta::
+
+        eta <- eta * sum_skv [psi(m_kv + eta) - psi(eta)]
+                   / (V * sum_sk [psi(m_k + V eta) - psi(V eta)])
+
+    Parameters
+    ----------
+    cells, totals : list of tuple (values, multiplicities)
+    dim : int
+    value : float
+
+    Returns
+    -------
+    value : float
     """
-    n_groups, K = pi.shape
-    jk, n, mult = group_topic_histogram(ndk, doc_group, n_groups)
-    tv, tm = count_histogram(doc_len)
+    cv, cm = _concat(cells)
+    tv, tm = _concat(totals)
+    if tm.sum() == 0 or cm.sum() == 0:
+        return value
+    for _ in range(_MAX_FIXED_POINT_ITER):
+        num = np.dot(cm, _psi_diff(cv, value))
+        den = dim * np.dot(tm, _psi_diff(tv, dim * value))
+        new = value * num / den
+        if not np.isfinite(new) or new <= 0:
+            return value
+        done = abs(new - value) <= _FIXED_POINT_RTOL * value
+        value = new
+        if done:
+            break
+    return float(value)
+
+
+def update_asymmetric(topic_hists, totals, alpha):
+    """Fixed point of an asymmetric Dirichlet ``alpha`` (shape (K,)) over documents.
+
+    ``alpha_k <- alpha_k sum_sd [psi(n_dk + alpha_k) - psi(alpha_k)]
+    / sum_sd [psi(n_d + alpha_0) - psi(alpha_0)]`` with ``alpha_0 =
+    sum_k alpha_k`` (Minka 2000), from ``topic_histogram`` and
+    ``count_histogram(doc lengths)`` of each sample.
+    """
+    K = len(alpha)
+    k_idx, n_vals, mult = _concat(topic_hists)
+    tv, tm = _concat(totals)
+    if tm.sum() == 0:
+        return alpha
+    alpha = np.array(alpha, dtype=np.float64)
+    for _ in range(_MAX_FIXED_POINT_ITER):
+        num = np.bincount(k_idx, weights=mult * _psi_diff(n_vals, alpha[k_idx]),
+                          minlength=K)
+        den = np.dot(tm, _psi_diff(tv, alpha.sum()))
+        # A topic without tokens has num = 0; keep it at a small positive value.
+        new = np.maximum(alpha * num / den, 1e-10)
+        if not np.all(np.isfinite(new)):
+            return alpha
+        done = np.max(np.abs(new - alpha) / alpha) <= _FIXED_POINT_RTOL
+        alpha = new
+        if done:
+            break
+    return alpha
+
+
+def update_concentration(samples, totals, gamma):
+    """cLDA's document concentration ``gamma`` (eq. gem-est-gamma).
+
+    ``gamma <- gamma sum_sjdk pi_jk [psi(n_jdk + gamma pi_jk) - psi(gamma pi_jk)]
+    / sum_sjd [psi(n_jd + gamma) - psi(gamma)]``, where each sample ``s``
+    is ``(jk, n, mult, pi)`` (``group_topic_histogram`` and that sample's
+    mixtures ``pi`` of shape (J, K)) and ``totals`` the histograms of the
+    document lengths.
+    """
+    jk, n, mult, p = _concat(
+        [(jk, n, mult, pi.ravel()[jk]) for jk, n, mult, pi in samples]
+    )
+    tv, tm = _concat(totals)
     if tm.sum() == 0:
         return gamma
-    p = pi.ravel()[jk]
     for _ in range(_MAX_FIXED_POINT_ITER):
         num = np.dot(mult * p, _psi_diff(n, gamma * p))
         den = np.dot(tm, _psi_diff(tv, gamma))

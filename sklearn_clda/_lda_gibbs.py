@@ -8,7 +8,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import _BaseGibbsTopicModel
 from ._corpus import check_counts
-from ._hyper import count_histogram, update_asymmetric, update_symmetric
+from ._hyper import count_histogram, topic_histogram, update_asymmetric, update_symmetric
 
 __all__ = ["LDAGibbs"]
 
@@ -28,15 +28,29 @@ class LDAGibbs(_BaseGibbsTopicModel):
     n_components : int, default=10
         Number of topics.
 
-    doc_topic_prior : float, default=None
-        Symmetric Dirichlet concentration of the document-topic
-        distributions, called ``alpha`` in the literature. ``None`` means
+    doc_topic_prior : float or array-like of shape (n_components,), default=None
+        Dirichlet concentration of the document-topic distributions,
+        called ``alpha`` in the literature. ``None`` means
         ``1 / n_components`` as in scikit-learn. Unlike scikit-learn's
-        variational LDA, values above 1 are allowed.
+        variational LDA, values above 1 are allowed, and an array gives an
+        asymmetric prior.
 
     topic_word_prior : float, default=None
         Symmetric Dirichlet concentration of the topic-word distributions,
         called ``eta`` (or ``beta``). ``None`` means ``1 / n_components``.
+
+    learn_priors : bool, str or list of str, default=False
+        Priors to learn by Gibbs-EM (Wallach 2006; Minka's fixed points):
+        ``"doc_topic_prior"``, ``"topic_word_prior"``, or ``True`` for both.
+        Updates run every ``prior_update_every`` sweeps in the second half
+        of burn-in; the priors are then held fixed so that every kept
+        sample comes from one posterior. A scalar ``doc_topic_prior`` is
+        learned as a symmetric prior and an array as an asymmetric one
+        (pass ``np.full(n_components, 0.1)`` to learn an asymmetric prior
+        from a symmetric start).
+
+    prior_update_every : int, default=10
+        Sweeps between Gibbs-EM updates.
 
     max_iter : int, default=1000
         Number of Gibbs sweeps over all tokens. (scikit-learn's default of
@@ -97,11 +111,11 @@ class LDAGibbs(_BaseGibbsTopicModel):
         ``(n_dk + alpha) / (n_d + K alpha)`` averaged over the kept samples.
         ``transform(X)`` instead re-infers them with the topics held fixed.
 
-    doc_topic_prior_ : float
-        The document-topic prior used.
+    doc_topic_prior_ : float or ndarray of shape (n_components,)
+        The document-topic prior used (learned if requested).
 
     topic_word_prior_ : float
-        The topic-word prior used.
+        The topic-word prior used (learned if requested).
 
     n_iter_ : int
         Number of sweeps run.
@@ -114,8 +128,10 @@ class LDAGibbs(_BaseGibbsTopicModel):
 
     trace_ : dict of ndarray
         Per evaluation: ``"iteration"``, ``"log_likelihood"`` (the joint
-        ``log p(w, z)``) and ``"seconds"`` since sampling started. Suitable
-        for ``pandas.DataFrame(trace_)``.
+        ``log p(w, z)``), ``"seconds"`` since sampling started, and the
+        current ``"doc_topic_prior"`` (its mean if asymmetric) and
+        ``"topic_word_prior"`` (their path when learned). Suitable for
+        ``pandas.DataFrame(trace_)``.
 
     n_features_in_ : int
         Number of features seen during :term:`fit`.
@@ -237,28 +253,43 @@ class LDAGibbs(_BaseGibbsTopicModel):
         self.topic_word_prior_ = (
             1.0 / K if self.topic_word_prior is None else float(self.topic_word_prior)
         )
+        self._em_stats = {"docs": [], "lengths": [], "cells": [], "topics": []}
 
     def _sweep_prior(self):
         return np.broadcast_to(
             np.asarray(self.doc_topic_prior_, dtype=np.float64), (1, self.n_components)
         ).copy()
 
-    def _update_priors(self, state, learned, rng):
+    def _update_priors(self, state, learned, update):
+        stats = self._em_stats
+        symmetric = np.ndim(self.doc_topic_prior_) == 0
         if "doc_topic_prior" in learned:
-            if np.ndim(self.doc_topic_prior_) == 0:
+            stats["docs"].append(
+                count_histogram(state.ndk) if symmetric else topic_histogram(state.ndk)
+            )
+            stats["lengths"].append(count_histogram(state.doc_len))
+        if "topic_word_prior" in learned:
+            stats["cells"].append(count_histogram(state.nwk))
+            stats["topics"].append(count_histogram(state.nk))
+        if not update:
+            return
+        if "doc_topic_prior" in learned:
+            if symmetric:
                 self.doc_topic_prior_ = update_symmetric(
-                    count_histogram(state.ndk), count_histogram(state.doc_len),
-                    self.n_components, self.doc_topic_prior_,
+                    stats["docs"], stats["lengths"], self.n_components,
+                    self.doc_topic_prior_,
                 )
             else:
                 self.doc_topic_prior_ = update_asymmetric(
-                    state.ndk, state.doc_len, self.doc_topic_prior_
+                    stats["docs"], stats["lengths"], self.doc_topic_prior_
                 )
         if "topic_word_prior" in learned:
             self.topic_word_prior_ = update_symmetric(
-                count_histogram(state.nwk), count_histogram(state.nk),
-                state.nwk.shape[0], self.topic_word_prior_,
+                stats["cells"], stats["topics"], state.nwk.shape[0],
+                self.topic_word_prior_,
             )
+        for v in stats.values():
+            v.clear()
 
     def _trace_values(self):
         return {
@@ -268,6 +299,10 @@ class LDAGibbs(_BaseGibbsTopicModel):
 
     def _eta_value(self):
         return self.topic_word_prior_
+
+    def _finish_samples(self):
+        super()._finish_samples()
+        del self._em_stats
 
     def _inference_prior(self, groups, n_docs, method):
         return self._sweep_prior(), np.zeros(n_docs, dtype=np.int32)

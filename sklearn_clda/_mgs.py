@@ -24,14 +24,25 @@ from ._hyper import group_topic_histogram
 __all__ = ["MMALAState"]
 
 
-class MMALAState:
-    """The reparametrized mixtures ``varphi`` (J, K) and the MMALA step."""
+_TARGET_ACCEPTANCE = 0.574  # optimal for MALA (Roberts and Rosenthal, 1998)
 
-    def __init__(self, pi, alpha):
+
+class MMALAState:
+    """The reparametrized mixtures ``varphi`` (J, K) and the MMALA step.
+
+    ``step_size`` holds one step per collection. While ``adapt`` is on
+    (during burn-in) each step is moved by a Robbins-Monro update of its
+    logarithm towards an acceptance rate of 0.574; frozen afterwards, the
+    kernel is a fixed Metropolis-Hastings kernel.
+    """
+
+    def __init__(self, pi, alpha, step_size):
         # Start at the given mixtures with the prior mean of the total mass.
         self.varphi = pi * max(pi.shape[1] * alpha, 1e-3)
+        self.step_size = np.full(pi.shape[0], float(step_size))
         self.n_proposed = 0
         self.n_accepted = 0
+        self._n_adapt = 0
 
     @property
     def pi(self):
@@ -63,7 +74,10 @@ class MMALAState:
 
     @staticmethod
     def _log_q(to, frm, mu, step):
-        """log N(to | mu(frm), step^2 diag(|frm|)) up to a constant, per row."""
+        """log N(to | mu(frm), step^2 diag(|frm|)) up to a constant, per row.
+
+        ``step`` has one entry per row.
+        """
         a = np.abs(frm)
         return -0.5 * np.log(a).sum(axis=1) - ((to - mu) ** 2 / a).sum(axis=1) / (
             2.0 * step**2
@@ -71,16 +85,17 @@ class MMALAState:
 
     @staticmethod
     def _drift(varphi, grad, step):
-        return varphi + 0.5 * step**2 * (np.abs(varphi) * grad + np.sign(varphi))
+        return varphi + 0.5 * step[:, None] ** 2 * (np.abs(varphi) * grad + np.sign(varphi))
 
-    def step(self, ndk, doc_group, alpha, gamma, step, rng):
+    def step(self, ndk, doc_group, alpha, gamma, rng, adapt=False):
         """One MMALA proposal per collection; returns the new ``pi``."""
         J = self.varphi.shape[0]
+        step = self.step_size
         hist = group_topic_histogram(ndk, doc_group, J)
         cur = self.varphi
         logp_cur, grad_cur = self._log_target_and_grad(cur, hist, alpha, gamma)
         mu_cur = self._drift(cur, grad_cur, step)
-        prop = mu_cur + step * np.sqrt(np.abs(cur)) * rng.standard_normal(cur.shape)
+        prop = mu_cur + step[:, None] * np.sqrt(np.abs(cur)) * rng.standard_normal(cur.shape)
         u = rng.random(J)
         valid = np.all(np.isfinite(prop) & (prop != 0.0), axis=1)
         accept = np.zeros(J, dtype=bool)
@@ -88,17 +103,22 @@ class MMALAState:
             p = prop[valid]
             logp_prop, grad_prop = self._log_target_and_grad(p, _subset(hist, valid, cur.shape[1]),
                                                              alpha, gamma)
-            mu_prop = self._drift(p, grad_prop, step)
+            sv = step[valid]
+            mu_prop = self._drift(p, grad_prop, sv)
             log_ratio = (
                 logp_prop - logp_cur[valid]
-                + self._log_q(cur[valid], p, mu_prop, step)
-                - self._log_q(p, cur[valid], mu_cur[valid], step)
+                + self._log_q(cur[valid], p, mu_prop, sv)
+                - self._log_q(p, cur[valid], mu_cur[valid], sv)
             )
             ok = np.isfinite(log_ratio) & (np.log(u[valid]) < log_ratio)
             accept[np.flatnonzero(valid)[ok]] = True
         self.varphi = np.where(accept[:, None], prop, cur)
         self.n_proposed += J
         self.n_accepted += int(accept.sum())
+        if adapt:
+            self._n_adapt += 1
+            rate = self._n_adapt ** -0.6
+            self.step_size = self.step_size * np.exp(rate * (accept - _TARGET_ACCEPTANCE))
         return self.pi
 
 
