@@ -1,0 +1,33 @@
+"""Evaluation of topic models: held-out perplexity, coherence, topic summaries.
+
+- :func:`doc_completion_split` splits a corpus for document completion
+  (the paper's perplexity protocol);
+- :func:`perplexity` and :func:`heldout_log_likelihood` score the test
+  tokens of held-out documents given their observed tokens with any fitted
+  topic model; :func:`perplexity_from_estimates` does so from given point
+  estimates;
+- :func:`topic_coherence` is the coherence of Mimno et al. (2011);
+- :func:`topic_sizes`, :func:`top_words`, :func:`top_word_indices` and
+  :func:`align_topics` summarize and compare topics.
+"""
+
+from ._coherence import topic_coherence
+from ._perplexity import (
+    doc_completion_split,
+    heldout_log_likelihood,
+    perplexity,
+    perplexity_from_estimates,
+)
+from ._topics import align_topics, top_word_indices, top_words, topic_sizes
+
+__all__ = [
+    "align_topics",
+    "doc_completion_split",
+    "heldout_log_likelihood",
+    "perplexity",
+    "perplexity_from_estimates",
+    "top_word_indices",
+    "top_words",
+    "topic_coherence",
+    "topic_sizes",
+]

@@ -1,0 +1,527 @@
+"""Held-out evaluation by document completion: splitter, log-likelihood, perplexity."""
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import Bunch, check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from .._corpus import check_group_labels
+from ._topics import (
+    _check_count_matrix,
+    _check_nonneg_matrix,
+    _infer_doc_topic,
+    _normalize_rows,
+)
+
+__all__ = [
+    "doc_completion_split",
+    "heldout_log_likelihood",
+    "perplexity",
+    "perplexity_from_estimates",
+]
+
+# Held-out tokens expanded at once by the splitter, and (nonzero x topic)
+# products evaluated at once by the likelihood: both bound temporary memory.
+_SPLIT_CHUNK_TOKENS = 1 << 22
+_LL_CHUNK_ENTRIES = 1 << 22
+
+
+# --------------------------------------------------------------------------
+# Splitter
+# --------------------------------------------------------------------------
+
+
+def _make_rng(random_state):
+    """A numpy Generator from an int, RandomState, Generator or None."""
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    rs = check_random_state(random_state)
+    return np.random.default_rng(rs.randint(0, 2**32, size=4, dtype=np.uint64))
+
+
+def _n_heldout(test_size, n_samples, caller):
+    if isinstance(test_size, (bool, np.bool_)) or not isinstance(
+        test_size, numbers.Real
+    ):
+        raise ValueError(
+            f"test_size passed to {caller} must be a float in (0, 1] or an int "
+            f"in [1, n_samples], got {test_size!r}."
+        )
+    if isinstance(test_size, numbers.Integral):
+        if not 1 <= test_size <= n_samples:
+            raise ValueError(
+                f"test_size={test_size} passed to {caller} must be between 1 "
+                f"and the number of documents ({n_samples})."
+            )
+        return int(test_size)
+    if not 0.0 < test_size <= 1.0:
+        raise ValueError(
+            f"test_size={test_size!r} passed to {caller} must be in (0, 1] as "
+            "a fraction of the documents (or an int count)."
+        )
+    return int(np.ceil(test_size * n_samples))
+
+
+def _split_rows(X, word_share, rng):
+    """Split every row's tokens at random into observed and test parts.
+
+    Each row keeps ``floor(word_share * n_d + 0.5)`` of its ``n_d`` tokens
+    as observed, a uniformly random subset of its token multiset: the
+    tokens are expanded, ordered at random within their row and the first
+    ones are observed. Rows are processed in chunks of about
+    ``_SPLIT_CHUNK_TOKENS`` tokens.
+    """
+    n_rows = X.shape[0]
+    lengths = np.asarray(X.sum(axis=1)).ravel().astype(np.int64)
+    n_obs = np.floor(word_share * lengths + 0.5).astype(np.int64)
+    observed = np.zeros(X.nnz, dtype=np.int64)
+    row_offsets = np.concatenate(([0], np.cumsum(lengths)))
+    lo = 0
+    while lo < n_rows:
+        # Rows lo..hi-1 hold at most _SPLIT_CHUNK_TOKENS tokens (at least one row).
+        hi = int(np.searchsorted(row_offsets, row_offsets[lo] + _SPLIT_CHUNK_TOKENS,
+                                 side="right")) - 1
+        hi = min(max(hi, lo + 1), n_rows)
+        e0, e1 = X.indptr[lo], X.indptr[hi]
+        counts = X.data[e0:e1]
+        entry_row = np.repeat(np.arange(lo, hi), np.diff(X.indptr[lo : hi + 1]))
+        token_entry = np.repeat(np.arange(e0, e1), counts)
+        token_row = entry_row[token_entry - e0]
+        keys = rng.random(token_entry.shape[0])
+        # token_row is non-decreasing, so sorting by (row, random key) only
+        # shuffles tokens within their row: token_row[order] == token_row.
+        order = np.lexsort((keys, token_row))
+        rank = np.arange(order.shape[0]) - (row_offsets[token_row] - row_offsets[lo])
+        # rank[t]: position of the t-th sorted token within its row.
+        is_obs = rank < n_obs[token_row]
+        observed[e0:e1] = np.bincount(
+            token_entry[order][is_obs] - e0, minlength=e1 - e0
+        )
+        lo = hi
+    # Own index arrays: eliminate_zeros works in place.
+    X_obs = sp.csr_matrix((observed, X.indices.copy(), X.indptr.copy()), shape=X.shape)
+    X_test = sp.csr_matrix(
+        (X.data - observed, X.indices.copy(), X.indptr.copy()), shape=X.shape
+    )
+    X_obs.eliminate_zeros()
+    X_test.eliminate_zeros()
+    return X_obs, X_test
+
+
+def doc_completion_split(X, groups=None, *, test_size=0.2, word_share=0.5,
+                         random_state=None):
+    """Split a corpus for held-out evaluation by document completion.
+
+    The paper's perplexity protocol (Wallach et al. 2009): a random
+    ``test_size`` of the documents is held out, and the tokens of every
+    held-out document are split at random into an *observed* part (a share
+    ``word_share``) and a *test* part. A model is fitted on the training
+    documents (and, in the paper, on the observed parts too); the test
+    tokens are then predicted from the topics and each document's
+    observed part (see :func:`perplexity` and
+    :func:`perplexity_from_estimates`).
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Document-term counts. Non-integer values are rounded with a
+        warning; negative, NaN or infinite values raise ``ValueError``.
+
+    groups : array-like of shape (n_samples,), default=None
+        Collection label of every document (for
+        :class:`~sklearn_clda.CompoundLDA`), carried into the outputs.
+
+    test_size : float or int, default=0.2
+        Held-out documents: a fraction in ``(0, 1]`` (rounded up) or a
+        count in ``[1, n_samples]``.
+
+    word_share : float, default=0.5
+        Share of each held-out document's tokens that is observed, in
+        ``(0, 1)``. A document of ``n_d`` tokens gets
+        ``floor(word_share * n_d + 0.5)`` observed tokens, the rest are
+        test tokens.
+
+    random_state : int, RandomState instance, Generator or None, default=None
+        Determines the held-out documents and the token split. Pass an int
+        for reproducible output across multiple function calls.
+        See :term:`Glossary <random_state>`.
+
+    Returns
+    -------
+    split : :class:`~sklearn.utils.Bunch`
+        Dictionary-like object with the following attributes. All matrices
+        are :class:`scipy.sparse.csr_matrix` of int64 counts with
+        ``n_features`` columns.
+
+        X_train : sparse matrix of shape (n_train + n_heldout, n_features)
+            The matrix to fit on: the training documents (rows of ``X`` at
+            ``train_index``) followed by the observed parts of the held-out
+            documents. Fit on ``X_train[:n_train]`` instead to keep the
+            held-out documents out of training entirely.
+        X_observed : sparse matrix of shape (n_heldout, n_features)
+            Observed parts of the held-out documents, one row per entry of
+            ``heldout_index``.
+        X_test : sparse matrix of shape (n_heldout, n_features)
+            Test parts of the held-out documents;
+            ``X_observed + X_test == X[heldout_index]``.
+        train_index : ndarray of shape (n_train,)
+            Indices into ``X`` of the training documents, increasing.
+        heldout_index : ndarray of shape (n_heldout,)
+            Indices into ``X`` of the held-out documents, increasing.
+        heldout_rows : ndarray of shape (n_heldout,)
+            Rows of ``X_train`` holding the observed parts, i.e.
+            ``n_train + arange(n_heldout)``: a model fitted on ``X_train``
+            has their sampler estimates in ``doc_topic_[heldout_rows]``.
+        groups_train : ndarray of shape (n_train + n_heldout,) or None
+            Labels of the rows of ``X_train``; ``None`` without ``groups``.
+        groups_heldout : ndarray of shape (n_heldout,) or None
+            Labels of the held-out documents; ``None`` without ``groups``.
+
+    See Also
+    --------
+    perplexity : Perplexity of the test parts given the observed parts.
+    perplexity_from_estimates : Perplexity from given topic proportions.
+
+    Notes
+    -----
+    The split is per token: a held-out document's observed part is a
+    uniformly random subset, of the stated size, of its token multiset (a
+    multivariate hypergeometric draw over its word counts). The
+    estimators' own ``score`` and ``perplexity`` instead deal every
+    document's tokens deterministically into two halves and score both.
+
+    Examples
+    --------
+    >>> from sklearn_clda.datasets import make_lda_corpus
+    >>> from sklearn_clda.metrics import doc_completion_split
+    >>> corpus = make_lda_corpus(n_topics=3, n_features=30, n_samples=50,
+    ...                          doc_length=40, random_state=0)
+    >>> split = doc_completion_split(corpus.data, test_size=0.2, random_state=0)
+    >>> split.X_train.shape, split.X_observed.shape, split.X_test.shape
+    ((50, 30), (10, 30), (10, 30))
+    >>> split.X_observed.sum(axis=1).A1[:3], split.X_test.sum(axis=1).A1[:3]
+    (array([20, 20, 20]), array([20, 20, 20]))
+    >>> bool(((split.X_observed + split.X_test)
+    ...       != corpus.data[split.heldout_index]).nnz == 0)
+    True
+    """
+    caller = "doc_completion_split"
+    X = _check_count_matrix(X, "X", caller)
+    n_samples = X.shape[0]
+    if n_samples == 0:
+        raise ValueError(f"X passed to {caller} has no documents.")
+    n_heldout = _n_heldout(test_size, n_samples, caller)
+    if (
+        isinstance(word_share, (bool, np.bool_))
+        or not isinstance(word_share, numbers.Real)
+        or not 0.0 < word_share < 1.0
+    ):
+        raise ValueError(
+            f"word_share passed to {caller} must be a float in (0, 1), got "
+            f"{word_share!r}."
+        )
+    labels = None
+    if groups is not None:
+        labels = check_group_labels(groups, n_samples, method=caller)
+
+    rng = _make_rng(random_state)
+    heldout = np.zeros(n_samples, dtype=bool)
+    heldout[rng.permutation(n_samples)[:n_heldout]] = True
+    heldout_index = np.flatnonzero(heldout)
+    train_index = np.flatnonzero(~heldout)
+    X_observed, X_test = _split_rows(X[heldout_index], float(word_share), rng)
+    X_train = sp.vstack([X[train_index], X_observed], format="csr")
+    n_train = train_index.shape[0]
+    return Bunch(
+        X_train=X_train,
+        X_observed=X_observed,
+        X_test=X_test,
+        train_index=train_index,
+        heldout_index=heldout_index,
+        heldout_rows=n_train + np.arange(n_heldout),
+        groups_train=(
+            None if labels is None
+            else np.concatenate([labels[train_index], labels[heldout_index]])
+        ),
+        groups_heldout=None if labels is None else labels[heldout_index],
+    )
+
+
+# --------------------------------------------------------------------------
+# Likelihood of test tokens
+# --------------------------------------------------------------------------
+
+
+def _test_log_likelihood(theta, phi, X_test):
+    """sum over nonzeros of X_test of count * log(theta_d . phi_w), and the token count.
+
+    ``theta`` (n_docs, K) and ``phi`` (K, V) are row-stochastic. Nonzeros
+    are processed in chunks to bound the (chunk, K) temporaries.
+    """
+    K = theta.shape[1]
+    phi_t = np.ascontiguousarray(phi.T)  # word-major (V, K)
+    rows = np.repeat(np.arange(X_test.shape[0]), np.diff(X_test.indptr))
+    cols = X_test.indices
+    counts = X_test.data.astype(np.float64)
+    step = max(1, _LL_CHUNK_ENTRIES // K)
+    total = 0.0
+    with np.errstate(divide="ignore"):
+        for start in range(0, counts.shape[0], step):
+            stop = start + step
+            p = np.einsum("ij,ij->i", theta[rows[start:stop]], phi_t[cols[start:stop]])
+            total += float(counts[start:stop] @ np.log(p))
+    return total, int(X_test.data.sum())
+
+
+def _check_theta_phi(theta, topic_word, X_test, caller):
+    theta = _check_nonneg_matrix(theta, "theta", caller)
+    phi = _check_nonneg_matrix(topic_word, "topic_word", caller)
+    if theta.shape[1] != phi.shape[0]:
+        raise ValueError(
+            f"theta passed to {caller} has {theta.shape[1]} topics but "
+            f"topic_word has {phi.shape[0]}."
+        )
+    if phi.shape[1] != X_test.shape[1]:
+        raise ValueError(
+            f"topic_word passed to {caller} has {phi.shape[1]} features but "
+            f"X_test has {X_test.shape[1]}."
+        )
+    if theta.shape[0] != X_test.shape[0]:
+        raise ValueError(
+            f"theta passed to {caller} has {theta.shape[0]} rows but X_test has "
+            f"{X_test.shape[0]} documents."
+        )
+    return _normalize_rows(theta), _normalize_rows(phi)
+
+
+def _perplexity_value(ll, n_tokens, caller):
+    if n_tokens == 0:
+        raise ValueError(
+            f"X_test passed to {caller} contains no tokens; perplexity is undefined."
+        )
+    return float(np.exp(-ll / n_tokens))
+
+
+def perplexity_from_estimates(theta, topic_word, X_test):
+    """Per-token perplexity of test tokens under given point estimates.
+
+    ``exp(-sum_{d, w} X_test[d, w] * log(theta[d] @ topic_word[:, w]) /
+    n_test_tokens)``: each test token of document ``d`` has probability
+    ``sum_k theta[d, k] * topic_word[k, w]`` (the paper's eq.
+    c-lda-perplexity-pred-ll with the estimates plugged in).
+
+    Use it when the topic proportions do not come from ``transform``: the
+    sampler's own estimates of documents that were part of training (the
+    paper's protocol, below), or point estimates from another library.
+
+    Parameters
+    ----------
+    theta : array-like of shape (n_samples, n_topics)
+        Topic proportions of the documents of ``X_test``. Rows are
+        normalized to sum to one.
+
+    topic_word : array-like of shape (n_topics, n_features)
+        Topic-word weights, e.g. a model's ``components_``. Rows are
+        normalized to sum to one.
+
+    X_test : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Counts of the test tokens, e.g. ``doc_completion_split(...).X_test``.
+
+    Returns
+    -------
+    perplexity : float
+        Lower is better. ``inf`` if a test token has probability zero.
+
+    See Also
+    --------
+    perplexity : Infers ``theta`` from observed tokens with a fitted model.
+    doc_completion_split : Builds the held-out split.
+
+    Notes
+    -----
+    **The paper's protocol** ("observed parts trained on"): fit on
+    ``split.X_train``, which contains the observed part of every held-out
+    document, and take those documents' topic proportions from the chain::
+
+        model.fit(split.X_train, groups=split.groups_train)
+        perplexity_from_estimates(model.doc_topic_[split.heldout_rows],
+                                  model.components_, split.X_test)
+
+    ``doc_topic_`` averages ``(n_dk + alpha_k) / (n_d + sum_k alpha_k)``
+    and ``components_`` the topic-word counts plus ``eta`` over the kept
+    samples: the Rao-Blackwellized estimates of the paper's Appendix
+    (perplexity), averaged before, not after, computing the probability.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_clda.metrics import perplexity_from_estimates
+    >>> theta = np.array([[1.0, 0.0], [0.5, 0.5]])
+    >>> topic_word = np.array([[0.5, 0.5, 0.0], [0.0, 0.5, 0.5]])
+    >>> X_test = np.array([[1, 1, 0], [0, 0, 2]])
+    >>> round(perplexity_from_estimates(theta, topic_word, X_test), 4)  # 64 ** 0.25
+    2.8284
+    """
+    caller = "perplexity_from_estimates"
+    X_test = _check_count_matrix(X_test, "X_test", caller)
+    theta, phi = _check_theta_phi(theta, topic_word, X_test, caller)
+    ll, n_tokens = _test_log_likelihood(theta, phi, X_test)
+    return _perplexity_value(ll, n_tokens, caller)
+
+
+def _estimator_log_likelihood(estimator, X_observed, X_test, groups, caller):
+    check_is_fitted(estimator)
+    if not hasattr(estimator, "components_"):
+        raise ValueError(
+            f"estimator passed to {caller} must be a fitted topic model with "
+            f"components_, got {type(estimator).__name__}."
+        )
+    X_test = _check_count_matrix(X_test, "X_test", caller)
+    n_obs = X_observed.shape[0] if hasattr(X_observed, "shape") else len(X_observed)
+    if n_obs != X_test.shape[0]:
+        raise ValueError(
+            f"X_observed and X_test passed to {caller} must have the same number "
+            f"of documents, got {n_obs} and {X_test.shape[0]}."
+        )
+    theta = _infer_doc_topic(estimator, X_observed, groups, caller)
+    theta, phi = _check_theta_phi(theta, estimator.components_, X_test, caller)
+    return _test_log_likelihood(theta, phi, X_test)
+
+
+def heldout_log_likelihood(estimator, X_observed, X_test, groups=None):
+    """Log-likelihood of test tokens given observed tokens of the same documents.
+
+    Document completion with a fitted model: the topic proportions
+    ``theta_d`` of each document are inferred from its observed tokens by
+    ``estimator.transform(X_observed)`` with the topics held fixed, and
+    each test token of word ``w`` scores ``log(theta_d @ phi[:, w])``, with
+    ``phi`` the row-normalized ``estimator.components_``.
+
+    Parameters
+    ----------
+    estimator : fitted estimator
+        :class:`~sklearn_clda.LDAGibbs`, :class:`~sklearn_clda.CompoundLDA`,
+        :class:`~sklearn.decomposition.LatentDirichletAllocation` or any
+        model with ``components_`` and a ``transform`` returning topic
+        proportions.
+
+    X_observed : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Observed tokens of the documents, passed to ``transform``.
+
+    X_test : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Test tokens of the same documents, row by row.
+
+    groups : array-like of shape (n_samples,), default=None
+        Collection labels of the documents, passed to ``transform`` if it
+        accepts ``groups`` (:class:`~sklearn_clda.CompoundLDA`) and
+        ignored otherwise, so one call fits every model of a comparison.
+
+    Returns
+    -------
+    log_likelihood : float
+        Sum over test tokens, in nats (higher is better). ``-inf`` if a
+        test token has probability zero.
+
+    See Also
+    --------
+    perplexity : ``exp(-log_likelihood / n_test_tokens)``.
+    doc_completion_split : Builds ``X_observed`` and ``X_test``.
+
+    Examples
+    --------
+    >>> from sklearn_clda import LDAGibbs
+    >>> from sklearn_clda.datasets import make_lda_corpus
+    >>> from sklearn_clda.metrics import doc_completion_split, heldout_log_likelihood
+    >>> corpus = make_lda_corpus(n_topics=3, n_features=30, n_samples=60,
+    ...                          doc_length=50, random_state=0)
+    >>> split = doc_completion_split(corpus.data, random_state=0)
+    >>> lda = LDAGibbs(n_components=3, max_iter=100, random_state=0)
+    >>> lda = lda.fit(split.X_train)
+    >>> ll = heldout_log_likelihood(lda, split.X_observed, split.X_test)
+    >>> bool(ll < 0)
+    True
+    """
+    ll, _ = _estimator_log_likelihood(
+        estimator, X_observed, X_test, groups, "heldout_log_likelihood"
+    )
+    return float(ll)
+
+
+def perplexity(estimator, X_observed, X_test, groups=None):
+    """Per-token perplexity of test tokens given observed tokens (document completion).
+
+    ``exp(-heldout_log_likelihood(...) / n_test_tokens)``, the paper's eq.
+    (c-lda-perplexity) with ``theta_d`` inferred from each document's
+    observed tokens by ``estimator.transform`` (fold-in, topics held
+    fixed) and ``phi`` the row-normalized ``estimator.components_``. It
+    works the same for every model, so it compares
+    :class:`~sklearn_clda.LDAGibbs`, :class:`~sklearn_clda.CompoundLDA`
+    and :class:`~sklearn.decomposition.LatentDirichletAllocation` fits.
+
+    Parameters
+    ----------
+    estimator : fitted estimator
+        A fitted topic model with ``components_`` and ``transform``.
+
+    X_observed : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Observed tokens of the documents, passed to ``transform``.
+
+    X_test : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Test tokens of the same documents.
+
+    groups : array-like of shape (n_samples,), default=None
+        Collection labels, passed to ``transform`` only if it accepts
+        ``groups`` (:class:`~sklearn_clda.CompoundLDA`).
+
+    Returns
+    -------
+    perplexity : float
+        Lower is better; ``inf`` if a test token has probability zero.
+
+    See Also
+    --------
+    heldout_log_likelihood : The summed log-likelihood.
+    perplexity_from_estimates : From given ``theta`` and topics, e.g. the
+        sampler's estimates of documents that were part of training.
+    doc_completion_split : Builds ``X_observed`` and ``X_test``.
+
+    Notes
+    -----
+    **Fold-in protocol** (this function): the held-out documents are not
+    part of training; fit on the training documents only,
+    ``split.X_train[:len(split.train_index)]``, or on all of
+    ``split.X_train`` (then the observed parts also shape the topics), and
+    call ``perplexity(model, split.X_observed, split.X_test,
+    groups=split.groups_heldout)``.
+
+    **Paper's protocol** (:func:`perplexity_from_estimates`): fit on
+    ``split.X_train``, which contains the observed parts, and use the
+    chain's estimates ``model.doc_topic_[split.heldout_rows]`` instead of
+    re-inferring them.
+
+    The estimators' own ``perplexity(X)`` is a third variant that needs no
+    split: it deals each document of ``X`` into two halves and scores
+    each half given the other.
+
+    Examples
+    --------
+    >>> from sklearn_clda import CompoundLDA
+    >>> from sklearn_clda.datasets import make_compound_corpus
+    >>> from sklearn_clda.metrics import doc_completion_split, perplexity
+    >>> corpus = make_compound_corpus(n_topics=3, n_features=40,
+    ...                               docs_per_collection=40, doc_length=60,
+    ...                               random_state=0)
+    >>> split = doc_completion_split(corpus.data, corpus.groups, random_state=0)
+    >>> n_train = len(split.train_index)
+    >>> clda = CompoundLDA(n_components=3, max_iter=100, random_state=0)
+    >>> clda = clda.fit(split.X_train[:n_train], groups=split.groups_train[:n_train])
+    >>> score = perplexity(clda, split.X_observed, split.X_test,
+    ...                    groups=split.groups_heldout)
+    >>> bool(1 < score < 40)
+    True
+    """
+    caller = "perplexity"
+    ll, n_tokens = _estimator_log_likelihood(estimator, X_observed, X_test, groups, caller)
+    return _perplexity_value(ll, n_tokens, caller)
