@@ -179,10 +179,18 @@ def check_group_labels(groups, n_samples, *, method):
         Labels as a NumPy array (integer or unicode dtype, or object when
         the input mixes comparable types).
     """
-    if isinstance(groups, (str, bytes)) or np.ndim(groups) == 0:
+    if isinstance(groups, (str, bytes)) or np.isscalar(groups) or (
+        isinstance(groups, np.ndarray) and groups.ndim == 0
+    ):
         raise ValueError(
             f"groups passed to {method} must be array-like with one label per "
             f"document, got a scalar {groups!r}."
+        )
+    if isinstance(groups, (set, frozenset, dict)) or not hasattr(groups, "__len__"):
+        raise ValueError(
+            f"groups passed to {method} must be an ordered array-like (list, "
+            f"ndarray or pandas Series) with one label per document, got "
+            f"{type(groups).__name__}."
         )
     values = getattr(groups, "to_numpy", None)
     arr = np.asarray(values() if callable(values) else list(groups), dtype=object)
@@ -214,5 +222,11 @@ def check_group_labels(groups, n_samples, *, method):
             f"groups passed to {method} mixes str and int labels; use one type."
         )
     if kinds == {"int"}:
-        return arr.astype(np.int64)
+        try:
+            return arr.astype(np.int64)
+        except OverflowError as exc:
+            raise ValueError(
+                f"groups passed to {method} has integer labels outside the int64 "
+                "range; use smaller integers or strings."
+            ) from exc
     return arr.astype(str)

@@ -378,3 +378,17 @@ def test_check_group_labels_mixed_types_raise():
 def test_check_group_labels_floats_raise(groups):
     with pytest.raises(ValueError, match="str or int"):
         check_group_labels(groups, 3, method="fit")
+
+
+@pytest.mark.parametrize(
+    "groups, match",
+    [
+        (set(range(3)), "ordered array-like"),
+        ({"a": 1, "b": 2, "c": 3}, "ordered array-like"),
+        ((i for i in range(3)), "ordered array-like"),
+        ([2**70] * 3, "int64 range"),
+    ],
+)
+def test_check_group_labels_unordered_or_huge_labels(groups, match):
+    with pytest.raises(ValueError, match=match):
+        check_group_labels(groups, 3, method="fit")
