@@ -1,0 +1,39 @@
+"""Plotting displays for fitted topic models, in scikit-learn's Display style.
+
+Each display holds the values to plot, draws them with ``plot(ax=None,
+...)`` (which returns the display, with the matplotlib artists as
+attributes ``ax_`` or ``axes_``, ``figure_``, ...) and is usually built
+with a ``from_estimator`` class method:
+
+- :class:`CollectionTopicDisplay`: topic proportions of each collection of a
+  :class:`~sklearn_clda.CompoundLDA`, as grouped bars with posterior
+  intervals or as a heatmap;
+- :class:`TopicWordsDisplay`: the top words of each topic;
+- :class:`PiTraceDisplay`: trace plots and autocorrelations of the kept
+  draws of the collection mixtures;
+- :class:`PerplexityDisplay`: held-out perplexity (or any score) against
+  the number of topics for several models, from results, a grid search's
+  ``cv_results_`` or by fitting the models;
+- :class:`TraceDisplay`: log-likelihood and learned priors against the
+  Gibbs sweep;
+- :func:`autocorrelation`: the sample autocorrelation of a chain.
+
+matplotlib is imported only when something is drawn (``pip install
+matplotlib``); :func:`autocorrelation` needs only NumPy.
+"""
+
+from ._acf import autocorrelation
+from ._collection_topic import CollectionTopicDisplay
+from ._perplexity import PerplexityDisplay
+from ._pi_trace import PiTraceDisplay
+from ._topic_words import TopicWordsDisplay
+from ._trace import TraceDisplay
+
+__all__ = [
+    "CollectionTopicDisplay",
+    "PerplexityDisplay",
+    "PiTraceDisplay",
+    "TopicWordsDisplay",
+    "TraceDisplay",
+    "autocorrelation",
+]

@@ -1,0 +1,303 @@
+"""Shared helpers of the plotting displays: matplotlib checks, axes, inputs."""
+
+import numbers
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+__all__ = []
+
+#: Number of topics a display picks by default when ``topics=None``.
+DEFAULT_N_TOPICS = 6
+
+
+def check_matplotlib(caller):
+    """Raise an informative ImportError if matplotlib cannot be imported.
+
+    Parameters
+    ----------
+    caller : str
+        Name of the function or method that needs matplotlib, shown in the
+        message.
+    """
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(
+            f"matplotlib is required by {caller} but could not be imported. "
+            "Install it with `pip install matplotlib` (or `pip install "
+            "sklearn-clda[plot]`)."
+        ) from exc
+
+
+def _is_axes(obj):
+    from matplotlib.axes import Axes
+
+    return isinstance(obj, Axes)
+
+
+def single_axes(ax, figsize=None):
+    """Return ``(figure, axes)``: ``ax`` itself, or a new figure's axes."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        fig, ax = plt.subplots(figsize=figsize, layout="constrained")
+        return fig, ax
+    if not _is_axes(ax):
+        raise ValueError(
+            f"ax must be a matplotlib Axes or None, got {type(ax).__name__}."
+        )
+    return ax.figure, ax
+
+
+def axes_grid(ax, n_panels, n_cols, figsize=None, sharex=False, sharey=False):
+    """Axes for ``n_panels`` small multiples laid out in ``n_cols`` columns.
+
+    Parameters
+    ----------
+    ax : None, Axes or array-like of Axes
+        ``None`` creates a new figure. A single Axes is used directly for
+        one panel; for several it is hidden and its area is divided into
+        the grid. An array-like must hold exactly ``n_panels`` Axes.
+
+    Returns
+    -------
+    figure : Figure
+    axes : ndarray of Axes
+        The grid (shape ``(n_rows, n_cols)``, unused cells switched off) or
+        the array passed in, in its own shape.
+    panels : list of Axes
+        The ``n_panels`` axes to draw in, in order.
+    bounding_ax : Axes or None
+        The Axes that was divided into the grid, if any.
+    """
+    import matplotlib.pyplot as plt
+
+    n_cols = max(1, min(int(n_cols), n_panels))
+    n_rows = -(-n_panels // n_cols)
+    if ax is None:
+        fig, axes = plt.subplots(
+            n_rows, n_cols, figsize=figsize, squeeze=False, layout="constrained",
+            sharex=sharex, sharey=sharey,
+        )
+        for extra in axes.ravel()[n_panels:]:
+            extra.set_axis_off()
+        return fig, axes, list(axes.ravel()[:n_panels]), None
+    if _is_axes(ax):
+        if n_panels == 1:
+            return ax.figure, np.array([[ax]], dtype=object), [ax], None
+        spec = ax.get_subplotspec()
+        if spec is None:
+            raise ValueError(
+                f"A single ax can only be divided into {n_panels} panels when "
+                "it was created as a subplot (e.g. by plt.subplots); pass "
+                f"an array of {n_panels} Axes instead."
+            )
+        fig = ax.figure
+        ax.set_axis_off()
+        grid = spec.subgridspec(n_rows, n_cols)
+        axes = np.empty((n_rows, n_cols), dtype=object)
+        for i in range(n_rows):
+            for j in range(n_cols):
+                share_x = axes[0, 0] if sharex and (i or j) else None
+                share_y = axes[0, 0] if sharey and (i or j) else None
+                axes[i, j] = fig.add_subplot(grid[i, j], sharex=share_x, sharey=share_y)
+        for extra in axes.ravel()[n_panels:]:
+            extra.set_axis_off()
+        return fig, axes, list(axes.ravel()[:n_panels]), ax
+    axes = np.asarray(ax, dtype=object)
+    if axes.size != n_panels or not all(_is_axes(a) for a in axes.ravel()):
+        raise ValueError(
+            f"ax must be None, one Axes or an array-like of exactly {n_panels} "
+            f"Axes (one per panel), got {axes.size} object(s)."
+        )
+    return axes.ravel()[0].figure, axes, list(axes.ravel()), None
+
+
+def merge_kw(defaults, user):
+    """``defaults`` updated with the user's keyword dict (which may be None)."""
+    out = dict(defaults)
+    if user:
+        out.update(user)
+    return out
+
+
+def unwrap_estimator(estimator):
+    """Return ``(model, feature_names)`` for an estimator or a Pipeline.
+
+    For a Pipeline the model is the last step and the feature names are
+    those output by the steps before it (e.g. a CountVectorizer's
+    vocabulary), if they can be computed.
+    """
+    from sklearn.pipeline import Pipeline
+
+    if isinstance(estimator, Pipeline):
+        try:
+            names = estimator[:-1].get_feature_names_out()
+        except (AttributeError, TypeError, ValueError):
+            names = None
+        return estimator[-1], names
+    return estimator, None
+
+
+def topic_word_distributions(model, caller):
+    """Row-normalized ``components_`` of a fitted topic model, (K, V)."""
+    check_is_fitted(model, "components_")
+    components = np.asarray(model.components_, dtype=np.float64)
+    if components.ndim != 2:
+        raise ValueError(
+            f"{caller} needs components_ of shape (n_components, n_features), "
+            f"got shape {components.shape}."
+        )
+    totals = components.sum(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(totals > 0, components / totals, 0.0)
+
+
+def resolve_feature_names(model, feature_names, pipeline_names, n_features):
+    """The vocabulary to label topics with, or None if none is known."""
+    if feature_names is None:
+        feature_names = pipeline_names
+    if feature_names is None:
+        feature_names = getattr(model, "feature_names_in_", None)
+    if feature_names is None:
+        return None
+    names = np.asarray(feature_names, dtype=object).ravel()
+    if names.shape[0] != n_features:
+        raise ValueError(
+            f"feature_names has {names.shape[0]} entries but the model has "
+            f"{n_features} features (columns of components_)."
+        )
+    return np.array([str(name) for name in names], dtype=object)
+
+
+def top_words(phi, topics, feature_names, n_words):
+    """Indices, names and probabilities of the top words of the given topics."""
+    n_words = min(int(n_words), phi.shape[1])
+    index = np.argsort(-phi[topics], axis=1, kind="stable")[:, :n_words]
+    weights = np.take_along_axis(phi[topics], index, axis=1)
+    if feature_names is None:
+        names = np.array([[f"word {i}" for i in row] for row in index], dtype=object)
+    else:
+        names = feature_names[index]
+    return index, names, weights
+
+
+def check_positive_int(value, name, minimum=1):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
+    return int(value)
+
+
+def check_topics(topics, n_components, name="topics"):
+    """Validate topic indices: 1-D unique integers in ``0..n_components-1``."""
+    arr = np.asarray(topics)
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(
+            f"{name} must be a non-empty list of topic indices, got {topics!r}."
+        )
+    if arr.dtype.kind not in "iu":
+        raise ValueError(
+            f"{name} must hold integer topic indices, got {topics!r}."
+        )
+    bad = arr[(arr < 0) | (arr >= n_components)]
+    if bad.size:
+        raise ValueError(
+            f"{name} contains topic index {int(bad[0])}, out of range for a "
+            f"model with {n_components} topics (valid: 0..{n_components - 1})."
+        )
+    if np.unique(arr).size != arr.size:
+        raise ValueError(f"{name} contains repeated topic indices: {arr.tolist()}.")
+    return arr.astype(np.intp)
+
+
+def check_interval(interval):
+    """``interval`` must be None or a probability strictly between 0 and 1."""
+    if interval is None:
+        return None
+    if (
+        isinstance(interval, (bool, np.bool_))
+        or not isinstance(interval, numbers.Real)
+        or not 0 < interval < 1
+    ):
+        raise ValueError(
+            "interval must be a probability strictly between 0 and 1 (e.g. "
+            f"0.9 for a 90% interval) or None, got {interval!r}."
+        )
+    return float(interval)
+
+
+def check_kind(kind, allowed, caller):
+    if kind not in allowed:
+        raise ValueError(
+            f"{caller}: kind must be one of {list(allowed)}, got {kind!r}."
+        )
+    return kind
+
+
+def select_topics(pi, n_topics):
+    """The ``n_topics`` topics whose collection proportions differ most.
+
+    ``pi`` has shape (n_collections, n_components). Topics are ranked by
+    their spread across collections (max - min) and ties, e.g. with a
+    single collection where every spread is 0, by their mean proportion.
+    """
+    spread = pi.max(axis=0) - pi.min(axis=0)
+    mean = pi.mean(axis=0)
+    order = np.lexsort((-mean, -spread))
+    return order[: min(n_topics, pi.shape[1])].astype(np.intp)
+
+
+def collection_labels(model):
+    """Labels of a fitted CompoundLDA's collections; ``["all"]`` without groups."""
+    groups = getattr(model, "groups_", None)
+    if groups is None:
+        return np.array(["all"], dtype=object)
+    return np.asarray(groups, dtype=object)
+
+
+def check_collections(model, collections):
+    """Positions (into ``collection_topic_``) and labels of chosen collections."""
+    labels = collection_labels(model)
+    if collections is None:
+        return np.arange(labels.shape[0]), labels
+    if isinstance(collections, str) or np.ndim(collections) == 0:
+        collections = [collections]
+    positions = []
+    for value in collections:
+        hits = [i for i, label in enumerate(labels) if label == value]
+        if not hits:
+            raise ValueError(
+                f"Unknown collection {value!r}; collections are given by the "
+                f"labels in groups_: {labels.tolist()}."
+            )
+        positions.append(hits[0])
+    if not positions:
+        raise ValueError("collections must name at least one collection.")
+    if len(set(positions)) != len(positions):
+        raise ValueError(f"collections contains repeated labels: {list(collections)}.")
+    positions = np.asarray(positions, dtype=np.intp)
+    return positions, labels[positions]
+
+
+def check_clda(model, caller):
+    """``model`` must be a fitted CompoundLDA (has collection_topic_samples_)."""
+    if not hasattr(model, "fit"):
+        raise ValueError(f"{caller} needs a fitted estimator, got {type(model).__name__}.")
+    check_is_fitted(model, "components_")
+    if not hasattr(model, "collection_topic_samples_"):
+        raise ValueError(
+            f"{caller} needs a fitted CompoundLDA (an estimator with "
+            f"collection_topic_samples_), got {type(model).__name__}."
+        )
+    return np.asarray(model.collection_topic_samples_, dtype=np.float64)
+
+
+def text_color_for(rgba):
+    """Black or white, whichever reads better on a cell of colour ``rgba``."""
+    r, g, b = rgba[:3]
+    return "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white"

@@ -1,0 +1,484 @@
+"""Topic proportions of the collections of a fitted CompoundLDA."""
+
+import numpy as np
+
+from ._base import (
+    DEFAULT_N_TOPICS,
+    check_clda,
+    check_interval,
+    check_kind,
+    check_matplotlib,
+    check_positive_int,
+    check_topics,
+    collection_labels,
+    merge_kw,
+    resolve_feature_names,
+    select_topics,
+    single_axes,
+    text_color_for,
+    topic_word_distributions,
+    unwrap_estimator,
+)
+from ._base import top_words as _top_words
+
+__all__ = ["CollectionTopicDisplay"]
+
+_KINDS = ("bars", "heatmap")
+
+
+class CollectionTopicDisplay:
+    """Collection topic proportions ``pi_j`` of a compound LDA model.
+
+    Two views of the estimated mixtures (``collection_topic_``): grouped
+    bars of a few topics with one bar per collection and posterior
+    intervals as error bars (the paper's Figure 1), or a heatmap of every
+    topic in every collection.
+
+    Use :meth:`from_estimator` to build it from a fitted
+    :class:`~sklearn_clda.CompoundLDA`; the constructor takes precomputed
+    values. All attributes are set in :meth:`plot`.
+
+    Parameters
+    ----------
+    proportions : ndarray of shape (n_collections, n_topics)
+        Estimated proportion of each shown topic in each collection.
+
+    lower : ndarray of shape (n_collections, n_topics), default=None
+        Lower ends of the posterior intervals; ``None`` draws no intervals.
+
+    upper : ndarray of shape (n_collections, n_topics), default=None
+        Upper ends of the posterior intervals.
+
+    topics : array-like of int of shape (n_topics,), default=None
+        Model indices of the shown topics, used in the default labels.
+        ``None`` means ``0..n_topics-1``.
+
+    topic_labels : list of str of shape (n_topics,), default=None
+        Topic names. ``None`` means ``"Topic k"``.
+
+    topic_words : list of list of str, default=None
+        Top words of each shown topic, appended to its label.
+
+    collection_labels : list of str of shape (n_collections,), default=None
+        Collection names. ``None`` means ``"0".."n_collections-1"``.
+
+    interval : float, default=None
+        Probability mass of the intervals, only used in the title.
+
+    kind : {"bars", "heatmap"}, default="bars"
+        View drawn by :meth:`plot` when its ``kind`` is not given.
+
+    Attributes
+    ----------
+    ax_ : matplotlib Axes
+        Axes with the plot.
+
+    figure_ : matplotlib Figure
+        Figure containing the plot.
+
+    bars_ : list of matplotlib BarContainer or None
+        ``kind="bars"``: one container per collection, with one bar per
+        topic.
+
+    errorbars_ : list of matplotlib ErrorbarContainer or None
+        ``kind="bars"`` with intervals: one container per collection.
+
+    legend_ : matplotlib Legend or None
+        ``kind="bars"``: the legend of the collections.
+
+    im_ : matplotlib AxesImage or None
+        ``kind="heatmap"``: the image of the topics x collections matrix.
+
+    colorbar_ : matplotlib Colorbar or None
+        ``kind="heatmap"``: the colorbar.
+
+    text_ : ndarray of shape (n_topics, n_collections) of Text or None
+        ``kind="heatmap"`` with annotations: the cell labels.
+
+    See Also
+    --------
+    PiTraceDisplay : Trace and autocorrelation plots of the draws of ``pi``.
+    TopicWordsDisplay : Top words of each topic.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> from sklearn_clda import CompoundLDA
+    >>> from sklearn_clda.datasets import make_compound_corpus
+    >>> from sklearn_clda.plotting import CollectionTopicDisplay
+    >>> corpus = make_compound_corpus(n_topics=4, n_features=30, n_collections=3,
+    ...                               docs_per_collection=30, doc_length=40,
+    ...                               random_state=0)
+    >>> clda = CompoundLDA(n_components=4, max_iter=100, thin=2, random_state=0)
+    >>> clda = clda.fit(corpus.data, groups=corpus.groups)
+    >>> disp = CollectionTopicDisplay.from_estimator(clda, interval=0.9)
+    >>> len(disp.bars_)  # one bar container per collection
+    3
+    >>> disp = CollectionTopicDisplay.from_estimator(clda, kind="heatmap")
+    >>> disp.im_.get_array().shape  # topics x collections
+    (4, 3)
+    >>> plt.close("all")
+    """
+
+    def __init__(
+        self,
+        proportions,
+        *,
+        lower=None,
+        upper=None,
+        topics=None,
+        topic_labels=None,
+        topic_words=None,
+        collection_labels=None,
+        interval=None,
+        kind="bars",
+    ):
+        self.proportions = proportions
+        self.lower = lower
+        self.upper = upper
+        self.topics = topics
+        self.topic_labels = topic_labels
+        self.topic_words = topic_words
+        self.collection_labels = collection_labels
+        self.interval = interval
+        self.kind = kind
+
+    # ---------------------------------------------------------------- labels
+    def _labels(self, n_collections, n_topics):
+        topics = np.arange(n_topics) if self.topics is None else np.asarray(self.topics)
+        if self.topic_labels is None:
+            names = [f"Topic {k}" for k in topics]
+        else:
+            names = [str(name) for name in self.topic_labels]
+        if len(names) != n_topics:
+            raise ValueError(
+                f"topic_labels has {len(names)} entries for {n_topics} topics."
+            )
+        if self.collection_labels is None:
+            collections = [str(j) for j in range(n_collections)]
+        else:
+            collections = [str(name) for name in self.collection_labels]
+        if len(collections) != n_collections:
+            raise ValueError(
+                f"collection_labels has {len(collections)} entries for "
+                f"{n_collections} collections."
+            )
+        words = self.topic_words
+        if words is not None and len(words) != n_topics:
+            raise ValueError(f"topic_words has {len(words)} entries for {n_topics} topics.")
+        return names, collections, words
+
+    # ------------------------------------------------------------------ plot
+    def plot(
+        self,
+        ax=None,
+        *,
+        kind=None,
+        bar_kw=None,
+        errorbar_kw=None,
+        legend=True,
+        cmap="Blues",
+        colorbar=True,
+        annotate="auto",
+        values_format=".0%",
+        imshow_kw=None,
+        text_kw=None,
+    ):
+        """Plot the collection topic proportions.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Axes to draw on. ``None`` creates a new figure sized to the
+            number of topics and collections.
+
+        kind : {"bars", "heatmap"}, default=None
+            ``"bars"``: for each topic a group of bars, one per collection,
+            with the intervals as error bars. ``"heatmap"``: a topics x
+            collections image with a colorbar. ``None`` uses ``self.kind``.
+
+        bar_kw : dict, default=None
+            Keyword arguments of :meth:`matplotlib.axes.Axes.bar`.
+
+        errorbar_kw : dict, default=None
+            Keyword arguments of :meth:`matplotlib.axes.Axes.errorbar`.
+
+        legend : bool, default=True
+            Whether to add a legend of the collections (bars).
+
+        cmap : str or matplotlib Colormap, default="Blues"
+            Colormap of the heatmap.
+
+        colorbar : bool, default=True
+            Whether to add a colorbar to the heatmap.
+
+        annotate : bool or "auto", default="auto"
+            Whether to write each proportion in its heatmap cell. ``"auto"``
+            annotates when there are at most 40 topics and 300 cells.
+
+        values_format : str, default=".0%"
+            Format specification of the annotations.
+
+        imshow_kw : dict, default=None
+            Keyword arguments of :meth:`matplotlib.axes.Axes.imshow`.
+
+        text_kw : dict, default=None
+            Keyword arguments of :meth:`matplotlib.axes.Axes.text` for the
+            annotations.
+
+        Returns
+        -------
+        display : CollectionTopicDisplay
+            The display, with the artists stored as attributes.
+        """
+        check_matplotlib(f"{type(self).__name__}.plot")
+        kind = check_kind(self.kind if kind is None else kind, _KINDS, type(self).__name__)
+        props = np.atleast_2d(np.asarray(self.proportions, dtype=np.float64))
+        n_collections, n_topics = props.shape
+        names, collections, words = self._labels(n_collections, n_topics)
+
+        self.bars_ = self.errorbars_ = self.legend_ = None
+        self.im_ = self.colorbar_ = self.text_ = None
+        if kind == "bars":
+            self._plot_bars(ax, props, names, collections, words, bar_kw,
+                            errorbar_kw, legend)
+        else:
+            self._plot_heatmap(ax, props, names, collections, words, cmap,
+                               colorbar, annotate, values_format, imshow_kw, text_kw)
+        return self
+
+    def _plot_bars(self, ax, props, names, collections, words, bar_kw, errorbar_kw,
+                   legend):
+        n_collections, n_topics = props.shape
+        n_lines = 1 + (max(len(w) for w in words) if words else 0)
+        fig, ax = single_axes(
+            ax, figsize=(max(6.4, 1.2 * n_topics + 2.0), 4.0 + 0.18 * n_lines)
+        )
+        if words:
+            ticklabels = ["\n".join([name, *map(str, w)]) for name, w in zip(names, words)]
+        else:
+            ticklabels = names
+        x = np.arange(n_topics)
+        width = 0.8 / n_collections
+        has_interval = self.lower is not None and self.upper is not None
+        if has_interval:
+            lower = np.atleast_2d(np.asarray(self.lower, dtype=np.float64))
+            upper = np.atleast_2d(np.asarray(self.upper, dtype=np.float64))
+            if lower.shape != props.shape or upper.shape != props.shape:
+                raise ValueError(
+                    f"lower and upper must have the shape of proportions "
+                    f"{props.shape}, got {lower.shape} and {upper.shape}."
+                )
+
+        self.bars_ = []
+        self.errorbars_ = [] if has_interval else None
+        for j in range(n_collections):
+            pos = x + (j - (n_collections - 1) / 2) * width
+            bars = ax.bar(
+                pos, props[j], width,
+                **merge_kw({"label": collections[j], "zorder": 2}, bar_kw),
+            )
+            self.bars_.append(bars)
+            if has_interval:
+                # A posterior mean can fall outside a narrow equal-tailed
+                # interval of a skewed posterior: clip the arms at zero.
+                yerr = np.vstack([
+                    np.maximum(props[j] - lower[j], 0.0),
+                    np.maximum(upper[j] - props[j], 0.0),
+                ])
+                err = ax.errorbar(
+                    pos, props[j], yerr=yerr,
+                    **merge_kw(
+                        {"fmt": "none", "ecolor": "0.2", "elinewidth": 1.0,
+                         "capsize": max(1.5, 6.0 * width), "zorder": 3},
+                        errorbar_kw,
+                    ),
+                )
+                self.errorbars_.append(err)
+        ax.set_xticks(x, ticklabels)
+        ax.set_xlim(-0.6, n_topics - 0.4)
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel("Topic proportion")
+        ax.yaxis.grid(True, color="0.9", zorder=0)
+        ax.set_axisbelow(True)
+        title = "Topic proportions" + (" by collection" if n_collections > 1 else "")
+        if has_interval and self.interval is not None:
+            title += f" ({self.interval:.0%} posterior intervals)"
+        ax.set_title(title)
+        if legend:
+            self.legend_ = ax.legend(
+                title="Collection", loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                frameon=False,
+            )
+        self.ax_ = ax
+        self.figure_ = fig
+
+    def _plot_heatmap(self, ax, props, names, collections, words, cmap, colorbar,
+                      annotate, values_format, imshow_kw, text_kw):
+        from matplotlib.ticker import PercentFormatter
+
+        n_collections, n_topics = props.shape
+        if words:
+            ticklabels = [f"{name}: {' '.join(map(str, w))}" for name, w in zip(names, words)]
+        else:
+            ticklabels = names
+        longest = max(len(label) for label in ticklabels)
+        fig, ax = single_axes(
+            ax,
+            figsize=(
+                max(4.5, 0.9 * n_collections + 0.075 * longest + 2.5),
+                max(3.0, 0.3 * n_topics + 1.6),
+            ),
+        )
+        matrix = props.T
+        vmax = float(np.nanmax(matrix)) if matrix.size else 1.0
+        im = ax.imshow(
+            matrix,
+            **merge_kw(
+                {"cmap": cmap, "aspect": "auto", "interpolation": "nearest",
+                 "vmin": 0.0, "vmax": vmax if vmax > 0 else 1.0},
+                imshow_kw,
+            ),
+        )
+        ax.set_xticks(np.arange(n_collections), collections)
+        ax.set_yticks(np.arange(n_topics), ticklabels)
+        ax.set_xlabel("Collection")
+        ax.tick_params(length=0)
+        for side in ("top", "right", "bottom", "left"):
+            ax.spines[side].set_visible(False)
+        ax.set_title("Topic proportions by collection")
+        if colorbar:
+            self.colorbar_ = fig.colorbar(im, ax=ax, label="Topic proportion")
+            if values_format.endswith("%"):
+                self.colorbar_.formatter = PercentFormatter(xmax=1.0, decimals=0)
+        if annotate == "auto":
+            annotate = n_topics <= 40 and matrix.size <= 300
+        if annotate:
+            self.text_ = np.empty(matrix.shape, dtype=object)
+            for i in range(n_topics):
+                for j in range(n_collections):
+                    value = matrix[i, j]
+                    color = text_color_for(im.cmap(im.norm(value)))
+                    self.text_[i, j] = ax.text(
+                        j, i, format(value, values_format),
+                        **merge_kw(
+                            {"ha": "center", "va": "center", "color": color,
+                             "fontsize": "small"},
+                            text_kw,
+                        ),
+                    )
+        self.im_ = im
+        self.ax_ = ax
+        self.figure_ = fig
+
+    # ---------------------------------------------------------- constructors
+    @classmethod
+    def from_estimator(
+        cls,
+        estimator,
+        *,
+        topics=None,
+        kind="bars",
+        interval=0.9,
+        feature_names=None,
+        top_words=3,
+        n_topics=DEFAULT_N_TOPICS,
+        ax=None,
+        **plot_kw,
+    ):
+        """Plot the collection topic proportions of a fitted CompoundLDA.
+
+        Parameters
+        ----------
+        estimator : CompoundLDA or Pipeline
+            A fitted :class:`~sklearn_clda.CompoundLDA`, or a fitted
+            Pipeline ending with one (the vocabulary is then taken from the
+            steps before it, e.g. a CountVectorizer).
+
+        topics : array-like of int, default=None
+            Indices of the topics to show, in this order. ``None`` shows,
+            for ``kind="bars"``, the ``n_topics`` topics whose proportions
+            differ most across collections (largest max - min spread; with
+            one collection, the largest proportions) and, for
+            ``kind="heatmap"``, every topic.
+
+        kind : {"bars", "heatmap"}, default="bars"
+            ``"bars"``: grouped bars of the chosen topics, one bar per
+            collection, with posterior intervals. ``"heatmap"``: the topics
+            x collections matrix.
+
+        interval : float or None, default=0.9
+            Mass of the equal-tailed posterior intervals, computed from the
+            kept draws ``collection_topic_samples_`` (e.g. 0.9: from the 5%
+            to the 95% quantile). ``None`` draws no intervals. With few kept
+            draws the intervals are rough; keep more (larger ``max_iter`` or
+            smaller ``thin``) for reliable ones.
+
+        feature_names : array-like of str of shape (n_features,), default=None
+            Vocabulary used to add each topic's top words to its label.
+            ``None`` uses the Pipeline's vocabulary or the estimator's
+            ``feature_names_in_`` when available, and no words otherwise.
+
+        top_words : int, default=3
+            Number of top words in each topic label (0 for none).
+
+        n_topics : int, default=6
+            Number of topics chosen when ``topics=None`` and
+            ``kind="bars"``.
+
+        ax : matplotlib Axes, default=None
+            Axes to draw on; ``None`` creates a new figure.
+
+        **plot_kw : dict
+            Further keyword arguments of :meth:`plot`.
+
+        Returns
+        -------
+        display : CollectionTopicDisplay
+            The plotted display.
+        """
+        caller = f"{cls.__name__}.from_estimator"
+        check_matplotlib(caller)
+        check_kind(kind, _KINDS, caller)
+        interval = check_interval(interval)
+        top_words = check_positive_int(top_words, "top_words", minimum=0)
+        model, pipeline_names = unwrap_estimator(estimator)
+        samples = check_clda(model, caller)
+        pi = np.asarray(model.collection_topic_, dtype=np.float64)
+        n_components = pi.shape[1]
+        if topics is None:
+            if kind == "bars":
+                n_topics = check_positive_int(n_topics, "n_topics")
+                topics = select_topics(pi, n_topics)
+            else:
+                topics = np.arange(n_components)
+        else:
+            topics = check_topics(topics, n_components)
+
+        lower = upper = None
+        if interval is not None:
+            tail = (1.0 - interval) / 2.0
+            lower, upper = np.quantile(samples[:, :, topics], [tail, 1.0 - tail], axis=0)
+
+        words = None
+        if top_words:
+            phi = topic_word_distributions(model, caller)
+            names = resolve_feature_names(model, feature_names, pipeline_names, phi.shape[1])
+            if names is not None:
+                _, word_names, _ = _top_words(phi, topics, names, top_words)
+                words = [list(row) for row in word_names]
+
+        display = cls(
+            pi[:, topics],
+            lower=lower,
+            upper=upper,
+            topics=topics,
+            topic_words=words,
+            collection_labels=collection_labels(model),
+            interval=interval,
+            kind=kind,
+        )
+        return display.plot(ax=ax, **plot_kw)
+

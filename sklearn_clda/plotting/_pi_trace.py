@@ -1,0 +1,373 @@
+"""Trace and autocorrelation plots of the kept draws of the collection mixtures."""
+
+import numpy as np
+
+from ._acf import autocorrelation
+from ._base import (
+    axes_grid,
+    check_clda,
+    check_collections,
+    check_kind,
+    check_matplotlib,
+    check_positive_int,
+    check_topics,
+    merge_kw,
+    select_topics,
+    unwrap_estimator,
+)
+
+__all__ = ["PiTraceDisplay"]
+
+_KINDS = ("trace", "acf")
+_DEFAULT_N_TOPICS = 5
+
+
+def _kept_iterations(model, n_draws):
+    """Sweep numbers of the kept draws, or None if they cannot be told."""
+    burn_in = getattr(model, "burn_in_", None)
+    thin = getattr(model, "thin", None)
+    n_iter = getattr(model, "n_iter_", None)
+    if burn_in is None or thin is None or n_iter is None:
+        return None
+    iterations = burn_in + thin * np.arange(1, n_draws + 1)
+    if iterations[-1] > n_iter:
+        return None
+    return iterations
+
+
+class PiTraceDisplay:
+    """Trace plots or autocorrelations of the draws of ``pi``.
+
+    One panel per collection, one line per topic: either the kept draws of
+    the collection's topic proportion against the sweep (``kind="trace"``,
+    to see the chain move and settle) or their sample autocorrelation
+    against the lag (``kind="acf"``, to see how fast the chain mixes).
+
+    Use :meth:`from_estimator` to build it from a fitted
+    :class:`~sklearn_clda.CompoundLDA`; the constructor takes precomputed
+    values. All attributes are set in :meth:`plot`.
+
+    Parameters
+    ----------
+    samples : ndarray of shape (n_draws, n_collections, n_topics)
+        Draws of the shown topics' proportions in the shown collections.
+
+    iterations : ndarray of shape (n_draws,), default=None
+        Sweep of each draw, the x axis of the traces. ``None`` numbers the
+        draws ``0..n_draws-1``.
+
+    topics : array-like of int of shape (n_topics,), default=None
+        Model indices of the shown topics, used in the default labels.
+
+    topic_labels : list of str of shape (n_topics,), default=None
+        Line labels. ``None`` means ``"Topic k"``.
+
+    collection_labels : list of str of shape (n_collections,), default=None
+        Collection names, in the panel titles ``"Collection <name>"``.
+        ``None`` means ``"0".."n_collections-1"``.
+
+    kind : {"trace", "acf"}, default="trace"
+        View drawn by :meth:`plot` when its ``kind`` is not given.
+
+    max_lag : int, default=50
+        Largest lag of the autocorrelations (clipped to ``n_draws - 1``).
+
+    Attributes
+    ----------
+    axes_ : ndarray of matplotlib Axes
+        The panels: of shape ``(n_rows, n_cols)`` (extra cells switched
+        off) or the shape of the ``ax`` passed.
+
+    bounding_ax_ : matplotlib Axes or None
+        The single Axes passed as ``ax`` and divided into the grid, if any.
+
+    lines_ : ndarray of shape (n_collections, n_topics) of Line2D
+        The line of each topic in each collection's panel.
+
+    acf_ : ndarray of shape (n_lags, n_collections, n_topics) or None
+        ``kind="acf"``: the plotted autocorrelations (lag 0 first).
+
+    legend_ : matplotlib Legend or None
+        The legend of the topics.
+
+    figure_ : matplotlib Figure
+        Figure containing the panels.
+
+    See Also
+    --------
+    autocorrelation : The sample autocorrelation function used here.
+    TraceDisplay : Log-likelihood and priors against the sweep.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> from sklearn_clda import CompoundLDA
+    >>> from sklearn_clda.datasets import make_compound_corpus
+    >>> from sklearn_clda.plotting import PiTraceDisplay
+    >>> corpus = make_compound_corpus(n_topics=4, n_features=30, n_collections=3,
+    ...                               docs_per_collection=30, doc_length=40,
+    ...                               random_state=0)
+    >>> clda = CompoundLDA(n_components=4, max_iter=200, thin=1, random_state=0)
+    >>> clda = clda.fit(corpus.data, groups=corpus.groups)
+    >>> disp = PiTraceDisplay.from_estimator(clda, topics=[0, 2], collections=[0, 1])
+    >>> disp.lines_.shape  # collections x topics
+    (2, 2)
+    >>> disp = PiTraceDisplay.from_estimator(clda, kind="acf", max_lag=20)
+    >>> disp.acf_.shape  # lags 0..20, 3 collections, 4 topics
+    (21, 3, 4)
+    >>> plt.close("all")
+    """
+
+    def __init__(
+        self,
+        samples,
+        *,
+        iterations=None,
+        topics=None,
+        topic_labels=None,
+        collection_labels=None,
+        kind="trace",
+        max_lag=50,
+    ):
+        self.samples = samples
+        self.iterations = iterations
+        self.topics = topics
+        self.topic_labels = topic_labels
+        self.collection_labels = collection_labels
+        self.kind = kind
+        self.max_lag = max_lag
+
+    def plot(
+        self,
+        ax=None,
+        *,
+        kind=None,
+        max_lag=None,
+        n_cols=None,
+        line_kw=None,
+        legend=True,
+        confidence_band=True,
+        figsize=None,
+    ):
+        """Plot the traces or autocorrelations.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes or array-like of Axes, default=None
+            ``None`` creates a new figure. One Axes (created as a subplot)
+            is divided into one panel per collection; an array-like gives
+            one Axes per collection.
+
+        kind : {"trace", "acf"}, default=None
+            ``None`` uses ``self.kind``.
+
+        max_lag : int, default=None
+            Largest lag for ``kind="acf"``; ``None`` uses ``self.max_lag``.
+
+        n_cols : int, default=None
+            Number of columns of the grid; ``None`` means
+            ``min(2, n_collections)``.
+
+        line_kw : dict, default=None
+            Keyword arguments of :meth:`matplotlib.axes.Axes.plot`.
+
+        legend : bool, default=True
+            Whether to add a legend of the topics (to the first panel).
+
+        confidence_band : bool, default=True
+            ``kind="acf"``: shade ``+-1.96 / sqrt(n_draws)``, the range in
+            which about 95% of the autocorrelations of independent draws
+            fall.
+
+        figsize : tuple of float, default=None
+            Size of a new figure; ``None`` sizes it to the grid.
+
+        Returns
+        -------
+        display : PiTraceDisplay
+            The display, with the artists stored as attributes.
+        """
+        check_matplotlib(f"{type(self).__name__}.plot")
+        from matplotlib.ticker import MaxNLocator
+
+        kind = check_kind(self.kind if kind is None else kind, _KINDS, type(self).__name__)
+        samples = np.asarray(self.samples, dtype=np.float64)
+        if samples.ndim != 3:
+            raise ValueError(
+                "samples must have shape (n_draws, n_collections, n_topics), "
+                f"got {samples.shape}."
+            )
+        n_draws, n_collections, n_topics = samples.shape
+        topics = np.arange(n_topics) if self.topics is None else np.asarray(self.topics)
+        labels = (
+            [f"Topic {k}" for k in topics] if self.topic_labels is None
+            else [str(label) for label in self.topic_labels]
+        )
+        titles = (
+            [f"Collection {j}" for j in range(n_collections)]
+            if self.collection_labels is None
+            else [f"Collection {label}" for label in self.collection_labels]
+        )
+        if len(labels) != n_topics or len(titles) != n_collections:
+            raise ValueError(
+                f"Got {len(labels)} topic labels and {len(titles)} collection "
+                f"labels for {n_topics} topics and {n_collections} collections."
+            )
+
+        self.acf_ = None
+        if kind == "acf":
+            max_lag = self.max_lag if max_lag is None else max_lag
+            max_lag = check_positive_int(max_lag, "max_lag")
+            if n_draws < 2:
+                raise ValueError(
+                    "The autocorrelation needs at least 2 kept draws, got "
+                    f"{n_draws}; keep more (larger max_iter or smaller thin)."
+                )
+            self.acf_ = autocorrelation(samples, max_lag=max_lag)
+            x = np.arange(self.acf_.shape[0])
+            values = self.acf_
+            xlabel, ylabel = "Lag (kept draws)", "Autocorrelation"
+            default_line = {"marker": "o", "markersize": 2.5, "linewidth": 1.0}
+        else:
+            if self.iterations is None:
+                x, xlabel = np.arange(n_draws), "Kept draw"
+            else:
+                x, xlabel = np.asarray(self.iterations), "Iteration"
+            values = samples
+            ylabel = "Topic proportion"
+            default_line = {"linewidth": 1.0}
+            if n_draws <= 30:
+                default_line.update(marker="o", markersize=2.5)
+
+        n_cols = (
+            min(2, n_collections) if n_cols is None else check_positive_int(n_cols, "n_cols")
+        )
+        n_cols = min(n_cols, n_collections)
+        n_rows = -(-n_collections // n_cols)
+        if figsize is None:
+            figsize = (4.6 * n_cols + (1.6 if legend else 0.0), 2.6 * n_rows + 0.3)
+        fig, axes, panels, bounding = axes_grid(
+            ax, n_collections, n_cols, figsize=figsize, sharex=True, sharey=True
+        )
+        self.lines_ = np.empty((n_collections, n_topics), dtype=object)
+        for j, panel in enumerate(panels):
+            if kind == "acf":
+                if confidence_band:
+                    band = 1.96 / np.sqrt(n_draws)
+                    panel.axhspan(-band, band, color="0.9", zorder=0, linewidth=0)
+                panel.axhline(0.0, color="0.5", linewidth=0.8, zorder=1)
+            for k in range(n_topics):
+                (line,) = panel.plot(
+                    x, values[:, j, k],
+                    **merge_kw({"color": f"C{k % 10}", "label": labels[k]}, line_kw),
+                )
+                self.lines_[j, k] = line
+            panel.set_title(titles[j])
+            panel.grid(True, color="0.92")
+        # Limits are set once all panels are drawn: set_ylim stops the
+        # autoscaling of every axes sharing y.
+        finite = values[np.isfinite(values)]
+        if kind == "acf":
+            low = min(-0.25, float(finite.min()) - 0.05) if finite.size else -0.25
+            limits = (low, 1.05)
+        else:
+            top = float(finite.max()) if finite.size else 1.0
+            limits = (0.0, top * 1.05 if top > 0 else 1.0)
+        for panel in panels:
+            panel.set_ylim(*limits)
+            if kind == "acf":
+                panel.xaxis.set_major_locator(MaxNLocator(integer=True))
+        for i, panel in enumerate(panels):
+            if i + n_cols >= n_collections:
+                panel.set_xlabel(xlabel)
+            if i % n_cols == 0:
+                panel.set_ylabel(ylabel)
+        self.legend_ = None
+        if legend:
+            if bounding is None and ax is None:
+                # A figure of our own: one legend to the right of the grid.
+                self.legend_ = fig.legend(
+                    handles=list(self.lines_[0]), loc="outside right upper",
+                    title="Topic", frameon=False,
+                )
+            else:
+                self.legend_ = panels[0].legend(fontsize="small")
+        self.axes_ = axes
+        self.bounding_ax_ = bounding
+        self.figure_ = fig
+        return self
+
+    @classmethod
+    def from_estimator(
+        cls,
+        estimator,
+        *,
+        topics=None,
+        collections=None,
+        kind="trace",
+        max_lag=50,
+        ax=None,
+        **plot_kw,
+    ):
+        """Plot the draws of ``pi`` kept by a fitted CompoundLDA.
+
+        Parameters
+        ----------
+        estimator : CompoundLDA or Pipeline
+            A fitted :class:`~sklearn_clda.CompoundLDA` (or a Pipeline
+            ending with one); its ``collection_topic_samples_`` are plotted.
+
+        topics : array-like of int, default=None
+            Indices of the topics to show (one line each). ``None`` shows
+            the 5 topics whose proportions differ most across collections
+            (with one collection: the 5 largest).
+
+        collections : array-like, default=None
+            Labels of the collections to show (one panel each), as in
+            ``groups_``; a model fitted without groups has the single
+            collection ``"all"``. ``None`` shows every collection.
+
+        kind : {"trace", "acf"}, default="trace"
+            ``"trace"``: the draws against the sweep they were kept at.
+            ``"acf"``: their autocorrelation against the lag, counted in
+            kept draws (``thin`` sweeps apart).
+
+        max_lag : int, default=50
+            Largest lag for ``kind="acf"`` (clipped to ``n_draws - 1``).
+
+        ax : matplotlib Axes or array-like of Axes, default=None
+            Where to draw; see :meth:`plot`.
+
+        **plot_kw : dict
+            Further keyword arguments of :meth:`plot`.
+
+        Returns
+        -------
+        display : PiTraceDisplay
+            The plotted display.
+        """
+        caller = f"{cls.__name__}.from_estimator"
+        check_matplotlib(caller)
+        check_kind(kind, _KINDS, caller)
+        max_lag = check_positive_int(max_lag, "max_lag")
+        model, _ = unwrap_estimator(estimator)
+        samples = check_clda(model, caller)
+        n_components = samples.shape[2]
+        if topics is None:
+            topics = select_topics(
+                np.asarray(model.collection_topic_, dtype=np.float64), _DEFAULT_N_TOPICS
+            )
+        else:
+            topics = check_topics(topics, n_components)
+        positions, labels = check_collections(model, collections)
+        display = cls(
+            samples[:, positions][:, :, topics],
+            iterations=_kept_iterations(model, samples.shape[0]),
+            topics=topics,
+            collection_labels=labels,
+            kind=kind,
+            max_lag=max_lag,
+        )
+        return display.plot(ax=ax, **plot_kw)
