@@ -337,12 +337,15 @@ class _BaseGibbsTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         if evaluate:
             record(0)
         self._start_samples(n_docs)
+        sweep_times = np.zeros(self.max_iter)
         with _progress(self.max_iter, self.verbose, type(self).__name__) as bar, sweeper:
             for it in range(1, self.max_iter + 1):
+                t0 = time.perf_counter()
                 tables = sweeper.sweep(self._sweep_prior(), self._eta_value())
                 self._after_sweep(tables, global_rng, state)
                 if learning and burn_in // 2 < it <= burn_in:
                     self._update_priors(state, learned, it in update_sweeps)
+                sweep_times[it - 1] = time.perf_counter() - t0
                 if it > burn_in and (it - burn_in) % self.thin == 0:
                     self._keep_sample(state)
                 if (evaluate and it % self.evaluate_every == 0) or it == self.max_iter:
@@ -356,6 +359,7 @@ class _BaseGibbsTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Ba
         self.trace_ = {k: np.asarray(v) for k, v in trace.items()}
         self.trace_["iteration"] = self.trace_["iteration"].astype(np.int64)
         self.n_tokens_ = state.words.shape[0]
+        self.sweep_times_ = sweep_times
         return self
 
     def _joint_log_likelihood(self, state):
