@@ -55,10 +55,21 @@ def _reference_sweep(s, eta, tables, gen):
             for k in range(K):
                 n = ndk[d, k]
                 if n > 0:
-                    a = prior[g, k]
-                    tables[g, k] += 1 + sum(
-                        gen.random() * (a + l) < a for l in range(1, n)
-                    )
+                    tables[g, k] += _reference_tables(n, prior[g, k], gen)
+
+
+def _reference_tables(n, a, gen):
+    """Antoniak draw by inverting the waiting time, as in ``crp_tables``."""
+    s, l = int(n > 0), 1
+    while l < n:
+        v, surv = gen.random(), 1.0
+        while l < n:
+            surv *= l / (a + l)
+            l += 1
+            if surv < v:
+                s += 1
+                break
+    return s
 
 
 def _reference_block_search(p, r):
@@ -335,3 +346,13 @@ def test_doc_log_likelihood_matches_numpy():
     _sampling.doc_log_likelihood(*_csr_args(X), theta, phi, out)
     expected = (X.toarray() * np.log(theta @ phi.T)).sum(axis=1)
     np.testing.assert_allclose(out, expected, rtol=1e-12)
+
+
+def test_crp_tables_matches_numpy_reference_exactly():
+    rng = np.random.default_rng(7)
+    n = rng.integers(0, 60, size=300).astype(np.int64)
+    a = rng.uniform(0.01, 5.0, size=300)
+    draws = _sampling.crp_tables(n, a, np.random.PCG64(11))
+    gen = np.random.Generator(np.random.PCG64(11))
+    expected = [_reference_tables(int(ni), ai, gen) for ni, ai in zip(n, a)]
+    np.testing.assert_array_equal(draws, expected)
