@@ -1,11 +1,13 @@
 """CompoundLDA: the compound latent Dirichlet allocation model."""
 
+import time
 import warnings
 from numbers import Real
 
 import numpy as np
 from scipy.special import gammaln
 from sklearn.base import _fit_context
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -19,6 +21,7 @@ from ._hyper import (
     update_symmetric,
 )
 from ._mgs import MMALAState
+from ._vem import fit_vem
 from .exceptions import UnseenCollectionWarning
 
 __all__ = ["CompoundLDA"]
@@ -71,14 +74,19 @@ class CompoundLDA(_BaseGibbsTopicModel):
         Symmetric Dirichlet concentration of the topic-word distributions.
         ``None`` means ``1 / n_components``.
 
-    algorithm : {"ags", "mgs"}, default="ags"
-        How ``pi`` is updated inside the Gibbs sampler. ``"ags"``: exact
+    algorithm : {"ags", "mgs", "vem"}, default="ags"
+        Inference algorithm. ``"ags"``: the augmented Gibbs sampler, exact
         Antoniak table counts and ``pi_j ~ Dirichlet(alpha + sum_d s_jdk)``
         (Algorithm gibbs-aux-pi-z), the paper's recommended chain.
-        ``"mgs"``: one Riemann-manifold MALA proposal per collection on the
-        reparametrization ``pi_j = |varphi_j| / sum |varphi_j|`` with
-        metric ``diag(|varphi_j|)^-1`` (Algorithm gibbs-mmala-pi-z). Both
-        leave the same posterior invariant; AGS mixes faster.
+        ``"mgs"``: the same z-sweep with one Riemann-manifold MALA proposal
+        per collection on the reparametrization ``pi_j = |varphi_j| / sum
+        |varphi_j|`` with metric ``diag(|varphi_j|)^-1`` (Algorithm
+        gibbs-mmala-pi-z); both chains leave the same posterior invariant
+        and AGS mixes faster. ``"vem"``: variational EM (Algorithm vem),
+        a deterministic optimization of a lower bound (recorded in
+        ``trace_["elbo"]``); fast per iteration but prone to local optima
+        and biased estimates of ``pi`` (the paper's VEM lands 0.08 and 0.18
+        from the true mixtures where AGS lands within 0.003 and 0.07).
 
     step_size : float, default=0.02
         MGS only: the initial Langevin step ``epsilon``.
@@ -95,7 +103,9 @@ class CompoundLDA(_BaseGibbsTopicModel):
         gem-est-gamma) every ``prior_update_every`` sweeps in the second
         half of burn-in and then held fixed; ``True`` means both.
         ``"alpha"`` is instead sampled every sweep under a Gamma(1, 1)
-        prior (``alpha_`` is then the mean of the kept draws). Learning
+        prior (``alpha_`` is then the mean of the kept draws). With
+        ``algorithm="vem"`` the named priors get the paper's Newton updates
+        after every M-step instead. Learning
         ``eta`` helps on most corpora. Learning ``gamma`` helps when
         documents are long enough to inform their own proportions (tens
         of tokens or more, as in news16, where the paper learns 2.07 at
@@ -106,9 +116,13 @@ class CompoundLDA(_BaseGibbsTopicModel):
     prior_update_every : int, default=10
         Sweeps between Gibbs-EM updates.
 
+    tol : float, default=1e-6
+        VEM only: stop when the relative increase of the lower bound over
+        an EM iteration falls below ``tol``.
+
     max_iter : int, default=1000
         Number of Gibbs sweeps (each sweep redraws every ``z`` and every
-        ``pi_j``).
+        ``pi_j``); for VEM, the maximum number of EM iterations.
 
     burn_in : int, default=None
         Number of initial sweeps whose states are discarded; ``None`` means
@@ -125,11 +139,12 @@ class CompoundLDA(_BaseGibbsTopicModel):
 
     max_doc_update_iter : int, default=100
         Maximum fixed-point iterations per document in ``transform``,
-        ``score`` and ``perplexity``.
+        ``score`` and ``perplexity`` (and in each VEM E-step).
 
     mean_change_tol : float, default=1e-5
         Fold-in tolerance on the mean absolute change of a document's
-        topic proportions.
+        topic proportions (for the VEM E-step: relative to the mean of its
+        variational parameters).
 
     n_jobs : int, default=None
         Number of threads. ``None`` means 1 and ``-1`` all processors.
@@ -164,7 +179,8 @@ class CompoundLDA(_BaseGibbsTopicModel):
 
     collection_topic_samples_ : ndarray of shape (n_samples_kept, n_groups, n_components)
         The kept draws of ``pi`` after burn-in and thinning, for trace
-        plots and posterior intervals.
+        plots and posterior intervals. For VEM, the single point estimate
+        (``n_samples_kept = 1``).
 
     doc_topic_ : ndarray of shape (n_samples_fit, n_components)
         Training documents' topic proportions from the chain,
@@ -278,7 +294,8 @@ class CompoundLDA(_BaseGibbsTopicModel):
         "alpha": [Interval(Real, 0, None, closed="neither")],
         "gamma": [None, Interval(Real, 0, None, closed="neither")],
         "eta": [None, Interval(Real, 0, None, closed="neither")],
-        "algorithm": [StrOptions({"ags", "mgs"})],
+        "algorithm": [StrOptions({"ags", "mgs", "vem"})],
+        "tol": [Interval(Real, 0, None, closed="left")],
         "step_size": [Interval(Real, 0, None, closed="neither")],
         "adapt_step_size": ["boolean"],
         "learn_priors": ["boolean", StrOptions({"eta", "gamma", "alpha"}), list, tuple],
@@ -303,6 +320,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
         adapt_step_size=True,
         learn_priors=False,
         prior_update_every=10,
+        tol=1e-6,
         max_iter=1000,
         burn_in=None,
         thin=10,
@@ -322,6 +340,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
         self.adapt_step_size = adapt_step_size
         self.learn_priors = learn_priors
         self.prior_update_every = prior_update_every
+        self.tol = tol
         self.max_iter = max_iter
         self.burn_in = burn_in
         self.thin = thin
@@ -511,7 +530,58 @@ class CompoundLDA(_BaseGibbsTopicModel):
             codes = codes.astype(np.int32).ravel()
         n_groups = 1 if self.groups_ is None else len(self.groups_)
         self.collection_sizes_ = np.bincount(codes, minlength=n_groups)
+        if self.algorithm == "vem":
+            return self._fit_vem(X, codes, n_groups)
         return self._fit_counts(X, codes, n_groups)
+
+    def _fit_vem(self, X, codes, n_groups):
+        """Variational EM (the paper's Algorithm vem) instead of sampling."""
+        if X.data.sum() == 0:
+            raise ValueError(
+                "X passed to CompoundLDA.fit contains no tokens (all counts are "
+                "zero after rounding); a topic model needs words."
+            )
+        K = self.n_components
+        learned = self._learned_priors()
+        start = time.perf_counter()
+        result = fit_vem(
+            X, codes, n_groups, K,
+            alpha=float(self.alpha),
+            gamma=0.1 * K if self.gamma is None else float(self.gamma),
+            eta=1.0 / K if self.eta is None else float(self.eta),
+            max_iter=self.max_iter, tol=self.tol,
+            max_e_step_iter=self.max_doc_update_iter, e_step_tol=self.mean_change_tol,
+            learn_priors=learned,
+            # tau is held at its uniform start for 5 EM iterations so that the
+            # topics separate before the collection mixtures sharpen; without it
+            # about half of random starts lose a topic in every collection.
+            tau_warmup=min(5, self.max_iter - 1),
+            random_state=self.random_state,
+        )
+        seconds = time.perf_counter() - start
+        self.alpha_ = float(result["alpha"])
+        self.gamma_ = float(result["gamma"])
+        self.eta_ = float(result["eta"])
+        self.components_ = np.ascontiguousarray(result["topic_word"], dtype=np.float64)
+        self.collection_topic_ = result["collection_topic"]
+        self.collection_topic_samples_ = self.collection_topic_[None].copy()
+        self.doc_topic_ = result["doc_topic"]
+        self.n_iter_ = int(result["n_iter"])
+        self.burn_in_ = 0
+        self.n_tokens_ = int(X.data.sum())
+        elbo = np.asarray(result["elbo"], dtype=np.float64)
+        self.trace_ = {
+            "iteration": np.arange(1, elbo.shape[0] + 1, dtype=np.int64),
+            "elbo": elbo,
+        }
+        self.sweep_times_ = np.full(self.n_iter_, seconds / max(self.n_iter_, 1))
+        if not result["converged"]:
+            warnings.warn(
+                f"CompoundLDA(algorithm='vem') stopped after max_iter={self.max_iter} "
+                f"EM iterations before the bound converged (tol={self.tol}).",
+                ConvergenceWarning,
+            )
+        return self
 
     def transform(self, X, groups=None):
         """Infer documents' topic proportions with topics and mixtures held fixed.

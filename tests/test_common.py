@@ -9,6 +9,9 @@ from sklearn_clda import CompoundLDA, LDAGibbs
     [
         LDAGibbs(n_components=3, max_iter=20, random_state=0),
         CompoundLDA(n_components=3, max_iter=20, random_state=0),
+        CompoundLDA(n_components=3, algorithm="mgs", max_iter=20, random_state=0),
+        CompoundLDA(n_components=3, algorithm="vem", max_iter=20, random_state=0),
+        LDAGibbs(n_components=3, max_iter=20, learn_priors=True, random_state=0),
     ]
 )
 def test_sklearn_compatible_estimator(estimator, check):
