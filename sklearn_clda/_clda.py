@@ -89,7 +89,11 @@ class CompoundLDA(_BaseGibbsTopicModel):
         from the true mixtures where AGS lands within 0.003 and 0.07).
 
     step_size : float, default=0.02
-        MGS only: the initial Langevin step ``epsilon``.
+        MGS only: the initial Langevin step ``epsilon``. With ``alpha < 1``
+        the target density is unbounded where the total mass
+        ``sum_k |varphi_jk|`` approaches 0 and the MMALA chain can stall
+        there for thousands of sweeps (still correct, but slow to mix);
+        prefer AGS, or ``alpha >= 1``, in that case.
 
     adapt_step_size : bool, default=True
         MGS only: during burn-in, tune each collection's step towards an
