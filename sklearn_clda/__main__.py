@@ -1,26 +1,87 @@
 """Command line: ``python -m sklearn_clda``.
 
-Fits :class:`~sklearn_clda.CompoundLDA` on the bundled 16-newsgroups corpus
-(four collections: comp, politics, rec, sci) and prints the top words of
-every topic beside each collection's topic proportions, the view of the
-compound LDA paper's Figure 1.
+Without a command, fits :class:`~sklearn_clda.CompoundLDA` on the bundled
+16-newsgroups corpus (four collections: comp, politics, rec, sci) and
+prints the top words of every topic beside each collection's topic
+proportions, the view of the compound LDA paper's Figure 1; ``--report DIR``
+also writes the HTML report of the fit.
+
+``python -m sklearn_clda report --input PATH --out DIR`` fits compound LDA
+on your own documents (a CSV/TSV file, a JSON-lines file or a folder of
+``.txt`` files per collection) and writes an HTML report for people: see
+:func:`sklearn_clda._report.write_report`.
+
+Exit status: 0 on success; 2 on a usage or input error (bad option, missing
+file or column, file not UTF-8, empty vocabulary, unwritable output), with
+a one-line message on stderr; 130 when interrupted.
 """
 
 import argparse
+import contextlib
+import io
+import os
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
+
+PROG = "python -m sklearn_clda"
+REPORT_PROG = f"{PROG} report"
+
+_USAGE = (
+    f"{PROG} [-h] [-k K] [-n SWEEPS] [--seed SEED] [--top-words N]\n"
+    "       [--gamma GAMMA] [--no-progress] [--report DIR]\n"
+    f"       {REPORT_PROG} --input PATH --out DIR [options]"
+)
+
+_REPORT_DESCRIPTION = """\
+Fit compound LDA on your own documents, split into collections (news
+outlets, years, authors, ...), and write an HTML report for people to --out:
+index.html (summary, topics with their top words, sizes and coherence, topic
+proportions of each collection as a heatmap and bars, what distinguishes each
+collection, fit diagnostics), the figures as PNG files, report.json with the
+main numbers and model.joblib, the fitted scikit-learn pipeline
+(CountVectorizer + CompoundLDA; load it with joblib.load). The page works
+offline: inline CSS, no scripts, figures in the same folder.
+"""
+
+_REPORT_EPILOG = """\
+input formats (--input):
+  .csv / .tsv         comma- or tab-separated, with a header row naming the
+                      columns; --text-column and --group-column pick them
+  .jsonl / .ndjson    one JSON object per line, e.g.
+  .json               {"text": "...", "group": "..."} (a .json file may also
+                      hold one JSON array of such objects)
+  folder              one sub-folder per collection holding .txt files (one
+                      document per file); the sub-folder name is the collection
+  Files must be UTF-8. Empty or whitespace-only documents, and documents
+  without a collection label, are skipped with a note.
+
+examples:
+  python -m sklearn_clda report --input docs.csv --text-column text \\
+      --group-column source --n-components 20 --out report/
+  python -m sklearn_clda report --input corpus/ -k 30 -n 1000 --out report/
+
+exit status:
+  0 on success; 2 on a usage or input error (a missing file, an unsupported
+  file type, a missing column, a file that is not UTF-8, no documents, an
+  empty vocabulary, an output path that is a file, ...), explained in one
+  line on stderr; 130 when interrupted.
+"""
 
 
 def _build_parser():
     parser = argparse.ArgumentParser(
-        prog="python -m sklearn_clda",
+        prog=PROG,
+        usage=_USAGE,
         description=(
             "Fit compound LDA on the bundled 16-newsgroups corpus (10,764 "
             "documents in 4 collections) and print each topic's top words "
-            "with every collection's topic proportions."
+            "with every collection's topic proportions. With the report "
+            "command, fit your own documents and write an HTML report."
         ),
+        epilog=f"Run '{REPORT_PROG} --help' for the report command's options.",
     )
     parser.add_argument(
         "-k", "--n-components", type=int, default=20, metavar="K",
@@ -46,7 +107,105 @@ def _build_parser():
     parser.add_argument(
         "--no-progress", action="store_true", help="do not show the progress bar",
     )
+    parser.add_argument(
+        "--report", metavar="DIR", default=None,
+        help="also write the HTML report of the fit (figures, topics, what "
+        "distinguishes each collection, diagnostics) to the folder DIR; "
+        "model.joblib there holds the CompoundLDA model alone",
+    )
+    commands = parser.add_subparsers(
+        dest="command", title="commands", metavar="COMMAND",
+        description="Without a command, run the 16-newsgroups demo above.",
+    )
+    _add_report_parser(commands)
     return parser
+
+
+def _df_value(text):
+    """A CountVectorizer min_df/max_df: an int (documents) or a float (proportion)."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of documents (e.g. 2) or a proportion of the "
+            f"documents (e.g. 0.95), got {text!r}"
+        ) from None
+
+
+def _add_report_parser(commands):
+    report = commands.add_parser(
+        "report",
+        prog=REPORT_PROG,
+        help="fit compound LDA on your documents and write an HTML report",
+        description=_REPORT_DESCRIPTION,
+        epilog=_REPORT_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    io_group = report.add_argument_group("input and output")
+    io_group.add_argument(
+        "--input", required=True, metavar="PATH",
+        help="a .csv/.tsv file, a .jsonl/.ndjson/.json file (one object per "
+        "line), or a folder with one sub-folder of .txt files per collection",
+    )
+    io_group.add_argument(
+        "--text-column", default="text", metavar="NAME",
+        help="column (CSV) or field (JSON) with the texts (default: %(default)s)",
+    )
+    io_group.add_argument(
+        "--group-column", default="group", metavar="NAME",
+        help="column or field with each text's collection (default: %(default)s)",
+    )
+    io_group.add_argument(
+        "--out", required=True, metavar="DIR",
+        help="folder to write the report to; created if needed, report files "
+        "in it are overwritten",
+    )
+    io_group.add_argument(
+        "--title", default=None,
+        help="title of the report (default: 'Topics of <input name>')",
+    )
+    vocab = report.add_argument_group("vocabulary (scikit-learn CountVectorizer)")
+    vocab.add_argument(
+        "--stop-words", default="english", type=str.lower,
+        choices=["english", "none"],
+        help="stop word list to remove: english (scikit-learn's) or none "
+        "(default: %(default)s)",
+    )
+    vocab.add_argument(
+        "--min-df", default=2, type=_df_value, metavar="N",
+        help="drop words in fewer documents than this: a count (2) or a "
+        "proportion (0.01) (default: %(default)s)",
+    )
+    vocab.add_argument(
+        "--max-df", default=0.95, type=_df_value, metavar="N",
+        help="drop words in more documents than this: a proportion (0.95) or a "
+        "count (default: %(default)s)",
+    )
+    fit = report.add_argument_group("model")
+    fit.add_argument(
+        "-k", "--n-components", type=int, default=20, metavar="K",
+        help="number of topics (default: %(default)s)",
+    )
+    fit.add_argument(
+        "-n", "--max-iter", type=int, default=500, metavar="SWEEPS",
+        help="Gibbs sweeps; the first half is burn-in (default: %(default)s)",
+    )
+    fit.add_argument(
+        "--seed", type=int, default=0,
+        help="random seed; the same seed gives the same report (default: %(default)s)",
+    )
+    fit.add_argument(
+        "--top-words", type=int, default=10, metavar="N",
+        help="words shown per topic, also used for the coherence "
+        "(default: %(default)s)",
+    )
+    fit.add_argument(
+        "--no-progress", action="store_true", help="do not show the progress bar",
+    )
 
 
 def _check_args(parser, args):
@@ -58,6 +217,8 @@ def _check_args(parser, args):
         parser.error("--top-words must be at least 1")
     if args.gamma is not None and not args.gamma > 0:
         parser.error("--gamma must be positive")
+    if args.report is not None and Path(args.report).exists() and not Path(args.report).is_dir():
+        parser.error(f"--report: {args.report} is an existing file, not a folder")
 
 
 def format_topic_table(model, feature_names, top_words=8):
@@ -92,10 +253,257 @@ def format_topic_table(model, feature_names, top_words=8):
     return "\n".join(lines)
 
 
+def _check_report_args(args):
+    """One-line message for an invalid report option, or None."""
+    if args.n_components < 1:
+        return "--n-components must be at least 1"
+    if args.max_iter < 2:
+        return "--max-iter must be at least 2"
+    if args.top_words < 1:
+        return "--top-words must be at least 1"
+    for option, value in (("--min-df", args.min_df), ("--max-df", args.max_df)):
+        if (isinstance(value, int) and value < 1) or (
+            isinstance(value, float) and not 0 < value <= 1
+        ):
+            return (
+                f"{option} must be a number of documents (an integer >= 1) or a "
+                f"proportion in (0, 1], got {value}"
+            )
+    return _output_problem(Path(args.out))
+
+
+def _output_problem(out):
+    """Why the report folder ``out`` cannot be written, or None; checked before fitting."""
+    if out.exists():
+        if not out.is_dir():
+            return f"the output path {out} is an existing file; give a folder for --out"
+        if not os.access(out, os.W_OK):
+            return f"cannot write to the output folder {out}: permission denied"
+        return None
+    parent = out.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"cannot create the output folder {out}: {parent} is a file"
+    if not os.access(parent, os.W_OK):
+        return f"cannot create the output folder {out}: {parent} is not writable"
+    return None
+
+
+def _fail(message):
+    print(f"{REPORT_PROG}: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _note(message):
+    print(f"{REPORT_PROG}: note: {message}", file=sys.stderr)
+
+
+def _use_agg():
+    """Draw off-screen: the command line only saves figures."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+
+
+@contextlib.contextmanager
+def _quiet_evaluations(verbose):
+    """Keep the sampler's per-evaluation log-likelihood lines off stdout.
+
+    With ``verbose`` the sampler prints a line at every evaluation; the
+    report plots the log-likelihood instead. The progress bar (stderr) stays.
+    """
+    if not verbose:
+        yield
+        return
+    with contextlib.redirect_stdout(io.StringIO()):
+        yield
+
+
+def _report_sampling(max_iter):
+    """``(thin, evaluate_every)`` for a report fit of ``max_iter`` sweeps.
+
+    Keeps about 100 draws after the default burn-in (half the sweeps) for the
+    posterior intervals, and records the log-likelihood about 100 times.
+    """
+    kept = max_iter - max_iter // 2
+    return min(10, max(1, kept // 100)), max(1, max_iter // 100)
+
+
+def _vocabulary_error(exc, args, n_docs):
+    message = str(exc)
+    if "empty vocabulary" in message:
+        if args.stop_words == "english":
+            return (
+                "the vocabulary is empty: once English stop words are removed no "
+                "word of two or more letters or digits is left; check "
+                "--text-column or try --stop-words none"
+            )
+        return (
+            "the vocabulary is empty: the texts hold no word of two or more "
+            "letters or digits; check --text-column"
+        )
+    if "no terms remain" in message:
+        return (
+            f"no word is left once words in fewer than --min-df {args.min_df} or "
+            f"more than --max-df {args.max_df} of the {n_docs} documents are "
+            "dropped; lower --min-df or raise --max-df"
+        )
+    if "max_df corresponds to < documents than min_df" in message:
+        low = args.min_df if isinstance(args.min_df, int) else args.min_df * n_docs
+        high = args.max_df if isinstance(args.max_df, int) else args.max_df * n_docs
+        return (
+            f"--min-df {args.min_df} and --max-df {args.max_df} leave no word: a word "
+            f"would have to be in at least {low:g} and at most {high:g} of the "
+            f"{n_docs} documents; lower --min-df or raise --max-df"
+        )
+    return f"cannot build the vocabulary: {message}"
+
+
+def _run_report(args):
+    """The ``report`` command: load, vectorize, fit, write; return the exit code."""
+    import importlib.util
+
+    error = _check_report_args(args)
+    if error:
+        return _fail(error)
+    if importlib.util.find_spec("matplotlib") is None:
+        return _fail("the report's figures need matplotlib: pip install matplotlib")
+    _use_agg()
+
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.pipeline import Pipeline
+
+    from sklearn_clda import CompoundLDA
+    from sklearn_clda._report import InputError, load_documents, write_report
+
+    try:
+        docs = load_documents(args.input, args.text_column, args.group_column)
+    except InputError as exc:
+        return _fail(str(exc))
+    for note in docs.notes:
+        _note(note)
+    n_docs = len(docs.texts)
+    if n_docs < 2:
+        return _fail(
+            f"{args.input} holds only {n_docs} document with text; a topic model "
+            "needs at least 2"
+        )
+    n_groups = len(set(docs.groups))
+    print(
+        f"Read {n_docs:,} documents in {n_groups:,} collection"
+        f"{'s' if n_groups != 1 else ''} from {args.input} ({docs.format})."
+    )
+    if n_groups > 20 and n_groups > n_docs // 2:
+        _note(
+            f"{n_groups:,} collections for {n_docs:,} documents: is "
+            f"--group-column {args.group_column!r} the right column?"
+        )
+
+    stop_words = None if args.stop_words == "none" else "english"
+    vectorizer = CountVectorizer(
+        stop_words=stop_words, min_df=args.min_df, max_df=args.max_df
+    )
+    try:
+        X = vectorizer.fit_transform(docs.texts)
+    except ValueError as exc:
+        return _fail(_vocabulary_error(exc, args, n_docs))
+    n_empty = int(np.sum(np.asarray(X.sum(axis=1)).ravel() == 0))
+    if n_empty:
+        _note(
+            f"{n_empty:,} document(s) have no word left in the vocabulary (only "
+            "stop words or rare words); they are kept but do not shape the topics"
+        )
+    thin, evaluate_every = _report_sampling(args.max_iter)
+    model = CompoundLDA(
+        n_components=args.n_components,
+        max_iter=args.max_iter,
+        thin=thin,
+        evaluate_every=evaluate_every,
+        random_state=args.seed,
+        verbose=0 if args.no_progress else 1,
+    )
+    # The steps of ``pipeline.fit(texts, compoundlda__groups=groups)`` run one
+    # at a time, so that a vocabulary problem is reported before sampling and
+    # the counts X are kept for the report.
+    pipeline = Pipeline([("countvectorizer", vectorizer), ("compoundlda", model)])
+    n_tokens = int(X.sum())
+    print(
+        f"Vocabulary: {X.shape[1]:,} terms, {n_tokens:,} tokens. Fitting "
+        f"CompoundLDA(K={args.n_components}) for {args.max_iter:,} sweeps..."
+    )
+    start = time.perf_counter()
+    with _quiet_evaluations(model.verbose):
+        model.fit(X, groups=docs.groups)
+    seconds = time.perf_counter() - start
+    print(f"Fitted in {seconds:.1f} s; writing the report...")
+    model.set_params(verbose=0)  # the saved pipeline refits without a progress bar
+
+    settings = {
+        "Vectorizer": (
+            f"CountVectorizer(stop_words={stop_words!r}, min_df={args.min_df!r}, "
+            f"max_df={args.max_df!r})"
+        ),
+    }
+    title = args.title or f"Topics of {Path(args.input).name or args.input}"
+    try:
+        summary = write_report(
+            pipeline, X, vectorizer.get_feature_names_out(), args.out,
+            title=title, groups=docs.groups, texts_info=dict(docs),
+            settings=settings, fit_seconds=seconds, top_words=args.top_words,
+        )
+    except InputError as exc:
+        return _fail(str(exc))
+    except OSError as exc:
+        return _fail(f"cannot write the report to {args.out}: {exc.strerror or exc}")
+    print(f"Report: {summary['index_html']}")
+    return 0
+
+
+def _write_demo_report(args, model, news, seconds):
+    """Write the HTML report of the demo's fit to ``args.report``."""
+    _use_agg()
+    from sklearn_clda._report import InputError, write_report
+
+    note = (
+        "16-newsgroups ships as counts, without its raw texts, hence no "
+        "vectorizer: apply the model to rows of load_news16().data, e.g. "
+        "clda.transform(news.data[:5], groups=news.groups[:5])."
+    )
+    try:
+        summary = write_report(
+            model, news.data, news.feature_names, args.report,
+            title="Compound LDA on 16-newsgroups",
+            groups=news.groups,
+            texts_info={
+                "source": "16-newsgroups, bundled with sklearn-clda (load_news16)",
+                "format": "document-term counts; stop words and rare words removed "
+                "upstream",
+            },
+            settings={"Command": f"{PROG} -k {args.n_components} -n {args.max_iter} "
+                                 f"--seed {args.seed}"
+                                 + (f" --gamma {args.gamma:g}" if args.gamma else "")},
+            fit_seconds=seconds, top_words=args.top_words, model_note=note,
+        )
+    except (InputError, OSError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        print(f"{PROG}: error: cannot write the report to {args.report}: {reason}",
+              file=sys.stderr)
+        return 2
+    print(f"\nReport: {summary['index_html']}")
+    return 0
+
+
 def main(argv=None):
-    """Run the demo; return the process exit code."""
+    """Run the demo or the ``report`` command; return the process exit code."""
     parser = _build_parser()
     args = parser.parse_args(argv)
+    if args.command == "report":
+        try:
+            return _run_report(args)
+        except KeyboardInterrupt:
+            print(f"{REPORT_PROG}: interrupted", file=sys.stderr)
+            return 130
     _check_args(parser, args)
 
     from sklearn_clda import CompoundLDA
@@ -115,8 +523,13 @@ def main(argv=None):
         random_state=args.seed,
         verbose=0 if args.no_progress else 1,
     )
+    if args.report is not None:
+        # Record the log-likelihood along the run for the report; this draws no
+        # random numbers, so the fit (and the table) is the same as without.
+        model.set_params(evaluate_every=max(1, args.max_iter // 100))
     start = time.perf_counter()
-    model.fit(news.data, groups=news.groups)
+    with _quiet_evaluations(model.verbose and args.report is not None):
+        model.fit(news.data, groups=news.groups)
     seconds = time.perf_counter() - start
     print(
         f"CompoundLDA(K={args.n_components}, gamma={model.gamma_:g}, eta={model.eta_:g}): "
@@ -125,6 +538,8 @@ def main(argv=None):
     )
     print("Topic proportions of each collection (pi_j, posterior mean) and top words:\n")
     print(format_topic_table(model, news.feature_names, args.top_words))
+    if args.report is not None:
+        return _write_demo_report(args, model, news, seconds)
     return 0
 
 

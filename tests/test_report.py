@@ -1,0 +1,519 @@
+"""The HTML report: ``python -m sklearn_clda report`` and ``--report DIR``."""
+
+import contextlib
+import csv
+import html
+import io
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import joblib
+import numpy as np
+import pytest
+
+pytest.importorskip("matplotlib")
+
+from sklearn_clda import CompoundLDA  # noqa: E402
+from sklearn_clda.__main__ import main  # noqa: E402
+from sklearn_clda._report import InputError, load_documents, write_report  # noqa: E402
+from sklearn_clda.exceptions import UnseenCollectionWarning  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+FIGURES = [
+    "collection_topics_heatmap.png",
+    "collection_topics_bars.png",
+    "topic_words.png",
+    "log_likelihood_trace.png",
+    "pi_trace.png",
+    "pi_autocorrelation.png",
+]
+
+# Three collections with their own vocabularies (and a shared one); the third
+# label needs HTML escaping.
+THEMES = {
+    "sport": "match goal team player coach season league striker referee stadium".split(),
+    "money": "market stock bank investor profit shares trading inflation bonds dividend".split(),
+    "science": (
+        "research cell protein experiment telescope galaxy physics molecule genome quantum"
+    ).split(),
+    "shared": "city council road weather school traffic river bridge mayor festival".split(),
+}
+COLLECTIONS = {
+    "Daily Sport": "sport",
+    "Money Times": "money",
+    "<b>Lab</b> & Sky": "science",
+}
+REPORT_ARGS = ["--n-components", "3", "--max-iter", "30", "--no-progress"]
+
+
+def _make_documents(n_per_collection=20, seed=0):
+    """60 short documents: mostly the collection's theme, some shared words."""
+    rng = random.Random(seed)
+    docs = []
+    for label, theme in COLLECTIONS.items():
+        for _ in range(n_per_collection):
+            words = [
+                rng.choice(THEMES[theme] if rng.random() < 0.8 else THEMES["shared"])
+                for _ in range(rng.randint(20, 35))
+            ]
+            docs.append((" ".join(words), label))
+    return docs
+
+
+def _write_csv(path, docs, text="body", group="outlet", extra_rows=()):
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["id", text, group])
+        for i, (t, g) in enumerate(docs):
+            writer.writerow([i, t, g])
+        for row in extra_rows:
+            writer.writerow(row)
+    return path
+
+
+def _write_jsonl(path, docs, text="text", group="group"):
+    with open(path, "w", encoding="utf-8") as fh:
+        for t, g in docs:
+            fh.write(json.dumps({text: t, group: g}) + "\n")
+    return path
+
+
+def _write_folder(root, docs):
+    for i, (t, g) in enumerate(docs):
+        folder = root / re.sub(r"<[^>]*>", "", g)  # "<b>Lab</b> & Sky" -> "Lab & Sky"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"doc{i:03d}.txt").write_text(t, encoding="utf-8")
+    return root
+
+
+def _run(argv):
+    """``main(argv)`` with stdout and stderr captured (usable in any fixture)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def _check_pngs(folder, names=FIGURES):
+    for name in names:
+        data = (folder / name).read_bytes()
+        assert data[:8] == PNG_SIGNATURE, name
+        assert len(data) > 1000, name
+
+
+# ---------------------------------------------------------------------------
+# A report from a CSV file, shared by several tests
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def csv_report(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("csv_report")
+    docs = _make_documents()
+    # One empty and one whitespace-only document, skipped with a note.
+    csv_path = _write_csv(
+        tmp / "docs.csv", docs, extra_rows=[[60, "", "Daily Sport"], [61, "  \n ", "Money Times"]]
+    )
+    out = tmp / "report"
+    code, stdout, stderr = _run(
+        ["report", "--input", str(csv_path), "--text-column", "body",
+         "--group-column", "outlet", "--out", str(out), *REPORT_ARGS]
+    )
+    return {"code": code, "stdout": stdout, "stderr": stderr, "out": out, "docs": docs}
+
+
+def test_csv_report_writes_page_figures_and_summary(csv_report):
+    assert csv_report["code"] == 0, csv_report["stderr"]
+    out = csv_report["out"]
+    assert "Read 60 documents in 3 collections" in csv_report["stdout"]
+    assert "skipped 2 empty or whitespace-only document(s)" in csv_report["stderr"]
+    assert "Traceback" not in csv_report["stderr"]
+
+    page = (out / "index.html").read_text(encoding="utf-8")
+    for label in COLLECTIONS:
+        assert html.escape(label) in page
+    summary = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert summary["n_documents"] == 60
+    assert summary["n_components"] == 3
+    assert summary["input"]["n_skipped"] == 2
+    assert {c["name"]: c["documents"] for c in summary["collections"]} == {
+        label: 20 for label in COLLECTIONS
+    }
+    assert sorted(summary["groups"]) == sorted(COLLECTIONS)
+    assert sum(c["tokens"] for c in summary["collections"]) == summary["n_tokens"]
+    assert sum(t["share"] for t in summary["topics"]) == pytest.approx(1.0)
+    for topic in summary["topics"]:
+        assert len(topic["top_words"]) == 10
+        assert topic["coherence"] <= 0
+        for word in topic["top_words"]:
+            assert f"{word}" in page
+    # Each collection's most distinctive topic is built from its own theme.
+    for entry in summary["distinctive"]:
+        top = entry["topics"][0]["topic"]
+        theme = THEMES[COLLECTIONS[entry["collection"]]]
+        words = summary["topics"][top]["top_words"][:3]
+        assert all(word in theme for word in words), (entry["collection"], words)
+        row = entry["topics"][0]
+        assert row["lower"] <= row["share"] <= row["upper"]
+        assert row["ratio"] > 1
+    for section in ["Summary", "Topics", "What distinguishes each collection",
+                    "Fit diagnostics", "Burn-in", "Coherence", "Fit time"]:
+        assert section in page
+
+    _check_pngs(out)
+    for name in FIGURES:
+        assert f'src="{name}"' in page
+    assert set(FIGURES) <= set(summary["files"])
+
+
+def test_csv_report_page_is_self_contained(csv_report):
+    page = (csv_report["out"] / "index.html").read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>")
+    assert "<style>" in page
+    assert "<script" not in page.lower()
+    for ref in re.findall(r'(?:src|href)="([^"]*)"', page):
+        assert not re.match(r"[a-z]+:", ref), ref  # no http:, https:, file:
+        if not ref.startswith("#"):
+            assert (csv_report["out"] / ref).is_file(), ref
+
+
+def test_csv_report_escapes_collection_labels(csv_report):
+    page = (csv_report["out"] / "index.html").read_text(encoding="utf-8")
+    assert "&lt;b&gt;Lab&lt;/b&gt; &amp; Sky" in page
+    assert "<b>Lab</b>" not in page
+
+
+def test_csv_report_model_loads_and_transforms(csv_report):
+    pipe = joblib.load(csv_report["out"] / "model.joblib")
+    texts = [t for t, _ in csv_report["docs"][:5]]
+    with pytest.warns(UnseenCollectionWarning, match="groups=None"):
+        theta = pipe.transform(texts)
+    assert theta.shape == (5, 3)
+    np.testing.assert_allclose(theta.sum(axis=1), 1.0)
+    labels = [g for _, g in csv_report["docs"][:5]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnseenCollectionWarning)
+        theta = pipe[-1].transform(pipe[:-1].transform(texts), groups=labels)
+    assert theta.shape == (5, 3)
+
+
+def test_write_report_escapes_words_and_saves_model_alone(csv_report, tmp_path):
+    # Reuse the fitted model with a vocabulary whose top word needs escaping.
+    pipe = joblib.load(csv_report["out"] / "model.joblib")
+    model = pipe[-1]
+    texts = [t for t, _ in csv_report["docs"]]
+    X = pipe[:-1].transform(texts)
+    names = np.array(pipe[:-1].get_feature_names_out(), dtype=object)
+    names[np.argmax(model.components_[0])] = "<script>alert('x')</script>"
+    summary = write_report(model, X, names, tmp_path / "r", title="<i>T</i> & co",
+                           top_words=4)
+    page = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
+    assert "<script" not in page
+    assert "<title>&lt;i&gt;T&lt;/i&gt; &amp; co</title>" in page
+    assert "model alone" in page
+    assert isinstance(joblib.load(tmp_path / "r" / "model.joblib"), CompoundLDA)
+    vocabulary = (tmp_path / "r" / "vocabulary.txt").read_text(encoding="utf-8").split("\n")
+    assert vocabulary[: len(names)] == list(names)
+    assert summary["model_file_contents"] == "CompoundLDA"
+    assert summary["collections"][0]["tokens"] is None  # groups not given
+
+
+# ---------------------------------------------------------------------------
+# Other input formats
+# ---------------------------------------------------------------------------
+
+
+def test_jsonl_report(tmp_path):
+    docs = _make_documents(n_per_collection=12, seed=1)
+    path = _write_jsonl(tmp_path / "docs.jsonl", docs, text="content", group="source")
+    out = tmp_path / "out"
+    code, stdout, stderr = _run(
+        ["report", "--input", str(path), "--text-column", "content",
+         "--group-column", "source", "--out", str(out), *REPORT_ARGS]
+    )
+    assert code == 0, stderr
+    assert "JSON lines" in stdout
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "Money Times" in page and "content" in page
+    _check_pngs(out)
+    assert joblib.load(out / "model.joblib")[-1].collection_topic_.shape == (3, 3)
+
+
+def test_load_documents_folder_and_json_array(tmp_path):
+    docs = _make_documents(n_per_collection=4)
+    root = _write_folder(tmp_path / "corpus", docs)
+    (root / "Daily Sport" / "empty.txt").write_text("  \n", encoding="utf-8")
+    (root / "Daily Sport" / "nested").mkdir()
+    (root / "Daily Sport" / "nested" / "more.TXT").write_text("goal goal", encoding="utf-8")
+    (root / ".hidden").mkdir()
+    (root / ".hidden" / "x.txt").write_text("ignored", encoding="utf-8")
+    loaded = load_documents(root)
+    assert loaded.format == "folder of .txt files"
+    assert len(loaded.texts) == 13 and loaded.n_skipped == 1
+    assert sorted(set(loaded.groups)) == ["Daily Sport", "Lab & Sky", "Money Times"]
+    assert loaded.groups.count("Daily Sport") == 5
+    assert "goal goal" in loaded.texts
+    assert "empty" in loaded.notes[0]
+
+    array = tmp_path / "docs.json"
+    array.write_text(json.dumps([{"text": t, "group": g} for t, g in docs]), encoding="utf-8")
+    loaded = load_documents(array)
+    assert loaded.texts == [t for t, _ in docs] and loaded.groups == [g for _, g in docs]
+
+
+def test_folder_report(tmp_path):
+    root = _write_folder(tmp_path / "corpus", _make_documents(n_per_collection=10))
+    out = tmp_path / "out"
+    code, stdout, stderr = _run(["report", "--input", str(root), "--out", str(out),
+                                 "--title", "My corpus", *REPORT_ARGS])
+    assert code == 0, stderr
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "<h1>My corpus</h1>" in page
+    assert "Lab &amp; Sky" in page
+    assert (out / "model.joblib").is_file()
+
+
+# ---------------------------------------------------------------------------
+# Bad input: one clear line on stderr, exit status 2, no traceback
+# ---------------------------------------------------------------------------
+
+
+def _bad_inputs(tmp):
+    docs = _make_documents(n_per_collection=5)
+    good = _write_csv(tmp / "good.csv", docs)
+    cases = {}
+
+    def case(name, argv, *messages):
+        cases[name] = (argv, messages)
+
+    case("missing file", ["--input", str(tmp / "nope.csv")],
+         "no such file or folder", "nope.csv")
+    (tmp / "docs.xlsx").write_bytes(b"PK\x03\x04")
+    case("unsupported extension", ["--input", str(tmp / "docs.xlsx")],
+         "unsupported file type '.xlsx'", ".csv")
+    case("missing text column", ["--input", str(good), "--text-column", "txt",
+                                 "--group-column", "outlet"],
+         "no column 'txt'", "'id', 'body', 'outlet'")
+    case("missing group column", ["--input", str(good), "--text-column", "body"],
+         "no column 'group'", "--group-column", "'id', 'body', 'outlet'")
+    _write_csv(tmp / "semicolon.csv", [])
+    (tmp / "semicolon.csv").write_text("body;outlet\nsome text;a\n", encoding="utf-8")
+    case("semicolon-separated", ["--input", str(tmp / "semicolon.csv"),
+                                 "--text-column", "body"],
+         "no column 'body'", "semicolons")
+    _write_csv(tmp / "blank.csv", [(" ", "a"), ("", "b"), ("\t", "a")])
+    case("only empty texts", ["--input", str(tmp / "blank.csv"), "--text-column", "body",
+                              "--group-column", "outlet"],
+         "no document with text", "all 3")
+    _write_csv(tmp / "one.csv", [("a single document about goals", "a")])
+    case("one document", ["--input", str(tmp / "one.csv"), "--text-column", "body",
+                          "--group-column", "outlet"],
+         "only 1 document", "at least 2")
+    (tmp / "empty.csv").write_bytes(b"")
+    case("empty file", ["--input", str(tmp / "empty.csv")], "empty.csv is empty")
+    (tmp / "latin1.csv").write_bytes(
+        "body,outlet\ncaf\u00e9 cr\u00e8me br\u00fbl\u00e9e,a\nna\u00efve,b\n".encode("latin-1")
+    )
+    case("latin-1 CSV", ["--input", str(tmp / "latin1.csv"), "--text-column", "body",
+                         "--group-column", "outlet"],
+         "latin1.csv is not UTF-8", "re-encode")
+    bad_folder = _write_folder(tmp / "corpus", docs)
+    (bad_folder / "Money Times" / "odd.txt").write_bytes("\u00e9t\u00e9".encode("cp1252"))
+    case("latin-1 txt in a folder", ["--input", str(bad_folder)],
+         "odd.txt is not UTF-8", "re-encode")
+    (tmp / "flat").mkdir()
+    (tmp / "flat" / "a.txt").write_text("loose file", encoding="utf-8")
+    case("folder without collections", ["--input", str(tmp / "flat")],
+         "no .txt files in sub-folders", "one sub-folder per collection")
+    (tmp / "broken.jsonl").write_text('{"text": "a b", "group": "x"}\n{"text": oops}\n',
+                                      encoding="utf-8")
+    case("invalid JSON line", ["--input", str(tmp / "broken.jsonl")],
+         "broken.jsonl, line 2: not valid JSON")
+    (tmp / "fields.jsonl").write_text('{"body": "a b", "group": "x"}\n', encoding="utf-8")
+    case("missing JSON field", ["--input", str(tmp / "fields.jsonl")],
+         "no field 'text'", "'body', 'group'")
+    _write_csv(tmp / "stop.csv", [("the and of it is", "a"), ("was were the a an", "b"),
+                                  ("it is what it is", "a")])
+    case("only stop words", ["--input", str(tmp / "stop.csv"), "--text-column", "body",
+                             "--group-column", "outlet", "--min-df", "1"],
+         "vocabulary is empty", "stop words", "--stop-words none")
+    case("min-df too high", ["--input", str(good), "--text-column", "body",
+                             "--group-column", "outlet", "--min-df", "1000",
+                             "--max-df", "100000"],
+         "no word is left", "--min-df 1000")
+    case("min-df above max-df", ["--input", str(good), "--text-column", "body",
+                                 "--group-column", "outlet", "--min-df", "0.9",
+                                 "--max-df", "0.5"],
+         "at least 13.5 and at most 7.5 of the 15 documents", "lower --min-df")
+    case("n-components 0", ["--input", str(good), "--n-components", "0"],
+         "--n-components must be at least 1")
+    case("max-df out of range", ["--input", str(good), "--max-df", "1.5"],
+         "--max-df must be")
+    (tmp / "taken").write_text("a file", encoding="utf-8")
+    case("output is a file", ["--input", str(good), "--text-column", "body",
+                              "--group-column", "outlet", "--out", str(tmp / "taken")],
+         "existing file", "taken")
+    case("output inside a file", ["--input", str(good), "--out", str(tmp / "taken" / "sub")],
+         "cannot create the output folder", "is a file")
+    case("same column twice", ["--input", str(good), "--text-column", "body",
+                               "--group-column", "body"],
+         "both name 'body'")
+    return cases
+
+
+_BAD_CASE_NAMES = [
+    "missing file", "unsupported extension", "missing text column",
+    "missing group column", "semicolon-separated", "only empty texts", "one document",
+    "empty file", "latin-1 CSV", "latin-1 txt in a folder", "folder without collections",
+    "invalid JSON line", "missing JSON field", "only stop words", "min-df too high",
+    "min-df above max-df",
+    "n-components 0", "max-df out of range", "output is a file", "output inside a file",
+    "same column twice",
+]
+
+
+@pytest.fixture(scope="module")
+def bad_inputs(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("bad")
+    return tmp, _bad_inputs(tmp)
+
+
+@pytest.mark.parametrize("name", _BAD_CASE_NAMES)
+def test_bad_input_exits_2_with_one_line(name, bad_inputs, capsys):
+    tmp, cases = bad_inputs
+    argv, messages = cases[name]
+    if "--out" not in argv:
+        argv = argv + ["--out", str(tmp / "out")]
+    code = main(["report", *argv, "--no-progress"])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "Traceback" not in captured.err
+    errors = [line for line in captured.err.splitlines() if "error:" in line]
+    assert len(errors) == 1, captured.err
+    assert errors[0].startswith("python -m sklearn_clda report: error: ")
+    for message in messages:
+        assert message in errors[0]
+    assert not (tmp / "out" / "index.html").exists()
+
+
+def test_all_bad_cases_are_tested(bad_inputs):
+    assert sorted(bad_inputs[1]) == sorted(_BAD_CASE_NAMES)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--stop-words", "french"], "invalid choice: 'french'"),
+        (["--min-df", "two"], "expected a number of documents"),
+        (["-k", "x"], "invalid int value"),
+    ],
+)
+def test_bad_option_values_exit_2(argv, message, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["report", "--input", "docs.csv", "--out", str(tmp_path), *argv])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_missing_required_options_exit_2(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["report"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--input" in err and "--out" in err
+
+
+def test_bad_input_exit_status_as_a_process(tmp_path):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "sklearn_clda", "report", "--input",
+         str(tmp_path / "missing.csv"), "--out", str(tmp_path / "out")],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"python -m sklearn_clda report: error: no such file or folder: "
+        f"{tmp_path / 'missing.csv'}"
+    ]
+
+
+def test_load_documents_errors_are_input_errors(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        load_documents(tmp_path / "x.csv")
+    assert issubclass(InputError, ValueError)
+
+
+# ---------------------------------------------------------------------------
+# Help and the news16 demo
+# ---------------------------------------------------------------------------
+
+
+def test_report_help_documents_every_option(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["report", "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    for option in ["--input", "--text-column", "--group-column", "--n-components",
+                   "--max-iter", "--seed", "--stop-words", "--min-df", "--max-df",
+                   "--top-words", "--no-progress", "--out", "--title", ".jsonl",
+                   "exit status"]:
+        assert option in out, option
+
+
+def test_main_help_mentions_report(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert "report" in out and "--report DIR" in out
+
+
+TIMING = re.compile(r"sweeps in [\d.]+ s \([\d.]+M tokens/s\)")
+
+
+def test_demo_report(tmp_path):
+    demo = ["-k", "3", "-n", "10", "--no-progress", "--seed", "0"]
+    code, out, err = _run(demo + ["--report", str(tmp_path / "news")])
+    assert code == 0, err
+    code_plain, out_plain, _ = _run(demo)
+    assert code_plain == 0
+    # The same fit and table as without --report, then the report's path.
+    assert TIMING.search(out)
+    assert TIMING.sub("", out).startswith(TIMING.sub("", out_plain))
+    assert "Report:" in out
+
+    folder = tmp_path / "news"
+    page = (folder / "index.html").read_text(encoding="utf-8")
+    for label in ["comp", "politics", "rec", "sci", "16-newsgroups", "model alone"]:
+        assert label in page
+    _check_pngs(folder, FIGURES[:4])  # 10 sweeps keep 1 draw: no pi traces
+    assert "too few" in page
+    summary = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    assert summary["n_documents"] == 10764 and summary["vocabulary_size"] == 9208
+    assert summary["model_file_contents"] == "CompoundLDA"
+
+    from sklearn_clda.datasets import load_news16
+
+    news = load_news16()
+    clda = joblib.load(folder / "model.joblib")
+    assert isinstance(clda, CompoundLDA)
+    theta = clda.transform(news.data[:4], groups=news.groups[:4])
+    assert theta.shape == (4, 3)
+
+
+def test_demo_report_path_is_a_file(tmp_path, capsys):
+    (tmp_path / "f").write_text("x", encoding="utf-8")
+    with pytest.raises(SystemExit) as exc:
+        main(["-k", "3", "-n", "10", "--no-progress", "--report", str(tmp_path / "f")])
+    assert exc.value.code == 2
+    assert "existing file" in capsys.readouterr().err
