@@ -9,7 +9,6 @@ from scipy.special import gammaln
 from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from ._base import _BaseGibbsTopicModel
 from ._corpus import check_counts, check_group_labels

@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_non_negative, validate_data
 
 __all__ = [
     "check_counts",
+    "to_count_csr",
     "count_tokens",
     "csr_to_tokens",
     "split_alternate",
@@ -47,39 +48,7 @@ def check_counts(estimator, X, *, reset, method):
         )
     except ValueError as exc:
         raise ValueError(f"Invalid X passed to {name}: {exc}") from exc
-    check_non_negative(X, name)
-    X = sp.csr_matrix(X)
-    if not X.has_canonical_format:
-        # Canonicalize a copy: the caller's arrays may be shared or read-only.
-        X = X.copy()
-        X.sum_duplicates()
-    data = X.data
-    if data.dtype.kind == "f":
-        rounded = np.rint(data)
-        if not np.array_equal(rounded, data):
-            warnings.warn(
-                f"X passed to {name} contains non-integer values; they were "
-                "rounded to the nearest integer count (halves to even).",
-                UserWarning,
-                stacklevel=_caller_stacklevel(),
-            )
-        if rounded.size and rounded.max() > _INT32_MAX:
-            raise ValueError(
-                f"X passed to {type(estimator).__name__}.{method} has a count "
-                f"larger than {_INT32_MAX}."
-            )
-        data = rounded
-    out = sp.csr_matrix(
-        (data.astype(np.int64), X.indices.astype(np.int32), X.indptr.astype(np.int64)),
-        shape=X.shape,
-    )
-    out.eliminate_zeros()
-    # eliminate_zeros may downcast index arrays; restore the kernel dtypes.
-    out.indices = out.indices.astype(np.int32, copy=False)
-    out.indptr = out.indptr.astype(np.int64, copy=False)
-    if not out.has_sorted_indices:
-        out.sort_indices()
-    return out
+    return to_count_csr(X, name)
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -99,6 +68,55 @@ def _caller_stacklevel():
         frame = frame.f_back
         level += 1
     return 1
+
+
+def to_count_csr(X, name):
+    """A validated finite matrix as canonical CSR counts.
+
+    Negative values raise ``ValueError`` ("Negative values in data passed
+    to {name}"); non-integer values are rounded to the nearest integer
+    with a ``UserWarning`` pointing at the caller's line. The caller's
+    arrays are never modified.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix
+        ``data`` int64 (positive counts only), ``indices`` int32,
+        ``indptr`` int64, sorted indices, no duplicates or explicit zeros.
+    """
+    check_non_negative(X, name)
+    X = sp.csr_matrix(X)
+    if not X.has_canonical_format:
+        # Canonicalize a copy: the caller's arrays may be shared or read-only.
+        X = X.copy()
+        X.sum_duplicates()
+    data = X.data
+    if data.dtype.kind == "f":
+        rounded = np.rint(data)
+        if not np.array_equal(rounded, data):
+            warnings.warn(
+                f"X passed to {name} contains non-integer values; they were "
+                "rounded to the nearest integer count (halves to even).",
+                UserWarning,
+                stacklevel=_caller_stacklevel(),
+            )
+        data = rounded
+    if data.size and data.max() > _INT32_MAX:
+        raise ValueError(
+            f"X passed to {name} has a count larger than {_INT32_MAX}; counts "
+            "must fit in 32-bit integers."
+        )
+    out = sp.csr_matrix(
+        (data.astype(np.int64), X.indices.astype(np.int32), X.indptr.astype(np.int64)),
+        shape=X.shape,
+    )
+    out.eliminate_zeros()
+    # eliminate_zeros may downcast index arrays; restore the kernel dtypes.
+    out.indices = out.indices.astype(np.int32, copy=False)
+    out.indptr = out.indptr.astype(np.int64, copy=False)
+    if not out.has_sorted_indices:
+        out.sort_indices()
+    return out
 
 
 def count_tokens(X):

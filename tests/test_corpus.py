@@ -392,3 +392,10 @@ def test_check_group_labels_floats_raise(groups):
 def test_check_group_labels_unordered_or_huge_labels(groups, match):
     with pytest.raises(ValueError, match=match):
         check_group_labels(groups, 3, method="fit")
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float64])
+def test_check_counts_rejects_counts_beyond_int32(dtype):
+    X = np.array([[2**40, 1], [1, 2]], dtype=dtype)
+    with pytest.raises(ValueError, match="32-bit"):
+        check_counts(LDAGibbs(), X, reset=True, method="fit")

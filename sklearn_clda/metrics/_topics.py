@@ -4,13 +4,14 @@ Also holds the input checks shared by the metrics module.
 """
 
 import numbers
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 from scipy.special import xlogy
-from sklearn.utils.validation import check_array, check_non_negative
+from sklearn.utils.validation import check_array
+
+from .._corpus import to_count_csr
 
 __all__ = ["align_topics", "top_word_indices", "top_words", "topic_sizes"]
 
@@ -40,26 +41,7 @@ def _check_count_matrix(X, name, caller):
         ensure_min_features=1,
         input_name=name,
     )
-    check_non_negative(X, f"{caller} ({name})")
-    X = sp.csr_matrix(X, copy=True)
-    X.sum_duplicates()
-    data = X.data
-    if data.dtype.kind == "f":
-        rounded = np.rint(data)
-        if not np.array_equal(rounded, data):
-            warnings.warn(
-                f"{name} passed to {caller} contains non-integer values; they "
-                "were rounded to the nearest integer count.",
-                UserWarning,
-                stacklevel=3,
-            )
-        data = rounded
-    out = sp.csr_matrix(
-        (data.astype(np.int64), X.indices, X.indptr), shape=X.shape
-    )
-    out.eliminate_zeros()
-    out.sort_indices()
-    return out
+    return to_count_csr(X, f"{caller} ({name})")
 
 
 def _check_nonneg_matrix(A, name, caller, *, rows_positive=True):

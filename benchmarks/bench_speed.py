@@ -1,0 +1,262 @@
+"""Sampler speed: tokens per second against the peers, scaling, threads, time to quality.
+
+Tables (all on this machine, one thread unless stated):
+
+1. news16 throughput at each K: LDAGibbs, CompoundLDA (AGS, including the
+   Antoniak and pi steps), tomotopy ``LDAModel(workers=1)`` and the ``lda``
+   package, as the median seconds per sweep over ``--sweeps`` sweeps after
+   ``--warmup`` sweeps; ratios to tomotopy and to ``lda``; the CompoundLDA /
+   LDAGibbs sweep-cost ratio.
+2. ``n_jobs=2`` against ``n_jobs=1`` (AD-LDA shards): throughput and
+   held-out perplexity (document completion) at equal sweeps.
+3. Scaling: seconds per token for corpora of 0.8M to 5M tokens simulated
+   by ``make_compound_corpus`` (K=100), and for K = 30..200 on news16; peak
+   memory (max RSS of a fresh process) of a 5M-token K=100 fit.
+4. Time to quality: CompoundLDA given the wall-clock seconds tomotopy's
+   DMRModel needs for ``--quality-sweeps`` sweeps on news16 (K=30), and the
+   held-out perplexities of both.
+
+Our per-sweep times come from the estimators' ``sweep_times_``; tomotopy is
+timed over ``train(1)`` calls; ``lda`` by the difference of two fits
+(``n_iter = warmup`` and ``warmup + sweeps``, log-likelihood refresh off).
+
+Run: python benchmarks/bench_speed.py [--ks 30 50 100] [--skip-scaling] ...
+"""
+
+import _common  # noqa: F401  (pins BLAS/OpenMP threads first)
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import logging  # noqa: E402
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from _common import (  # noqa: E402
+    document_completion_split,
+    environment_info,
+    format_table,
+    load_news16,
+    log,
+    run_compound_lda,
+    run_tomotopy_dmr,
+)
+
+
+def ours_seconds_per_sweep(est, X, groups, warmup, sweeps):
+    est.set_params(max_iter=warmup + sweeps, burn_in=warmup + sweeps - 1, thin=1)
+    if groups is None:
+        est.fit(X)
+    else:
+        est.fit(X, groups=groups)
+    return float(np.median(est.sweep_times_[warmup:]))
+
+
+def tomotopy_seconds_per_sweep(corpus, K, warmup, sweeps, seed=0):
+    import tomotopy as tp
+
+    model = tp.LDAModel(k=K, alpha=0.1, eta=0.01, seed=seed)
+    model.optim_interval = 0
+    X, words = corpus.X, corpus.feature_names
+    for d in range(X.shape[0]):
+        lo, hi = X.indptr[d], X.indptr[d + 1]
+        model.add_doc(np.repeat(words[X.indices[lo:hi]], X.data[lo:hi]).tolist())
+    model.train(warmup, workers=1)
+    times = []
+    for _ in range(sweeps):
+        t0 = time.perf_counter()
+        model.train(1, workers=1)
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def lda_seconds_per_sweep(X, K, warmup, sweeps, seed=0):
+    import lda
+
+    logging.getLogger("lda").setLevel(logging.ERROR)
+
+    def fit(n_iter):
+        model = lda.LDA(n_topics=K, n_iter=n_iter, alpha=0.1, eta=0.01,
+                        random_state=seed, refresh=10**9)
+        t0 = time.perf_counter()
+        model.fit(X)
+        return time.perf_counter() - t0
+
+    # Median over three pairs of the per-sweep time difference.
+    diffs = [(fit(warmup + sweeps) - fit(warmup)) / sweeps for _ in range(3)]
+    return float(np.median(diffs))
+
+
+def throughput_table(corpus, ks, warmup, sweeps, peers):
+    from sklearn_clda import CompoundLDA, LDAGibbs
+
+    N = int(corpus.X.sum())
+    rows, records = [], []
+    for K in ks:
+        res = {}
+        log(f"K={K}: LDAGibbs")
+        res["LDAGibbs"] = ours_seconds_per_sweep(
+            LDAGibbs(K, doc_topic_prior=0.1, topic_word_prior=0.01, random_state=0),
+            corpus.X, None, warmup, sweeps)
+        log(f"K={K}: CompoundLDA (AGS)")
+        res["CompoundLDA (AGS)"] = ours_seconds_per_sweep(
+            CompoundLDA(K, eta=0.01, random_state=0), corpus.X, corpus.groups,
+            warmup, sweeps)
+        if "tomotopy" in peers:
+            log(f"K={K}: tomotopy LDAModel(workers=1)")
+            res["tomotopy LDA"] = tomotopy_seconds_per_sweep(corpus, K, warmup, sweeps)
+        if "lda" in peers:
+            log(f"K={K}: lda")
+            res["lda"] = lda_seconds_per_sweep(corpus.X, K, warmup, sweeps)
+        for name, sec in res.items():
+            tps = N / sec
+            vs_tp = res["tomotopy LDA"] / sec if "tomotopy LDA" in res else float("nan")
+            vs_lda = res["lda"] / sec if "lda" in res else float("nan")
+            rows.append([f"news16 ({N / 1e6:.2f}M)", K, name, f"{tps / 1e6:.2f}M",
+                         f"{vs_tp:.2f}x", f"{vs_lda:.2f}x"])
+            records.append(dict(K=K, library=name, tokens_per_second=tps,
+                                ratio_tomotopy=vs_tp, ratio_lda=vs_lda))
+        ratio = res["CompoundLDA (AGS)"] / res["LDAGibbs"]
+        rows.append(["", K, "CompoundLDA / LDAGibbs sweep cost", f"{ratio:.3f}", "", ""])
+        records.append(dict(K=K, clda_over_lda_sweep=ratio))
+    print(format_table(["corpus", "K", "library", "tokens/s", "vs tomotopy", "vs lda"],
+                       rows, align="lrlrrr"))
+    return records
+
+
+def threads_table(corpus, K, n_iter, seed=0):
+
+    split = document_completion_split(corpus, seed=seed)
+    rows, records = [], []
+    for n_jobs in (1, 2):
+        log(f"n_jobs={n_jobs}: CompoundLDA K={K}, {n_iter} sweeps")
+        res = run_compound_lda(split, K, n_iter, seed=seed, n_jobs=n_jobs,
+                               name=f"CompoundLDA n_jobs={n_jobs}")
+        model = res.extra["model"]
+        tps = model.n_tokens_ / float(np.median(model.sweep_times_))
+        rows.append([n_jobs, f"{tps / 1e6:.2f}M", f"{res.perplexity:.2f}"])
+        records.append(dict(n_jobs=n_jobs, tokens_per_second=tps,
+                            perplexity=res.perplexity))
+    speedup = records[1]["tokens_per_second"] / records[0]["tokens_per_second"]
+    ppl = records[1]["perplexity"] / records[0]["perplexity"]
+    print(format_table(["n_jobs", "tokens/s", "held-out perplexity"], rows))
+    print(f"n_jobs=2 / n_jobs=1: {speedup:.2f}x tokens/s, perplexity ratio {ppl:.4f} "
+          f"(cpu count {os.cpu_count()}, load {_common.load_average()})")
+    return dict(rows=records, speedup=speedup, perplexity_ratio=ppl)
+
+
+_SCALING_CHILD = r"""
+import json, resource, sys, time, numpy as np
+from sklearn_clda import CompoundLDA
+from sklearn_clda.datasets import make_compound_corpus
+n_tokens, K, sweeps = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+docs = n_tokens // 100
+c = make_compound_corpus(n_topics=K, n_features=10000, n_collections=4,
+                         docs_per_collection=docs // 4, doc_length=100,
+                         alpha=1.0, gamma=0.1 * K, eta=0.01, random_state=0)
+m = CompoundLDA(K, eta=0.01, max_iter=sweeps + 2, burn_in=sweeps + 1, thin=1,
+                random_state=0).fit(c.data, groups=c.groups)
+sec = float(np.median(m.sweep_times_[2:]))
+print(json.dumps(dict(tokens=int(m.n_tokens_), K=K, sec_per_sweep=sec,
+      ns_per_token=sec / m.n_tokens_ * 1e9,
+      max_rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)))
+"""
+
+
+def scaling_table(corpus, sweeps):
+    from sklearn_clda import CompoundLDA
+
+    rows, records = [], []
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [_common.REPO_ROOT, os.environ.get("PYTHONPATH", "")]))
+    for n_tokens in (800_000, 2_000_000, 5_000_000):
+        log(f"scaling: {n_tokens} tokens, K=100 (fresh process)")
+        out = subprocess.run(
+            [sys.executable, "-c", _SCALING_CHILD, str(n_tokens), "100", str(sweeps)],
+            capture_output=True, text=True, env=env, check=True,
+        )
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        records.append(r)
+        rows.append(["synthetic", f"{r['tokens'] / 1e6:.1f}M", 100,
+                     f"{r['ns_per_token']:.1f}", f"{r['max_rss_mib']:.0f}"])
+    base = records[0]["ns_per_token"]
+    N = int(corpus.X.sum())
+    for K in (30, 50, 100, 200):
+        log(f"scaling: news16, K={K}")
+        sec = ours_seconds_per_sweep(CompoundLDA(K, eta=0.01, random_state=0),
+                                     corpus.X, corpus.groups, 2, sweeps)
+        rows.append(["news16", f"{N / 1e6:.2f}M", K, f"{sec / N * 1e9:.1f}", ""])
+        records.append(dict(corpus="news16", K=K, ns_per_token=sec / N * 1e9))
+    print(format_table(["corpus", "tokens", "K", "ns/token (CompoundLDA)",
+                        "peak MiB (process)"], rows, align="lrrrr"))
+    spread = [r["ns_per_token"] / base for r in records[:3]]
+    print("time per token relative to 0.8M tokens: "
+          + ", ".join(f"{s:.3f}" for s in spread))
+    return records
+
+
+def quality_table(corpus, K, dmr_sweeps, seed=0):
+    from sklearn_clda import CompoundLDA
+
+    split = document_completion_split(corpus, seed=seed)
+    log(f"time to quality: tomotopy DMR, K={K}, {dmr_sweeps} sweeps")
+    dmr = run_tomotopy_dmr(split, K, dmr_sweeps, seed=seed)
+    # Our sweep cost on this split, then as many sweeps as fit in DMR's time.
+    probe = CompoundLDA(K, eta=0.01, max_iter=12, random_state=seed).fit(
+        split.X_train_full, groups=split.groups)
+    per_sweep = float(np.median(probe.sweep_times_[2:]))
+    budget = dmr.fit_seconds
+    n_iter = max(20, int(budget / per_sweep * 0.97))
+    log(f"time to quality: CompoundLDA, {n_iter} sweeps in ~{budget:.1f}s")
+    ours = run_compound_lda(split, K, n_iter, seed=seed)
+    rows = [["tomotopy DMR", dmr_sweeps, f"{dmr.fit_seconds:.1f}", f"{dmr.perplexity:.2f}"],
+            ["CompoundLDA (AGS)", n_iter, f"{ours.fit_seconds:.1f}", f"{ours.perplexity:.2f}"]]
+    print(format_table(["model", "sweeps", "fit s", "held-out perplexity"], rows))
+    print(f"perplexity CompoundLDA / DMR at equal wall-clock: "
+          f"{ours.perplexity / dmr.perplexity:.4f}")
+    return dict(dmr_seconds=dmr.fit_seconds, dmr_perplexity=dmr.perplexity,
+                clda_sweeps=n_iter, clda_seconds=ours.fit_seconds,
+                clda_perplexity=ours.perplexity)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--ks", type=int, nargs="+", default=[30, 50, 100])
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--sweeps", type=int, default=15)
+    p.add_argument("--peers", nargs="*", default=["tomotopy", "lda"])
+    p.add_argument("--threads-sweeps", type=int, default=300)
+    p.add_argument("--quality-sweeps", type=int, default=1000)
+    p.add_argument("--skip-threads", action="store_true")
+    p.add_argument("--skip-scaling", action="store_true")
+    p.add_argument("--skip-quality", action="store_true")
+    p.add_argument("--json", default=None, help="write all results to this file")
+    args = p.parse_args(argv)
+    warnings.simplefilter("ignore")
+
+    corpus = load_news16()
+    print(environment_info() if isinstance(environment_info(), str)
+          else json.dumps(environment_info()))
+    out = {"throughput": throughput_table(corpus, args.ks, args.warmup, args.sweeps,
+                                          args.peers)}
+    if not args.skip_threads:
+        print()
+        out["threads"] = threads_table(corpus, 30, args.threads_sweeps)
+    if not args.skip_scaling:
+        print()
+        out["scaling"] = scaling_table(corpus, max(5, args.sweeps // 3))
+    if not args.skip_quality:
+        print()
+        out["quality"] = quality_table(corpus, 30, args.quality_sweeps)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1, default=float)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
