@@ -126,7 +126,7 @@ class LDAGibbs(_BaseGibbsTopicModel):
     n_tokens_ : int
         Number of tokens in the training corpus.
 
-    sweep_times_ : ndarray of shape (n_iter_,)
+    sweep_times_ : ndarray of shape (`n_iter_`,)
         Wall-clock seconds of each sweep (including the collection-level
         and prior updates, excluding log-likelihood evaluations);
         ``n_tokens_ / sweep_times_`` is the sampler's throughput.
