@@ -12,7 +12,8 @@ trace. Subclasses (:class:`~sklearn_clda.LDAGibbs`,
 - ``_draw_tables``: whether the sweep draws Antoniak table counts;
 - ``_after_sweep(tables, rng, state)``: update collection-level state
   (AGS or MGS draws of ``pi``);
-- ``_update_priors(state, learned, rng)``: the Gibbs-EM M-step;
+- ``_update_priors(state, learned, update)``: Gibbs-EM, collecting each
+  sweep's statistics and running the M-step when ``update``;
 - ``_trace_values()``: prior values and sampler statistics for ``trace_``;
 - ``_start_samples`` / ``_keep_sample``/ ``_finish_samples``: accumulate
   the kept samples after burn-in;
@@ -22,7 +23,7 @@ trace. Subclasses (:class:`~sklearn_clda.LDAGibbs`,
 
 import os
 import time
-from abc import abstractmethod
+from abc import ABCMeta, abstractmethod
 from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral, Real
 
@@ -163,7 +164,9 @@ class _ShardedSweeper:
         return sum(shard["tables"] for shard in self.shards)
 
 
-class _BaseGibbsTopicModel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class _BaseGibbsTopicModel(
+    ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator, metaclass=ABCMeta
+):
     """Base class of the Gibbs-sampled topic models (not public)."""
 
     _parameter_constraints: dict = {
