@@ -1,0 +1,202 @@
+"""Hyperparameter learning (Gibbs-EM, Minka fixed points, alpha sampling) and MGS recovery."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy import integrate, optimize
+from scipy.special import gammaln
+
+from sklearn_clda import CompoundLDA, LDAGibbs
+from sklearn_clda._hyper import (
+    count_histogram,
+    group_topic_histogram,
+    sample_alpha,
+    topic_histogram,
+    update_asymmetric,
+    update_concentration,
+    update_symmetric,
+)
+from sklearn_clda.datasets import make_compound_corpus
+from sklearn_clda.metrics import align_topics
+
+
+# ------------------------------------------------ fixed points vs direct maxima
+def _dirmult_loglik(counts, alpha):
+    """sum over rows of log DirMult(row | alpha) without the multinomial term."""
+    alpha = np.broadcast_to(alpha, counts.shape)
+    a0 = alpha.sum(axis=1)
+    return float(
+        (gammaln(a0) - gammaln(counts.sum(axis=1) + a0)).sum()
+        + (gammaln(counts + alpha) - gammaln(alpha)).sum()
+    )
+
+
+def _random_counts(seed, rows=40, cols=12, alpha=0.4):
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.full(cols, alpha), size=rows)
+    n = rng.integers(5, 60, size=rows)
+    return np.array([rng.multinomial(ni, pi) for ni, pi in zip(n, p)])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_update_symmetric_reaches_the_maximum(seed):
+    counts = _random_counts(seed)
+    dim = counts.shape[1]
+    value = update_symmetric([count_histogram(counts)],
+                             [count_histogram(counts.sum(axis=1))], dim, 1.0)
+    best = optimize.minimize_scalar(
+        lambda la: -_dirmult_loglik(counts, np.exp(la)), bounds=(-8, 4), method="bounded",
+        options={"xatol": 1e-10},
+    )
+    assert value == pytest.approx(np.exp(best.x), rel=1e-4)
+
+
+def test_update_symmetric_sums_over_samples():
+    # Two samples = the M-step of the stacked rows.
+    a, b = _random_counts(0), _random_counts(1)
+    two = update_symmetric([count_histogram(a), count_histogram(b)],
+                           [count_histogram(a.sum(1)), count_histogram(b.sum(1))],
+                           a.shape[1], 0.5)
+    stacked = np.vstack([a, b])
+    one = update_symmetric([count_histogram(stacked)],
+                           [count_histogram(stacked.sum(1))], a.shape[1], 0.5)
+    assert two == pytest.approx(one, rel=1e-9)
+
+
+def test_update_asymmetric_reaches_the_maximum():
+    rng = np.random.default_rng(3)
+    truth = np.array([0.1, 0.3, 0.8, 2.0])
+    theta = rng.dirichlet(truth, size=400)
+    counts = np.array([rng.multinomial(30, t) for t in theta])
+    alpha = update_asymmetric([topic_histogram(counts)],
+                              [count_histogram(counts.sum(1))], np.full(4, 0.5))
+    best = optimize.minimize(lambda la: -_dirmult_loglik(counts, np.exp(la)),
+                             np.zeros(4), method="Nelder-Mead",
+                             options={"xatol": 1e-9, "fatol": 1e-9, "maxiter": 20000})
+    np.testing.assert_allclose(alpha, np.exp(best.x), rtol=1e-3)
+    # And the estimate is near the generating values (400 documents).
+    np.testing.assert_allclose(alpha, truth, rtol=0.3)
+
+
+def test_update_concentration_reaches_the_maximum():
+    rng = np.random.default_rng(4)
+    J, K = 2, 4
+    pi = rng.dirichlet(np.ones(K), size=J)
+    doc_group = np.repeat(np.arange(J), 150)
+    theta = np.array([rng.dirichlet(1.3 * pi[j]) for j in doc_group])
+    ndk = np.array([rng.multinomial(25, t) for t in theta])
+
+    def loglik(gamma):
+        return sum(_dirmult_loglik(ndk[doc_group == j], gamma * pi[j]) for j in range(J))
+
+    gamma = update_concentration(
+        [(*group_topic_histogram(ndk, doc_group, J), pi)],
+        [count_histogram(ndk.sum(1))], 1.0,
+    )
+    best = optimize.minimize_scalar(lambda lg: -loglik(np.exp(lg)), bounds=(-5, 5),
+                                    method="bounded", options={"xatol": 1e-10})
+    assert gamma == pytest.approx(np.exp(best.x), rel=1e-4)
+    assert gamma == pytest.approx(1.3, rel=0.25)
+
+
+def test_sample_alpha_matches_exact_posterior():
+    # pi fixed: p(alpha | pi) ∝ Gamma(1, 1) prod_j Dir(pi_j; alpha), by quadrature.
+    rng = np.random.default_rng(5)
+    pi = rng.dirichlet(np.full(3, 0.7), size=4)
+    log_pi = np.log(pi).sum()
+
+    def log_post(a):
+        return 4 * (gammaln(3 * a) - 3 * gammaln(a)) + (a - 1) * log_pi - a
+
+    z = integrate.quad(lambda a: np.exp(log_post(a)), 0, 50, limit=200)[0]
+    mean = integrate.quad(lambda a: a * np.exp(log_post(a)), 0, 50, limit=200)[0] / z
+    gen = np.random.default_rng(0)
+    alpha, draws = 1.0, []
+    for _ in range(4000):
+        alpha, _ = sample_alpha(pi, alpha, gen, n_steps=5)
+        draws.append(alpha)
+    draws = np.array(draws[200:])
+    # Monte Carlo error of the mean is ~0.02 here (autocorrelated draws).
+    assert draws.mean() == pytest.approx(mean, abs=0.08)
+
+
+# ------------------------------------------------------- Gibbs-EM in the estimators
+@pytest.mark.parametrize("seed", range(5))
+def test_gibbs_em_recovers_eta_and_gamma(seed):
+    # The paper's Gibbs-EM study: alpha=1, gamma=.8, eta=.5, J=2, K=3, V=40,
+    # 100 documents of 200 words per collection, started at (eta, gamma) =
+    # (1, 1). Observed on seeds 0-4: eta within 16% and gamma within 16%.
+    c = make_compound_corpus(3, 40, 2, 100, 200, alpha=1.0, gamma=0.8, eta=0.5,
+                             random_state=seed)
+    m = CompoundLDA(3, alpha=1.0, gamma=1.0, eta=1.0, learn_priors=True, max_iter=600,
+                    burn_in=500, random_state=seed).fit(c.data, groups=c.groups)
+    assert m.eta_ == pytest.approx(0.5, rel=0.25)
+    assert m.gamma_ == pytest.approx(0.8, rel=0.25)
+    # The path is in the trace, and the priors are frozen after burn-in.
+    assert m.trace_["eta"][-1] == m.eta_
+
+
+def test_learn_priors_separately_and_validation():
+    c = make_compound_corpus(3, 40, 2, 60, 80, alpha=1.0, gamma=0.8, eta=0.5,
+                             random_state=0)
+    only_eta = CompoundLDA(3, gamma=1.0, eta=1.0, learn_priors="eta", max_iter=100,
+                           random_state=0).fit(c.data, groups=c.groups)
+    assert only_eta.gamma_ == 1.0 and only_eta.eta_ != 1.0
+    only_gamma = CompoundLDA(3, gamma=1.0, eta=1.0, learn_priors=["gamma"], max_iter=100,
+                             random_state=0).fit(c.data, groups=c.groups)
+    assert only_gamma.eta_ == 1.0 and only_gamma.gamma_ != 1.0
+    sampled = CompoundLDA(3, alpha=1.0, learn_priors=["alpha"], max_iter=100,
+                          random_state=0).fit(c.data, groups=c.groups)
+    assert sampled.alpha_ != 1.0 and np.isfinite(sampled.alpha_)
+    with pytest.raises(ValueError, match="unknown name"):
+        CompoundLDA(3, learn_priors=["beta"], max_iter=20).fit(c.data, groups=c.groups)
+    with pytest.raises(ValueError, match="prior_update_every"):
+        CompoundLDA(3, learn_priors=True, max_iter=20, burn_in=4,
+                    prior_update_every=10).fit(c.data, groups=c.groups)
+
+
+def _asymmetric_lda_corpus(seed, alpha, V=30, n_docs=400, length=60):
+    rng = np.random.default_rng(seed)
+    K = len(alpha)
+    beta = np.zeros((K, V))
+    for k in range(K):  # well separated topics
+        beta[k, k * (V // K):(k + 1) * (V // K)] = 1.0
+    beta = 0.95 * beta / beta.sum(1, keepdims=True) + 0.05 / V
+    theta = rng.dirichlet(alpha, size=n_docs)
+    X = np.array([rng.multinomial(length, t @ beta) for t in theta])
+    return sp.csr_matrix(X), beta
+
+
+def test_lda_gibbs_learns_symmetric_and_asymmetric_doc_topic_prior():
+    truth = np.array([0.05, 0.2, 0.6, 1.5])
+    X, beta = _asymmetric_lda_corpus(0, truth)
+    asym = LDAGibbs(4, doc_topic_prior=np.full(4, 0.25), topic_word_prior=0.1,
+                    learn_priors="doc_topic_prior", max_iter=400,
+                    random_state=0).fit(X)
+    perm, _ = align_topics(beta, asym.components_)
+    learned = asym.doc_topic_prior_[perm]
+    # The ordering of the topics' prior weights is recovered, and each value
+    # within a factor of two (400 documents; Gibbs-EM on a single chain).
+    assert np.all(np.diff(learned) > 0)
+    np.testing.assert_allclose(learned, truth, rtol=0.5)
+    sym = LDAGibbs(4, doc_topic_prior=1.0, topic_word_prior=1.0, learn_priors=True,
+                   max_iter=300, random_state=0).fit(X)
+    assert np.ndim(sym.doc_topic_prior_) == 0
+    assert sym.doc_topic_prior_ < 1.0 and sym.topic_word_prior_ < 1.0
+    assert np.all(sym.trace_["topic_word_prior"] > 0)
+
+
+# ------------------------------------------------------------------ MGS recovery
+@pytest.mark.parametrize("seed", [11, 14, 23])
+def test_mgs_recovers_collection_mixtures(seed):
+    # Same synthetic study as the AGS recovery test (tests/test_clda.py).
+    c = make_compound_corpus(3, 40, 2, 100, 200, alpha=0.1, gamma=1.0, eta=0.25,
+                             random_state=seed)
+    m = CompoundLDA(3, alpha=0.1, gamma=1.0, eta=0.25, algorithm="mgs", max_iter=1000,
+                    random_state=seed).fit(c.data, groups=c.groups)
+    perm, _ = align_topics(c.beta, m.components_)
+    l1 = np.abs(m.collection_topic_[:, perm] - c.pi).sum(axis=1)
+    assert np.all(l1 < 0.1), l1
+    assert 0.3 < m.acceptance_rate_ < 0.8
+    assert m.step_size_.shape == (2,)
+    assert np.all(np.isfinite(m.trace_["acceptance_rate"][1:]))
