@@ -26,7 +26,8 @@ GROUP_PREFIX = {
     "rec": "rec.",
     "sci": "sci.",
 }
-SHARED_NEWS16 = Path("/work/shared/data/news16.npz")
+# The project's shared data folder sits beside the repository (in CI too).
+SHARED_NEWS16 = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "news16.npz"
 
 
 @pytest.fixture(scope="module")
