@@ -42,12 +42,14 @@ cdef extern from *:
     static double clda_token_weights(
         Py_ssize_t K, Py_ssize_t n_blocks, const double *__restrict dp,
         const int32_t *__restrict nw, double eta, const double *__restrict inv,
-        double *__restrict p, double *__restrict cum)
+        double *__restrict p, double *__restrict cum, Py_ssize_t k_old, double p_old)
     {
         Py_ssize_t k, b;
         double total = 0.0;
+        /* Counts still include the token; its own topic's weight is given. */
         for (k = 0; k < K; k++)
             p[k] = dp[k] * (nw[k] + eta) * inv[k];
+        p[k_old] = p_old;
         for (b = 0; b < n_blocks; b++) {
             const double *q = p + 8 * b;
             total += ((q[0] + q[1]) + (q[2] + q[3])) + ((q[4] + q[5]) + (q[6] + q[7]));
@@ -55,10 +57,34 @@ cdef extern from *:
         }
         return total;
     }
+
+    /* Inversion search without data-dependent branches: the block is the
+       number of running block sums <= u (they are non-decreasing), then the
+       topic inside it the number of running sums <= u, capped at the last
+       topic. Same result as scanning until the running sum exceeds u. */
+    static inline Py_ssize_t clda_search(
+        Py_ssize_t K, Py_ssize_t n_blocks, const double *cum, const double *p, double u)
+    {
+        Py_ssize_t b = 0, j, k, last, count = 0;
+        double s;
+        for (j = 0; j < n_blocks - 1; j++)
+            b += (cum[j] <= u);
+        s = b > 0 ? cum[b - 1] : 0.0;
+        k = 8 * b;
+        last = k + 7 < K - 1 ? k + 7 : K - 1;
+        for (j = k; j < last; j++) {
+            s += p[j];
+            count += (s <= u);
+        }
+        return k + count;
+    }
     """
     double clda_token_weights(Py_ssize_t K, Py_ssize_t n_blocks, const double* dp,
                               const int32_t* nw, double eta, const double* inv,
-                              double* p, double* cum) noexcept nogil
+                              double* p, double* cum, Py_ssize_t k_old,
+                              double p_old) noexcept nogil
+    Py_ssize_t clda_search(Py_ssize_t K, Py_ssize_t n_blocks, const double* cum,
+                           const double* p, double u) noexcept nogil
 from numpy.random cimport bitgen_t
 
 import numpy as np
@@ -227,18 +253,22 @@ def gibbs_sweep(
     cdef Py_ssize_t n_blocks = (K + _BLOCK - 1) // _BLOCK
     cdef Py_ssize_t K_pad = n_blocks * _BLOCK
     inv_arr = np.zeros(K_pad, dtype=np.float64)
+    invm_arr = np.zeros(K_pad, dtype=np.float64)
     dp_arr = np.zeros(K_pad, dtype=np.float64)
     p_arr = np.zeros(K_pad, dtype=np.float64)
     cum_arr = np.zeros(n_blocks, dtype=np.float64)
+    # inv[k] = 1 / (nk + V eta); invm[k] = 1 / (nk - 1 + V eta), the value
+    # when a token of topic k is left out; dp[k] = ndk[d, k] + prior[g, k].
     cdef double* inv = <double*> np.PyArray_DATA(inv_arr)
+    cdef double* invm = <double*> np.PyArray_DATA(invm_arr)
     cdef double* dp = <double*> np.PyArray_DATA(dp_arr)
     cdef double* p = <double*> np.PyArray_DATA(p_arr)
     cdef double* cum = <double*> np.PyArray_DATA(cum_arr)
     cdef bitgen_t* rng = _get_bitgen(bit_generator)
-    cdef Py_ssize_t d, k, b, last
+    cdef Py_ssize_t d, k
     cdef int64_t i
     cdef int32_t w, g, k_old, k_new
-    cdef double total, u, s
+    cdef double total, u, p_old
     cdef int32_t* ndk_d
     cdef int32_t* nwk_w
     cdef const double* prior_g
@@ -246,6 +276,7 @@ def gibbs_sweep(
     with bit_generator.lock, nogil:
         for k in range(K):
             inv[k] = 1.0 / (nk[k] + veta)
+            invm[k] = 1.0 / (nk[k] - 1 + veta)
         for d in range(n_docs):
             g = doc_group[d]
             ndk_d = &ndk[d, 0]
@@ -259,37 +290,30 @@ def gibbs_sweep(
                     # The next token's word row is a likely cache miss.
                     CLDA_PREFETCH(&nwk[words[i + 1], 0])
                 k_old = z[i]
+                # The conditional with the token left out: only its own
+                # topic's weight differs from the weights of the current
+                # counts, so the counts are not touched unless the topic moves.
+                p_old = (ndk_d[k_old] - 1 + prior_g[k_old]) * (nwk_w[k_old] - 1 + eta) \
+                    * invm[k_old]
+                total = clda_token_weights(K, n_blocks, dp, nwk_w, eta, inv, p, cum,
+                                           k_old, p_old)
+                u = rng.next_double(rng.state) * total
+                k_new = <int32_t> clda_search(K, n_blocks, cum, p, u)
+                if k_new == k_old:
+                    continue
+                z[i] = k_new
                 ndk_d[k_old] -= 1
                 dp[k_old] = ndk_d[k_old] + prior_g[k_old]
                 nwk_w[k_old] -= 1
                 nk[k_old] -= 1
                 inv[k_old] = 1.0 / (nk[k_old] + veta)
-
-                # Unnormalized conditional, one independent product per topic,
-                # and running sums of blocks of eight (padding entries are zero).
-                total = clda_token_weights(K, n_blocks, dp, nwk_w, eta, inv, p, cum)
-
-                u = rng.next_double(rng.state) * total
-                b = 0
-                while b < n_blocks - 1 and cum[b] <= u:
-                    b += 1
-                s = cum[b - 1] if b > 0 else 0.0
-                k = b * _BLOCK
-                last = k + _BLOCK - 1
-                if last > K - 1:
-                    last = K - 1
-                s += p[k]
-                while k < last and s <= u:
-                    k += 1
-                    s += p[k]
-                k_new = <int32_t> k
-
-                z[i] = k_new
+                invm[k_old] = 1.0 / (nk[k_old] - 1 + veta)
                 ndk_d[k_new] += 1
                 dp[k_new] = ndk_d[k_new] + prior_g[k_new]
                 nwk_w[k_new] += 1
                 nk[k_new] += 1
                 inv[k_new] = 1.0 / (nk[k_new] + veta)
+                invm[k_new] = 1.0 / (nk[k_new] - 1 + veta)
             if draw_tables:
                 for k in range(K):
                     if ndk_d[k] > 0:
