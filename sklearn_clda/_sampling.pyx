@@ -40,15 +40,15 @@ cdef extern from *:
     __attribute__((target_clones("avx2", "default")))
     #endif
     static double clda_token_weights(
-        Py_ssize_t K, Py_ssize_t n_blocks, const double *__restrict dp,
-        const int32_t *__restrict nw, double eta, const double *__restrict inv,
+        Py_ssize_t K, Py_ssize_t n_blocks, const double *__restrict r,
+        const int32_t *__restrict nw, double eta,
         double *__restrict p, double *__restrict cum, Py_ssize_t k_old, double p_old)
     {
         Py_ssize_t k, b;
         double total = 0.0;
         /* Counts still include the token; its own topic's weight is given. */
         for (k = 0; k < K; k++)
-            p[k] = dp[k] * (nw[k] + eta) * inv[k];
+            p[k] = r[k] * (nw[k] + eta);
         p[k_old] = p_old;
         for (b = 0; b < n_blocks; b++) {
             const double *q = p + 8 * b;
@@ -79,10 +79,9 @@ cdef extern from *:
         return k + count;
     }
     """
-    double clda_token_weights(Py_ssize_t K, Py_ssize_t n_blocks, const double* dp,
-                              const int32_t* nw, double eta, const double* inv,
-                              double* p, double* cum, Py_ssize_t k_old,
-                              double p_old) noexcept nogil
+    double clda_token_weights(Py_ssize_t K, Py_ssize_t n_blocks, const double* r,
+                              const int32_t* nw, double eta, double* p, double* cum,
+                              Py_ssize_t k_old, double p_old) noexcept nogil
     Py_ssize_t clda_search(Py_ssize_t K, Py_ssize_t n_blocks, const double* cum,
                            const double* p, double u) noexcept nogil
 from numpy.random cimport bitgen_t
@@ -196,7 +195,7 @@ def gibbs_sweep(
     from the exact full conditional (the paper's eq. posterior-z; LDA is
     the case of a single row ``prior = alpha``)::
 
-        p = (ndk[d] + prior[g]) * (nwk[w] + eta) * (1.0 / (nk + V * eta))
+        p = (ndk[d] + prior[g]) * (1.0 / (nk + V * eta)) * (nwk[w] + eta)
         P = np.zeros(8 * ceil(K / 8)); P[:K] = p; P = P.reshape(-1, 8)
         q = P[:, 0::2] + P[:, 1::2]; q = q[:, 0::2] + q[:, 1::2]
         c = np.cumsum(q[:, 0] + q[:, 1])          # running block sums
@@ -254,14 +253,15 @@ def gibbs_sweep(
     cdef Py_ssize_t K_pad = n_blocks * _BLOCK
     inv_arr = np.zeros(K_pad, dtype=np.float64)
     invm_arr = np.zeros(K_pad, dtype=np.float64)
-    dp_arr = np.zeros(K_pad, dtype=np.float64)
+    r_arr = np.zeros(K_pad, dtype=np.float64)
     p_arr = np.zeros(K_pad, dtype=np.float64)
     cum_arr = np.zeros(n_blocks, dtype=np.float64)
     # inv[k] = 1 / (nk + V eta); invm[k] = 1 / (nk - 1 + V eta), the value
-    # when a token of topic k is left out; dp[k] = ndk[d, k] + prior[g, k].
+    # when a token of topic k is left out; r[k] = (ndk[d, k] + prior[g, k]) *
+    # inv[k], the document-and-topic part of the weights.
     cdef double* inv = <double*> np.PyArray_DATA(inv_arr)
     cdef double* invm = <double*> np.PyArray_DATA(invm_arr)
-    cdef double* dp = <double*> np.PyArray_DATA(dp_arr)
+    cdef double* r = <double*> np.PyArray_DATA(r_arr)
     cdef double* p = <double*> np.PyArray_DATA(p_arr)
     cdef double* cum = <double*> np.PyArray_DATA(cum_arr)
     cdef bitgen_t* rng = _get_bitgen(bit_generator)
@@ -282,7 +282,7 @@ def gibbs_sweep(
             ndk_d = &ndk[d, 0]
             prior_g = &prior[g, 0]
             for k in range(K):
-                dp[k] = ndk_d[k] + prior_g[k]
+                r[k] = (ndk_d[k] + prior_g[k]) * inv[k]
             for i in range(doc_ptr[d], doc_ptr[d + 1]):
                 w = words[i]
                 nwk_w = &nwk[w, 0]
@@ -293,9 +293,9 @@ def gibbs_sweep(
                 # The conditional with the token left out: only its own
                 # topic's weight differs from the weights of the current
                 # counts, so the counts are not touched unless the topic moves.
-                p_old = (ndk_d[k_old] - 1 + prior_g[k_old]) * (nwk_w[k_old] - 1 + eta) \
-                    * invm[k_old]
-                total = clda_token_weights(K, n_blocks, dp, nwk_w, eta, inv, p, cum,
+                p_old = (ndk_d[k_old] - 1 + prior_g[k_old]) * invm[k_old] \
+                    * (nwk_w[k_old] - 1 + eta)
+                total = clda_token_weights(K, n_blocks, r, nwk_w, eta, p, cum,
                                            k_old, p_old)
                 u = rng.next_double(rng.state) * total
                 k_new = <int32_t> clda_search(K, n_blocks, cum, p, u)
@@ -303,17 +303,17 @@ def gibbs_sweep(
                     continue
                 z[i] = k_new
                 ndk_d[k_old] -= 1
-                dp[k_old] = ndk_d[k_old] + prior_g[k_old]
                 nwk_w[k_old] -= 1
                 nk[k_old] -= 1
                 inv[k_old] = 1.0 / (nk[k_old] + veta)
                 invm[k_old] = 1.0 / (nk[k_old] - 1 + veta)
+                r[k_old] = (ndk_d[k_old] + prior_g[k_old]) * inv[k_old]
                 ndk_d[k_new] += 1
-                dp[k_new] = ndk_d[k_new] + prior_g[k_new]
                 nwk_w[k_new] += 1
                 nk[k_new] += 1
                 inv[k_new] = 1.0 / (nk[k_new] + veta)
                 invm[k_new] = 1.0 / (nk[k_new] - 1 + veta)
+                r[k_new] = (ndk_d[k_new] + prior_g[k_new]) * inv[k_new]
             if draw_tables:
                 for k in range(K):
                     if ndk_d[k] > 0:

@@ -45,7 +45,7 @@ def _reference_sweep(s, eta, tables, gen):
             ndk[d, k] -= 1
             nwk[w, k] -= 1
             nk[k] -= 1
-            p = (ndk[d] + prior[g]) * (nwk[w] + eta) * (1.0 / (nk + V * eta))
+            p = (ndk[d] + prior[g]) * (1.0 / (nk + V * eta)) * (nwk[w] + eta)
             k = _reference_block_search(p, gen.random())
             z[i] = k
             ndk[d, k] += 1
