@@ -560,6 +560,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
             # about half of random starts lose a topic in every collection.
             tau_warmup=min(5, self.max_iter - 1),
             random_state=self.random_state,
+            verbose=self.verbose,
         )
         seconds = time.perf_counter() - start
         self.alpha_ = float(result["alpha"])
