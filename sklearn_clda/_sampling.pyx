@@ -16,6 +16,7 @@ passed in (its ``next_double``), never from a global or recycled source.
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport fabs, log
 from libc.stdint cimport int32_t, int64_t
+from numpy.random cimport bitgen_t
 
 cdef extern from *:
     """
@@ -29,63 +30,90 @@ cdef extern from *:
 
 cdef extern from *:
     """
-    /* Unnormalized full conditional of one token and running sums over
-       blocks of eight topics (p must be zero-padded to 8 * n_blocks).
+    /* The z-step of gibbs_sweep for one document's tokens i0..i1.
+
+       Per token: the unnormalized conditional with the token left out is
+       computed from the current counts (one independent product per topic,
+       r[k] = (ndk + prior) / (nk + V eta) cached per document) with a scalar
+       fix-up for the token's own topic; running sums over blocks of eight
+       topics (p zero-padded to 8 * n_blocks); then an inversion search
+       without data-dependent branches: the block is the number of running
+       block sums <= u (they are non-decreasing), the topic inside it the
+       number of running sums <= u, capped at the last topic -- the same
+       result as scanning until the running sum exceeds u. Counts change
+       only when the topic moves.
+
        Compiled twice on x86-64 GCC, for AVX2 and for the baseline, and
-       picked at load time, so the module runs on any x86-64 CPU. The
+       picked at load time, so the module runs on any x86-64 CPU; the
        arithmetic is the same in both clones (no FMA contraction), so the
-       results are bit-identical. */
+       results are bit-identical. Strides are in elements. */
     #include <stdint.h>
+    #include "numpy/random/bitgen.h"
     #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
     __attribute__((target_clones("avx2", "default")))
     #endif
-    static double clda_token_weights(
-        Py_ssize_t K, Py_ssize_t n_blocks, const double *__restrict r,
-        const int32_t *__restrict nw, double eta,
-        double *__restrict p, double *__restrict cum, Py_ssize_t k_old, double p_old)
+    static void clda_sweep_document(
+        Py_ssize_t K, Py_ssize_t n_blocks, int64_t i0, int64_t i1, int64_t n_tokens,
+        const int32_t *words, int32_t *z, int32_t *nwk, Py_ssize_t nwk_stride,
+        int32_t *ndk_d, int32_t *nk, const double *prior_g, double eta, double veta,
+        double *inv, double *invm, double *__restrict r, double *__restrict p,
+        double *__restrict cum, bitgen_t *rng)
     {
-        Py_ssize_t k, b;
-        double total = 0.0;
-        /* Counts still include the token; its own topic's weight is given. */
+        Py_ssize_t k, b, j, last, count;
+        int64_t i;
+        double total, u, p_old, s;
         for (k = 0; k < K; k++)
-            p[k] = r[k] * (nw[k] + eta);
-        p[k_old] = p_old;
-        for (b = 0; b < n_blocks; b++) {
-            const double *q = p + 8 * b;
-            total += ((q[0] + q[1]) + (q[2] + q[3])) + ((q[4] + q[5]) + (q[6] + q[7]));
-            cum[b] = total;
+            r[k] = (ndk_d[k] + prior_g[k]) * inv[k];
+        for (i = i0; i < i1; i++) {
+            int32_t w = words[i];
+            int32_t *nw = nwk + (Py_ssize_t)w * nwk_stride;
+            int32_t k_old = z[i], k_new;
+            if (i + 1 < n_tokens)
+                CLDA_PREFETCH(nwk + (Py_ssize_t)words[i + 1] * nwk_stride);
+            p_old = (ndk_d[k_old] - 1 + prior_g[k_old]) * invm[k_old]
+                    * (nw[k_old] - 1 + eta);
+            for (k = 0; k < K; k++)
+                p[k] = r[k] * (nw[k] + eta);
+            p[k_old] = p_old;
+            total = 0.0;
+            for (b = 0; b < n_blocks; b++) {
+                const double *q = p + 8 * b;
+                total += ((q[0] + q[1]) + (q[2] + q[3])) + ((q[4] + q[5]) + (q[6] + q[7]));
+                cum[b] = total;
+            }
+            u = rng->next_double(rng->state) * total;
+            b = 0;
+            for (j = 0; j < n_blocks - 1; j++)
+                b += (cum[j] <= u);
+            s = b > 0 ? cum[b - 1] : 0.0;
+            k = 8 * b;
+            last = k + 7 < K - 1 ? k + 7 : K - 1;
+            count = 0;
+            for (j = k; j < last; j++) {
+                s += p[j];
+                count += (s <= u);
+            }
+            k_new = (int32_t)(k + count);
+            if (k_new == k_old)
+                continue;
+            z[i] = k_new;
+            ndk_d[k_old] -= 1; nw[k_old] -= 1; nk[k_old] -= 1;
+            inv[k_old] = 1.0 / (nk[k_old] + veta);
+            invm[k_old] = 1.0 / (nk[k_old] - 1 + veta);
+            r[k_old] = (ndk_d[k_old] + prior_g[k_old]) * inv[k_old];
+            ndk_d[k_new] += 1; nw[k_new] += 1; nk[k_new] += 1;
+            inv[k_new] = 1.0 / (nk[k_new] + veta);
+            invm[k_new] = 1.0 / (nk[k_new] - 1 + veta);
+            r[k_new] = (ndk_d[k_new] + prior_g[k_new]) * inv[k_new];
         }
-        return total;
-    }
-
-    /* Inversion search without data-dependent branches: the block is the
-       number of running block sums <= u (they are non-decreasing), then the
-       topic inside it the number of running sums <= u, capped at the last
-       topic. Same result as scanning until the running sum exceeds u. */
-    static inline Py_ssize_t clda_search(
-        Py_ssize_t K, Py_ssize_t n_blocks, const double *cum, const double *p, double u)
-    {
-        Py_ssize_t b = 0, j, k, last, count = 0;
-        double s;
-        for (j = 0; j < n_blocks - 1; j++)
-            b += (cum[j] <= u);
-        s = b > 0 ? cum[b - 1] : 0.0;
-        k = 8 * b;
-        last = k + 7 < K - 1 ? k + 7 : K - 1;
-        for (j = k; j < last; j++) {
-            s += p[j];
-            count += (s <= u);
-        }
-        return k + count;
     }
     """
-    double clda_token_weights(Py_ssize_t K, Py_ssize_t n_blocks, const double* r,
-                              const int32_t* nw, double eta, double* p, double* cum,
-                              Py_ssize_t k_old, double p_old) noexcept nogil
-    Py_ssize_t clda_search(Py_ssize_t K, Py_ssize_t n_blocks, const double* cum,
-                           const double* p, double u) noexcept nogil
-from numpy.random cimport bitgen_t
-
+    void clda_sweep_document(Py_ssize_t K, Py_ssize_t n_blocks, int64_t i0, int64_t i1,
+                             int64_t n_tokens, const int32_t* words, int32_t* z,
+                             int32_t* nwk, Py_ssize_t nwk_stride, int32_t* ndk_d,
+                             int32_t* nk, const double* prior_g, double eta, double veta,
+                             double* inv, double* invm, double* r, double* p,
+                             double* cum, bitgen_t* rng) noexcept nogil
 import numpy as np
 cimport numpy as np
 
@@ -266,13 +294,20 @@ def gibbs_sweep(
     cdef double* cum = <double*> np.PyArray_DATA(cum_arr)
     cdef bitgen_t* rng = _get_bitgen(bit_generator)
     cdef Py_ssize_t d, k
-    cdef int64_t i
-    cdef int32_t w, g, k_old, k_new
-    cdef double total, u, p_old
+    cdef int32_t g
     cdef int32_t* ndk_d
-    cdef int32_t* nwk_w
     cdef const double* prior_g
-
+    cdef const int32_t* words_p
+    cdef int32_t* z_p
+    cdef int32_t* nwk_p
+    cdef int32_t* nk_p
+    cdef Py_ssize_t nwk_stride = nwk.strides[0] // sizeof(int32_t)
+    if n_tokens == 0:  # nothing to move and no tables to draw
+        return
+    words_p = &words[0]
+    z_p = &z[0]
+    nwk_p = &nwk[0, 0]
+    nk_p = &nk[0]
     with bit_generator.lock, nogil:
         for k in range(K):
             inv[k] = 1.0 / (nk[k] + veta)
@@ -281,39 +316,9 @@ def gibbs_sweep(
             g = doc_group[d]
             ndk_d = &ndk[d, 0]
             prior_g = &prior[g, 0]
-            for k in range(K):
-                r[k] = (ndk_d[k] + prior_g[k]) * inv[k]
-            for i in range(doc_ptr[d], doc_ptr[d + 1]):
-                w = words[i]
-                nwk_w = &nwk[w, 0]
-                if i + 1 < n_tokens:
-                    # The next token's word row is a likely cache miss.
-                    CLDA_PREFETCH(&nwk[words[i + 1], 0])
-                k_old = z[i]
-                # The conditional with the token left out: only its own
-                # topic's weight differs from the weights of the current
-                # counts, so the counts are not touched unless the topic moves.
-                p_old = (ndk_d[k_old] - 1 + prior_g[k_old]) * invm[k_old] \
-                    * (nwk_w[k_old] - 1 + eta)
-                total = clda_token_weights(K, n_blocks, r, nwk_w, eta, p, cum,
-                                           k_old, p_old)
-                u = rng.next_double(rng.state) * total
-                k_new = <int32_t> clda_search(K, n_blocks, cum, p, u)
-                if k_new == k_old:
-                    continue
-                z[i] = k_new
-                ndk_d[k_old] -= 1
-                nwk_w[k_old] -= 1
-                nk[k_old] -= 1
-                inv[k_old] = 1.0 / (nk[k_old] + veta)
-                invm[k_old] = 1.0 / (nk[k_old] - 1 + veta)
-                r[k_old] = (ndk_d[k_old] + prior_g[k_old]) * inv[k_old]
-                ndk_d[k_new] += 1
-                nwk_w[k_new] += 1
-                nk[k_new] += 1
-                inv[k_new] = 1.0 / (nk[k_new] + veta)
-                invm[k_new] = 1.0 / (nk[k_new] - 1 + veta)
-                r[k_new] = (ndk_d[k_new] + prior_g[k_new]) * inv[k_new]
+            clda_sweep_document(K, n_blocks, doc_ptr[d], doc_ptr[d + 1], n_tokens,
+                                words_p, z_p, nwk_p, nwk_stride, ndk_d, nk_p, prior_g,
+                                eta, veta, inv, invm, r, p, cum, rng)
             if draw_tables:
                 for k in range(K):
                     if ndk_d[k] > 0:
