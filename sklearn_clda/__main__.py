@@ -543,5 +543,15 @@ def main(argv=None):
     return 0
 
 
+def _run():
+    """Entry point: ``main()``, quiet when the reader of stdout goes away."""
+    try:
+        return main()
+    except BrokenPipeError:
+        # e.g. ``python -m sklearn_clda | head``: stop without a traceback.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(_run())

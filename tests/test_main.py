@@ -105,3 +105,17 @@ def test_module_runs_as_subprocess():
     topics = _topic_lines(proc.stdout)
     assert len(topics) == 3
     assert all(len(m.group(3).split()) == 4 for m in topics)
+
+
+def test_closed_stdout_pipe_gives_no_traceback():
+    # `python -m sklearn_clda | head -1` must not print a BrokenPipeError.
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sklearn_clda", "-k", "3", "-n", "10", "--no-progress"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=root, env=env,
+    )
+    proc.stdout.readline()
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=300)
+    assert b"Traceback" not in err
