@@ -52,17 +52,27 @@ class _GibbsState:
         doc_of_token = np.repeat(np.arange(n_docs, dtype=np.int64), self.doc_len)
         # Random initial assignments, uniform over topics.
         self.z = rng.integers(0, K, size=self.words.shape[0], dtype=np.int32)
-        self.nwk = (
-            np.bincount(self.words.astype(np.int64) * K + self.z, minlength=n_features * K)
-            .astype(np.int32)
-            .reshape(n_features, K)
-        )
+        # Word-topic counts, rows padded with zero columns to a multiple of
+        # eight topics and 64-byte aligned, the layout of the vectorized
+        # kernel; ``nwk`` is the (n_features, K) view of it.
+        self.nwk_padded = _aligned_int32_zeros(n_features, _sampling.padded_n_components(K))
+        self.nwk = self.nwk_padded[:, :K]
+        self.nwk[...] = np.bincount(
+            self.words.astype(np.int64) * K + self.z, minlength=n_features * K
+        ).reshape(n_features, K)
         self.ndk = (
             np.bincount(doc_of_token * K + self.z, minlength=n_docs * K)
             .astype(np.int32)
             .reshape(n_docs, K)
         )
         self.nk = np.bincount(self.z, minlength=K).astype(np.int32)
+
+
+def _aligned_int32_zeros(n_rows, n_cols):
+    """Zeroed C-contiguous int32 array whose data starts on a 64-byte boundary."""
+    raw = np.zeros(n_rows * n_cols + 16, dtype=np.int32)
+    offset = (-raw.ctypes.data % 64) // 4
+    return raw[offset : offset + n_rows * n_cols].reshape(n_rows, n_cols)
 
 
 def _effective_n_jobs(n_jobs):
@@ -143,9 +153,9 @@ class _ShardedSweeper:
         st = self.state
         if len(self.shards) == 1:
             shard = self.shards[0]
-            self._run(shard, st.nwk, st.nk, prior, eta)
+            self._run(shard, st.nwk_padded, st.nk, prior, eta)
             return shard["tables"]
-        copies = [(st.nwk.copy(), st.nk.copy()) for _ in self.shards]
+        copies = [(st.nwk_padded.copy(), st.nk.copy()) for _ in self.shards]
         futures = [
             self.pool.submit(self._run, shard, nwk, nk, prior, eta)
             for shard, (nwk, nk) in zip(self.shards, copies)
@@ -156,10 +166,10 @@ class _ShardedSweeper:
         nwk_new, nk_new = copies[0]
         for nwk, nk in copies[1:]:
             nwk_new += nwk
-            nwk_new -= st.nwk
+            nwk_new -= st.nwk_padded
             nk_new += nk
             nk_new -= st.nk
-        st.nwk[...] = nwk_new
+        st.nwk_padded[...] = nwk_new
         st.nk[...] = nk_new
         return sum(shard["tables"] for shard in self.shards)
 

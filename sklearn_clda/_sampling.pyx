@@ -18,102 +18,27 @@ from libc.math cimport fabs, log
 from libc.stdint cimport int32_t, int64_t
 from numpy.random cimport bitgen_t
 
-cdef extern from *:
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define CLDA_PREFETCH(addr) __builtin_prefetch((const void *)(addr), 1, 3)
-    #else
-    #define CLDA_PREFETCH(addr) ((void)0)
-    #endif
-    """
-    void CLDA_PREFETCH(const void* addr) noexcept nogil
+cdef extern from "_gibbs_kernel.h":
+    ctypedef void (*clda_sweep_document_fn)(
+        Py_ssize_t K, Py_ssize_t n_blocks, int64_t i0, int64_t i1,
+        const int32_t* words, int32_t* z, int32_t* nwk, Py_ssize_t nwk_stride,
+        int32_t* ndk_d, int32_t* nk, const double* prior_g, double eta, double veta,
+        double* inv, double* invm, double* r, double* p, double* cum,
+        const double* u_buf, int64_t next_word) noexcept nogil
+    void clda_sweep_document_portable(
+        Py_ssize_t K, Py_ssize_t n_blocks, int64_t i0, int64_t i1,
+        const int32_t* words, int32_t* z, int32_t* nwk, Py_ssize_t nwk_stride,
+        int32_t* ndk_d, int32_t* nk, const double* prior_g, double eta, double veta,
+        double* inv, double* invm, double* r, double* p, double* cum,
+        const double* u_buf, int64_t next_word) noexcept nogil
+    void clda_sweep_document_avx2(
+        Py_ssize_t K, Py_ssize_t n_blocks, int64_t i0, int64_t i1,
+        const int32_t* words, int32_t* z, int32_t* nwk, Py_ssize_t nwk_stride,
+        int32_t* ndk_d, int32_t* nk, const double* prior_g, double eta, double veta,
+        double* inv, double* invm, double* r, double* p, double* cum,
+        const double* u_buf, int64_t next_word) noexcept nogil
+    int clda_cpu_has_avx2() noexcept nogil
 
-cdef extern from *:
-    """
-    /* The z-step of gibbs_sweep for one document's tokens i0..i1.
-
-       Per token: the unnormalized conditional with the token left out is
-       computed from the current counts (one independent product per topic,
-       r[k] = (ndk + prior) / (nk + V eta) cached per document) with a scalar
-       fix-up for the token's own topic; running sums over blocks of eight
-       topics (p zero-padded to 8 * n_blocks); then an inversion search
-       without data-dependent branches: the block is the number of running
-       block sums <= u (they are non-decreasing), the topic inside it the
-       number of running sums <= u, capped at the last topic -- the same
-       result as scanning until the running sum exceeds u. Counts change
-       only when the topic moves.
-
-       Compiled twice on x86-64 GCC, for AVX2 and for the baseline, and
-       picked at load time, so the module runs on any x86-64 CPU; the
-       arithmetic is the same in both clones (no FMA contraction), so the
-       results are bit-identical. Strides are in elements. */
-    #include <stdint.h>
-    #include "numpy/random/bitgen.h"
-    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-    __attribute__((target_clones("avx2", "default")))
-    #endif
-    static void clda_sweep_document(
-        Py_ssize_t K, Py_ssize_t n_blocks, int64_t i0, int64_t i1, int64_t n_tokens,
-        const int32_t *words, int32_t *z, int32_t *nwk, Py_ssize_t nwk_stride,
-        int32_t *ndk_d, int32_t *nk, const double *prior_g, double eta, double veta,
-        double *inv, double *invm, double *__restrict r, double *__restrict p,
-        double *__restrict cum, bitgen_t *rng)
-    {
-        Py_ssize_t k, b, j, last, count;
-        int64_t i;
-        double total, u, p_old, s;
-        for (k = 0; k < K; k++)
-            r[k] = (ndk_d[k] + prior_g[k]) * inv[k];
-        for (i = i0; i < i1; i++) {
-            int32_t w = words[i];
-            int32_t *nw = nwk + (Py_ssize_t)w * nwk_stride;
-            int32_t k_old = z[i], k_new;
-            if (i + 1 < n_tokens)
-                CLDA_PREFETCH(nwk + (Py_ssize_t)words[i + 1] * nwk_stride);
-            p_old = (ndk_d[k_old] - 1 + prior_g[k_old]) * invm[k_old]
-                    * (nw[k_old] - 1 + eta);
-            for (k = 0; k < K; k++)
-                p[k] = r[k] * (nw[k] + eta);
-            p[k_old] = p_old;
-            total = 0.0;
-            for (b = 0; b < n_blocks; b++) {
-                const double *q = p + 8 * b;
-                total += ((q[0] + q[1]) + (q[2] + q[3])) + ((q[4] + q[5]) + (q[6] + q[7]));
-                cum[b] = total;
-            }
-            u = rng->next_double(rng->state) * total;
-            b = 0;
-            for (j = 0; j < n_blocks - 1; j++)
-                b += (cum[j] <= u);
-            s = b > 0 ? cum[b - 1] : 0.0;
-            k = 8 * b;
-            last = k + 7 < K - 1 ? k + 7 : K - 1;
-            count = 0;
-            for (j = k; j < last; j++) {
-                s += p[j];
-                count += (s <= u);
-            }
-            k_new = (int32_t)(k + count);
-            if (k_new == k_old)
-                continue;
-            z[i] = k_new;
-            ndk_d[k_old] -= 1; nw[k_old] -= 1; nk[k_old] -= 1;
-            inv[k_old] = 1.0 / (nk[k_old] + veta);
-            invm[k_old] = 1.0 / (nk[k_old] - 1 + veta);
-            r[k_old] = (ndk_d[k_old] + prior_g[k_old]) * inv[k_old];
-            ndk_d[k_new] += 1; nw[k_new] += 1; nk[k_new] += 1;
-            inv[k_new] = 1.0 / (nk[k_new] + veta);
-            invm[k_new] = 1.0 / (nk[k_new] - 1 + veta);
-            r[k_new] = (ndk_d[k_new] + prior_g[k_new]) * inv[k_new];
-        }
-    }
-    """
-    void clda_sweep_document(Py_ssize_t K, Py_ssize_t n_blocks, int64_t i0, int64_t i1,
-                             int64_t n_tokens, const int32_t* words, int32_t* z,
-                             int32_t* nwk, Py_ssize_t nwk_stride, int32_t* ndk_d,
-                             int32_t* nk, const double* prior_g, double eta, double veta,
-                             double* inv, double* invm, double* r, double* p,
-                             double* cum, bitgen_t* rng) noexcept nogil
 import numpy as np
 cimport numpy as np
 
@@ -202,6 +127,45 @@ def crp_tables(const int64_t[::1] n, const double[::1] a, object bit_generator):
     return out_arr
 
 
+def _aligned_zeros(Py_ssize_t n):
+    """Zeroed float64 buffer of length ``n`` whose data is 64-byte aligned."""
+    raw = np.zeros(n + 8, dtype=np.float64)
+    off = (-raw.ctypes.data % 64) // 8
+    return raw[off:off + n]
+
+
+cdef bint _AVX2 = clda_cpu_has_avx2() != 0
+cdef bint _PORTABLE_ONLY = False
+
+
+def _set_kernel(str name):
+    """Select the z-step kernel: ``"auto"`` (AVX2 when available) or ``"portable"``.
+
+    Returns the name of the previous setting. Both kernels give identical
+    draws (tests hold them to that); the switch exists so that the portable
+    one can be tested on AVX2 machines.
+    """
+    global _PORTABLE_ONLY
+    if name not in ("auto", "portable"):
+        raise ValueError(f"unknown kernel {name!r}; use 'auto' or 'portable'")
+    old = "portable" if _PORTABLE_ONLY else "auto"
+    _PORTABLE_ONLY = name == "portable"
+    return old
+
+
+def _kernel_name(Py_ssize_t row_length, Py_ssize_t n_components):
+    """Name of the kernel ``gibbs_sweep`` uses for count rows of this length."""
+    cdef Py_ssize_t K_pad = _BLOCK * ((n_components + _BLOCK - 1) // _BLOCK)
+    if _AVX2 and not _PORTABLE_ONLY and row_length == K_pad:
+        return "avx2"
+    return "portable"
+
+
+def padded_n_components(Py_ssize_t n_components):
+    """Row length of a padded word-topic table: ``8 * ceil(n_components / 8)``."""
+    return _BLOCK * ((n_components + _BLOCK - 1) // _BLOCK)
+
+
 def gibbs_sweep(
     const int32_t[::1] words,
     const int64_t[::1] doc_ptr,
@@ -223,7 +187,7 @@ def gibbs_sweep(
     from the exact full conditional (the paper's eq. posterior-z; LDA is
     the case of a single row ``prior = alpha``)::
 
-        p = (ndk[d] + prior[g]) * (1.0 / (nk + V * eta)) * (nwk[w] + eta)
+        p = (ndk[d] + prior[g]) * (1.0 / (nk + V * eta)) * (nwk[w, :K] + eta)
         P = np.zeros(8 * ceil(K / 8)); P[:K] = p; P = P.reshape(-1, 8)
         q = P[:, 0::2] + P[:, 1::2]; q = q[:, 0::2] + q[:, 1::2]
         c = np.cumsum(q[:, 0] + q[:, 1])          # running block sums
@@ -235,13 +199,20 @@ def gibbs_sweep(
         z[i] = k
 
     that is, a draw from ``p / p.sum()`` by inversion, summed in blocks of
-    eight topics so that the sums vectorize and the search is short.
-    and the counts are restored with the new topic. If ``tables`` has rows,
-    after each document's tokens the Antoniak auxiliary variables are
-    drawn for every topic with ``n = ndk[d, k] > 0`` (``crp_tables(n,
-    prior[g, k])``, uniforms drawn in topic order) and added to
-    ``tables[g, k]``: this is AGS's ``sum_d s_jdk`` (eq. aux-pi), drawn
-    while the document's counts are final for this sweep.
+    eight topics so that the sums vectorize and the search is short, and
+    the counts are restored with the new topic. A document's uniforms are
+    drawn together before its tokens, one per token in token order. If
+    ``tables`` has rows, after each document's tokens the Antoniak auxiliary
+    variables are drawn for every topic with ``n = ndk[d, k] > 0``
+    (``crp_tables(n, prior[g, k])``, uniforms drawn in topic order) and
+    added to ``tables[g, k]``: this is AGS's ``sum_d s_jdk`` (eq. aux-pi),
+    drawn while the document's counts are final for this sweep.
+
+    ``nwk`` has ``K`` columns, or ``padded_n_components(K)`` columns whose
+    extra ones are zero (they stay zero). The padded layout lets the AVX2
+    kernel load every row in whole groups of eight topics; with ``K``
+    columns (``K`` not a multiple of 8) the portable kernel runs. Both give
+    identical draws.
 
     The arrays are trusted to be consistent (the estimators build them):
     ``0 <= words < V``, ``0 <= z < K``, ``0 <= doc_group < G``, counts equal
@@ -253,7 +224,7 @@ def gibbs_sweep(
     doc_ptr : ndarray of shape (n_docs + 1,), int64
     doc_group : ndarray of shape (n_docs,), int32
     z : ndarray of shape (n_tokens,), int32, modified
-    nwk : ndarray of shape (V, K), int32, modified
+    nwk : ndarray of shape (V, K) or (V, padded_n_components(K)), int32, modified
     ndk : ndarray of shape (n_docs, K), int32, modified
     nk : ndarray of shape (K,), int32, modified
     prior : ndarray of shape (G, K), float64
@@ -268,32 +239,44 @@ def gibbs_sweep(
     cdef Py_ssize_t n_docs = doc_ptr.shape[0] - 1
     cdef Py_ssize_t K = nk.shape[0]
     cdef Py_ssize_t V = nwk.shape[0]
-    if (nwk.shape[1] != K or ndk.shape[1] != K or prior.shape[1] != K
-            or ndk.shape[0] != n_docs or doc_group.shape[0] != n_docs
-            or z.shape[0] != words.shape[0] or tables.shape[1] != K):
+    cdef Py_ssize_t n_blocks = (K + _BLOCK - 1) // _BLOCK
+    cdef Py_ssize_t K_pad = n_blocks * _BLOCK
+    if ((nwk.shape[1] != K and nwk.shape[1] != K_pad) or ndk.shape[1] != K
+            or prior.shape[1] != K or ndk.shape[0] != n_docs
+            or doc_group.shape[0] != n_docs or z.shape[0] != words.shape[0]
+            or tables.shape[1] != K):
         raise ValueError("inconsistent array shapes passed to gibbs_sweep")
     if n_docs > 0 and doc_ptr[n_docs] != words.shape[0]:
         raise ValueError("doc_ptr does not cover the token arrays")
+    if nwk.shape[1] > K and np.any(np.asarray(nwk)[:, K:]):
+        raise ValueError("the padding columns of nwk must be zero")
     cdef bint draw_tables = tables.shape[0] > 0
     cdef double veta = V * eta
     cdef int64_t n_tokens = words.shape[0]
-    cdef Py_ssize_t n_blocks = (K + _BLOCK - 1) // _BLOCK
-    cdef Py_ssize_t K_pad = n_blocks * _BLOCK
-    inv_arr = np.zeros(K_pad, dtype=np.float64)
-    invm_arr = np.zeros(K_pad, dtype=np.float64)
-    r_arr = np.zeros(K_pad, dtype=np.float64)
-    p_arr = np.zeros(K_pad, dtype=np.float64)
-    cum_arr = np.zeros(n_blocks, dtype=np.float64)
+    cdef clda_sweep_document_fn sweep_document = clda_sweep_document_portable
+    if _kernel_name(nwk.shape[1], K) == "avx2":
+        sweep_document = clda_sweep_document_avx2
     # inv[k] = 1 / (nk + V eta); invm[k] = 1 / (nk - 1 + V eta), the value
     # when a token of topic k is left out; r[k] = (ndk[d, k] + prior[g, k]) *
-    # inv[k], the document-and-topic part of the weights.
+    # inv[k], the document-and-topic part of the weights; p the weights;
+    # cum[-1] = 0 and cum[b] the running block sums; u_buf a document's
+    # uniforms. r and p are aligned for the vector loads.
+    inv_arr = np.zeros(K_pad, dtype=np.float64)
+    invm_arr = np.zeros(K_pad, dtype=np.float64)
+    r_arr = _aligned_zeros(K_pad)
+    p_arr = _aligned_zeros(K_pad)
+    cum_arr = np.zeros(n_blocks + 1, dtype=np.float64)
+    max_len = int(np.max(np.diff(np.asarray(doc_ptr)))) if n_docs > 0 else 0
+    u_arr = np.zeros(max(max_len, 1), dtype=np.float64)
     cdef double* inv = <double*> np.PyArray_DATA(inv_arr)
     cdef double* invm = <double*> np.PyArray_DATA(invm_arr)
     cdef double* r = <double*> np.PyArray_DATA(r_arr)
     cdef double* p = <double*> np.PyArray_DATA(p_arr)
-    cdef double* cum = <double*> np.PyArray_DATA(cum_arr)
+    cdef double* cum = (<double*> np.PyArray_DATA(cum_arr)) + 1
+    cdef double* u_buf = <double*> np.PyArray_DATA(u_arr)
     cdef bitgen_t* rng = _get_bitgen(bit_generator)
     cdef Py_ssize_t d, k
+    cdef int64_t t, i0, i1, next_word
     cdef int32_t g
     cdef int32_t* ndk_d
     cdef const double* prior_g
@@ -316,9 +299,14 @@ def gibbs_sweep(
             g = doc_group[d]
             ndk_d = &ndk[d, 0]
             prior_g = &prior[g, 0]
-            clda_sweep_document(K, n_blocks, doc_ptr[d], doc_ptr[d + 1], n_tokens,
-                                words_p, z_p, nwk_p, nwk_stride, ndk_d, nk_p, prior_g,
-                                eta, veta, inv, invm, r, p, cum, rng)
+            i0 = doc_ptr[d]
+            i1 = doc_ptr[d + 1]
+            for t in range(i1 - i0):
+                u_buf[t] = rng.next_double(rng.state)
+            next_word = words_p[i1] if i1 < n_tokens else -1
+            sweep_document(K, n_blocks, i0, i1, words_p, z_p, nwk_p, nwk_stride,
+                           ndk_d, nk_p, prior_g, eta, veta, inv, invm, r, p, cum,
+                           u_buf, next_word)
             if draw_tables:
                 for k in range(K):
                     if ndk_d[k] > 0:

@@ -82,7 +82,7 @@ from unittest import mock
 import numpy as np
 import pytest
 
-from sklearn_clda import CompoundLDA, LDAGibbs
+from sklearn_clda import CompoundLDA, LDAGibbs, _sampling
 from sklearn_clda._base import _ShardedSweeper
 from sklearn_clda._mgs import MMALAState
 
@@ -115,9 +115,10 @@ class _State:
         self.doc_ptr = spec.doc_ptr.copy()
         self.doc_group = spec.doc_group.copy()
         self.doc_len = np.diff(self.doc_ptr)
-        self.nwk = (
-            np.bincount(self.words * K + self.z, minlength=V * K).astype(np.int32).reshape(V, K)
-        )
+        # Padded word-topic rows, as in _GibbsState (the vectorized kernel's layout).
+        self.nwk_padded = np.zeros((V, _sampling.padded_n_components(K)), dtype=np.int32)
+        self.nwk = self.nwk_padded[:, :K]
+        self.nwk[...] = np.bincount(self.words * K + self.z, minlength=V * K).reshape(V, K)
         self.ndk = (
             np.bincount(spec.doc_of * K + self.z, minlength=spec.n_docs * K)
             .astype(np.int32)

@@ -169,6 +169,90 @@ def test_gibbs_sweep_matches_numpy_reference_exactly(seed, K, with_tables):
         assert tables_kernel.sum() > 0
 
 
+def _padded(nwk):
+    """The word-topic table in the estimators' layout: rows padded to 8k zeros."""
+    out = np.zeros((nwk.shape[0], _sampling.padded_n_components(nwk.shape[1])), np.int32)
+    out[:, : nwk.shape[1]] = nwk
+    return out
+
+
+@pytest.fixture
+def kernel_setting():
+    """Restore the kernel selection after a test that changes it."""
+    old = _sampling._set_kernel("auto")
+    yield _sampling._set_kernel
+    _sampling._set_kernel(old)
+
+
+@pytest.mark.parametrize("K", [3, 8, 13, 21, 30, 37])
+@pytest.mark.parametrize("kernel", ["auto", "portable"])
+@pytest.mark.parametrize("padded", [True, False])
+def test_gibbs_sweep_kernels_match_numpy_reference(K, kernel, padded, kernel_setting):
+    # Every kernel and table layout gives the draws of the NumPy equivalent
+    # (with Antoniak tables, so that the uniforms' order is checked too).
+    kernel_setting(kernel)
+    eta = 0.2
+    s_kernel = _random_state(K, K=K, n_docs=10, n_features=9, max_len=30)
+    s_ref = {k: v.copy() for k, v in s_kernel.items()}
+    if padded:
+        s_kernel["nwk"] = _padded(s_kernel["nwk"])
+    expected = "avx2" if kernel == "auto" and (padded or K % 8 == 0) else "portable"
+    name = _sampling._kernel_name(s_kernel["nwk"].shape[1], K)
+    if expected == "avx2" and name != "avx2":
+        pytest.skip("this CPU has no AVX2")
+    assert name == expected
+    tables_kernel = np.zeros((2, K), dtype=np.int64)
+    tables_ref = np.zeros((2, K), dtype=np.int64)
+    bitgen = np.random.PCG64(7 + K)
+    gen_ref = np.random.Generator(np.random.PCG64(7 + K))
+    for _ in range(4):
+        _kernel_sweep(s_kernel, eta, tables_kernel, bitgen)
+        _reference_sweep(s_ref, eta, tables_ref, gen_ref)
+    np.testing.assert_array_equal(s_kernel["nwk"][:, :K], s_ref["nwk"])
+    assert not s_kernel["nwk"][:, K:].any()
+    for key in ("z", "ndk", "nk"):
+        np.testing.assert_array_equal(s_kernel[key], s_ref[key], err_msg=key)
+    np.testing.assert_array_equal(tables_kernel, tables_ref)
+    assert bitgen.random_raw() == gen_ref.bit_generator.random_raw()
+
+
+@pytest.mark.parametrize("K", [5, 30, 100])
+def test_gibbs_sweep_avx2_and_portable_kernels_agree_on_a_large_state(K, kernel_setting):
+    # Many more tokens than the NumPy reference can handle: the two kernels
+    # must agree draw for draw over several sweeps (any rounding difference
+    # in the weights or the search would make the chains diverge).
+    if _sampling._kernel_name(_sampling.padded_n_components(K), K) != "avx2":
+        pytest.skip("this CPU has no AVX2")
+    s1 = _random_state(K, K=K, n_docs=400, n_features=300, max_len=120)
+    s2 = {k: v.copy() for k, v in s1.items()}
+    s1["nwk"] = _padded(s1["nwk"])
+    t1, t2 = np.zeros((2, K), dtype=np.int64), np.zeros((2, K), dtype=np.int64)
+    b1, b2 = np.random.PCG64(3), np.random.PCG64(3)
+    z0 = s1["z"].copy()
+    for _ in range(6):
+        kernel_setting("auto")
+        _kernel_sweep(s1, 0.05, t1, b1)
+        kernel_setting("portable")
+        _kernel_sweep(s2, 0.05, t2, b2)
+    assert (s1["z"] != z0).mean() > 0.2
+    np.testing.assert_array_equal(s1["z"], s2["z"])
+    np.testing.assert_array_equal(s1["nwk"][:, :K], s2["nwk"])
+    np.testing.assert_array_equal(t1, t2)
+
+
+def test_gibbs_sweep_rejects_nonzero_padding():
+    s = _random_state(0, K=5)
+    s["nwk"] = _padded(s["nwk"])
+    s["nwk"][0, 6] = 1
+    with pytest.raises(ValueError, match="padding columns"):
+        _kernel_sweep(s, 0.1, np.zeros((0, 5), dtype=np.int64), np.random.PCG64(0))
+
+
+def test_set_kernel_rejects_unknown_names():
+    with pytest.raises(ValueError, match="unknown kernel"):
+        _sampling._set_kernel("sse9")
+
+
 def test_gibbs_sweep_conserves_counts():
     s = _random_state(5, n_docs=20, n_features=11, K=5, max_len=15)
     tables = np.zeros((0, 5), dtype=np.int64)

@@ -1,0 +1,277 @@
+/* The z-step of the collapsed Gibbs sweep for one document (sklearn_clda).
+
+   Two implementations of the same arithmetic, chosen at run time by
+   ``gibbs_sweep``:
+
+   - ``clda_sweep_document_portable``: plain C, any compiler and CPU, any
+     row stride of the word-topic table;
+   - ``clda_sweep_document_avx2``: AVX2 intrinsics (x86-64 with GCC or
+     Clang, used when the CPU has AVX2), for word-topic rows padded to a
+     multiple of eight topics with zeros.
+
+   Per token ``i`` of the document (word ``w``, topic ``k_old``), the
+   unnormalized full conditional with the token left out is
+
+       p[k] = r[k] * (nw[k] + eta),     r[k] = (ndk[k] + prior[k]) * inv[k],
+       p[k_old] = (ndk[k_old] - 1 + prior[k_old]) * invm[k_old] * (nw[k_old] - 1 + eta),
+
+   with ``inv[k] = 1 / (nk[k] + V eta)``, ``invm[k] = 1 / (nk[k] - 1 + V eta)``
+   (kept up to date, so that nothing is divided unless a topic moves). The
+   topics are grouped in blocks of eight, ``p`` zero-padded to ``8 *
+   n_blocks``; each block total is ``((q0 + q1) + (q2 + q3)) + ((q4 + q5) +
+   (q6 + q7))`` and ``cum[b]`` the running sum of the totals, ``cum[-1] =
+   0``. With ``u = u_buf[i - i0] * cum[n_blocks - 1]``, the block is the
+   number of ``cum[0 .. n_blocks - 2]`` that are ``<= u``, then the topic
+   inside it the number of running sums ``cum[b - 1] + p[8b] + ... +
+   p[8b + j]`` (``j = 0..6``, added left to right) that are ``<= u``, capped
+   at ``K - 1``: inversion of ``p / sum(p)``. Counts change only when the
+   topic moves. Both implementations evaluate exactly these expressions in
+   this order (no FMA contraction: the module is compiled with
+   ``-ffp-contract=off``), so they give bit-identical draws.
+
+   The AVX2 version stores into ``r`` and into the count row in the same
+   aligned groups of four lanes that the next token loads, so the loads
+   are served from the store buffer instead of waiting for the stores. */
+#ifndef SKLEARN_CLDA_GIBBS_KERNEL_H
+#define SKLEARN_CLDA_GIBBS_KERNEL_H
+
+#include <stdint.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CLDA_PREFETCH(addr) __builtin_prefetch((const void *)(addr), 1, 3)
+#else
+#define CLDA_PREFETCH(addr) ((void)0)
+#endif
+
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define CLDA_HAVE_AVX2_KERNEL 1
+#include <immintrin.h>
+#else
+#define CLDA_HAVE_AVX2_KERNEL 0
+#endif
+
+typedef void (*clda_sweep_document_fn)(
+    Py_ssize_t K, Py_ssize_t n_blocks, int64_t i0, int64_t i1,
+    const int32_t *words, int32_t *z, int32_t *nwk, Py_ssize_t nwk_stride,
+    int32_t *ndk_d, int32_t *nk, const double *prior_g, double eta, double veta,
+    double *inv, double *invm, double *r, double *p, double *cum,
+    const double *u_buf, int64_t next_word);
+
+/* Prefetch the count row of the word of the next token (all its lines). */
+#define CLDA_PREFETCH_ROW(nwk, stride, word) do {                              \
+        const char *row_ = (const char *)((nwk) + (Py_ssize_t)(word) * (stride)); \
+        Py_ssize_t off_;                                                        \
+        for (off_ = 0; off_ < (Py_ssize_t)((stride) * 4); off_ += 64)           \
+            CLDA_PREFETCH(row_ + off_);                                         \
+    } while (0)
+
+static void clda_sweep_document_portable(
+    Py_ssize_t K, Py_ssize_t n_blocks, int64_t i0, int64_t i1,
+    const int32_t *words, int32_t *z, int32_t *nwk, Py_ssize_t nwk_stride,
+    int32_t *ndk_d, int32_t *nk, const double *prior_g, double eta, double veta,
+    double *inv, double *invm, double *r, double *p, double *cum,
+    const double *u_buf, int64_t next_word)
+{
+    Py_ssize_t k, b, j, count;
+    int64_t i;
+    double total, u, s;
+    for (k = 0; k < K; k++)
+        r[k] = (ndk_d[k] + prior_g[k]) * inv[k];
+    for (i = i0; i < i1; i++) {
+        const int32_t w = words[i];
+        int32_t *nw = nwk + (Py_ssize_t)w * nwk_stride;
+        const int32_t k_old = z[i];
+        int32_t k_new;
+        const int64_t w_next = i + 1 < i1 ? words[i + 1] : next_word;
+        if (w_next >= 0)
+            CLDA_PREFETCH_ROW(nwk, nwk_stride, w_next);
+        for (k = 0; k < K; k++)
+            p[k] = r[k] * (nw[k] + eta);
+        p[k_old] = (ndk_d[k_old] - 1 + prior_g[k_old]) * invm[k_old]
+                   * (nw[k_old] - 1 + eta);
+        total = 0.0;
+        for (b = 0; b < n_blocks; b++) {
+            const double *q = p + 8 * b;
+            total += ((q[0] + q[1]) + (q[2] + q[3])) + ((q[4] + q[5]) + (q[6] + q[7]));
+            cum[b] = total;
+        }
+        u = u_buf[i - i0] * total;
+        b = 0;
+        for (j = 0; j < n_blocks - 1; j++)
+            b += (cum[j] <= u);
+        s = cum[b - 1];
+        count = 0;
+        for (j = 0; j < 7; j++) {
+            s += p[8 * b + j];
+            count += (s <= u);
+        }
+        k = 8 * b + count;
+        k_new = (int32_t)(k < K - 1 ? k : K - 1);
+        if (k_new == k_old)
+            continue;
+        z[i] = k_new;
+        ndk_d[k_old] -= 1; nw[k_old] -= 1; nk[k_old] -= 1;
+        inv[k_old] = 1.0 / (nk[k_old] + veta);
+        invm[k_old] = 1.0 / (nk[k_old] - 1 + veta);
+        r[k_old] = (ndk_d[k_old] + prior_g[k_old]) * inv[k_old];
+        ndk_d[k_new] += 1; nw[k_new] += 1; nk[k_new] += 1;
+        inv[k_new] = 1.0 / (nk[k_new] + veta);
+        invm[k_new] = 1.0 / (nk[k_new] - 1 + veta);
+        r[k_new] = (ndk_d[k_new] + prior_g[k_new]) * inv[k_new];
+    }
+}
+
+#if CLDA_HAVE_AVX2_KERNEL
+
+static int clda_cpu_has_avx2(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") ? 1 : 0;
+}
+
+/* The unnormalized weights of four topics starting at o, with the token's
+   own topic replaced by p_old (lanes whose id equals k_old). */
+#define CLDA_WEIGHTS4(o, ids)                                                    \
+    _mm256_blendv_pd(                                                            \
+        _mm256_mul_pd(_mm256_load_pd(r + (o)),                                   \
+                      _mm256_add_pd(_mm256_cvtepi32_pd(                          \
+                          _mm_loadu_si128((const __m128i *)(nw + (o)))), etav)), \
+        poldv, _mm256_castsi256_pd(_mm256_cmpeq_epi64((ids), kov)))
+
+__attribute__((target("avx2")))
+static void clda_sweep_document_avx2(
+    Py_ssize_t K, Py_ssize_t n_blocks, int64_t i0, int64_t i1,
+    const int32_t *words, int32_t *z, int32_t *nwk, Py_ssize_t nwk_stride,
+    int32_t *ndk_d, int32_t *nk, const double *prior_g, double eta, double veta,
+    double *inv, double *invm, double *r, double *p, double *cum,
+    const double *u_buf, int64_t next_word)
+{
+    /* Requires: nwk_stride == 8 * n_blocks (rows zero-padded), r and p of
+       length 8 * n_blocks, 32-byte aligned, r zero beyond K. */
+    const __m256d etav = _mm256_set1_pd(eta);
+    const __m256i lane64 = _mm256_setr_epi64x(0, 1, 2, 3);
+    const __m256i four64 = _mm256_set1_epi64x(4);
+    const __m128i lane32 = _mm_setr_epi32(0, 1, 2, 3);
+    Py_ssize_t k, b, j, count;
+    int64_t i;
+    for (k = 0; k < K; k++)
+        r[k] = (ndk_d[k] + prior_g[k]) * inv[k];
+    for (i = i0; i < i1; i++) {
+        const int32_t w = words[i];
+        int32_t *nw = nwk + (Py_ssize_t)w * nwk_stride;
+        const int32_t k_old = z[i];
+        int32_t k_new;
+        const int64_t w_next = i + 1 < i1 ? words[i + 1] : next_word;
+        double total = 0.0, u, s, p_old;
+        __m256d poldv;
+        __m256i kov, ids = lane64;
+        if (w_next >= 0)
+            CLDA_PREFETCH_ROW(nwk, nwk_stride, w_next);
+        p_old = (ndk_d[k_old] - 1 + prior_g[k_old]) * invm[k_old]
+                * (nw[k_old] - 1 + eta);
+        poldv = _mm256_set1_pd(p_old);
+        kov = _mm256_set1_epi64x(k_old);
+        /* Two blocks of eight at a time: block totals in vector registers. */
+        for (b = 0; b + 1 < n_blocks; b += 2) {
+            const Py_ssize_t o = 8 * b;
+            __m256d a0, c0, a1, c1, h0, h1, sv, tv;
+            a0 = CLDA_WEIGHTS4(o, ids);
+            ids = _mm256_add_epi64(ids, four64);
+            c0 = CLDA_WEIGHTS4(o + 4, ids);
+            ids = _mm256_add_epi64(ids, four64);
+            a1 = CLDA_WEIGHTS4(o + 8, ids);
+            ids = _mm256_add_epi64(ids, four64);
+            c1 = CLDA_WEIGHTS4(o + 12, ids);
+            ids = _mm256_add_epi64(ids, four64);
+            _mm256_store_pd(p + o, a0);
+            _mm256_store_pd(p + o + 4, c0);
+            _mm256_store_pd(p + o + 8, a1);
+            _mm256_store_pd(p + o + 12, c1);
+            /* h = [q0+q1, q4+q5, q2+q3, q6+q7] per block */
+            h0 = _mm256_hadd_pd(a0, c0);
+            h1 = _mm256_hadd_pd(a1, c1);
+            /* sv = [(q0+q1)+(q2+q3), (q4+q5)+(q6+q7)] of both blocks */
+            sv = _mm256_add_pd(_mm256_permute2f128_pd(h0, h1, 0x20),
+                               _mm256_permute2f128_pd(h0, h1, 0x31));
+            tv = _mm256_hadd_pd(sv, sv);
+            total += _mm256_cvtsd_f64(tv);
+            cum[b] = total;
+            total += _mm_cvtsd_f64(_mm256_extractf128_pd(tv, 1));
+            cum[b + 1] = total;
+        }
+        if (b < n_blocks) {
+            const Py_ssize_t o = 8 * b;
+            __m256d a0, c0, h0;
+            __m128d sv;
+            a0 = CLDA_WEIGHTS4(o, ids);
+            ids = _mm256_add_epi64(ids, four64);
+            c0 = CLDA_WEIGHTS4(o + 4, ids);
+            _mm256_store_pd(p + o, a0);
+            _mm256_store_pd(p + o + 4, c0);
+            h0 = _mm256_hadd_pd(a0, c0);
+            sv = _mm_add_pd(_mm256_castpd256_pd128(h0), _mm256_extractf128_pd(h0, 1));
+            total += _mm_cvtsd_f64(_mm_hadd_pd(sv, sv));
+            cum[b] = total;
+        }
+        u = u_buf[i - i0] * total;
+        b = 0;
+        for (j = 0; j < n_blocks - 1; j++)
+            b += (cum[j] <= u);
+        {
+            const double *q = p + 8 * b;
+            s = cum[b - 1];
+            count = 0;
+            s += q[0]; count += (s <= u);
+            s += q[1]; count += (s <= u);
+            s += q[2]; count += (s <= u);
+            s += q[3]; count += (s <= u);
+            s += q[4]; count += (s <= u);
+            s += q[5]; count += (s <= u);
+            s += q[6]; count += (s <= u);
+        }
+        k = 8 * b + count;
+        k_new = (int32_t)(k < K - 1 ? k : K - 1);
+        if (k_new == k_old)
+            continue;
+        z[i] = k_new;
+        {
+            double *rg;
+            __m128i *cg, one_hot;
+            __m256i sel;
+            double val;
+            ndk_d[k_old] -= 1; nk[k_old] -= 1;
+            cg = (__m128i *)(nw + (k_old & ~3));
+            one_hot = _mm_cmpeq_epi32(lane32, _mm_set1_epi32(k_old & 3));
+            _mm_storeu_si128(cg, _mm_add_epi32(_mm_loadu_si128(cg), one_hot));
+            inv[k_old] = 1.0 / (nk[k_old] + veta);
+            invm[k_old] = 1.0 / (nk[k_old] - 1 + veta);
+            val = (ndk_d[k_old] + prior_g[k_old]) * inv[k_old];
+            rg = r + (k_old & ~3);
+            sel = _mm256_cmpeq_epi64(lane64, _mm256_set1_epi64x(k_old & 3));
+            _mm256_store_pd(rg, _mm256_blendv_pd(_mm256_load_pd(rg), _mm256_set1_pd(val),
+                                                 _mm256_castsi256_pd(sel)));
+
+            ndk_d[k_new] += 1; nk[k_new] += 1;
+            cg = (__m128i *)(nw + (k_new & ~3));
+            one_hot = _mm_cmpeq_epi32(lane32, _mm_set1_epi32(k_new & 3));
+            _mm_storeu_si128(cg, _mm_sub_epi32(_mm_loadu_si128(cg), one_hot));
+            inv[k_new] = 1.0 / (nk[k_new] + veta);
+            invm[k_new] = 1.0 / (nk[k_new] - 1 + veta);
+            val = (ndk_d[k_new] + prior_g[k_new]) * inv[k_new];
+            rg = r + (k_new & ~3);
+            sel = _mm256_cmpeq_epi64(lane64, _mm256_set1_epi64x(k_new & 3));
+            _mm256_store_pd(rg, _mm256_blendv_pd(_mm256_load_pd(rg), _mm256_set1_pd(val),
+                                                 _mm256_castsi256_pd(sel)));
+        }
+    }
+}
+
+#undef CLDA_WEIGHTS4
+
+#else  /* no AVX2 kernel on this compiler / architecture */
+
+static int clda_cpu_has_avx2(void) { return 0; }
+#define clda_sweep_document_avx2 clda_sweep_document_portable
+
+#endif
+#endif  /* SKLEARN_CLDA_GIBBS_KERNEL_H */
