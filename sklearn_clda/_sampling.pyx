@@ -46,6 +46,7 @@ np.import_array()
 
 cdef enum:
     _BLOCK = 8  # topics per block of the inversion search
+    _CRP_HIST = 64  # Antoniak draws: counts below this go through the histogram
 
 
 cdef inline bitgen_t* _get_bitgen(object bit_generator) except NULL:
@@ -101,7 +102,9 @@ def crp_tables(const int64_t[::1] n, const double[::1] a, object bit_generator):
     (the same law as ``1 + sum(Bernoulli(a / (a + l)) for l in 1..n-1)``)
     which has the law ``P(s = m) = |S(n, m)| a**m Gamma(a) / Gamma(a + n)``
     with ``S`` the Stirling numbers of the first kind. This is the same
-    routine the AGS sweep uses for the auxiliary variables ``s_jdk``.
+    routine the AGS sweep uses for the auxiliary variables ``s_jdk`` of
+    documents with 64 or more tokens of a topic (the others are drawn in
+    aggregate, see :func:`gibbs_sweep`).
 
     Parameters
     ----------
@@ -201,12 +204,28 @@ def gibbs_sweep(
     that is, a draw from ``p / p.sum()`` by inversion, summed in blocks of
     eight topics so that the sums vectorize and the search is short, and
     the counts are restored with the new topic. A document's uniforms are
-    drawn together before its tokens, one per token in token order. If
-    ``tables`` has rows, after each document's tokens the Antoniak auxiliary
-    variables are drawn for every topic with ``n = ndk[d, k] > 0``
-    (``crp_tables(n, prior[g, k])``, uniforms drawn in topic order) and
-    added to ``tables[g, k]``: this is AGS's ``sum_d s_jdk`` (eq. aux-pi),
-    drawn while the document's counts are final for this sweep.
+    drawn together before its tokens, one per token in token order.
+
+    If ``tables`` has rows, AGS's ``sum_d s_jdk`` (eq. aux-pi) is added to
+    ``tables[g, k]``: the sum over the collection's documents of Antoniak
+    table counts ``s_jdk = 1 + sum_{l=1}^{n-1} Bernoulli(a / (a + l))`` for
+    ``n = ndk[d, k] > 0`` and ``a = prior[g, k]``, each document's counts
+    taken when its tokens are done. Only the sum is needed, and a sum of
+    independent Bernoullis with the same ``l`` is a binomial, so it is
+    drawn exactly as (``M = 64``)::
+
+        # after each document d: n = ndk[d], topic order
+        big = (n >= M)                  # rare: drawn right away, in topic order
+        tables[g, big] += crp_tables(n[big], prior[g, big], bit_generator)
+        hist[g, np.arange(K)[~big], n[~big]] += 1
+        # after the sweep:
+        tail = np.cumsum(hist[:, :, ::-1], axis=2)[:, :, ::-1]  # docs with n' >= n
+        l = np.arange(1, M - 1)
+        c = tail[:, :, 2:]                                       # docs with n' > l
+        cells = c > 0
+        extra = Generator(bit_generator).binomial(
+            c[cells], (prior[:, :, None] / (prior[:, :, None] + l))[cells])
+        tables += tail[:, :, 1] + (scatter of extra over cells).sum(axis=2)
 
     ``nwk`` has ``K`` columns, or ``padded_n_components(K)`` columns whose
     extra ones are zero (they stay zero). The padded layout lets the AVX2
@@ -274,6 +293,12 @@ def gibbs_sweep(
     cdef double* p = <double*> np.PyArray_DATA(p_arr)
     cdef double* cum = (<double*> np.PyArray_DATA(cum_arr)) + 1
     cdef double* u_buf = <double*> np.PyArray_DATA(u_arr)
+    # Histogram of the document-topic counts below _CRP_HIST per (g, k),
+    # for the binomial form of the Antoniak draws.
+    cdef Py_ssize_t n_groups = prior.shape[0]
+    hist_arr = np.zeros((n_groups if draw_tables else 0, K, _CRP_HIST), dtype=np.int32)
+    cdef int32_t[:, :, ::1] hist = hist_arr
+    cdef int32_t n_dk
     cdef bitgen_t* rng = _get_bitgen(bit_generator)
     cdef Py_ssize_t d, k
     cdef int64_t t, i0, i1, next_word
@@ -309,8 +334,28 @@ def gibbs_sweep(
                            u_buf, next_word)
             if draw_tables:
                 for k in range(K):
-                    if ndk_d[k] > 0:
-                        tables[g, k] += _crp_tables(ndk_d[k], prior_g[k], rng)
+                    n_dk = ndk_d[k]
+                    if n_dk < _CRP_HIST:
+                        hist[g, k, n_dk] += 1
+                    else:
+                        tables[g, k] += _crp_tables(n_dk, prior_g[k], rng)
+    if draw_tables:
+        _add_binomial_tables(hist_arr, np.asarray(prior), np.asarray(tables), bit_generator)
+
+
+def _add_binomial_tables(hist, prior, tables, bit_generator):
+    """Add the Antoniak sums of the documents in ``hist`` (see ``gibbs_sweep``)."""
+    M = hist.shape[2]
+    tail = np.cumsum(hist[:, :, ::-1], axis=2, dtype=np.int64)[:, :, ::-1]
+    counts = tail[:, :, 2:]
+    cells = counts > 0
+    if cells.any():
+        a = prior[:, :, None]
+        p = a / (a + np.arange(1, M - 1, dtype=np.float64))
+        extra = np.zeros(counts.shape, dtype=np.int64)
+        extra[cells] = np.random.Generator(bit_generator).binomial(counts[cells], p[cells])
+        tables += extra.sum(axis=2)
+    tables += tail[:, :, 1]
 
 
 def fold_in(

@@ -534,17 +534,17 @@ def _thin_tokens(X, keep, rng):
 
 # Distinct collections: the precondition keeps data seeds whose three true
 # pi's are pairwise >= 0.4 apart in total variation. Held-out documents are
-# thinned to about 10 tokens, where the prior matters. Observed per-token
-# score differences, grouped minus no-groups / minus LDAGibbs(alpha=0.1),
-# 300 sweeps, data seed = model seed:
-#   seed 0: +.033/+.048, 2: +.078/+.053, 3: +.058/+.105, 6: +.081/+.114,
-#   8: +.080/+.047, 9: +.074/+.046, 10: +.072/+.098,
-#   11: -.059/-.032 -- the grouped chain is stuck in a poor local mode (one
-#       true topic unrecovered, TV 0.93); model seeds 100 and 102 reach the
-#       good mode and win by +.086/+.12.
-# Seeds failing the precondition (1, 4, 5, 7) also favour groups, by
-# +.004 to +.059. With the full 100-token documents the advantage shrinks
-# to +.002-.011 nats per token but keeps its sign (seeds 0-5).
+# thinned to about 10 tokens, where the prior matters. Single chains often
+# sit in a poor local mode here (one true topic unrecovered, worst-topic TV
+# ~0.9), for any of the three models, which decided earlier versions of
+# this comparison; each model is therefore the best of three chains by
+# training log-likelihood. Observed per-token score differences, grouped
+# minus no-groups / minus LDAGibbs(alpha=0.1), 300 sweeps, chains seeded
+# seed, seed + 100, seed + 200:
+#   seed 0: +.032/+.047, 2: +.076/+.052, 3: +.091/+.105, 6: +.082/+.050,
+#   8: +.079/+.047, 9: +.068/+.062, 10: +.072/+.039, 11: +.060/+.039.
+# Seeds failing the precondition: 1 +.062/+.047, 4 -.005/-.008,
+# 5 +.056/+.047, 7 +.007/+.027.
 @pytest.mark.parametrize("seed", [0, 2, 3])
 def test_groups_improve_held_out_score(seed):
     K, eta, sweeps = 5, 0.1, 300
@@ -561,12 +561,19 @@ def test_groups_improve_held_out_score(seed):
     X_train, g_train = corpus.data[~test], corpus.groups[~test]
     X_test, g_test = _thin_tokens(corpus.data[test], 0.1, rng), corpus.groups[test]
 
-    params = dict(n_components=K, alpha=0.1, gamma=1.0, eta=eta, max_iter=sweeps,
-                  random_state=seed)
-    grouped = CompoundLDA(**params).fit(X_train, groups=g_train)
-    pooled = CompoundLDA(**params).fit(X_train)
-    lda = LDAGibbs(n_components=K, doc_topic_prior=0.1, topic_word_prior=eta,
-                   max_iter=sweeps, random_state=seed).fit(X_train)
+    # Each model is the best of three chains by its final training joint
+    # log-likelihood (no test data involved), so that one chain stuck in a
+    # poor local mode does not decide the comparison.
+    def best_chain(make, **fit_params):
+        fits = [make(seed + 100 * c).fit(X_train, **fit_params) for c in range(3)]
+        return max(fits, key=lambda m: m.trace_["log_likelihood"][-1])
+
+    params = dict(n_components=K, alpha=0.1, gamma=1.0, eta=eta, max_iter=sweeps)
+    grouped = best_chain(lambda rs: CompoundLDA(**params, random_state=rs), groups=g_train)
+    pooled = best_chain(lambda rs: CompoundLDA(**params, random_state=rs))
+    lda = best_chain(lambda rs: LDAGibbs(n_components=K, doc_topic_prior=0.1,
+                                         topic_word_prior=eta, max_iter=sweeps,
+                                         random_state=rs))
 
     n_tokens = X_test.sum()
     s_grouped = grouped.score(X_test, groups=g_test) / n_tokens

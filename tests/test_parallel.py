@@ -26,16 +26,17 @@ def test_two_threads_match_one_thread_statistically(corpus, Estimator):
     ppl = {1: [], 2: []}
     tv = {1: [], 2: []}
     for n_jobs in (1, 2):
-        for seed in range(3):
+        for seed in range(5):
             m = Estimator(n_components=5, max_iter=300, n_jobs=n_jobs,
                           random_state=seed).fit(c.data[train], **kw)
             ppl[n_jobs].append(m.perplexity(c.data[test], **kw_test))
             tv[n_jobs].append(align_topics(c.beta, m.components_)[1].max())
-    # Held-out perplexity of AD-LDA within 1% of the serial chain's (the seed
-    # spread here is ~0.3%), and the topics are recovered equally well (the
-    # median over seeds: a single chain of either kind can sit in a local
-    # mode, seen once at worst-topic TV 0.17).
-    ratio = np.mean(ppl[2]) / np.mean(ppl[1])
+    # Held-out perplexity of AD-LDA within 1% of the serial chain's, and the
+    # topics recovered equally well. Medians over seeds: a single chain of
+    # either kind can sit in a poor local mode (seen for about 1 seed in 7
+    # with n_jobs=1 and with n_jobs=2: perplexity ~15.7-16.1 and worst-topic
+    # TV 0.4-0.9, against 15.22-15.28 and TV ~0.05 for the others).
+    ratio = np.median(ppl[2]) / np.median(ppl[1])
     assert abs(ratio - 1) < 0.01, (ppl, ratio)
     assert np.median(tv[2]) < 0.1 and np.median(tv[1]) < 0.1, tv
 

@@ -38,6 +38,7 @@ def _reference_sweep(s, eta, tables, gen):
     words, doc_ptr, doc_group = s["words"], s["doc_ptr"], s["doc_group"]
     z, nwk, ndk, nk, prior = s["z"], s["nwk"], s["ndk"], s["nk"], s["prior"]
     V, K = nwk.shape
+    hist = np.zeros((tables.shape[0], K, 64), dtype=np.int64)
     for d in range(len(doc_ptr) - 1):
         g = doc_group[d]
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
@@ -54,8 +55,26 @@ def _reference_sweep(s, eta, tables, gen):
         if tables.shape[0]:
             for k in range(K):
                 n = ndk[d, k]
-                if n > 0:
+                if n >= 64:
                     tables[g, k] += _reference_tables(n, prior[g, k], gen)
+                else:
+                    hist[g, k, n] += 1
+    if tables.shape[0]:
+        _reference_binomial_tables(hist, prior, tables, gen)
+
+
+def _reference_binomial_tables(hist, prior, tables, gen):
+    """Antoniak sums from the count histogram, as in ``gibbs_sweep``'s docstring."""
+    tail = np.cumsum(hist[:, :, ::-1], axis=2)[:, :, ::-1]
+    counts = tail[:, :, 2:]
+    cells = counts > 0
+    if cells.any():
+        a = prior[:, :, None]
+        p = a / (a + np.arange(1, hist.shape[2] - 1))
+        extra = np.zeros(counts.shape, dtype=np.int64)
+        extra[cells] = gen.binomial(counts[cells], p[cells])
+        tables += extra.sum(axis=2)
+    tables += tail[:, :, 1]
 
 
 def _reference_tables(n, a, gen):
@@ -440,3 +459,54 @@ def test_crp_tables_matches_numpy_reference_exactly():
     gen = np.random.Generator(np.random.PCG64(11))
     expected = [_reference_tables(int(ni), ai, gen) for ni, ai in zip(n, a)]
     np.testing.assert_array_equal(draws, expected)
+
+
+# ------------------------------------- Antoniak sums of the AGS sweep
+def test_binomial_tables_follow_the_convolved_antoniak_law():
+    # The sum over documents of independent Antoniak counts, drawn from the
+    # count histogram, against the exact law (convolution of Stirling pmfs).
+    a, doc_counts = 0.7, [1, 3, 3, 5, 12, 30]
+    stirling = _stirling_first_unsigned(40)
+    law = np.array([1.0])
+    for n in doc_counts:
+        law = np.convolve(law, _antoniak_pmf(n, a, stirling))
+    n_cells = 20000  # independent replicates: one (collection, topic) cell each
+    hist = np.zeros((1, n_cells, 64), dtype=np.int32)
+    for n in doc_counts:
+        hist[0, :, n] += 1
+    hist[0, :, 0] = 4  # topics absent from some documents count for nothing
+    draws = []
+    for seed in (0, 1):
+        tables = np.zeros((1, n_cells), dtype=np.int64)
+        _sampling._add_binomial_tables(hist, np.full((1, n_cells), a), tables,
+                                       np.random.PCG64(seed))
+        draws.append(tables[0])
+    draws = np.concatenate(draws)
+    assert draws.min() >= len(doc_counts) and draws.max() <= sum(doc_counts)
+    observed = np.bincount(draws, minlength=len(law))
+    assert _chisquare_pvalue(observed, law) > 1e-3
+    wrong = np.array([1.0])
+    for n in doc_counts:
+        wrong = np.convolve(wrong, _antoniak_pmf(n, a * 1.15, stirling))
+    assert _chisquare_pvalue(observed, wrong) < 1e-4
+
+
+def test_gibbs_sweep_tables_with_long_documents_match_reference():
+    # Documents with 64 or more tokens of one topic take the direct
+    # (waiting-time) Antoniak draw; the rest go through the histogram.
+    s_kernel = _random_state(4, K=2, n_docs=7, n_features=5, max_len=260)
+    s_ref = {k: v.copy() for k, v in s_kernel.items()}
+    s_kernel["nwk"] = _padded(s_kernel["nwk"])
+    t_kernel = np.zeros((2, 2), dtype=np.int64)
+    t_ref = np.zeros((2, 2), dtype=np.int64)
+    bitgen = np.random.PCG64(8)
+    gen = np.random.Generator(np.random.PCG64(8))
+    saw_long = False
+    for _ in range(3):
+        saw_long |= bool((s_ref["ndk"] >= 64).any())
+        _kernel_sweep(s_kernel, 0.1, t_kernel, bitgen)
+        _reference_sweep(s_ref, 0.1, t_ref, gen)
+    assert saw_long
+    np.testing.assert_array_equal(t_kernel, t_ref)
+    np.testing.assert_array_equal(s_kernel["z"], s_ref["z"])
+    assert bitgen.random_raw() == gen.bit_generator.random_raw()
