@@ -57,12 +57,14 @@ typedef void (*clda_sweep_document_fn)(
     double *inv, double *invm, double *r, double *p, double *cum,
     const double *u_buf, int64_t next_word);
 
-/* Prefetch the count row of the word of the next token (all its lines). */
+/* Prefetch the count row of the word of the next token: its first and
+   last bytes (the whole row when it spans at most two cache lines, as at
+   K <= 32 with 64-byte aligned rows; longer rows are left to the hardware
+   prefetcher, which measured no slower than prefetching every line). */
 #define CLDA_PREFETCH_ROW(nwk, stride, word) do {                              \
         const char *row_ = (const char *)((nwk) + (Py_ssize_t)(word) * (stride)); \
-        Py_ssize_t off_;                                                        \
-        for (off_ = 0; off_ < (Py_ssize_t)((stride) * 4); off_ += 64)           \
-            CLDA_PREFETCH(row_ + off_);                                         \
+        CLDA_PREFETCH(row_);                                                    \
+        CLDA_PREFETCH(row_ + (stride) * 4 - 1);                                 \
     } while (0)
 
 static void clda_sweep_document_portable(
