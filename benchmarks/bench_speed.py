@@ -8,12 +8,17 @@ Tables (all on this machine, one thread unless stated):
    ``--warmup`` sweeps; ratios to tomotopy and to ``lda``; the CompoundLDA /
    LDAGibbs sweep-cost ratio. Warm-up defaults to 50 sweeps so that the
    timed sweeps are like most of a fit's (the first sweeps after a random
-   start move most tokens and are slower for every library).
+   start move most tokens and are slower for every library). Ours and
+   tomotopy are timed ``--rounds`` times in turn and the medians reported.
 2. ``n_jobs=2`` against ``n_jobs=1`` (AD-LDA shards): throughput and
-   held-out perplexity (document completion) at equal sweeps.
+   held-out perplexity (document completion) at equal sweeps; and the
+   machine's own ceiling for two threads: two single-thread fits run as
+   separate processes at once, against one alone (on a virtual machine
+   whose two vCPUs share a physical core this is well under 2).
 3. Scaling: seconds per token for corpora of 0.8M to 5M tokens simulated
-   by ``make_compound_corpus`` (K=100), and for K = 30..200 on news16; peak
-   memory (max RSS of a fresh process) of a 5M-token K=100 fit.
+   by ``make_compound_corpus`` (K=100), and for K = 30..200 on news16,
+   timed after ``--scaling-warmup`` sweeps; peak memory (max RSS of a fresh
+   process) of a 5M-token K=100 fit.
 4. Time to quality: CompoundLDA given the wall-clock seconds tomotopy's
    DMRModel needs for ``--quality-sweeps`` sweeps on news16 (K=30), and the
    held-out perplexities of both.
@@ -93,24 +98,32 @@ def lda_seconds_per_sweep(X, K, warmup, sweeps, seed=0):
     return float(np.median(diffs))
 
 
-def throughput_table(corpus, ks, warmup, sweeps, peers):
+def throughput_table(corpus, ks, warmup, sweeps, peers, rounds):
     from sklearn_clda import CompoundLDA, LDAGibbs
 
     N = int(corpus.X.sum())
     rows, records = [], []
     for K in ks:
-        res = {}
-        log(f"K={K}: LDAGibbs")
-        res["LDAGibbs"] = ours_seconds_per_sweep(
-            LDAGibbs(K, doc_topic_prior=0.1, topic_word_prior=0.01, random_state=0),
-            corpus.X, None, warmup, sweeps)
-        log(f"K={K}: CompoundLDA (AGS)")
-        res["CompoundLDA (AGS)"] = ours_seconds_per_sweep(
-            CompoundLDA(K, eta=0.01, random_state=0), corpus.X, corpus.groups,
-            warmup, sweeps)
-        if "tomotopy" in peers:
-            log(f"K={K}: tomotopy LDAModel(workers=1)")
-            res["tomotopy LDA"] = tomotopy_seconds_per_sweep(corpus, K, warmup, sweeps)
+        # LDAGibbs, CompoundLDA and tomotopy are run in turn, `rounds` times,
+        # so that drift in the machine's speed hits them alike; each
+        # library's figure is its median over the rounds, and the CompoundLDA
+        # / LDAGibbs cost the median of the per-round ratios. lda is slow
+        # and runs once (itself a median of three timings).
+        per_round = {"LDAGibbs": [], "CompoundLDA (AGS)": [], "tomotopy LDA": []}
+        for r in range(rounds):
+            log(f"K={K}, round {r + 1}/{rounds}: LDAGibbs")
+            per_round["LDAGibbs"].append(ours_seconds_per_sweep(
+                LDAGibbs(K, doc_topic_prior=0.1, topic_word_prior=0.01, random_state=r),
+                corpus.X, None, warmup, sweeps))
+            log(f"K={K}, round {r + 1}/{rounds}: CompoundLDA (AGS)")
+            per_round["CompoundLDA (AGS)"].append(ours_seconds_per_sweep(
+                CompoundLDA(K, eta=0.01, random_state=r), corpus.X, corpus.groups,
+                warmup, sweeps))
+            if "tomotopy" in peers:
+                log(f"K={K}, round {r + 1}/{rounds}: tomotopy LDAModel(workers=1)")
+                per_round["tomotopy LDA"].append(
+                    tomotopy_seconds_per_sweep(corpus, K, warmup, sweeps, seed=r))
+        res = {name: float(np.median(v)) for name, v in per_round.items() if v}
         if "lda" in peers:
             log(f"K={K}: lda")
             res["lda"] = lda_seconds_per_sweep(corpus.X, K, warmup, sweeps)
@@ -121,13 +134,48 @@ def throughput_table(corpus, ks, warmup, sweeps, peers):
             rows.append([f"news16 ({N / 1e6:.2f}M)", K, name, f"{tps / 1e6:.2f}M",
                          f"{vs_tp:.2f}x", f"{vs_lda:.2f}x"])
             records.append(dict(K=K, library=name, tokens_per_second=tps,
-                                ratio_tomotopy=vs_tp, ratio_lda=vs_lda))
-        ratio = res["CompoundLDA (AGS)"] / res["LDAGibbs"]
+                                ratio_tomotopy=vs_tp, ratio_lda=vs_lda,
+                                seconds_per_round=per_round.get(name)))
+        ratios = np.array(per_round["CompoundLDA (AGS)"]) / np.array(per_round["LDAGibbs"])
+        ratio = float(np.median(ratios))
         rows.append(["", K, "CompoundLDA / LDAGibbs sweep cost", f"{ratio:.3f}", "", ""])
-        records.append(dict(K=K, clda_over_lda_sweep=ratio))
+        records.append(dict(K=K, clda_over_lda_sweep=ratio,
+                            clda_over_lda_per_round=ratios.tolist()))
     print(format_table(["corpus", "K", "library", "tokens/s", "vs tomotopy", "vs lda"],
                        rows, align="lrlrrr"))
+    print(f"(median of {rounds} rounds; lda once; load {_common.load_average()})")
     return records
+
+
+_SOLO_CHILD = r"""
+import json, sys, numpy as np
+from sklearn_clda import LDAGibbs
+from sklearn_clda.datasets import load_news16
+K, warmup, sweeps = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+X = load_news16().data
+m = LDAGibbs(K, doc_topic_prior=0.1, topic_word_prior=0.01, max_iter=warmup + sweeps,
+             burn_in=warmup + sweeps - 1, thin=1, random_state=0).fit(X)
+print(json.dumps(dict(tokens_per_second=m.n_tokens_ / float(np.median(m.sweep_times_[warmup:])))))
+"""
+
+
+def machine_parallel_ceiling(K=30, warmup=20, sweeps=20):
+    """Aggregate tokens/s of two single-thread fits run as two processes at once,
+    over that of one alone: what two threads can gain at best on this machine."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [_common.REPO_ROOT, os.environ.get("PYTHONPATH", "")]))
+    cmd = [sys.executable, "-c", _SOLO_CHILD, str(K), str(warmup), str(sweeps)]
+
+    def run(n):
+        procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env)
+                 for _ in range(n)]
+        outs = [p.communicate()[0] for p in procs]
+        return [json.loads(o.strip().splitlines()[-1])["tokens_per_second"] for o in outs]
+
+    log("parallel ceiling: one single-thread process, then two at once")
+    solo = run(1)[0]
+    pair = run(2)
+    return solo, pair, sum(pair) / solo
 
 
 def threads_table(corpus, K, n_iter, seed=0):
@@ -145,31 +193,37 @@ def threads_table(corpus, K, n_iter, seed=0):
                             perplexity=res.perplexity))
     speedup = records[1]["tokens_per_second"] / records[0]["tokens_per_second"]
     ppl = records[1]["perplexity"] / records[0]["perplexity"]
+    solo, pair, ceiling = machine_parallel_ceiling(K)
     print(format_table(["n_jobs", "tokens/s", "held-out perplexity"], rows))
     print(f"n_jobs=2 / n_jobs=1: {speedup:.2f}x tokens/s, perplexity ratio {ppl:.4f} "
           f"(cpu count {os.cpu_count()}, load {_common.load_average()})")
-    return dict(rows=records, speedup=speedup, perplexity_ratio=ppl)
+    print(f"machine ceiling: two single-thread LDAGibbs processes at once give "
+          f"{ceiling:.2f}x the tokens/s of one alone ({solo / 1e6:.2f}M alone; "
+          f"{', '.join(f'{t / 1e6:.2f}M' for t in pair)} together); n_jobs=2 reaches "
+          f"{speedup / ceiling:.0%} of it")
+    return dict(rows=records, speedup=speedup, perplexity_ratio=ppl,
+                ceiling=ceiling, solo_tokens_per_second=solo, pair_tokens_per_second=pair)
 
 
 _SCALING_CHILD = r"""
 import json, resource, sys, time, numpy as np
 from sklearn_clda import CompoundLDA
 from sklearn_clda.datasets import make_compound_corpus
-n_tokens, K, sweeps = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+n_tokens, K, sweeps, warmup = (int(a) for a in sys.argv[1:5])
 docs = n_tokens // 100
 c = make_compound_corpus(n_topics=K, n_features=10000, n_collections=4,
                          docs_per_collection=docs // 4, doc_length=100,
                          alpha=1.0, gamma=0.1 * K, eta=0.01, random_state=0)
-m = CompoundLDA(K, eta=0.01, max_iter=sweeps + 2, burn_in=sweeps + 1, thin=1,
-                random_state=0).fit(c.data, groups=c.groups)
-sec = float(np.median(m.sweep_times_[2:]))
+m = CompoundLDA(K, eta=0.01, max_iter=warmup + sweeps, burn_in=warmup + sweeps - 1,
+                thin=1, random_state=0).fit(c.data, groups=c.groups)
+sec = float(np.median(m.sweep_times_[warmup:]))
 print(json.dumps(dict(tokens=int(m.n_tokens_), K=K, sec_per_sweep=sec,
       ns_per_token=sec / m.n_tokens_ * 1e9,
       max_rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)))
 """
 
 
-def scaling_table(corpus, sweeps):
+def scaling_table(corpus, sweeps, warmup):
     from sklearn_clda import CompoundLDA
 
     rows, records = [], []
@@ -178,7 +232,8 @@ def scaling_table(corpus, sweeps):
     for n_tokens in (800_000, 2_000_000, 5_000_000):
         log(f"scaling: {n_tokens} tokens, K=100 (fresh process)")
         out = subprocess.run(
-            [sys.executable, "-c", _SCALING_CHILD, str(n_tokens), "100", str(sweeps)],
+            [sys.executable, "-c", _SCALING_CHILD, str(n_tokens), "100", str(sweeps),
+             str(warmup)],
             capture_output=True, text=True, env=env, check=True,
         )
         r = json.loads(out.stdout.strip().splitlines()[-1])
@@ -190,7 +245,7 @@ def scaling_table(corpus, sweeps):
     for K in (30, 50, 100, 200):
         log(f"scaling: news16, K={K}")
         sec = ours_seconds_per_sweep(CompoundLDA(K, eta=0.01, random_state=0),
-                                     corpus.X, corpus.groups, 2, sweeps)
+                                     corpus.X, corpus.groups, warmup, sweeps)
         rows.append(["news16", f"{N / 1e6:.2f}M", K, f"{sec / N * 1e9:.1f}", ""])
         records.append(dict(corpus="news16", K=K, ns_per_token=sec / N * 1e9))
     print(format_table(["corpus", "tokens", "K", "ns/token (CompoundLDA)",
@@ -232,6 +287,11 @@ def main(argv=None):
                    help="sweeps before timing; a fit spends most sweeps in the "
                         "mixed regime, where fewer tokens change topic")
     p.add_argument("--sweeps", type=int, default=15)
+    p.add_argument("--rounds", type=int, default=3,
+                   help="LDAGibbs, CompoundLDA and tomotopy are timed this many times "
+                        "in turn; medians are reported")
+    p.add_argument("--scaling-warmup", type=int, default=20,
+                   help="sweeps before timing in the scaling table")
     p.add_argument("--peers", nargs="*", default=["tomotopy", "lda"])
     p.add_argument("--threads-sweeps", type=int, default=300)
     p.add_argument("--quality-sweeps", type=int, default=1000)
@@ -246,13 +306,13 @@ def main(argv=None):
     print(environment_info() if isinstance(environment_info(), str)
           else json.dumps(environment_info()))
     out = {"throughput": throughput_table(corpus, args.ks, args.warmup, args.sweeps,
-                                          args.peers)}
+                                          args.peers, args.rounds)}
     if not args.skip_threads:
         print()
         out["threads"] = threads_table(corpus, 30, args.threads_sweeps)
     if not args.skip_scaling:
         print()
-        out["scaling"] = scaling_table(corpus, max(5, args.sweeps // 3))
+        out["scaling"] = scaling_table(corpus, max(5, args.sweeps // 3), args.scaling_warmup)
     if not args.skip_quality:
         print()
         out["quality"] = quality_table(corpus, 30, args.quality_sweeps)

@@ -55,7 +55,10 @@ class _GibbsState:
         # Word-topic counts, rows padded with zero columns to a multiple of
         # eight topics and 64-byte aligned, the layout of the vectorized
         # kernel; ``nwk`` is the (n_features, K) view of it.
-        self.nwk_padded = _aligned_int32_zeros(n_features, _sampling.padded_n_components(K))
+        K_pad = _sampling.padded_n_components(K)
+        self.nwk_padded = _sampling._line_buffer(n_features * K_pad, np.int32).reshape(
+            n_features, K_pad
+        )
         self.nwk = self.nwk_padded[:, :K]
         self.nwk[...] = np.bincount(
             self.words.astype(np.int64) * K + self.z, minlength=n_features * K
@@ -68,11 +71,16 @@ class _GibbsState:
         self.nk = np.bincount(self.z, minlength=K).astype(np.int32)
 
 
-def _aligned_int32_zeros(n_rows, n_cols):
-    """Zeroed C-contiguous int32 array whose data starts on a 64-byte boundary."""
-    raw = np.zeros(n_rows * n_cols + 16, dtype=np.int32)
-    offset = (-raw.ctypes.data % 64) // 4
-    return raw[offset : offset + n_rows * n_cols].reshape(n_rows, n_cols)
+def _private_copy(a):
+    """Copy of ``a`` on cache lines of its own, for one thread to write.
+
+    Small arrays such as the topic totals ``nk`` are otherwise allocated
+    next to each other, and two threads updating neighbouring copies would
+    keep invalidating each other's cache line (false sharing).
+    """
+    out = _sampling._line_buffer(a.size, a.dtype).reshape(a.shape)
+    out[...] = a
+    return out
 
 
 def _effective_n_jobs(n_jobs):
@@ -155,7 +163,7 @@ class _ShardedSweeper:
             shard = self.shards[0]
             self._run(shard, st.nwk_padded, st.nk, prior, eta)
             return shard["tables"]
-        copies = [(st.nwk_padded.copy(), st.nk.copy()) for _ in self.shards]
+        copies = [(_private_copy(st.nwk_padded), _private_copy(st.nk)) for _ in self.shards]
         futures = [
             self.pool.submit(self._run, shard, nwk, nk, prior, eta)
             for shard, (nwk, nk) in zip(self.shards, copies)

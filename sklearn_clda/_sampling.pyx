@@ -130,10 +130,18 @@ def crp_tables(const int64_t[::1] n, const double[::1] a, object bit_generator):
     return out_arr
 
 
-def _aligned_zeros(Py_ssize_t n):
-    """Zeroed float64 buffer of length ``n`` whose data is 64-byte aligned."""
-    raw = np.zeros(n + 8, dtype=np.float64)
-    off = (-raw.ctypes.data % 64) // 8
+def _line_buffer(Py_ssize_t n, dtype=np.float64):
+    """Zeroed 1-D buffer of ``n`` items on whole 64-byte cache lines of its own.
+
+    It starts on a line boundary and its last line is not shared with any
+    other object: a thread writing to it never invalidates a line that
+    another thread writes (false sharing between the shards of ``n_jobs``).
+    """
+    itemsize = np.dtype(dtype).itemsize
+    per_line = 64 // itemsize
+    n_lines = max(1, (n + per_line - 1) // per_line)
+    raw = np.zeros((n_lines + 1) * per_line, dtype=dtype)
+    off = (-raw.ctypes.data % 64) // itemsize
     return raw[off:off + n]
 
 
@@ -279,14 +287,15 @@ def gibbs_sweep(
     # when a token of topic k is left out; r[k] = (ndk[d, k] + prior[g, k]) *
     # inv[k], the document-and-topic part of the weights; p the weights;
     # cum[-1] = 0 and cum[b] the running block sums; u_buf a document's
-    # uniforms. r and p are aligned for the vector loads.
-    inv_arr = np.zeros(K_pad, dtype=np.float64)
-    invm_arr = np.zeros(K_pad, dtype=np.float64)
-    r_arr = _aligned_zeros(K_pad)
-    p_arr = _aligned_zeros(K_pad)
-    cum_arr = np.zeros(n_blocks + 1, dtype=np.float64)
+    # uniforms. Every scratch buffer has cache lines of its own (aligned for
+    # the vector loads, and no false sharing between the threads of n_jobs).
+    inv_arr = _line_buffer(K_pad)
+    invm_arr = _line_buffer(K_pad)
+    r_arr = _line_buffer(K_pad)
+    p_arr = _line_buffer(K_pad)
+    cum_arr = _line_buffer(n_blocks + 1)
     max_len = int(np.max(np.diff(np.asarray(doc_ptr)))) if n_docs > 0 else 0
-    u_arr = np.zeros(max(max_len, 1), dtype=np.float64)
+    u_arr = _line_buffer(max(max_len, 1))
     cdef double* inv = <double*> np.PyArray_DATA(inv_arr)
     cdef double* invm = <double*> np.PyArray_DATA(invm_arr)
     cdef double* r = <double*> np.PyArray_DATA(r_arr)
@@ -296,7 +305,8 @@ def gibbs_sweep(
     # Histogram of the document-topic counts below _CRP_HIST per (g, k),
     # for the binomial form of the Antoniak draws.
     cdef Py_ssize_t n_groups = prior.shape[0]
-    hist_arr = np.zeros((n_groups if draw_tables else 0, K, _CRP_HIST), dtype=np.int32)
+    hist_arr = _line_buffer((n_groups if draw_tables else 0) * K * _CRP_HIST,
+                            np.int32).reshape(-1, K, _CRP_HIST)
     cdef int32_t[:, :, ::1] hist = hist_arr
     cdef int32_t n_dk
     cdef bitgen_t* rng = _get_bitgen(bit_generator)

@@ -510,3 +510,16 @@ def test_gibbs_sweep_tables_with_long_documents_match_reference():
     np.testing.assert_array_equal(t_kernel, t_ref)
     np.testing.assert_array_equal(s_kernel["z"], s_ref["z"])
     assert bitgen.random_raw() == gen.bit_generator.random_raw()
+
+
+@pytest.mark.parametrize("n, dtype", [(1, np.float64), (5, np.float64), (8, np.float64),
+                                      (30, np.int32), (1000, np.int32)])
+def test_line_buffer_owns_whole_cache_lines(n, dtype):
+    # Scratch buffers of the sweep (one set per thread) start on a cache line
+    # and own every line they touch, so threads never share a written line.
+    buf = _sampling._line_buffer(n, dtype)
+    assert buf.shape == (n,) and buf.dtype == dtype and not buf.any()
+    start = buf.ctypes.data
+    assert start % 64 == 0
+    owned_end = buf.base.ctypes.data + buf.base.nbytes
+    assert owned_end >= start + -(-buf.nbytes // 64) * 64
