@@ -136,6 +136,16 @@ class _ShardedSweeper:
                 tables=np.zeros((n_table_rows, K), dtype=np.int64),
                 bitgen=bitgen,
             ))
+        # Each thread's private word-topic table and topic totals (reused every
+        # sweep), and the row blocks in which the threads merge them.
+        self.private = (
+            [(_private_copy(state.nwk_padded), _private_copy(state.nk)) for _ in self.shards]
+            if len(self.shards) > 1
+            else []
+        )
+        n_rows = state.nwk_padded.shape[0]
+        cuts = np.linspace(0, n_rows, len(self.shards) + 1).astype(int)
+        self.merge_blocks = list(zip(cuts[:-1], cuts[1:]))
         self.pool = None
 
     def __enter__(self):
@@ -156,6 +166,22 @@ class _ShardedSweeper:
             nwk, shard["ndk"], nk, prior, eta, shard["tables"], shard["bitgen"],
         )
 
+    def _run_private(self, i, prior, eta):
+        """Thread ``i``: copy the global counts into its own tables, sweep its shard."""
+        nwk, nk = self.private[i]
+        np.copyto(nwk, self.state.nwk_padded)
+        np.copyto(nk, self.state.nk)
+        self._run(self.shards[i], nwk, nk, prior, eta)
+
+    def _merge_rows(self, lo, hi):
+        """Global rows lo:hi become global + the sum of every thread's change."""
+        glob = self.state.nwk_padded[lo:hi]
+        acc = self.private[0][0][lo:hi]
+        for nwk, _ in self.private[1:]:
+            acc += nwk[lo:hi]
+            acc -= glob
+        glob[...] = acc
+
     def sweep(self, prior, eta):
         """One sweep over all documents; returns the summed Antoniak table counts."""
         st = self.state
@@ -163,21 +189,17 @@ class _ShardedSweeper:
             shard = self.shards[0]
             self._run(shard, st.nwk_padded, st.nk, prior, eta)
             return shard["tables"]
-        copies = [(_private_copy(st.nwk_padded), _private_copy(st.nk)) for _ in self.shards]
-        futures = [
-            self.pool.submit(self._run, shard, nwk, nk, prior, eta)
-            for shard, (nwk, nk) in zip(self.shards, copies)
-        ]
-        for f in futures:
+        for f in [self.pool.submit(self._run_private, i, prior, eta)
+                  for i in range(len(self.shards))]:
             f.result()
-        # Merge: global + sum of each shard's change, in shard order.
-        nwk_new, nk_new = copies[0]
-        for nwk, nk in copies[1:]:
-            nwk_new += nwk
-            nwk_new -= st.nwk_padded
+        # Merge (integer sums, so the order does not matter), rows split
+        # between the threads; numpy releases the GIL in these loops.
+        for f in [self.pool.submit(self._merge_rows, lo, hi) for lo, hi in self.merge_blocks]:
+            f.result()
+        nk_new = self.private[0][1].copy()
+        for _, nk in self.private[1:]:
             nk_new += nk
             nk_new -= st.nk
-        st.nwk_padded[...] = nwk_new
         st.nk[...] = nk_new
         return sum(shard["tables"] for shard in self.shards)
 

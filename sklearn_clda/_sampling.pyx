@@ -228,12 +228,12 @@ def gibbs_sweep(
         hist[g, np.arange(K)[~big], n[~big]] += 1
         # after the sweep:
         tail = np.cumsum(hist[:, :, ::-1], axis=2)[:, :, ::-1]  # docs with n' >= n
-        l = np.arange(1, M - 1)
-        c = tail[:, :, 2:]                                       # docs with n' > l
+        c = tail[:, :, 2:]                    # docs with n' > l, for l = 1..M-2
+        p = prior[:, :, None] / (prior[:, :, None] + np.arange(1, M - 1))
         cells = c > 0
-        extra = Generator(bit_generator).binomial(
-            c[cells], (prior[:, :, None] / (prior[:, :, None] + l))[cells])
-        tables += tail[:, :, 1] + (scatter of extra over cells).sum(axis=2)
+        extra = np.zeros(c.shape, dtype=np.int64)
+        extra[cells] = Generator(bit_generator).binomial(c[cells], p[cells])
+        tables += tail[:, :, 1] + extra.sum(axis=2)
 
     ``nwk`` has ``K`` columns, or ``padded_n_components(K)`` columns whose
     extra ones are zero (they stay zero). The padded layout lets the AVX2
