@@ -67,6 +67,20 @@ typedef void (*clda_sweep_document_fn)(
         CLDA_PREFETCH(row_ + (stride) * 4 - 1);                                 \
     } while (0)
 
+/* Add delta (+1 or -1) to the counts of topic k and refresh its cached
+   reciprocals and r[k]. */
+static inline void clda_move_count(
+    int32_t k, int32_t delta, int32_t *ndk_d, int32_t *nk, int32_t *nw,
+    const double *prior_g, double veta, double *inv, double *invm, double *r)
+{
+    ndk_d[k] += delta;
+    nw[k] += delta;
+    nk[k] += delta;
+    inv[k] = 1.0 / (nk[k] + veta);
+    invm[k] = 1.0 / (nk[k] - 1 + veta);
+    r[k] = (ndk_d[k] + prior_g[k]) * inv[k];
+}
+
 static void clda_sweep_document_portable(
     Py_ssize_t K, Py_ssize_t n_blocks, int64_t i0, int64_t i1,
     const int32_t *words, int32_t *z, int32_t *nwk, Py_ssize_t nwk_stride,
@@ -112,14 +126,8 @@ static void clda_sweep_document_portable(
         if (k_new == k_old)
             continue;
         z[i] = k_new;
-        ndk_d[k_old] -= 1; nw[k_old] -= 1; nk[k_old] -= 1;
-        inv[k_old] = 1.0 / (nk[k_old] + veta);
-        invm[k_old] = 1.0 / (nk[k_old] - 1 + veta);
-        r[k_old] = (ndk_d[k_old] + prior_g[k_old]) * inv[k_old];
-        ndk_d[k_new] += 1; nw[k_new] += 1; nk[k_new] += 1;
-        inv[k_new] = 1.0 / (nk[k_new] + veta);
-        invm[k_new] = 1.0 / (nk[k_new] - 1 + veta);
-        r[k_new] = (ndk_d[k_new] + prior_g[k_new]) * inv[k_new];
+        clda_move_count(k_old, -1, ndk_d, nk, nw, prior_g, veta, inv, invm, r);
+        clda_move_count(k_new, 1, ndk_d, nk, nw, prior_g, veta, inv, invm, r);
     }
 }
 
@@ -140,6 +148,30 @@ static int clda_cpu_has_avx2(void)
                           _mm_loadu_si128((const __m128i *)(nw + (o)))), etav)), \
         poldv, _mm256_castsi256_pd(_mm256_cmpeq_epi64((ids), kov)))
 
+/* Add delta (+1 or -1) to the counts of topic k and refresh its cached
+   reciprocals and r[k]; the count row and r are written as the aligned
+   group of four lanes that holds k, the unit the next token loads. */
+__attribute__((target("avx2")))
+static inline void clda_move_count_avx2(
+    int32_t k, int32_t delta, int32_t *ndk_d, int32_t *nk, int32_t *nw,
+    const double *prior_g, double veta, double *inv, double *invm, double *r)
+{
+    __m128i *cg = (__m128i *)(nw + (k & ~3));
+    double *rg = r + (k & ~3);
+    const __m128i one_hot = _mm_cmpeq_epi32(_mm_setr_epi32(0, 1, 2, 3), _mm_set1_epi32(k & 3));
+    const __m256i sel = _mm256_cmpeq_epi64(_mm256_setr_epi64x(0, 1, 2, 3),
+                                           _mm256_set1_epi64x(k & 3));
+    ndk_d[k] += delta;
+    nk[k] += delta;
+    _mm_storeu_si128(cg, _mm_add_epi32(_mm_loadu_si128(cg),
+                                       _mm_and_si128(one_hot, _mm_set1_epi32(delta))));
+    inv[k] = 1.0 / (nk[k] + veta);
+    invm[k] = 1.0 / (nk[k] - 1 + veta);
+    _mm256_store_pd(rg, _mm256_blendv_pd(_mm256_load_pd(rg),
+                                         _mm256_set1_pd((ndk_d[k] + prior_g[k]) * inv[k]),
+                                         _mm256_castsi256_pd(sel)));
+}
+
 __attribute__((target("avx2")))
 static void clda_sweep_document_avx2(
     Py_ssize_t K, Py_ssize_t n_blocks, int64_t i0, int64_t i1,
@@ -153,7 +185,6 @@ static void clda_sweep_document_avx2(
     const __m256d etav = _mm256_set1_pd(eta);
     const __m256i lane64 = _mm256_setr_epi64x(0, 1, 2, 3);
     const __m256i four64 = _mm256_set1_epi64x(4);
-    const __m128i lane32 = _mm_setr_epi32(0, 1, 2, 3);
     Py_ssize_t k, b, j, count;
     int64_t i;
     for (k = 0; k < K; k++)
@@ -236,35 +267,8 @@ static void clda_sweep_document_avx2(
         if (k_new == k_old)
             continue;
         z[i] = k_new;
-        {
-            double *rg;
-            __m128i *cg, one_hot;
-            __m256i sel;
-            double val;
-            ndk_d[k_old] -= 1; nk[k_old] -= 1;
-            cg = (__m128i *)(nw + (k_old & ~3));
-            one_hot = _mm_cmpeq_epi32(lane32, _mm_set1_epi32(k_old & 3));
-            _mm_storeu_si128(cg, _mm_add_epi32(_mm_loadu_si128(cg), one_hot));
-            inv[k_old] = 1.0 / (nk[k_old] + veta);
-            invm[k_old] = 1.0 / (nk[k_old] - 1 + veta);
-            val = (ndk_d[k_old] + prior_g[k_old]) * inv[k_old];
-            rg = r + (k_old & ~3);
-            sel = _mm256_cmpeq_epi64(lane64, _mm256_set1_epi64x(k_old & 3));
-            _mm256_store_pd(rg, _mm256_blendv_pd(_mm256_load_pd(rg), _mm256_set1_pd(val),
-                                                 _mm256_castsi256_pd(sel)));
-
-            ndk_d[k_new] += 1; nk[k_new] += 1;
-            cg = (__m128i *)(nw + (k_new & ~3));
-            one_hot = _mm_cmpeq_epi32(lane32, _mm_set1_epi32(k_new & 3));
-            _mm_storeu_si128(cg, _mm_sub_epi32(_mm_loadu_si128(cg), one_hot));
-            inv[k_new] = 1.0 / (nk[k_new] + veta);
-            invm[k_new] = 1.0 / (nk[k_new] - 1 + veta);
-            val = (ndk_d[k_new] + prior_g[k_new]) * inv[k_new];
-            rg = r + (k_new & ~3);
-            sel = _mm256_cmpeq_epi64(lane64, _mm256_set1_epi64x(k_new & 3));
-            _mm256_store_pd(rg, _mm256_blendv_pd(_mm256_load_pd(rg), _mm256_set1_pd(val),
-                                                 _mm256_castsi256_pd(sel)));
-        }
+        clda_move_count_avx2(k_old, -1, ndk_d, nk, nw, prior_g, veta, inv, invm, r);
+        clda_move_count_avx2(k_new, 1, ndk_d, nk, nw, prior_g, veta, inv, invm, r);
     }
 }
 
