@@ -2,29 +2,41 @@
 
 :class:`_BaseGibbsTopicModel` owns the sampling loop, the fold-in
 inference behind ``transform``, the document-completion ``score`` and the
-trace. Subclasses (:class:`~sklearn_clda.LDAGibbs`,
-:class:`~sklearn_clda.CompoundLDA`) supply the priors through a few hooks:
+trace. A fit never writes to the estimator until it has succeeded: the
+loop works on a :class:`_FitRun` (the per-fit variables) and returns the
+fitted attributes, which ``fit`` publishes all at once
+(:meth:`_BaseGibbsTopicModel._publish`); a failed or interrupted fit
+leaves the estimator as it was (:meth:`_BaseGibbsTopicModel._fit_transaction`).
 
-- ``_init_priors(n_features, n_groups)``: resolve and store the fitted
-  prior attributes before sampling;
-- ``_sweep_prior()``: the ``(n_groups, n_components)`` document-topic
-  Dirichlet parameter used by the next sweep;
-- ``_draw_tables``: whether the sweep draws Antoniak table counts;
-- ``_after_sweep(tables, rng, state)``: update collection-level state
-  (AGS or MGS draws of ``pi``);
-- ``_update_priors(state, learned, update)``: Gibbs-EM, collecting each
+Subclasses (:class:`~sklearn_clda.LDAGibbs`,
+:class:`~sklearn_clda.CompoundLDA`) supply the model through hooks that
+read and write the run, never ``self``:
+
+- ``_start_run(run, n_features, n_groups)``: resolve the priors and the
+  collection-level variables into ``run`` before sampling;
+- ``_sweep_prior(run)``: the ``(n_groups, n_components)`` document-topic
+  Dirichlet parameter used by the next sweep; ``_eta_value(run)`` the
+  topic-word prior;
+- ``_draw_tables(run)``: whether the sweep draws Antoniak table counts;
+- ``_after_sweep(run, sweep, tables, rng, state)``: update collection-level
+  variables after z-sweep number ``sweep`` (AGS or MGS draws of ``pi``);
+- ``_update_priors(run, state, update)``: Gibbs-EM, collecting each
   sweep's statistics and running the M-step when ``update``;
-- ``_trace_values()``: prior values and sampler statistics for ``trace_``;
-- ``_start_samples`` / ``_keep_sample``/ ``_finish_samples``: accumulate
-  the kept samples after burn-in;
+- ``_trace_values(run)``: prior values and sampler statistics for ``trace_``;
+- ``_log_prior_extra(run)``: log density of the collection-level variables;
+- ``_keep_sample(run, state)``: collect a kept sample's collection-level
+  variables (the topics and documents are averaged here);
+- ``_finish_run(run)``: the subclass's fitted attributes, as a dict;
 - ``_inference_prior(groups, n_docs, method)``: the prior rows and the
-  row index of each document for fold-in.
+  row index of each document for fold-in (from fitted attributes).
 """
 
 import os
 import time
+import warnings
 from abc import ABCMeta, abstractmethod
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from numbers import Integral, Real
 
 import numpy as np
@@ -35,9 +47,29 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from . import _sampling
+from ._chunking import balanced_bounds, pieces
 from ._corpus import check_counts, count_tokens, csr_to_tokens, split_alternate
+from ._progress import LOGGER as _LOGGER
+from ._progress import progress as _progress
+from ._progress import verbose_logging as _verbose_logging
+from .exceptions import FitInterruptedWarning
 
 __all__ = ["_BaseGibbsTopicModel"]
+
+# Dirichlet concentrations outside this range overflow or underflow the
+# samplers' arithmetic (sums of K priors, products of two priors).
+MIN_CONCENTRATION = 1e-100
+MAX_CONCENTRATION = 1e10
+# Most topics a model may have (int32 topic indices, and far beyond use).
+MAX_COMPONENTS = 2**20
+# Fewest tokens per shard of an n_jobs sweep: a smaller shard costs more to
+# copy and merge than its sampling.
+_MIN_TOKENS_PER_SHARD = 1024
+
+
+def concentration_interval():
+    """The ``_parameter_constraints`` entry of a Dirichlet concentration."""
+    return Interval(Real, MIN_CONCENTRATION, MAX_CONCENTRATION, closed="both")
 
 
 class _GibbsState:
@@ -84,7 +116,7 @@ def _private_copy(a):
 
 
 def _effective_n_jobs(n_jobs):
-    """Number of threads for ``n_jobs`` (``None`` -> 1, negative -> cores + 1 + n_jobs)."""
+    """Number of threads asked for by ``n_jobs`` (``None`` -> 1, negative -> cores + 1 + n_jobs)."""
     if n_jobs is None:
         return 1
     if n_jobs == 0:
@@ -94,38 +126,53 @@ def _effective_n_jobs(n_jobs):
     return n_jobs
 
 
+def _shard_count(n_jobs, n_docs, n_tokens):
+    """Number of document shards of a sweep: what ``n_jobs`` asks for, capped by the data.
+
+    At most one shard per document and per ``_MIN_TOKENS_PER_SHARD``
+    tokens. The cap depends only on the data, so results stay the same
+    for a given ``n_jobs`` on any machine; the threads that run the shards
+    are capped at the number of CPUs (see ``_ShardedSweeper``).
+    """
+    by_tokens = max(1, n_tokens // _MIN_TOKENS_PER_SHARD)
+    return max(1, min(_effective_n_jobs(n_jobs), n_docs, by_tokens))
+
+
+def _n_threads(n_tasks):
+    return max(1, min(n_tasks, os.cpu_count() or 1))
+
+
 class _ShardedSweeper:
     """Runs Gibbs sweeps on one thread, or AD-LDA style on several.
 
     With one shard the kernel updates the shared counts in place and the
     chain is the exact serial collapsed Gibbs sampler. With ``n_shards > 1``
     the documents are split into contiguous shards of about equal token
-    counts (approximate distributed LDA, Newman et al. 2009): each thread
-    sweeps its shard against a private copy of the word-topic counts taken
-    at the start of the sweep, with its own random stream, and the copies'
-    changes are added up after the sweep. Document-topic counts are
-    shard-local and need no merge. Results depend on ``n_shards`` but not on
-    thread timing: shards, streams and the merge order are fixed.
+    counts (approximate distributed LDA, Newman et al. 2009): each shard is
+    swept against a private copy of the word-topic counts taken at the
+    start of the sweep, with its own random stream, and the copies' changes
+    are added up after the sweep. Document-topic counts are shard-local and
+    need no merge.
+
+    The shards run on ``min(n_shards, CPUs)`` threads. A thread that runs
+    several shards one after the other adds each shard's change to an
+    accumulator and starts the next from a fresh copy, so every shard sees
+    exactly the start-of-sweep counts whichever thread runs it: results
+    depend on ``n_shards`` but not on the number of CPUs or thread timing,
+    and memory grows with the threads, not the shards.
     """
 
     def __init__(self, state, n_shards, seed_sequence, n_table_rows):
         self.state = state
-        n_docs = state.doc_ptr.shape[0] - 1
-        n_shards = max(1, min(n_shards, n_docs))
         K = state.nk.shape[0]
-        if n_shards == 1:
-            bounds = [0, n_docs]
-        else:
-            targets = np.linspace(0, state.doc_ptr[-1], n_shards + 1)[1:-1]
-            cuts = np.searchsorted(state.doc_ptr, targets)
-            bounds = [0, *np.unique(np.clip(cuts, 1, n_docs - 1)).tolist(), n_docs]
+        bounds = balanced_bounds(state.doc_ptr, n_shards)
         self.shards = []
         streams = (
             [np.random.PCG64(seed_sequence)]
             if len(bounds) == 2
             else [np.random.PCG64(ss) for ss in seed_sequence.spawn(len(bounds) - 1)]
         )
-        for (lo, hi), bitgen in zip(zip(bounds[:-1], bounds[1:]), streams):
+        for (lo, hi), bitgen in zip(pieces(bounds), streams):
             t0, t1 = state.doc_ptr[lo], state.doc_ptr[hi]
             self.shards.append(dict(
                 words=state.words[t0:t1],
@@ -136,26 +183,32 @@ class _ShardedSweeper:
                 tables=np.zeros((n_table_rows, K), dtype=np.int64),
                 bitgen=bitgen,
             ))
+        n_threads = _n_threads(len(self.shards)) if len(self.shards) > 1 else 0
+        # Thread t runs shards t, t + n_threads, ...
+        self.thread_shards = [self.shards[t::n_threads] for t in range(n_threads)]
         # Each thread's private word-topic table and topic totals (reused every
         # sweep), and the row blocks in which the threads merge them.
-        self.private = (
-            [(_private_copy(state.nwk_padded), _private_copy(state.nk)) for _ in self.shards]
-            if len(self.shards) > 1
-            else []
-        )
+        self.private = [
+            (_private_copy(state.nwk_padded), _private_copy(state.nk)) for _ in range(n_threads)
+        ]
+        self.accumulators = [
+            (_private_copy(state.nwk_padded), _private_copy(state.nk))
+            if len(self.thread_shards[t]) > 1 else None
+            for t in range(n_threads)
+        ]
         n_rows = state.nwk_padded.shape[0]
-        cuts = np.linspace(0, n_rows, len(self.shards) + 1).astype(int)
-        self.merge_blocks = list(zip(cuts[:-1], cuts[1:]))
+        self.merge_blocks = pieces(balanced_bounds(np.arange(n_rows + 1), max(n_threads, 1)))
         self.pool = None
 
     def __enter__(self):
-        if len(self.shards) > 1:
-            self.pool = ThreadPoolExecutor(len(self.shards))
+        if self.private:
+            self.pool = ThreadPoolExecutor(len(self.private))
         return self
 
     def __exit__(self, *exc):
         if self.pool is not None:
-            self.pool.shutdown()
+            # On Ctrl-C, work not yet started is dropped.
+            self.pool.shutdown(cancel_futures=True)
             self.pool = None
         return False
 
@@ -166,12 +219,28 @@ class _ShardedSweeper:
             nwk, shard["ndk"], nk, prior, eta, shard["tables"], shard["bitgen"],
         )
 
-    def _run_private(self, i, prior, eta):
-        """Thread ``i``: copy the global counts into its own tables, sweep its shard."""
-        nwk, nk = self.private[i]
-        np.copyto(nwk, self.state.nwk_padded)
-        np.copyto(nk, self.state.nk)
-        self._run(self.shards[i], nwk, nk, prior, eta)
+    def _run_thread(self, t, prior, eta):
+        """Thread ``t``: sweep its shards, each from a copy of the global counts;
+        leave global + the sum of their changes in its private tables."""
+        nwk, nk = self.private[t]
+        glob_nwk, glob_nk = self.state.nwk_padded, self.state.nk
+        shards = self.thread_shards[t]
+        acc_nwk, acc_nk = self.accumulators[t] or (None, None)
+        for j, shard in enumerate(shards):
+            if j == 1:
+                np.subtract(nwk, glob_nwk, out=acc_nwk)
+                np.subtract(nk, glob_nk, out=acc_nk)
+            elif j > 1:
+                acc_nwk += nwk
+                acc_nwk -= glob_nwk
+                acc_nk += nk
+                acc_nk -= glob_nk
+            np.copyto(nwk, glob_nwk)
+            np.copyto(nk, glob_nk)
+            self._run(shard, nwk, nk, prior, eta)
+        if len(shards) > 1:
+            nwk += acc_nwk
+            nk += acc_nk
 
     def _merge_rows(self, lo, hi):
         """Global rows lo:hi become global + the sum of every thread's change."""
@@ -189,8 +258,8 @@ class _ShardedSweeper:
             shard = self.shards[0]
             self._run(shard, st.nwk_padded, st.nk, prior, eta)
             return shard["tables"]
-        for f in [self.pool.submit(self._run_private, i, prior, eta)
-                  for i in range(len(self.shards))]:
+        for f in [self.pool.submit(self._run_thread, t, prior, eta)
+                  for t in range(len(self.private))]:
             f.result()
         # Merge (integer sums, so the order does not matter), rows split
         # between the threads; numpy releases the GIL in these loops.
@@ -204,13 +273,81 @@ class _ShardedSweeper:
         return sum(shard["tables"] for shard in self.shards)
 
 
+class _SampleAverager:
+    """Averages the kept states' topic-word counts and document proportions."""
+
+    def __init__(self):
+        self.n_kept = 0
+        self.nwk = None
+        self.doc_topic = None
+
+    def keep(self, state, doc_prior):
+        theta = state.ndk + doc_prior
+        theta /= theta.sum(axis=1, keepdims=True)
+        if self.nwk is None:
+            self.nwk = state.nwk.astype(np.float64)
+            self.doc_topic = theta
+        else:
+            self.nwk += state.nwk
+            self.doc_topic += theta
+        self.n_kept += 1
+
+    def finish(self, eta):
+        n = self.n_kept
+        return {
+            "components_": np.ascontiguousarray((self.nwk / n).T) + eta,
+            "doc_topic_": self.doc_topic / n,
+        }
+
+
+class _FitRun:
+    """The variables of one fit: its schedule, and whatever the model's hooks keep.
+
+    ``burn_in``, ``learned`` (the prior names to learn) and
+    ``update_sweeps`` (the Gibbs-EM M-step sweeps) are set by the base
+    class; the hooks add their own attributes (priors, ``pi``, ...).
+    """
+
+    def __init__(self, burn_in, learned, update_sweeps):
+        self.burn_in = burn_in
+        self.learned = learned
+        self.update_sweeps = update_sweeps
+
+
+class _Trace:
+    """The evaluations recorded in ``trace_`` (and logged)."""
+
+    def __init__(self, name, max_iter):
+        self.name = name
+        self.max_iter = max_iter
+        self.columns = {"iteration": [], "log_likelihood": [], "seconds": []}
+        self.start = time.perf_counter()
+
+    def record(self, iteration, ll, values):
+        cols = self.columns
+        cols["iteration"].append(iteration)
+        cols["log_likelihood"].append(ll)
+        cols["seconds"].append(time.perf_counter() - self.start)
+        for key, value in values.items():
+            cols.setdefault(key, []).append(value)
+        _LOGGER.info(
+            "%s iteration %d of %d, log-likelihood %.6e",
+            self.name, iteration, self.max_iter, ll,
+        )
+
+    def finish(self):
+        out = {k: np.asarray(v) for k, v in self.columns.items()}
+        out["iteration"] = out["iteration"].astype(np.int64)
+        return out
+
+
 class _BaseGibbsTopicModel(
     ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator, metaclass=ABCMeta
 ):
     """Base class of the Gibbs-sampled topic models (not public)."""
 
     _parameter_constraints: dict = {
-        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [Interval(Integral, 1, MAX_COMPONENTS, closed="both")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "burn_in": [None, Interval(Integral, 0, None, closed="left")],
         "thin": [Interval(Integral, 1, None, closed="left")],
@@ -229,81 +366,113 @@ class _BaseGibbsTopicModel(
     _default_learned_priors: tuple = ()
 
     # ------------------------------------------------------------------ hooks
-    _draw_tables = False
+    def _draw_tables(self, run):
+        """Whether the sweeps draw Antoniak table counts (cLDA's AGS)."""
+        return False
 
-    def _learned_priors(self):
-        """The set of prior names that ``learn_priors`` asks to learn."""
-        value = self.learn_priors
-        if value is False or value is None:
-            return frozenset()
-        if value is True:
-            return frozenset(self._default_learned_priors)
-        names = [value] if isinstance(value, str) else list(value)
-        unknown = sorted(set(names) - set(self._learnable_priors))
-        if unknown:
-            raise ValueError(
-                f"learn_priors got unknown name(s) {unknown}; choose from "
-                f"{list(self._learnable_priors)}, or pass True or False."
-            )
-        return frozenset(names)
-
-    def _update_priors(self, state, learned, update):
+    def _update_priors(self, run, state, update):
         """Gibbs-EM: collect this sweep's statistics; if ``update``, run the
         M-step over the samples collected since the previous one (subclasses).
         """
 
-    def _trace_values(self):
+    def _trace_values(self, run):
         """Current prior values (and sampler statistics) recorded in ``trace_``."""
         return {}
 
     @abstractmethod
-    def _init_priors(self, n_features, n_groups):
-        """Resolve the priors into fitted attributes."""
+    def _start_run(self, run, n_features, n_groups):
+        """Resolve the priors and collection-level variables into ``run``."""
 
     @abstractmethod
-    def _sweep_prior(self):
+    def _sweep_prior(self, run):
         """Document-topic Dirichlet parameter per collection, (n_groups, K)."""
 
-    def _after_sweep(self, tables, rng, state):
-        """Update collection-level variables after a z-sweep (cLDA: pi)."""
+    @abstractmethod
+    def _eta_value(self, run):
+        """The symmetric topic-word prior of the next sweep."""
 
-    def _log_prior_extra(self):
+    def _after_sweep(self, run, sweep, tables, rng, state):
+        """Update collection-level variables after z-sweep ``sweep`` (cLDA: pi)."""
+
+    def _log_prior_extra(self, run):
         """Log density of sampled collection-level variables (cLDA: pi)."""
         return 0.0
 
-    def _start_samples(self, n_docs):
-        self._acc_nwk = None
-        self._acc_doc_topic = None
-        self._n_kept = 0
-
-    def _keep_sample(self, state):
-        prior = self._sweep_prior()
-        doc_prior = prior[state.doc_group]
-        theta = state.ndk + doc_prior
-        theta /= theta.sum(axis=1, keepdims=True)
-        if self._acc_nwk is None:
-            self._acc_nwk = state.nwk.astype(np.float64)
-            self._acc_doc_topic = theta
-        else:
-            self._acc_nwk += state.nwk
-            self._acc_doc_topic += theta
-        self._n_kept += 1
-
-    def _finish_samples(self):
-        n = self._n_kept
-        self.components_ = np.ascontiguousarray((self._acc_nwk / n).T) + self._eta_value()
-        self.doc_topic_ = self._acc_doc_topic / n
-        del self._acc_nwk, self._acc_doc_topic, self._n_kept
+    def _keep_sample(self, run, state):
+        """Collect a kept sample's collection-level variables."""
 
     @abstractmethod
-    def _eta_value(self):
-        """The fitted symmetric topic-word prior."""
+    def _finish_run(self, run):
+        """The subclass's fitted attributes (priors, collection mixtures), a dict."""
 
     @abstractmethod
     def _inference_prior(self, groups, n_docs, method):
         """Return ``(prior_rows, doc_rows)`` for fold-in inference."""
 
+    # ---------------------------------------------------------- transactions
+    @contextmanager
+    def _fit_transaction(self):
+        """All or nothing: on any exception (Ctrl-C included) the estimator
+        gets back exactly the attributes it had before ``fit`` (its previous
+        fitted state, or none), and a ``KeyboardInterrupt`` says so in a
+        :class:`~sklearn_clda.exceptions.FitInterruptedWarning`.
+        """
+        saved = dict(vars(self))
+        try:
+            yield
+        except BaseException as exc:
+            vars(self).clear()
+            vars(self).update(saved)
+            if isinstance(exc, KeyboardInterrupt):
+                kept = (
+                    "keeps its previous fitted state"
+                    if any(k.endswith("_") and not k.startswith("_") for k in saved)
+                    else "stays unfitted"
+                )
+                warnings.warn(
+                    f"{type(self).__name__}.fit was interrupted; the estimator {kept}.",
+                    FitInterruptedWarning,
+                    stacklevel=3,
+                )
+            raise
+
+    def _publish(self, attributes):
+        """Set the fitted attributes at once, dropping those of an earlier fit
+        that this one does not produce (e.g. MGS's after an AGS refit)."""
+        keep = {"n_features_in_", "feature_names_in_"}
+        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
+            if name not in keep and name not in attributes:
+                delattr(self, name)
+        for name, value in attributes.items():
+            setattr(self, name, value)
+        return self
+
     # ---------------------------------------------------------------- fitting
+    def _check_common_params(self):
+        """Checks beyond ``_parameter_constraints`` (which lets bools pass as ints)."""
+        for name in ("n_components", "max_iter", "burn_in", "thin", "evaluate_every",
+                     "max_doc_update_iter", "prior_update_every", "n_jobs"):
+            value = getattr(self, name)
+            if isinstance(value, (bool, np.bool_)):
+                raise ValueError(
+                    f"{name} of {type(self).__name__} must be an int, got the bool {value!r}."
+                )
+        _effective_n_jobs(self.n_jobs)
+
+    def _learned_priors(self):
+        """The set of prior names that ``learn_priors`` asks to learn."""
+        value = self.learn_priors
+        if value is None or isinstance(value, (bool, np.bool_)):
+            return frozenset(self._default_learned_priors) if value else frozenset()
+        names = [value] if isinstance(value, str) else list(value)
+        unknown = sorted(set(map(str, names)) - set(self._learnable_priors))
+        if unknown or not all(isinstance(n, str) for n in names):
+            raise ValueError(
+                f"learn_priors got unknown name(s) {unknown or names}; choose from "
+                f"{list(self._learnable_priors)}, or pass True or False."
+            )
+        return frozenset(names)
+
     def _check_burn_in(self):
         burn_in = self.max_iter // 2 if self.burn_in is None else self.burn_in
         if burn_in >= self.max_iter:
@@ -313,27 +482,16 @@ class _BaseGibbsTopicModel(
             )
         return burn_in
 
-    def _make_streams(self):
-        """Independent generators for init, sweeps and collection-level draws."""
-        rs = check_random_state(self.random_state)
-        seed = np.random.SeedSequence(rs.randint(0, 2**31 - 1, size=4).tolist())
-        init_ss, sweep_ss, global_ss = seed.spawn(3)
-        return (
-            np.random.Generator(np.random.PCG64(init_ss)),
-            sweep_ss,
-            np.random.Generator(np.random.PCG64(global_ss)),
-        )
-
-    def _fit_counts(self, X, doc_group, n_groups):
-        """Run the sampler on a validated CSR count matrix."""
+    def _plan_run(self, X, n_groups):
+        """Validate the settings against the data; return the run's schedule."""
+        self._check_common_params()
         burn_in = self._check_burn_in()
         if count_tokens(X) == 0:
             raise ValueError(
                 f"X passed to {type(self).__name__}.fit contains no tokens (all "
                 "counts are zero after rounding); a topic model needs words."
             )
-        n_docs, n_features = X.shape
-        K = self.n_components
+        _check_table_memory(X, self.n_components, n_groups, type(self).__name__)
         learned = self._learned_priors()
         # Gibbs-EM: in the second half of burn-in every sweep is an E-step
         # sample, and every prior_update_every sweeps an M-step maximizes
@@ -350,75 +508,95 @@ class _BaseGibbsTopicModel(
                 f"multiple of prior_update_every={self.prior_update_every}; "
                 "increase burn_in or lower prior_update_every."
             )
-        update_sweeps = frozenset(update_sweeps)
-        learning = bool(learned - {"alpha"})
-        init_rng, sweep_seed, global_rng = self._make_streams()
-        self.burn_in_ = burn_in
-        self._init_priors(n_features, n_groups)
-        state = _GibbsState(X, doc_group, K, init_rng)
-        sweeper = _ShardedSweeper(
-            state, _effective_n_jobs(self.n_jobs), sweep_seed,
-            n_groups if self._draw_tables else 0,
+        return _FitRun(burn_in, learned, frozenset(update_sweeps))
+
+    def _make_streams(self):
+        """Independent generators for init, sweeps and collection-level draws."""
+        rs = check_random_state(self.random_state)
+        seed = np.random.SeedSequence(rs.randint(0, 2**31 - 1, size=4).tolist())
+        init_ss, sweep_ss, global_ss = seed.spawn(3)
+        return (
+            np.random.Generator(np.random.PCG64(init_ss)),
+            sweep_ss,
+            np.random.Generator(np.random.PCG64(global_ss)),
         )
 
-        trace = {"iteration": [], "log_likelihood": [], "seconds": []}
-        start = time.perf_counter()
+    def _fit_gibbs(self, X, doc_group, n_groups):
+        """Run the sampler on a validated CSR count matrix.
 
-        def record(iteration):
-            ll = self._joint_log_likelihood(state)
-            trace["iteration"].append(iteration)
-            trace["log_likelihood"].append(ll)
-            trace["seconds"].append(time.perf_counter() - start)
-            for key, value in self._trace_values().items():
-                trace.setdefault(key, []).append(value)
-            if self.verbose:
-                _progress_write(
-                    f"iteration {iteration} of {self.max_iter}, log-likelihood {ll:.6e}"
-                )
+        Returns the fitted attributes; nothing is written to ``self``.
+        """
+        run = self._plan_run(X, n_groups)
+        n_features = X.shape[1]
+        init_rng, sweep_seed, global_rng = self._make_streams()
+        self._start_run(run, n_features, n_groups)
+        state = _GibbsState(X, doc_group, self.n_components, init_rng)
+        n_tokens = state.words.shape[0]
+        sweeper = _ShardedSweeper(
+            state, _shard_count(self.n_jobs, X.shape[0], n_tokens), sweep_seed,
+            n_groups if self._draw_tables(run) else 0,
+        )
+        trace = _Trace(type(self).__name__, self.max_iter)
+        averager = _SampleAverager()
+        sweep_times = self._sample(run, state, sweeper, global_rng, trace, averager)
+        if averager.n_kept == 0:  # burn_in + thin overshoots max_iter: keep the last state
+            self._keep(run, state, averager)
+        return {
+            **averager.finish(self._eta_value(run)),
+            **self._finish_run(run),
+            "n_iter_": self.max_iter,
+            "burn_in_": run.burn_in,
+            "trace_": trace.finish(),
+            "n_tokens_": n_tokens,
+            "sweep_times_": np.asarray(sweep_times),
+        }
 
-        evaluate = self.evaluate_every is not None and self.evaluate_every > 0
-        if evaluate:
-            record(0)
-        self._start_samples(n_docs)
-        sweep_times = np.zeros(self.max_iter)
-        with _progress(self.max_iter, self.verbose, type(self).__name__) as bar, sweeper:
+    def _sample(self, run, state, sweeper, rng, trace, averager):
+        """The sweeps of a fit; returns each sweep's wall time."""
+        burn_in, every = run.burn_in, self.evaluate_every
+        evaluate = every is not None and every > 0
+        learning = bool(run.learned - {"alpha"})
+        sweep_times = []
+        with _verbose_logging(self.verbose), _progress(
+            self.max_iter, self.verbose, type(self).__name__
+        ) as bar, sweeper:
+            if evaluate:
+                self._record(run, state, trace, 0)
             for it in range(1, self.max_iter + 1):
                 t0 = time.perf_counter()
-                tables = sweeper.sweep(self._sweep_prior(), self._eta_value())
-                self._after_sweep(tables, global_rng, state)
+                tables = sweeper.sweep(self._sweep_prior(run), self._eta_value(run))
+                self._after_sweep(run, it, tables, rng, state)
                 if learning and burn_in // 2 < it <= burn_in:
-                    self._update_priors(state, learned, it in update_sweeps)
-                sweep_times[it - 1] = time.perf_counter() - t0
+                    self._update_priors(run, state, it in run.update_sweeps)
+                sweep_times.append(time.perf_counter() - t0)
                 if it > burn_in and (it - burn_in) % self.thin == 0:
-                    self._keep_sample(state)
-                if (evaluate and it % self.evaluate_every == 0) or it == self.max_iter:
-                    record(it)
+                    self._keep(run, state, averager)
+                if (evaluate and it % every == 0) or it == self.max_iter:
+                    self._record(run, state, trace, it)
                 bar.update(1)
-        if self._n_kept == 0:  # burn_in + thin overshoots max_iter: keep the last state
-            self._keep_sample(state)
-        self._finish_samples()
-        self.n_iter_ = self.max_iter
-        self.burn_in_ = burn_in
-        self.trace_ = {k: np.asarray(v) for k, v in trace.items()}
-        self.trace_["iteration"] = self.trace_["iteration"].astype(np.int64)
-        self.n_tokens_ = state.words.shape[0]
-        self.sweep_times_ = sweep_times
-        return self
+        return sweep_times
 
-    def _joint_log_likelihood(self, state):
+    def _keep(self, run, state, averager):
+        averager.keep(state, self._sweep_prior(run)[state.doc_group])
+        self._keep_sample(run, state)
+
+    def _record(self, run, state, trace, iteration):
+        trace.record(iteration, self._joint_log_likelihood(run, state), self._trace_values(run))
+
+    def _joint_log_likelihood(self, run, state):
         """log p(w, z) (and log p(pi | alpha) for cLDA) at the current state."""
         K = self.n_components
-        eta = self._eta_value()
+        eta = self._eta_value(run)
         V = state.nwk.shape[0]
         nz = state.nwk[state.nwk > 0]
         ll = K * gammaln(V * eta) - gammaln(state.nk + V * eta).sum()
         ll += (gammaln(nz + eta) - gammaln(eta)).sum()
-        prior = self._sweep_prior()
-        doc_prior = prior[state.doc_group]
-        ll += (gammaln(doc_prior.sum(axis=1)) - gammaln(state.doc_len + doc_prior.sum(axis=1))).sum()
+        doc_prior = self._sweep_prior(run)[state.doc_group]
+        prior_sum = doc_prior.sum(axis=1)
+        ll += (gammaln(prior_sum) - gammaln(state.doc_len + prior_sum)).sum()
         mask = state.ndk > 0
         ll += (gammaln(state.ndk[mask] + doc_prior[mask]) - gammaln(doc_prior[mask])).sum()
-        return float(ll + self._log_prior_extra())
+        return float(ll + self._log_prior_extra(run))
 
     # -------------------------------------------------------------- inference
     def _topic_word(self):
@@ -426,34 +604,30 @@ class _BaseGibbsTopicModel(
         phi = self.components_ / self.components_.sum(axis=1, keepdims=True)
         return np.ascontiguousarray(phi.T)
 
-    def _chunks(self, n_docs):
-        n_jobs = max(1, min(_effective_n_jobs(self.n_jobs), n_docs // 64 or 1))
-        bounds = np.linspace(0, n_docs, n_jobs + 1).astype(int)
-        return list(zip(bounds[:-1], bounds[1:]))
+    def _inference_pieces(self, indptr):
+        """Document ranges of a fold-in (about equal nonzeros, four per thread
+        for balance) and the number of threads that run them."""
+        n_threads = _n_threads(min(_effective_n_jobs(self.n_jobs), len(indptr) - 1))
+        n_pieces = 4 * n_threads if n_threads > 1 else 1
+        return pieces(balanced_bounds(indptr, n_pieces)), n_threads
 
     def _fold_in(self, X, prior_rows, doc_rows, phi):
         """theta for each CSR row of X by the deterministic fold-in fixed point."""
-        n_docs = X.shape[0]
-        theta = np.empty((n_docs, self.n_components), dtype=np.float64)
+        theta = np.empty((X.shape[0], self.n_components), dtype=np.float64)
         indptr, indices, data = _csr_arrays(X)
         prior_rows = np.ascontiguousarray(prior_rows, dtype=np.float64)
         doc_rows = np.ascontiguousarray(doc_rows, dtype=np.int32)
 
-        def run(bounds):
+        def run(bounds, stop):
             lo, hi = bounds
             a, b = indptr[lo], indptr[hi]
             _sampling.fold_in(
                 indptr[lo : hi + 1] - a, indices[a:b], data[a:b], doc_rows[lo:hi],
                 prior_rows, phi, self.max_doc_update_iter, self.mean_change_tol,
-                theta[lo:hi],
+                theta[lo:hi], stop,
             )
 
-        chunks = self._chunks(n_docs)
-        if len(chunks) == 1:
-            run(chunks[0])
-        else:
-            with ThreadPoolExecutor(len(chunks)) as pool:
-                list(pool.map(run, chunks))
+        _map_interruptibly(run, *self._inference_pieces(indptr))
         return theta
 
     def _transform(self, X, groups, method="transform"):
@@ -507,6 +681,53 @@ class _BaseGibbsTopicModel(
         return tags
 
 
+def _check_table_memory(X, n_components, n_groups, name):
+    """Refuse a fit whose count tables cannot fit in this machine's memory."""
+    n_docs, n_features = X.shape
+    K_pad = _sampling.padded_n_components(n_components)
+    needed = 4 * (n_features * K_pad + n_docs * n_components) + 16 * n_groups * n_components
+    try:
+        available = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # not POSIX: no check
+        return
+    if needed > available:
+        raise ValueError(
+            f"{name}(n_components={n_components}) on {n_docs} documents and "
+            f"{n_features} words needs {needed / 2**30:.1f} GiB of count tables, "
+            f"more than this machine's {available / 2**30:.1f} GiB of memory; "
+            "use fewer topics or a smaller vocabulary."
+        )
+
+
+def _map_interruptibly(fn, items, n_threads):
+    """Call ``fn(item, stop)`` on every item, on up to ``n_threads`` threads,
+    so that Ctrl-C stops all of them within milliseconds.
+
+    ``stop`` is a shared one-element int32 array that the kernels poll:
+    when the main thread is interrupted (the kernel it runs raises
+    ``KeyboardInterrupt``, or its wait for the threads does), it sets
+    ``stop[0]``, the running items return early, the items not started are
+    dropped, and the interrupt is re-raised.
+    """
+    stop = np.zeros(1, dtype=np.int32)
+    if n_threads <= 1 or len(items) <= 1:
+        for item in items:
+            fn(item, stop)
+        return
+
+    def guarded(item):
+        if not stop[0]:
+            fn(item, stop)
+
+    pool = ThreadPoolExecutor(n_threads)
+    try:
+        for future in [pool.submit(guarded, item) for item in items]:
+            future.result()
+    finally:
+        stop[0] = 1
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def _csr_arrays(X):
     """CSR arrays in the kernels' dtypes: indptr int64, indices int32, data float64."""
     return (
@@ -514,29 +735,3 @@ def _csr_arrays(X):
         np.ascontiguousarray(X.indices, dtype=np.int32),
         np.ascontiguousarray(X.data, dtype=np.float64),
     )
-
-
-class _NoProgress:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def update(self, n):
-        pass
-
-
-def _progress(total, verbose, name):
-    """A tqdm progress bar over sweeps when ``verbose``, else a no-op."""
-    if not verbose:
-        return _NoProgress()
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=f"{name} sweeps", unit="sweep", leave=False)
-
-
-def _progress_write(message):
-    from tqdm.auto import tqdm
-
-    tqdm.write(message)

@@ -10,8 +10,8 @@ from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import _BaseGibbsTopicModel
-from ._corpus import check_counts, check_group_labels
+from ._base import _BaseGibbsTopicModel, concentration_interval
+from ._corpus import check_counts, check_group_labels, count_tokens
 from ._hyper import (
     count_histogram,
     group_topic_histogram,
@@ -19,13 +19,11 @@ from ._hyper import (
     update_concentration,
     update_symmetric,
 )
-from ._mgs import MMALAState
+from ._pi_update import PI_UPDATES
 from ._vem import fit_vem
-from .exceptions import UnseenCollectionWarning
+from .exceptions import ManyCollectionsWarning, UnseenCollectionWarning
 
 __all__ = ["CompoundLDA"]
-
-_TINY = np.finfo(np.float64).tiny
 
 
 class CompoundLDA(_BaseGibbsTopicModel):
@@ -252,7 +250,22 @@ class CompoundLDA(_BaseGibbsTopicModel):
     to ``gamma`` times the mixture of the ``pi_j`` weighted by the number
     of training documents per collection, with an
     :class:`~sklearn_clda.exceptions.UnseenCollectionWarning`. A model
-    fitted without ``groups`` ignores ``groups`` at inference.
+    fitted without ``groups`` ignores ``groups`` at inference, with a
+    ``UserWarning``.
+
+    **Many collections.** The cost of a sweep grows with the number of
+    tokens plus collections x topics. More than one collection per five
+    documents (and more than five) raises a
+    :class:`~sklearn_clda.exceptions.ManyCollectionsWarning`: that is
+    usually an id column passed as ``groups``.
+
+    **Failed or interrupted fits** leave the estimator as it was before
+    ``fit`` (previous fitted state, or unfitted): the fitted attributes are
+    published together at the end. Ctrl-C during ``fit`` lands within one
+    sweep and says so with a
+    :class:`~sklearn_clda.exceptions.FitInterruptedWarning`; during
+    ``transform``, ``score`` and ``perplexity`` it lands within
+    milliseconds (the fold-in checks for it as it goes).
 
     **Metadata routing.** ``fit``, ``transform`` and ``score`` request
     ``groups`` by default, so with
@@ -294,9 +307,9 @@ class CompoundLDA(_BaseGibbsTopicModel):
 
     _parameter_constraints: dict = {
         **_BaseGibbsTopicModel._parameter_constraints,
-        "alpha": [Interval(Real, 0, None, closed="neither")],
-        "gamma": [None, Interval(Real, 0, None, closed="neither")],
-        "eta": [None, Interval(Real, 0, None, closed="neither")],
+        "alpha": [concentration_interval()],
+        "gamma": [None, concentration_interval()],
+        "eta": [None, concentration_interval()],
         "algorithm": [StrOptions({"ags", "mgs", "vem"})],
         "tol": [Interval(Real, 0, None, closed="left")],
         "step_size": [Interval(Real, 0, None, closed="neither")],
@@ -306,10 +319,6 @@ class CompoundLDA(_BaseGibbsTopicModel):
 
     _learnable_priors = ("eta", "gamma", "alpha")
     _default_learned_priors = ("eta", "gamma")
-
-    @property
-    def _draw_tables(self):
-        return self.algorithm == "ags"
 
     def __init__(
         self,
@@ -355,118 +364,102 @@ class CompoundLDA(_BaseGibbsTopicModel):
         self.random_state = random_state
 
     # hooks -----------------------------------------------------------------
-    def _init_priors(self, n_features, n_groups):
+    def _initial_priors(self):
+        """``(alpha, gamma, eta)`` as given, with the documented defaults."""
         K = self.n_components
-        self.alpha_ = float(self.alpha)
-        self.gamma_ = 0.1 * K if self.gamma is None else float(self.gamma)
-        self.eta_ = 1.0 / K if self.eta is None else float(self.eta)
-        # The chain starts from the uniform mixture (as in the paper's study).
-        self._pi = np.full((n_groups, K), 1.0 / K)
-        self._mmala = (
-            MMALAState(self._pi, self.alpha_, self.step_size)
-            if self.algorithm == "mgs" else None
+        return (
+            float(self.alpha),
+            0.1 * K if self.gamma is None else float(self.gamma),
+            1.0 / K if self.eta is None else float(self.eta),
         )
-        self._sweeps_done = 0
-        self._mh_window = [0, 0]  # MMALA proposals and acceptances since last record
-        self._sample_alpha = "alpha" in self._learned_priors()
-        self._alpha_draws = []
-        self._em_stats = {"cells": [], "topics": [], "docs": [], "lengths": []}
 
-    def _sweep_prior(self):
-        return self.gamma_ * self._pi
+    def _start_run(self, run, n_features, n_groups):
+        run.alpha, run.gamma, run.eta = self._initial_priors()
+        # The chain starts from the uniform mixture (as in the paper's study).
+        run.pi = np.full((n_groups, self.n_components), 1.0 / self.n_components)
+        run.update = PI_UPDATES[self.algorithm](self, run)
+        run.alpha_draws = []
+        run.pi_samples = []
+        run.em_stats = {"cells": [], "topics": [], "docs": [], "lengths": []}
 
-    def _eta_value(self):
-        return self.eta_
+    def _draw_tables(self, run):
+        return run.update.draw_tables
 
-    def _after_sweep(self, tables, rng, state):
-        if self.algorithm == "ags":
-            # pi_j ~ Dir(alpha + sum_d s_jdk) via normalized Gamma draws. A
-            # draw below the smallest normal double is floored there so that
-            # every prior weight stays positive.
-            draws = rng.standard_gamma(self.alpha_ + tables)
-            np.maximum(draws, _TINY, out=draws)
-            self._pi = draws / draws.sum(axis=1, keepdims=True)
-        else:
-            before = self._mmala.n_accepted
-            self._sweeps_done += 1
-            pi = self._mmala.step(
-                state.ndk, state.doc_group, self.alpha_, self.gamma_, rng,
-                adapt=self.adapt_step_size and self._sweeps_done <= self.burn_in_,
-            )
-            np.maximum(pi, _TINY, out=pi)
-            self._pi = pi / pi.sum(axis=1, keepdims=True)
-            self._mh_window[0] += self._pi.shape[0]
-            self._mh_window[1] += self._mmala.n_accepted - before
-        if self._sample_alpha:
-            self.alpha_, _ = sample_alpha(self._pi, self.alpha_, rng)
+    def _sweep_prior(self, run):
+        return run.gamma * run.pi
 
-    def _update_priors(self, state, learned, update):
-        stats = self._em_stats
+    def _eta_value(self, run):
+        return run.eta
+
+    def _after_sweep(self, run, sweep, tables, rng, state):
+        run.pi = run.update.step(run, sweep, tables, rng, state)
+        if "alpha" in run.learned:
+            run.alpha, _ = sample_alpha(run.pi, run.alpha, rng)
+
+    def _update_priors(self, run, state, update):
+        stats, learned = run.em_stats, run.learned
         if "eta" in learned:
             stats["cells"].append(count_histogram(state.nwk))
             stats["topics"].append(count_histogram(state.nk))
         if "gamma" in learned:
-            jk, n, mult = group_topic_histogram(state.ndk, state.doc_group, self._pi.shape[0])
-            stats["docs"].append((jk, n, mult, self._pi.copy()))
+            jk, n, mult = group_topic_histogram(state.ndk, state.doc_group, run.pi.shape[0])
+            stats["docs"].append((jk, n, mult, run.pi.copy()))
             stats["lengths"].append(count_histogram(state.doc_len))
         if not update:
             return
         if "eta" in learned:
-            self.eta_ = update_symmetric(
-                stats["cells"], stats["topics"], state.nwk.shape[0], self.eta_
-            )
+            run.eta = update_symmetric(stats["cells"], stats["topics"], state.nwk.shape[0], run.eta)
         if "gamma" in learned:
-            self.gamma_ = update_concentration(stats["docs"], stats["lengths"], self.gamma_)
+            run.gamma = update_concentration(stats["docs"], stats["lengths"], run.gamma)
         for v in stats.values():
             v.clear()
 
-    def _trace_values(self):
-        values = {"alpha": self.alpha_, "gamma": self.gamma_, "eta": self.eta_}
-        if self.algorithm == "mgs":
-            proposed, accepted = self._mh_window
-            values["acceptance_rate"] = accepted / proposed if proposed else np.nan
-            self._mh_window = [0, 0]
-        return values
+    def _trace_values(self, run):
+        return {
+            "alpha": run.alpha, "gamma": run.gamma, "eta": run.eta,
+            **run.update.trace_values(),
+        }
 
-    def _log_prior_extra(self):
+    def _log_prior_extra(self, run):
         K = self.n_components
-        a = self.alpha_
-        n_groups = self._pi.shape[0]
+        a = run.alpha
+        n_groups = run.pi.shape[0]
         return float(
-            n_groups * (gammaln(K * a) - K * gammaln(a))
-            + (a - 1.0) * np.log(self._pi).sum()
+            n_groups * (gammaln(K * a) - K * gammaln(a)) + (a - 1.0) * np.log(run.pi).sum()
         )
 
-    def _start_samples(self, n_docs):
-        super()._start_samples(n_docs)
-        self._pi_samples = []
+    def _keep_sample(self, run, state):
+        run.pi_samples.append(run.pi.copy())
+        run.alpha_draws.append(run.alpha)
 
-    def _keep_sample(self, state):
-        super()._keep_sample(state)
-        self._pi_samples.append(self._pi.copy())
-        self._alpha_draws.append(self.alpha_)
-
-    def _finish_samples(self):
-        super()._finish_samples()
-        self.collection_topic_samples_ = np.stack(self._pi_samples)
-        self.collection_topic_ = self.collection_topic_samples_.mean(axis=0)
-        if self._sample_alpha:
-            self.alpha_ = float(np.mean(self._alpha_draws))
-        if self._mmala is not None:
-            self.acceptance_rate_ = self._mmala.n_accepted / max(self._mmala.n_proposed, 1)
-            self.step_size_ = self._mmala.step_size
-        del self._pi_samples, self._pi, self._mmala, self._mh_window, self._sweeps_done
-        del self._sample_alpha, self._alpha_draws, self._em_stats
+    def _finish_run(self, run):
+        samples = np.stack(run.pi_samples)
+        alpha = float(np.mean(run.alpha_draws)) if "alpha" in run.learned else run.alpha
+        return {
+            "collection_topic_samples_": samples,
+            "collection_topic_": samples.mean(axis=0),
+            "alpha_": alpha,
+            "gamma_": run.gamma,
+            "eta_": run.eta,
+            **run.update.finish(),
+        }
 
     def _inference_prior(self, groups, n_docs, method):
         prior = self.gamma_ * self.collection_topic_
+        name = f"{type(self).__name__}.{method}"
         if self.groups_ is None:
+            if groups is not None:
+                warnings.warn(
+                    f"{name} got groups, but the model was fitted without groups "
+                    "(one collection); the labels are ignored.",
+                    UserWarning,
+                    stacklevel=3,
+                )
             return prior, np.zeros(n_docs, dtype=np.int32)
         n_groups = len(self.groups_)
         weights = self.collection_sizes_ / self.collection_sizes_.sum()
         fallback = self.gamma_ * (weights @ self.collection_topic_)
         prior = np.vstack([prior, fallback])
-        name = f"{type(self).__name__}.{method}"
         if groups is None:
             if n_groups > 1:
                 warnings.warn(
@@ -523,38 +516,36 @@ class CompoundLDA(_BaseGibbsTopicModel):
         self : object
             Fitted estimator.
         """
-        X = check_counts(self, X, reset=True, method="fit")
-        if groups is None:
-            self.groups_ = None
-            codes = np.zeros(X.shape[0], dtype=np.int32)
-        else:
-            labels = check_group_labels(groups, X.shape[0], method="CompoundLDA.fit")
-            self.groups_, codes = np.unique(labels, return_inverse=True)
-            codes = codes.astype(np.int32).ravel()
-        n_groups = 1 if self.groups_ is None else len(self.groups_)
-        self.collection_sizes_ = np.bincount(codes, minlength=n_groups)
-        if self.algorithm == "vem":
-            return self._fit_vem(X, codes, n_groups)
-        return self._fit_counts(X, codes, n_groups)
+        with self._fit_transaction():
+            X = check_counts(self, X, reset=True, method="fit")
+            self._check_common_params()
+            self._learned_priors()
+            labels, codes = _encode_groups(groups, X.shape[0])
+            n_groups = 1 if labels is None else len(labels)
+            _warn_many_collections(n_groups, X.shape[0])
+            fit = self._fit_vem if self.algorithm == "vem" else self._fit_gibbs
+            fitted = fit(X, codes, n_groups)
+            fitted["groups_"] = labels
+            fitted["collection_sizes_"] = np.bincount(codes, minlength=n_groups)
+            self._publish(fitted)
+        return self
 
     def _fit_vem(self, X, codes, n_groups):
-        """Variational EM (the paper's Algorithm vem) instead of sampling."""
-        if X.data.sum() == 0:
+        """Variational EM (the paper's Algorithm vem) instead of sampling;
+        returns the fitted attributes."""
+        if count_tokens(X) == 0:
             raise ValueError(
                 "X passed to CompoundLDA.fit contains no tokens (all counts are "
                 "zero after rounding); a topic model needs words."
             )
-        K = self.n_components
-        learned = self._learned_priors()
+        alpha, gamma, eta = self._initial_priors()
         start = time.perf_counter()
         result = fit_vem(
-            X, codes, n_groups, K,
-            alpha=float(self.alpha),
-            gamma=0.1 * K if self.gamma is None else float(self.gamma),
-            eta=1.0 / K if self.eta is None else float(self.eta),
+            X, codes, n_groups, self.n_components,
+            alpha=alpha, gamma=gamma, eta=eta,
             max_iter=self.max_iter, tol=self.tol,
             max_e_step_iter=self.max_doc_update_iter, e_step_tol=self.mean_change_tol,
-            learn_priors=learned,
+            learned=self._learned_priors(),
             # tau is held at its uniform start for 5 EM iterations so that the
             # topics separate before the collection mixtures sharpen; without it
             # about half of random starts lose a topic in every collection.
@@ -563,29 +554,31 @@ class CompoundLDA(_BaseGibbsTopicModel):
             verbose=self.verbose,
         )
         seconds = time.perf_counter() - start
-        self.alpha_ = float(result["alpha"])
-        self.gamma_ = float(result["gamma"])
-        self.eta_ = float(result["eta"])
-        self.components_ = np.ascontiguousarray(result["topic_word"], dtype=np.float64)
-        self.collection_topic_ = result["collection_topic"]
-        self.collection_topic_samples_ = self.collection_topic_[None].copy()
-        self.doc_topic_ = result["doc_topic"]
-        self.n_iter_ = int(result["n_iter"])
-        self.burn_in_ = 0
-        self.n_tokens_ = int(X.data.sum())
+        n_iter = int(result["n_iter"])
         elbo = np.asarray(result["elbo"], dtype=np.float64)
-        self.trace_ = {
-            "iteration": np.arange(1, elbo.shape[0] + 1, dtype=np.int64),
-            "elbo": elbo,
-        }
-        self.sweep_times_ = np.full(self.n_iter_, seconds / max(self.n_iter_, 1))
         if not result["converged"]:
             warnings.warn(
                 f"CompoundLDA(algorithm='vem') stopped after max_iter={self.max_iter} "
                 f"EM iterations before the bound converged (tol={self.tol}).",
                 ConvergenceWarning,
             )
-        return self
+        return {
+            "alpha_": float(result["alpha"]),
+            "gamma_": float(result["gamma"]),
+            "eta_": float(result["eta"]),
+            "components_": np.ascontiguousarray(result["topic_word"], dtype=np.float64),
+            "collection_topic_": result["collection_topic"],
+            "collection_topic_samples_": result["collection_topic"][None].copy(),
+            "doc_topic_": result["doc_topic"],
+            "n_iter_": n_iter,
+            "burn_in_": 0,
+            "n_tokens_": count_tokens(X),
+            "trace_": {
+                "iteration": np.arange(1, elbo.shape[0] + 1, dtype=np.int64),
+                "elbo": elbo,
+            },
+            "sweep_times_": np.full(n_iter, seconds / max(n_iter, 1)),
+        }
 
     def transform(self, X, groups=None):
         """Infer documents' topic proportions with topics and mixtures held fixed.
@@ -670,3 +663,27 @@ class CompoundLDA(_BaseGibbsTopicModel):
             Lower is better.
         """
         return self._perplexity(X, groups)
+
+
+def _encode_groups(groups, n_docs):
+    """``(labels, codes)``: the sorted distinct collection labels (``None``
+    without groups) and each document's collection index."""
+    if groups is None:
+        return None, np.zeros(n_docs, dtype=np.int32)
+    labels = check_group_labels(groups, n_docs, method="CompoundLDA.fit")
+    labels, codes = np.unique(labels, return_inverse=True)
+    return labels, codes.astype(np.int32).ravel()
+
+
+def _warn_many_collections(n_groups, n_docs):
+    """More than one collection per five documents (and more than five) is
+    almost always a per-document column passed as the collection label."""
+    if n_groups > max(5, n_docs / 5):
+        warnings.warn(
+            f"CompoundLDA.fit got {n_groups} collections for {n_docs} documents "
+            "(more than one per five documents); did you pass an id column as "
+            "groups? Each collection's mixture is then estimated from very few "
+            "documents.",
+            ManyCollectionsWarning,
+            stacklevel=4,
+        )

@@ -1,12 +1,15 @@
 """LDAGibbs: latent Dirichlet allocation fitted by collapsed Gibbs sampling."""
 
-from numbers import Real
-
 import numpy as np
 from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 
-from ._base import _BaseGibbsTopicModel
+from ._base import (
+    MAX_CONCENTRATION,
+    MIN_CONCENTRATION,
+    _BaseGibbsTopicModel,
+    concentration_interval,
+)
 from ._corpus import check_counts
 from ._hyper import count_histogram, topic_histogram, update_asymmetric, update_symmetric
 
@@ -192,8 +195,8 @@ class LDAGibbs(_BaseGibbsTopicModel):
 
     _parameter_constraints: dict = {
         **_BaseGibbsTopicModel._parameter_constraints,
-        "doc_topic_prior": [None, Interval(Real, 0, None, closed="neither"), "array-like"],
-        "topic_word_prior": [None, Interval(Real, 0, None, closed="neither")],
+        "doc_topic_prior": [None, concentration_interval(), "array-like"],
+        "topic_word_prior": [None, concentration_interval()],
         "learn_priors": [
             "boolean",
             StrOptions({"doc_topic_prior", "topic_word_prior"}),
@@ -239,35 +242,50 @@ class LDAGibbs(_BaseGibbsTopicModel):
         self.random_state = random_state
 
     # hooks -----------------------------------------------------------------
-    def _init_priors(self, n_features, n_groups):
+    def _doc_topic_prior_value(self):
+        """The validated ``doc_topic_prior``: a float or an (n_components,) array."""
         K = self.n_components
         prior = self.doc_topic_prior
         if prior is None:
-            self.doc_topic_prior_ = 1.0 / K
-        elif np.ndim(prior) == 0:
-            self.doc_topic_prior_ = float(prior)
-        else:
+            return 1.0 / K
+        if np.ndim(prior) == 0:
+            return float(prior)
+        try:
             prior = np.asarray(prior, dtype=np.float64)
-            if prior.shape != (K,) or not np.all(np.isfinite(prior)) or np.any(prior <= 0):
-                raise ValueError(
-                    "doc_topic_prior must be a positive float or an array of "
-                    f"n_components={K} positive finite values, got shape "
-                    f"{prior.shape} with values {prior}."
-                )
-            self.doc_topic_prior_ = prior.copy()
-        self.topic_word_prior_ = (
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"doc_topic_prior must be a float or an array of {K} floats: {exc}"
+            ) from exc
+        if (
+            prior.shape != (K,)
+            or not np.all(np.isfinite(prior))
+            or np.any(prior < MIN_CONCENTRATION)
+            or np.any(prior > MAX_CONCENTRATION)
+        ):
+            raise ValueError(
+                "doc_topic_prior must be a float or an array of "
+                f"n_components={K} values in [{MIN_CONCENTRATION:g}, "
+                f"{MAX_CONCENTRATION:g}], got shape {prior.shape} with values {prior}."
+            )
+        return prior.copy()
+
+    def _start_run(self, run, n_features, n_groups):
+        K = self.n_components
+        run.doc_topic_prior = self._doc_topic_prior_value()
+        run.topic_word_prior = (
             1.0 / K if self.topic_word_prior is None else float(self.topic_word_prior)
         )
-        self._em_stats = {"docs": [], "lengths": [], "cells": [], "topics": []}
+        run.em_stats = {"docs": [], "lengths": [], "cells": [], "topics": []}
 
-    def _sweep_prior(self):
-        return np.broadcast_to(
-            np.asarray(self.doc_topic_prior_, dtype=np.float64), (1, self.n_components)
-        ).copy()
+    def _sweep_prior(self, run):
+        return _prior_row(run.doc_topic_prior, self.n_components)
 
-    def _update_priors(self, state, learned, update):
-        stats = self._em_stats
-        symmetric = np.ndim(self.doc_topic_prior_) == 0
+    def _eta_value(self, run):
+        return run.topic_word_prior
+
+    def _update_priors(self, run, state, update):
+        stats, learned = run.em_stats, run.learned
+        symmetric = np.ndim(run.doc_topic_prior) == 0
         if "doc_topic_prior" in learned:
             stats["docs"].append(
                 count_histogram(state.ndk) if symmetric else topic_histogram(state.ndk)
@@ -280,37 +298,36 @@ class LDAGibbs(_BaseGibbsTopicModel):
             return
         if "doc_topic_prior" in learned:
             if symmetric:
-                self.doc_topic_prior_ = update_symmetric(
-                    stats["docs"], stats["lengths"], self.n_components,
-                    self.doc_topic_prior_,
+                run.doc_topic_prior = update_symmetric(
+                    stats["docs"], stats["lengths"], self.n_components, run.doc_topic_prior
                 )
             else:
-                self.doc_topic_prior_ = update_asymmetric(
-                    stats["docs"], stats["lengths"], self.doc_topic_prior_
+                run.doc_topic_prior = update_asymmetric(
+                    stats["docs"], stats["lengths"], run.doc_topic_prior
                 )
         if "topic_word_prior" in learned:
-            self.topic_word_prior_ = update_symmetric(
-                stats["cells"], stats["topics"], state.nwk.shape[0],
-                self.topic_word_prior_,
+            run.topic_word_prior = update_symmetric(
+                stats["cells"], stats["topics"], state.nwk.shape[0], run.topic_word_prior
             )
         for v in stats.values():
             v.clear()
 
-    def _trace_values(self):
+    def _trace_values(self, run):
         return {
-            "doc_topic_prior": float(np.mean(self.doc_topic_prior_)),
-            "topic_word_prior": self.topic_word_prior_,
+            "doc_topic_prior": float(np.mean(run.doc_topic_prior)),
+            "topic_word_prior": run.topic_word_prior,
         }
 
-    def _eta_value(self):
-        return self.topic_word_prior_
-
-    def _finish_samples(self):
-        super()._finish_samples()
-        del self._em_stats
+    def _finish_run(self, run):
+        return {
+            "doc_topic_prior_": run.doc_topic_prior,
+            "topic_word_prior_": run.topic_word_prior,
+        }
 
     def _inference_prior(self, groups, n_docs, method):
-        return self._sweep_prior(), np.zeros(n_docs, dtype=np.int32)
+        return _prior_row(self.doc_topic_prior_, self.n_components), np.zeros(
+            n_docs, dtype=np.int32
+        )
 
     # public API ------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
@@ -333,8 +350,12 @@ class LDAGibbs(_BaseGibbsTopicModel):
         self : object
             Fitted estimator.
         """
-        X = check_counts(self, X, reset=True, method="fit")
-        return self._fit_counts(X, np.zeros(X.shape[0], dtype=np.int32), 1)
+        with self._fit_transaction():
+            X = check_counts(self, X, reset=True, method="fit")
+            self._doc_topic_prior_value()
+            fitted = self._fit_gibbs(X, np.zeros(X.shape[0], dtype=np.int32), 1)
+            self._publish(fitted)
+        return self
 
     def transform(self, X):
         """Infer the topic proportions of documents with the topics held fixed.
@@ -414,3 +435,10 @@ class LDAGibbs(_BaseGibbsTopicModel):
             Lower is better.
         """
         return self._perplexity(X, None)
+
+
+def _prior_row(doc_topic_prior, n_components):
+    """The document-topic prior as one (1, n_components) row."""
+    return np.broadcast_to(
+        np.asarray(doc_topic_prior, dtype=np.float64), (1, n_components)
+    ).copy()

@@ -13,6 +13,7 @@ contiguous memory. Randomness comes only from the NumPy bit generator
 passed in (its ``next_double``), never from a global or recycled source.
 """
 
+from cpython.exc cimport PyErr_CheckSignals
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport fabs, log
 from libc.stdint cimport int32_t, int64_t
@@ -47,6 +48,18 @@ np.import_array()
 cdef enum:
     _BLOCK = 8  # topics per block of the inversion search
     _CRP_HIST = 64  # Antoniak draws: counts below this go through the histogram
+
+
+cdef enum:
+    # Work (nonzeros x topics) of a fold-in between two checks for Ctrl-C
+    # or a stop request: a few milliseconds.
+    _SIGNAL_CHECK_WORK = 1 << 22
+
+
+cdef int _check_signals() except -1 with gil:
+    """Run Python's signal handlers (they run in the main thread only); a
+    KeyboardInterrupt they raise propagates out of the calling kernel."""
+    return PyErr_CheckSignals()
 
 
 cdef inline bitgen_t* _get_bitgen(object bit_generator) except NULL:
@@ -378,6 +391,7 @@ def fold_in(
     int max_iter,
     double tol,
     double[:, ::1] theta,
+    int32_t[::1] stop=None,
 ):
     """Deterministic doc-topic inference with the topics held fixed.
 
@@ -399,6 +413,12 @@ def fold_in(
     An empty document gets the prior mean. Documents are independent, so
     a batch gives the same rows as one document at a time.
 
+    Every few milliseconds of work the kernel runs Python's signal
+    handlers (so Ctrl-C raises ``KeyboardInterrupt`` from here, in the
+    main thread) and reads ``stop[0]``: when another thread has set it to
+    a nonzero value, the kernel returns at once, leaving the rows it did
+    not finish undefined.
+
     Parameters
     ----------
     indptr, indices, counts : CSR arrays of the count matrix
@@ -411,6 +431,8 @@ def fold_in(
     max_iter : int
     tol : float
     theta : ndarray of shape (n_docs, K), float64, written
+    stop : ndarray of shape (1,), int32, optional
+        Set to nonzero by another thread to abandon the call.
     """
     cdef Py_ssize_t n_docs = indptr.shape[0] - 1
     cdef Py_ssize_t K = phi.shape[1]
@@ -425,6 +447,9 @@ def fold_in(
     cdef double s, dot, c, change, psum
     cdef const double* phi_w
     cdef double* t
+    cdef int64_t work = 0
+    cdef int32_t no_stop = 0
+    cdef int32_t* stop_p = &stop[0] if stop is not None else &no_stop
 
     with nogil:
         for d in range(n_docs):
@@ -438,6 +463,12 @@ def fold_in(
             if indptr[d + 1] == indptr[d]:
                 continue
             for it in range(max_iter):
+                work += (indptr[d + 1] - indptr[d]) * K
+                if work > _SIGNAL_CHECK_WORK:
+                    work = 0
+                    _check_signals()
+                    if stop_p[0] != 0:
+                        break
                 for k in range(K):
                     new[k] = 0.0
                 for j in range(indptr[d], indptr[d + 1]):
@@ -461,6 +492,8 @@ def fold_in(
                     t[k] = new[k]
                 if change / K < tol:
                     break
+            if stop_p[0] != 0:
+                break
 
 
 def doc_log_likelihood(

@@ -76,13 +76,16 @@ formulas are right unless stated):
   not interact with ``phi``.
 """
 
-import numbers
 import time
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import digamma, gammaln, polygamma
 from sklearn.utils import check_random_state
+
+from ._chunking import capped_bounds, pieces
+from ._progress import LOGGER as _LOGGER
+from ._progress import verbose_logging as _verbose_logging
 
 __all__ = ["fit_vem"]
 
@@ -355,18 +358,6 @@ def _update_gamma(gamma, tau, n_docs, sum_psi_rho, sum_psi_rho_dot):
 # ---------------------------------------------------------------------------
 
 
-def _doc_chunks(indptr, n_components):
-    """Split documents into contiguous ranges with nnz * K <= _CHUNK_ELEMENTS."""
-    n_docs = indptr.shape[0] - 1
-    max_nnz = max(1, _CHUNK_ELEMENTS // max(1, n_components))
-    bounds = [0]
-    while bounds[-1] < n_docs:
-        start = bounds[-1]
-        end = int(np.searchsorted(indptr, indptr[start] + max_nnz, side="right")) - 1
-        bounds.append(min(n_docs, max(end, start + 1)))
-    return list(zip(bounds[:-1], bounds[1:]))
-
-
 def _stable_exp_elog(elog, axis):
     """exp(elog - max along axis) and the max (for log-sum-exp stability)."""
     m = elog.max(axis=axis, keepdims=True)
@@ -525,53 +516,67 @@ def _elbo(chunks, lam, tau, rho, doc_group, n_docs_per_group, alpha, gamma, eta)
     return float(val)
 
 
-# ---------------------------------------------------------------------------
-# Input checks
-# ---------------------------------------------------------------------------
+class _VEMState:
+    """The variational parameters (lambda, tau, rho) and the hyperparameters."""
+
+    def __init__(self, lam, tau, rho, alpha, gamma, eta):
+        self.lam, self.tau, self.rho = lam, tau, rho
+        self.alpha, self.gamma, self.eta = alpha, gamma, eta
 
 
-def _check_pos_int(value, name):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be a positive integer, got {value!r}.")
-    if value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}.")
-    return int(value)
+def _initial_state(X, doc_group, n_docs_per_group, K, alpha, gamma, eta, random_state):
+    """(lambda^(0), tau^(0), rho^(0)) -- Algorithm alg:vem, first line.
+
+    lambda^(0): random positive values around 1 (Gamma(100, 1/100)), the
+    usual random start of variational LDA; tau^(0): uniform base measure
+    omega_j = (1/K, ..., 1/K) (the paper's pi^(0) = (1/K, ..., 1/K)) with
+    scale a_j = K alpha + D_j; rho^(0)_jdk = gamma tau_jk / tau_j. + n_jd / K.
+    """
+    V = X.shape[1]
+    rs = check_random_state(random_state)
+    rng = np.random.default_rng(rs.randint(0, 2**32, size=4, dtype=np.uint64))
+    lam = rng.gamma(100.0, 1.0 / 100.0, size=(K, V))
+    tau = np.repeat(((K * alpha + n_docs_per_group) / K)[:, None], K, axis=1)
+    tau = tau.astype(np.float64)
+    doc_len = np.asarray(X.sum(axis=1), dtype=np.float64).ravel()
+    rho = gamma * (tau / tau.sum(axis=1, keepdims=True))[doc_group] + doc_len[:, None] / K
+    return _VEMState(lam, tau, rho, alpha, gamma, eta)
 
 
-def _check_pos_float(value, name):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a positive number, got {value!r}.")
-    value = float(value)
-    if not (np.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}.")
-    return value
+def _e_step(st, chunks, doc_group, max_e_step_iter, e_step_tol):
+    """Step 1 (Expectation): rho and phi per document, then lambda; returns
+    the largest number of inner sweeps a chunk needed."""
+    e_log_beta = _dirichlet_expectation(st.lam)
+    exp_beta_t, _ = _stable_exp_elog(e_log_beta.T, axis=1)
+    exp_beta_t = np.ascontiguousarray(exp_beta_t)  # (V, K)
+    prior = st.gamma * st.tau / st.tau.sum(axis=1, keepdims=True)  # gamma E_q[pi_j]
+    sstats_t = np.zeros(exp_beta_t.shape)
+    inner = 0
+    for ch in chunks:
+        stats, it = _e_step_chunk(ch, st.rho[ch.start:ch.end],
+                                  prior[doc_group[ch.start:ch.end]],
+                                  exp_beta_t, max_e_step_iter, e_step_tol)
+        sstats_t += stats
+        inner = max(inner, it)
+    # lambda update (eq. var-dirichlet-lambda, with the word indicator):
+    # lambda_kv = eta + sum_{d,i: w_di = v} phi_dik
+    st.lam = st.eta + (sstats_t * exp_beta_t).T
+    return inner
 
 
-def _check_inputs(X, doc_group, n_groups, n_components):
-    if not sp.issparse(X):
-        raise ValueError("X must be a scipy.sparse matrix (CSR) of word counts.")
-    if X.ndim != 2:
-        raise ValueError(f"X must be 2-dimensional, got shape {X.shape}.")
-    X = sp.csr_matrix(X)
-    n_docs, n_features = X.shape
-    if n_docs < 1 or n_features < 1:
-        raise ValueError(f"X must have at least one document and one word, got "
-                         f"shape {X.shape}.")
-    if X.data.size and (not np.all(np.isfinite(X.data)) or X.data.min() < 0):
-        raise ValueError("X must contain finite non-negative counts.")
-    n_groups = _check_pos_int(n_groups, "n_groups")
-    n_components = _check_pos_int(n_components, "n_components")
-    doc_group = np.asarray(doc_group)
-    if doc_group.shape != (n_docs,):
-        raise ValueError(f"doc_group must have shape ({n_docs},) to match X, got "
-                         f"{doc_group.shape}.")
-    if doc_group.size and not np.issubdtype(doc_group.dtype, np.integer):
-        raise ValueError(f"doc_group must hold integers, got dtype {doc_group.dtype}.")
-    doc_group = doc_group.astype(np.intp)
-    if doc_group.size and (doc_group.min() < 0 or doc_group.max() >= n_groups):
-        raise ValueError(f"doc_group values must lie in [0, n_groups={n_groups}), got "
-                         f"range [{doc_group.min()}, {doc_group.max()}].")
-    return X, doc_group, n_groups, n_components
+def _m_step(st, update_tau, learned, doc_group, n_docs_per_group):
+    """Step 2 (Maximization): constrained Newton updates of tau_j = a_j
+    omega_j (unless still warming up), then the learned hyperparameters."""
+    s, s_dot = _doc_stats(st.rho, doc_group, st.tau.shape[0])
+    for j in range(st.tau.shape[0] if update_tau else 0):
+        st.tau[j] = _update_collection(st.tau[j], n_docs_per_group[j], s[j], s_dot[j],
+                                       st.alpha, st.gamma)
+    if "alpha" in learned:
+        st.alpha = _update_alpha(st.alpha, _dirichlet_expectation(st.tau))
+    if "eta" in learned:
+        st.eta = _update_eta(st.eta, _dirichlet_expectation(st.lam))
+    if "gamma" in learned:
+        st.gamma = _update_gamma(st.gamma, st.tau, n_docs_per_group, s, s_dot)
 
 
 # ---------------------------------------------------------------------------
@@ -581,13 +586,16 @@ def _check_inputs(X, doc_group, n_groups, n_components):
 
 def fit_vem(X, doc_group, n_groups, n_components, *, alpha, gamma, eta,
             max_iter=100, tol=1e-4, max_e_step_iter=100, e_step_tol=1e-5,
-            learn_priors=False, tau_warmup=0, random_state=None, verbose=0):
+            learned=frozenset(), tau_warmup=0, random_state=None, verbose=0):
     """Fit compound LDA by variational EM (the paper's Algorithm alg:vem).
+
+    The arguments are trusted: :class:`~sklearn_clda.CompoundLDA` validates
+    them (``check_counts``, ``_parameter_constraints``) before calling.
 
     Parameters
     ----------
-    X : scipy.sparse matrix of shape (n_docs, n_features)
-        Non-negative (integer) word counts, CSR.
+    X : scipy.sparse.csr_matrix of shape (n_docs, n_features)
+        Canonical CSR word counts (as returned by ``check_counts``).
     doc_group : array of int of shape (n_docs,)
         Collection index of each document, in ``[0, n_groups)``.
     n_groups : int
@@ -608,9 +616,9 @@ def fit_vem(X, doc_group, n_groups, n_components, *, alpha, gamma, eta,
     e_step_tol : float
         A document's inner loop stops when the mean absolute change of its
         rho_jd is at most ``e_step_tol`` times the mean of rho_jd.
-    learn_priors : bool or collection of {"alpha", "gamma", "eta"}
-        Update these hyperparameters (``True``: all three) by Newton's
-        method after each M-step (section "Optimize Hyperparameters").
+    learned : collection of {"alpha", "gamma", "eta"}
+        Update these hyperparameters by Newton's method after each M-step
+        (section "Optimize Hyperparameters").
     tau_warmup : int, default=0
         Number of initial EM iterations during which tau stays at tau^(0)
         (uniform E_q[pi_j]) and only (rho, phi, lambda) -- and the
@@ -625,7 +633,8 @@ def fit_vem(X, doc_group, n_groups, n_components, *, alpha, gamma, eta,
     random_state : int, RandomState instance or None
         Seeds the random initialization of lambda.
     verbose : int
-        Print the bound after each iteration if > 0.
+        Show the bound after each iteration if > 0 (through the
+        ``sklearn_clda`` logger, which always receives it at INFO level).
 
     Returns
     -------
@@ -636,93 +645,31 @@ def fit_vem(X, doc_group, n_groups, n_components, *, alpha, gamma, eta,
         (n_docs, K) rho; ``elbo`` (n_iter,) bound after each EM iteration;
         ``n_iter``; ``converged``; ``alpha``, ``gamma``, ``eta``.
     """
-    X, doc_group, J, K = _check_inputs(X, doc_group, n_groups, n_components)
-    alpha = _check_pos_float(alpha, "alpha")
-    gamma = _check_pos_float(gamma, "gamma")
-    eta = _check_pos_float(eta, "eta")
-    max_iter = _check_pos_int(max_iter, "max_iter")
-    max_e_step_iter = _check_pos_int(max_e_step_iter, "max_e_step_iter")
-    if isinstance(tau_warmup, (bool, np.bool_)) or not isinstance(
-        tau_warmup, numbers.Integral
-    ) or tau_warmup < 0:
-        raise ValueError(f"tau_warmup must be a non-negative integer, got {tau_warmup!r}.")
-    tol = float(tol)
-    e_step_tol = float(e_step_tol)
-    if not (tol >= 0 and e_step_tol >= 0):
-        raise ValueError("tol and e_step_tol must be non-negative.")
-    if learn_priors is True:
-        learned = {"alpha", "gamma", "eta"}
-    elif learn_priors is False or learn_priors is None:
-        learned = set()
-    else:
-        learned = set(learn_priors)
-        if not learned <= {"alpha", "gamma", "eta"}:
-            raise ValueError(
-                f"learn_priors must name alpha, gamma or eta, got {sorted(learned)}."
-            )
-
-    n_docs, V = X.shape
+    J, K = n_groups, n_components
+    doc_group = np.asarray(doc_group, dtype=np.intp)
     n_docs_per_group = np.bincount(doc_group, minlength=J)
-    chunks = [_Chunk(X, s, e) for s, e in _doc_chunks(X.indptr, K)]
-    doc_len = np.asarray(X.sum(axis=1), dtype=np.float64).ravel()
-
-    # initialize (lambda^(0), tau^(0)) -- Algorithm alg:vem, first line.
-    # lambda^(0): random positive values around 1 (Gamma(100, 1/100)), the
-    # usual random start of variational LDA; tau^(0): uniform base measure
-    # omega_j = (1/K, ..., 1/K) (the paper's pi^(0) = (1/K, ..., 1/K)) with
-    # scale a_j = K alpha + D_j.
-    rs = check_random_state(random_state)
-    rng = np.random.default_rng(rs.randint(0, 2**32, size=4, dtype=np.uint64))
-    lam = rng.gamma(100.0, 1.0 / 100.0, size=(K, V))
-    tau = np.repeat(((K * alpha + n_docs_per_group) / K)[:, None], K, axis=1)
-    tau = tau.astype(np.float64)
-    # rho^(0)_jdk = gamma tau_jk / tau_j. + n_jd / K  (Algorithm alg:vem)
-    rho = gamma * (tau / tau.sum(axis=1, keepdims=True))[doc_group] + doc_len[:, None] / K
-
+    max_nnz = max(1, _CHUNK_ELEMENTS // K)
+    chunks = [_Chunk(X, s, e) for s, e in pieces(capped_bounds(X.indptr, max_nnz))]
+    st = _initial_state(X, doc_group, n_docs_per_group, K, alpha, gamma, eta, random_state)
     elbo = []
     converged = False
     n_iter = 0
-    for n_iter in range(1, max_iter + 1):
-        t_start = time.perf_counter()
-        # ---------------- Step 1: Expectation ----------------------------
-        e_log_beta = _dirichlet_expectation(lam)
-        exp_beta_t, _ = _stable_exp_elog(e_log_beta.T, axis=1)
-        exp_beta_t = np.ascontiguousarray(exp_beta_t)  # (V, K)
-        prior = gamma * tau / tau.sum(axis=1, keepdims=True)  # gamma E_q[pi_j]
-        sstats_t = np.zeros((V, K))
-        inner = 0
-        for ch in chunks:
-            st, it = _e_step_chunk(ch, rho[ch.start:ch.end], prior[doc_group[ch.start:ch.end]],
-                                   exp_beta_t, max_e_step_iter, e_step_tol)
-            sstats_t += st
-            inner = max(inner, it)
-        # lambda update (eq. var-dirichlet-lambda, with the word indicator):
-        # lambda_kv = eta + sum_{d,i: w_di = v} phi_dik
-        lam = eta + (sstats_t * exp_beta_t).T
-
-        # ---------------- Step 2: Maximization ---------------------------
-        # constrained Newton updates of tau_j = a_j omega_j
-        s, s_dot = _doc_stats(rho, doc_group, J)
-        for j in range(J if n_iter > tau_warmup else 0):
-            tau[j] = _update_collection(tau[j], n_docs_per_group[j], s[j], s_dot[j],
-                                        alpha, gamma)
-        # optimize hyperparameters h = (alpha, gamma, eta)
-        if "alpha" in learned:
-            alpha = _update_alpha(alpha, _dirichlet_expectation(tau))
-        if "eta" in learned:
-            eta = _update_eta(eta, _dirichlet_expectation(lam))
-        if "gamma" in learned:
-            gamma = _update_gamma(gamma, tau, n_docs_per_group, s, s_dot)
-
-        elbo.append(_elbo(chunks, lam, tau, rho, doc_group, n_docs_per_group,
-                          alpha, gamma, eta))
-        if verbose:
-            print(f"VEM iteration {n_iter}: bound = {elbo[-1]:.6f} "
-                  f"(max E-step sweeps {inner}, {time.perf_counter() - t_start:.2f} s)")
-        if n_iter > tau_warmup + 1 and (elbo[-1] - elbo[-2]) <= tol * abs(elbo[-2]):
-            converged = True
-            break
-
+    with _verbose_logging(verbose):
+        for n_iter in range(1, max_iter + 1):
+            t_start = time.perf_counter()
+            inner = _e_step(st, chunks, doc_group, max_e_step_iter, e_step_tol)
+            _m_step(st, n_iter > tau_warmup, learned, doc_group, n_docs_per_group)
+            elbo.append(_elbo(chunks, st.lam, st.tau, st.rho, doc_group, n_docs_per_group,
+                              st.alpha, st.gamma, st.eta))
+            _LOGGER.info(
+                "VEM iteration %d: bound = %.6f (max E-step sweeps %d, %.2f s)",
+                n_iter, elbo[-1], inner, time.perf_counter() - t_start,
+            )
+            if n_iter > tau_warmup + 1 and (elbo[-1] - elbo[-2]) <= tol * abs(elbo[-2]):
+                converged = True
+                break
+    lam, tau, rho = st.lam, st.tau, st.rho
+    alpha, gamma, eta = st.alpha, st.gamma, st.eta
     return {
         "topic_word": lam,
         "collection_topic": tau / tau.sum(axis=1, keepdims=True),

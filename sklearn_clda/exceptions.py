@@ -1,6 +1,6 @@
 """Warnings raised by sklearn_clda."""
 
-__all__ = ["UnseenCollectionWarning"]
+__all__ = ["FitInterruptedWarning", "ManyCollectionsWarning", "UnseenCollectionWarning"]
 
 
 class UnseenCollectionWarning(UserWarning):
@@ -8,4 +8,22 @@ class UnseenCollectionWarning(UserWarning):
 
     The document then gets the documented fallback prior (the mixture of the
     fitted collections weighted by their number of training documents).
+    """
+
+
+class FitInterruptedWarning(UserWarning):
+    """``fit`` was interrupted (Ctrl-C).
+
+    The estimator keeps the fitted state it had before that call to ``fit``
+    (or stays unfitted): nothing of the interrupted fit is published.
+    """
+
+
+class ManyCollectionsWarning(UserWarning):
+    """``CompoundLDA.fit`` got more than one collection per five documents.
+
+    That is almost always a per-document column (an id, a title) passed as
+    ``groups``. The fit goes on (its cost grows only linearly with the
+    number of collections), but each collection's mixture rests on very
+    few documents.
     """

@@ -332,15 +332,19 @@ def test_groups_none_on_multi_collection_model_falls_back(corpus, fitted):
     assert_allclose(theta, expected, rtol=1e-8, atol=1e-12)
 
 
-def test_model_without_groups_ignores_groups_silently(corpus):
+def test_model_without_groups_ignores_groups_with_a_warning(corpus):
     X, g = corpus
     model = CompoundLDA(n_components=3, max_iter=30, random_state=0).fit(X)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         plain = model.transform(X)
-        with_groups = model.transform(X, groups=g)
-        with_ints = model.transform(X, groups=np.arange(X.shape[0]))
         score_plain = model.score(X)
+    ignored = "fitted without groups .one collection.; the labels are ignored"
+    with pytest.warns(UserWarning, match=ignored):
+        with_groups = model.transform(X, groups=g)
+    with pytest.warns(UserWarning, match=ignored):
+        with_ints = model.transform(X, groups=np.arange(X.shape[0]))
+    with pytest.warns(UserWarning, match=ignored):
         score_groups = model.score(X, groups=g)
     assert_array_equal(plain, with_groups)
     assert_array_equal(plain, with_ints)

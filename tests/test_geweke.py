@@ -33,8 +33,8 @@ simulators. The samplers under test are the production code:
   deliberately not a fixed kernel and is not what is tested here).
 
 The harness makes the same calls as ``_fit_counts`` with ``n_jobs=1``
-(``sweeper.sweep(est._sweep_prior(), est._eta_value())``, then
-``est._after_sweep(tables, rng, state)`` with a PCG64 ``Generator``) and
+(``sweeper.sweep(est._sweep_prior(run), est._eta_value(run))``, then
+``est._after_sweep(run, sweep, tables, rng, state)`` with a PCG64 ``Generator``) and
 differs from ``fit`` only where a Geweke test must: the chain starts from
 a prior draw of ``(pi, z, w)`` (``fit`` starts from uniform ``pi``, random
 ``z`` and the data), the words are redrawn between sweeps, and a
@@ -83,7 +83,7 @@ import numpy as np
 import pytest
 
 from sklearn_clda import CompoundLDA, LDAGibbs, _sampling
-from sklearn_clda._base import _ShardedSweeper
+from sklearn_clda._base import _FitRun, _ShardedSweeper
 from sklearn_clda._mgs import MMALAState
 
 N_BATCHES = 50
@@ -255,6 +255,14 @@ def _geweke_z(g_mc, g_sc):
 
 
 # --------------------------------------------------------------- samplers
+def _new_run(est, n_features, n_groups):
+    """The per-fit variables of ``est`` as ``fit`` starts them, with no burn-in
+    (so no MGS step adaptation) and no Gibbs-EM."""
+    run = _FitRun(burn_in=0, learned=frozenset(), update_sweeps=frozenset())
+    est._start_run(run, n_features, n_groups)
+    return run
+
+
 class _LDATransition:
     """LDAGibbs's transition: one collapsed Gibbs sweep (the fit loop's body)."""
 
@@ -262,7 +270,7 @@ class _LDATransition:
         self.est = LDAGibbs(
             n_components=spec.K, doc_topic_prior=model.alpha, topic_word_prior=model.eta
         )
-        self.est._init_priors(spec.V, 1)
+        self.run = _new_run(self.est, spec.V, 1)
         self.seed = seed
         # Power check only: the sweep told a different eta than the model's.
         self.eta_used = eta_used
@@ -271,8 +279,8 @@ class _LDATransition:
         self.sweeper = _ShardedSweeper(state, 1, np.random.SeedSequence(self.seed), 0)
 
     def __call__(self, state):
-        eta = self.est._eta_value() if self.eta_used is None else self.eta_used
-        self.sweeper.sweep(self.est._sweep_prior(), eta)
+        eta = self.est._eta_value(self.run) if self.eta_used is None else self.eta_used
+        self.sweeper.sweep(self.est._sweep_prior(self.run), eta)
 
     def pi(self):
         return None
@@ -287,37 +295,39 @@ class _CLDATransition:
             n_components=spec.K, alpha=model.alpha, gamma=model.gamma, eta=model.eta,
             algorithm=algorithm, **kw,
         )
-        self.est._init_priors(spec.V, spec.J)
-        self.est.burn_in_ = 0  # MGS: no step adaptation (also off by adapt_step_size)
+        # burn_in=0: no MGS step adaptation (also off by adapt_step_size)
+        self.run = _new_run(self.est, spec.V, spec.J)
         self.seed = seed
         # Power check only: replace the kernel's Antoniak counts.
         self.tables_hook = tables_hook
 
     def start(self, state, pi0, rng):
         est = self.est
-        n_rows = state.doc_group.max() + 1 if est._draw_tables else 0
+        run = self.run
+        n_rows = state.doc_group.max() + 1 if est._draw_tables(run) else 0
         ss = np.random.SeedSequence(self.seed)
         sweep_ss, global_ss = ss.spawn(2)
         self.sweeper = _ShardedSweeper(state, 1, sweep_ss, n_rows)
         self.rng = np.random.Generator(np.random.PCG64(global_ss))
-        est._pi = pi0.copy()
-        if est._mmala is not None:
+        run.pi = pi0.copy()
+        if est.algorithm == "mgs":
             # A draw of varphi from its stationary law given pi0: independent
             # |varphi_j| total mass ~ Gamma(K alpha), random signs.
             J, K = pi0.shape
-            mass = rng.standard_gamma(K * est.alpha_, size=(J, 1))
+            mass = rng.standard_gamma(K * run.alpha, size=(J, 1))
             signs = rng.choice([-1.0, 1.0], size=(J, K))
-            est._mmala.varphi = signs * pi0 * mass
+            run.update.mmala.varphi = signs * pi0 * mass
 
     def __call__(self, state):
         est = self.est
-        tables = self.sweeper.sweep(est._sweep_prior(), est._eta_value())
+        run = self.run
+        tables = self.sweeper.sweep(est._sweep_prior(run), est._eta_value(run))
         if self.tables_hook is not None:
             tables = self.tables_hook(tables, state)
-        est._after_sweep(tables, self.rng, state)
+        est._after_sweep(run, 1, tables, self.rng, state)
 
     def pi(self):
-        return self.est._pi
+        return self.run.pi
 
 
 def _successive_conditional(spec, model, transition, T, seed):
@@ -480,7 +490,7 @@ def test_geweke_clda_mgs():
     # the MMALA step costs ~150 us, 10 times a plain sweep.
     tr = _CLDATransition(CLDA_SPEC, CLDA_MODEL, seed=31, algorithm="mgs", step_size=MGS_STEP)
     zs = _run_geweke(CLDA_SPEC, CLDA_MODEL, tr, T=15_000, M=M_PRIOR, seed=30)
-    mm = tr.est._mmala
+    mm = tr.run.update.mmala
     rate = mm.n_accepted / mm.n_proposed
     assert 0.3 < rate < 0.7, rate  # the fixed step is sensible
     assert np.all(mm.step_size == MGS_STEP)  # not adapted: a fixed MH kernel
@@ -518,7 +528,7 @@ def test_geweke_second_regime(sampler):
     zs = _run_geweke(spec, model, tr, T=T, M=M_PRIOR, seed=70)
     label = f"second regime, {sampler}"
     if sampler == "mgs":
-        mm = tr.est._mmala
+        mm = tr.run.update.mmala
         label += f" (acceptance {mm.n_accepted / mm.n_proposed:.3f})"
     _assert_geweke_passes(zs, label)
 
@@ -571,16 +581,15 @@ def test_pi_update_leaves_exact_posterior_invariant(algorithm, T):
     exact = _exact_pi_moments(alpha, gamma)
     est = CompoundLDA(n_components=2, alpha=alpha, gamma=gamma, algorithm=algorithm,
                       step_size=MGS_STEP, adapt_step_size=False)
-    est._init_priors(3, 2)
-    est.burn_in_ = 0
+    run = _new_run(est, 3, 2)
     state = SimpleNamespace(ndk=_PI_NDK, doc_group=_PI_GROUP)
     rng = np.random.default_rng(7)
     bitgen = np.random.PCG64(8)
     # Start at a prior draw and discard 500 steps (the posterior is close).
     pi0 = _dirichlet(rng, np.full((2, 2), alpha))
-    est._pi = pi0
-    if est._mmala is not None:
-        est._mmala.varphi = pi0 * rng.standard_gamma(2 * alpha, size=(2, 1))
+    run.pi = pi0
+    if algorithm == "mgs":
+        run.update.mmala.varphi = pi0 * rng.standard_gamma(2 * alpha, size=(2, 1))
     n = _PI_NDK.ravel().astype(np.int64)
     cell = (_PI_GROUP[:, None] * 2 + np.arange(2)).ravel()
     burn = 500
@@ -589,14 +598,14 @@ def test_pi_update_leaves_exact_posterior_invariant(algorithm, T):
         if algorithm == "ags":
             # The kernel's table step: s_jdk ~ Antoniak(n_jdk, gamma pi_jk),
             # summed over the documents of each collection.
-            conc = np.ascontiguousarray((est._sweep_prior().ravel())[cell])
+            conc = np.ascontiguousarray((est._sweep_prior(run).ravel())[cell])
             s = _sampling.crp_tables(n, conc, bitgen)
             tables = np.bincount(cell, weights=s, minlength=4).astype(np.int64).reshape(2, 2)
         else:
             tables = np.zeros((0, 2), dtype=np.int64)
-        est._after_sweep(tables, rng, state)
+        est._after_sweep(run, t + 1, tables, rng, state)
         if t >= burn:
-            draws[t - burn] = est._pi[:, 0]
+            draws[t - burn] = run.pi[:, 0]
     zs = {}
     for j in range(2):
         for power in (1, 2):

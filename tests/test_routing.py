@@ -253,12 +253,12 @@ def test_opt_out_with_group_kfold(routing):
     """Opted-out groups go only to the splitter; the model fits one collection."""
     pipe = Pipeline([
         ("vect", CountVectorizer()),
-        ("clda", _clda().set_fit_request(groups=False)),
+        ("clda", _clda().set_fit_request(groups=False).set_score_request(groups=False)),
     ])
     search = GridSearchCV(pipe, {"clda__n_components": [2, 3]}, cv=GroupKFold(3))
     with warnings.catch_warnings():
-        # A model fitted without groups ignores the groups score receives.
-        warnings.simplefilter("error", UnseenCollectionWarning)
+        # Neither fit nor score gets the labels: no fallback, nothing ignored.
+        warnings.simplefilter("error", UserWarning)
         search.fit(TEXTS, groups=GROUPS)
     assert search.best_estimator_[-1].groups_ is None
     assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))

@@ -1,0 +1,73 @@
+"""Splitting a range of items into contiguous pieces: the package's one chunker.
+
+Every loop over documents, tokens or table rows that is cut into pieces
+(threads' shards, fold-in batches that can be interrupted between them,
+variational E-step chunks, row blocks of a merge) asks this module where
+to cut. A split is given by its bounds: ``bounds[0] == 0``,
+``bounds[-1] == n`` and piece ``i`` is ``bounds[i]:bounds[i + 1]``, never
+empty.
+"""
+
+import numpy as np
+
+__all__ = ["balanced_bounds", "capped_bounds", "pieces"]
+
+
+def balanced_bounds(cum_weight, n_pieces):
+    """Cut items into at most ``n_pieces`` pieces of about equal total weight.
+
+    Parameters
+    ----------
+    cum_weight : ndarray of shape (n_items + 1,)
+        Non-decreasing cumulative weights, ``cum_weight[0] == 0`` (e.g. a
+        CSR ``indptr`` or a document-to-token pointer). Pass
+        ``np.arange(n + 1)`` to cut ``n`` items of weight one.
+    n_pieces : int
+        Wanted number of pieces (at least 1).
+
+    Returns
+    -------
+    bounds : list of int
+        Strictly increasing, from 0 to ``n_items``; fewer than ``n_pieces``
+        pieces when there are fewer items.
+    """
+    n_items = len(cum_weight) - 1
+    if n_items <= 0:
+        return [0, 0] if n_items == 0 else [0]
+    n_pieces = max(1, min(int(n_pieces), n_items))
+    targets = np.linspace(0, cum_weight[-1], n_pieces + 1)[1:-1]
+    cuts = np.searchsorted(cum_weight, targets)
+    inner = np.unique(np.clip(cuts, 1, n_items - 1)).tolist() if n_items > 1 else []
+    return [0, *inner, n_items]
+
+
+def capped_bounds(cum_weight, cap):
+    """Cut items into pieces of total weight at most ``cap`` each.
+
+    An item heavier than ``cap`` makes a piece of its own.
+
+    Parameters
+    ----------
+    cum_weight : ndarray of shape (n_items + 1,)
+        Non-decreasing cumulative weights starting at 0.
+    cap : float
+        Largest total weight of a piece (positive).
+
+    Returns
+    -------
+    bounds : list of int
+        Strictly increasing, from 0 to ``n_items``.
+    """
+    cum_weight = np.asarray(cum_weight)
+    n_items = len(cum_weight) - 1
+    bounds = [0]
+    while bounds[-1] < n_items:
+        start = bounds[-1]
+        end = int(np.searchsorted(cum_weight, cum_weight[start] + cap, side="right")) - 1
+        bounds.append(min(n_items, max(end, start + 1)))
+    return bounds
+
+
+def pieces(bounds):
+    """``(start, stop)`` pairs of a split's bounds."""
+    return list(zip(bounds[:-1], bounds[1:]))

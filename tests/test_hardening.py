@@ -1,0 +1,303 @@
+"""Fits that fail or are interrupted leave no half-state; every wait can be
+interrupted; settings at and beyond their bounds get clear errors.
+
+The interruption tests send a real SIGINT to a child Python process (as
+Ctrl-C in a terminal does) and read what it reports, so a stray signal can
+never reach the test runner itself.
+"""
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
+
+from sklearn_clda import CompoundLDA, LDAGibbs
+from sklearn_clda._base import MAX_CONCENTRATION, _shard_count, _ShardedSweeper
+from sklearn_clda.datasets import make_compound_corpus, make_lda_corpus
+from sklearn_clda.exceptions import ManyCollectionsWarning
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    c = make_compound_corpus(n_topics=3, n_features=30, n_collections=3,
+                             docs_per_collection=30, doc_length=40, random_state=0)
+    return c.data, c.groups
+
+
+def _fitted_state(est):
+    return {k: v for k, v in vars(est).items() if k.endswith("_")}
+
+
+def _assert_same_state(before, after):
+    assert sorted(before) == sorted(after)
+    for name, value in before.items():
+        if isinstance(value, np.ndarray):
+            assert_array_equal(after[name], value)
+        elif isinstance(value, dict):
+            assert sorted(value) == sorted(after[name])
+        else:
+            assert after[name] == value
+
+
+# ------------------------------------------------------- all or nothing
+def test_failed_refit_keeps_the_previous_model(corpus):
+    X, g = corpus
+    model = CompoundLDA(n_components=3, max_iter=20, random_state=0).fit(X, groups=g)
+    before = _fitted_state(model)
+    new_labels = np.array([f"new{i % 2}" for i in range(X.shape[0])])
+    with pytest.raises(ValueError, match="burn_in=50 must be smaller"):
+        model.set_params(burn_in=50).fit(X, groups=new_labels)
+    _assert_same_state(before, _fitted_state(model))
+    # The old collections are still the model's: new labels are unseen.
+    with pytest.warns(UserWarning, match="not seen in fit"):
+        model.transform(X[:3], groups=new_labels[:3])
+
+
+def test_failed_first_fit_leaves_the_estimator_unfitted(corpus):
+    X, g = corpus
+    model = CompoundLDA(n_components=3, max_iter=10, burn_in=10)
+    with pytest.raises(ValueError, match="burn_in"):
+        model.fit(X, groups=g)
+    assert _fitted_state(model) == {}
+    with pytest.raises(NotFittedError):
+        check_is_fitted(model)
+
+
+def test_refit_with_another_algorithm_drops_stale_attributes(corpus):
+    X, g = corpus
+    model = CompoundLDA(n_components=3, max_iter=20, algorithm="mgs", random_state=0)
+    model.fit(X, groups=g)
+    assert hasattr(model, "acceptance_rate_")
+    model.set_params(algorithm="ags").fit(X, groups=g)
+    assert not hasattr(model, "acceptance_rate_")
+    assert not hasattr(model, "step_size_")
+
+
+_INTERRUPT_SCRIPT = textwrap.dedent("""
+    import json, os, signal, sys, threading, time, warnings
+    import numpy as np
+    from sklearn_clda import CompoundLDA, LDAGibbs
+    from sklearn_clda.datasets import make_compound_corpus
+
+    what, n_jobs = sys.argv[1], int(sys.argv[2])
+    c = make_compound_corpus(n_topics=3, n_features=30, n_collections=2,
+                             docs_per_collection=40, doc_length=40, random_state=0)
+    out = {}
+    if what == "fit":
+        est = CompoundLDA(n_components=3, max_iter=20, random_state=0, n_jobs=n_jobs)
+        est.fit(c.data, groups=c.groups)
+        before = est.components_.copy()
+        est.set_params(max_iter=10**7)
+        call = lambda: est.fit(c.data, groups=c.groups)
+    else:
+        rng = np.random.default_rng(0)
+        X = rng.poisson(0.05, size=(6000, 2000))
+        est = LDAGibbs(n_components=200, max_iter=2, random_state=0, n_jobs=n_jobs,
+                       max_doc_update_iter=10**6, mean_change_tol=0.0).fit(X[:200])
+        before = est.components_.copy()
+        call = lambda: getattr(est, what)(X)
+    fired = []
+    def interrupt():
+        fired.append(time.perf_counter())
+        os.kill(os.getpid(), signal.SIGINT)
+    threading.Timer(1.0, interrupt).start()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            call()
+            out["interrupted"] = False
+        except KeyboardInterrupt:
+            out["interrupted"] = True
+            out["latency"] = time.perf_counter() - fired[0]
+    out["warnings"] = [f"{w.category.__name__}: {w.message}" for w in caught]
+    out["unchanged"] = bool(np.array_equal(est.components_, before))
+    out["max_iter_attr"] = int(est.n_iter_)
+    print(json.dumps(out))
+""")
+
+
+def _interrupt(what, n_jobs):
+    proc = subprocess.run(
+        [sys.executable, "-c", _INTERRUPT_SCRIPT, what, str(n_jobs)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_ctrl_c_during_fit_keeps_the_previous_model_and_says_so(n_jobs):
+    out = _interrupt("fit", n_jobs)
+    assert out["interrupted"]
+    assert out["unchanged"] and out["max_iter_attr"] == 20
+    assert any(
+        w.startswith("FitInterruptedWarning") and "keeps its previous fitted state" in w
+        for w in out["warnings"]
+    ), out["warnings"]
+    assert out["latency"] < 0.5
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.parametrize("method", ["transform", "score"])
+def test_ctrl_c_lands_quickly_in_long_inference(method, n_jobs):
+    # 6,000 documents at K=200 with a fold-in that never converges: minutes
+    # of work in one nogil call before inference was cut into pieces.
+    out = _interrupt(method, n_jobs)
+    assert out["interrupted"]
+    assert out["latency"] < 0.5, out["latency"]
+
+
+# --------------------------------------------------------- settings
+@pytest.mark.parametrize("Est", [LDAGibbs, CompoundLDA])
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        (dict(n_components=True), "n_components of .* must be an int, got the bool True"),
+        (dict(n_components=np.True_), "n_components.*np.True_"),
+        (dict(n_components=2**63 - 1), "n_components"),
+        (dict(max_iter=False), "max_iter"),
+        (dict(n_jobs=0), "n_jobs == 0"),
+    ],
+)
+def test_integer_settings_get_clear_errors(Est, params, match):
+    X = make_lda_corpus(n_topics=2, n_features=10, n_samples=10, doc_length=10,
+                        random_state=0).data
+    est = Est(max_iter=4, **{k: v for k, v in params.items() if k != "max_iter"})
+    if "max_iter" in params:
+        est.set_params(max_iter=params["max_iter"])
+    with pytest.raises(ValueError, match=match):
+        est.fit(X)
+    assert _fitted_state(est) == {}
+
+
+@pytest.mark.parametrize(
+    "Est, name", [(LDAGibbs, "doc_topic_prior"), (LDAGibbs, "topic_word_prior"),
+                  (CompoundLDA, "alpha"), (CompoundLDA, "gamma"), (CompoundLDA, "eta")],
+)
+def test_concentrations_beyond_the_supported_range_are_refused(Est, name):
+    X = make_lda_corpus(n_topics=2, n_features=10, n_samples=10, doc_length=10,
+                        random_state=0).data
+    for value in (1e308, 0.0, 1e-300, np.inf):
+        with pytest.raises(ValueError, match=name):
+            Est(n_components=2, max_iter=4, **{name: value}).fit(X)
+    if name == "doc_topic_prior":
+        with pytest.raises(ValueError, match="doc_topic_prior must be"):
+            Est(n_components=2, max_iter=4, doc_topic_prior=[0.1, 1e308]).fit(X)
+
+
+@pytest.mark.parametrize("value", [1e-100, MAX_CONCENTRATION])
+@pytest.mark.parametrize("name", ["doc_topic_prior", "topic_word_prior"])
+def test_concentrations_at_the_bounds_give_finite_results(name, value):
+    X = make_lda_corpus(n_topics=2, n_features=10, n_samples=10, doc_length=10,
+                        random_state=0).data
+    est = LDAGibbs(n_components=3, max_iter=6, random_state=0, **{name: value}).fit(X)
+    theta = est.transform(X)
+    assert np.all(np.isfinite(theta)) and np.allclose(theta.sum(axis=1), 1.0)
+    assert np.isfinite(est.score(X)) and np.isfinite(est.perplexity(X))
+    assert np.all(np.isfinite(est.trace_["log_likelihood"]))
+
+
+def test_numpy_bools_are_accepted_like_bools(corpus):
+    X, g = corpus
+    a = CompoundLDA(n_components=3, max_iter=20, burn_in=10, prior_update_every=2,
+                    learn_priors=np.True_, random_state=0).fit(X, groups=g)
+    b = CompoundLDA(n_components=3, max_iter=20, burn_in=10, prior_update_every=2,
+                    learn_priors=True, random_state=0).fit(X, groups=g)
+    assert a.gamma_ == b.gamma_ and a.eta_ == b.eta_
+
+
+# ------------------------------------------------------------ n_jobs
+def test_shards_are_capped_by_the_data():
+    assert _shard_count(1000, n_docs=50, n_tokens=10**9) == 50
+    assert _shard_count(1000, n_docs=10**6, n_tokens=5000) == 4  # 1024 tokens each
+    assert _shard_count(3, n_docs=10**6, n_tokens=10**9) == 3
+    assert _shard_count(None, n_docs=10, n_tokens=10**6) == 1
+
+
+def test_n_jobs_1000_uses_at_most_one_thread_per_cpu(corpus):
+    X, _ = corpus
+    est = LDAGibbs(n_components=3, max_iter=3, random_state=0, n_jobs=1000)
+    from sklearn_clda._base import _FitRun, _GibbsState
+
+    state = _GibbsState(X.tocsr(), np.zeros(X.shape[0]), 3, np.random.default_rng(0))
+    sweeper = _ShardedSweeper(state, 1000, np.random.SeedSequence(0), 0)
+    assert len(sweeper.shards) == min(1000, X.shape[0])
+    assert len(sweeper.private) <= (os.cpu_count() or 1)
+    del _FitRun
+    est.fit(X)  # runs, with bounded threads and tables
+
+
+def test_n_jobs_results_do_not_depend_on_the_number_of_cpus(monkeypatch):
+    # A thread that runs several shards must give each the start-of-sweep
+    # counts, so that a machine with fewer CPUs gives the same chain.
+    from sklearn_clda import _base
+
+    X = make_lda_corpus(n_topics=4, n_features=100, n_samples=200, doc_length=60,
+                        random_state=1).data
+    results = []
+    for cpus in (1, 2, 3, 8):
+        monkeypatch.setattr(_base, "_n_threads", lambda n, c=cpus: max(1, min(n, c)))
+        est = LDAGibbs(n_components=4, max_iter=15, random_state=0, n_jobs=8).fit(X)
+        results.append(est.components_)
+    for other in results[1:]:
+        assert_array_equal(other, results[0])
+    serial = LDAGibbs(n_components=4, max_iter=15, random_state=0).fit(X)
+    assert not np.array_equal(serial.components_, results[0])  # really 8 shards
+
+
+# -------------------------------------------------- many collections
+def test_one_collection_per_document_warns(corpus):
+    X, _ = corpus
+    ids = np.arange(X.shape[0])
+    with pytest.warns(ManyCollectionsWarning, match="did you pass an id column"):
+        CompoundLDA(n_components=3, max_iter=4, random_state=0).fit(X, groups=ids)
+
+
+def test_a_few_collections_do_not_warn(corpus):
+    X, g = corpus
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        CompoundLDA(n_components=3, max_iter=4, random_state=0).fit(X, groups=g)
+
+
+# ---------------------------------------------------------- messages
+def test_messages_go_through_the_package_logger(corpus, caplog):
+    X, g = corpus
+    with caplog.at_level(logging.INFO, logger="sklearn_clda"):
+        CompoundLDA(n_components=3, max_iter=6, evaluate_every=2, random_state=0).fit(
+            X, groups=g
+        )
+    lines = [r.getMessage() for r in caplog.records if r.name == "sklearn_clda"]
+    assert len(lines) == 4 and all("log-likelihood" in m for m in lines)
+    assert lines[-1].startswith("CompoundLDA iteration 6 of 6")
+
+
+def test_verbose_prints_evaluations_and_no_bar_in_a_log_file(tmp_path):
+    script = textwrap.dedent("""
+        from sklearn_clda import LDAGibbs
+        from sklearn_clda.datasets import make_lda_corpus
+        X = make_lda_corpus(n_topics=2, n_features=20, n_samples=30, doc_length=20,
+                            random_state=0).data
+        LDAGibbs(n_components=2, max_iter=300, evaluate_every=100, verbose=1,
+                 random_state=0).fit(X)
+    """)
+    out, err = tmp_path / "out.txt", tmp_path / "err.txt"
+    with open(out, "w") as fo, open(err, "w") as fe:
+        proc = subprocess.run([sys.executable, "-c", script], stdout=fo, stderr=fe,
+                              timeout=120)
+    assert proc.returncode == 0, err.read_text()
+    lines = out.read_text().splitlines()
+    assert [line.split(",")[0] for line in lines] == [
+        f"LDAGibbs iteration {i} of 300" for i in (0, 100, 200, 300)
+    ]
+    # The progress bar writes carriage returns; a file must get none.
+    assert "\r" not in err.read_text()
