@@ -41,6 +41,9 @@ class LDAGibbs(_BaseGibbsTopicModel):
     topic_word_prior : float, default=None
         Symmetric Dirichlet concentration of the topic-word distributions,
         called ``eta`` (or ``beta``). ``None`` means ``1 / n_components``.
+        Both priors (every entry of an asymmetric one) must lie in
+        [1e-100, 1e10]; the samplers' arithmetic overflows or underflows
+        beyond.
 
     learn_priors : bool, str or list of str, default=False
         Priors to learn by Gibbs-EM (Wallach 2006; Minka's fixed points):
@@ -81,20 +84,23 @@ class LDAGibbs(_BaseGibbsTopicModel):
         topic proportions falls below this value.
 
     n_jobs : int, default=None
-        Number of threads. ``None`` means 1 and ``-1`` all processors.
-        With more than one, each sweep runs approximate distributed Gibbs
-        sampling (AD-LDA, Newman et al. 2009): documents are split into
-        ``n_jobs`` shards of about equal token counts, each swept on its own
-        thread against a private copy of the word-topic counts, merged
-        after the sweep. Results are reproducible for a given ``n_jobs`` and
-        ``random_state`` but differ between values of ``n_jobs``; only
-        ``n_jobs=1`` is the exact serial sampler. ``transform``, ``score``
-        and ``perplexity`` also use the threads (over documents; their
-        results do not depend on ``n_jobs``).
+        Number of document shards of a sweep, run on threads. ``None``
+        means 1 and ``-1`` one per processor. With more than one, each sweep
+        runs approximate distributed Gibbs sampling (AD-LDA, Newman et al.
+        2009): each shard of about equal token count is swept against a
+        private copy of the word-topic counts, merged after the sweep.
+        Shards are capped at one per document and per 1,024 tokens, and run
+        on at most one thread per CPU. Results are reproducible for a given
+        ``n_jobs`` and ``random_state`` (whatever the number of CPUs) but
+        differ between values of ``n_jobs``; only ``n_jobs=1`` is the exact
+        serial sampler. ``transform``, ``score`` and ``perplexity`` also use
+        the threads (over documents; their results do not depend on
+        ``n_jobs``).
 
     verbose : int, default=0
-        If positive, show a progress bar over sweeps and print each
-        evaluation of the log-likelihood.
+        If positive, show each evaluation of the log-likelihood on stdout
+        and, when stderr is a terminal, a progress bar over sweeps. The
+        messages always go to the ``sklearn_clda`` logger (INFO level).
 
     random_state : int, RandomState instance or None, default=None
         Seeds the sampler (initial assignments and every draw). The same
