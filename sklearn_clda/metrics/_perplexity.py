@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from sklearn.utils import Bunch, check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._corpus import check_group_labels
+from .._corpus import check_group_labels, check_sparse_structure
 from ._topics import (
     _check_count_matrix,
     _check_nonneg_matrix,
@@ -379,6 +379,9 @@ def _estimator_log_likelihood(estimator, X_observed, X_test, groups, caller):
             f"components_, got {type(estimator).__name__}."
         )
     X_test = _check_count_matrix(X_test, "X_test", caller)
+    # X_observed goes to the estimator's own transform, which may be a
+    # third-party one: its structure is checked here, before anything reads it.
+    X_observed = check_sparse_structure(X_observed, caller, "X_observed")
     n_obs = X_observed.shape[0] if hasattr(X_observed, "shape") else len(X_observed)
     if n_obs != X_test.shape[0]:
         raise ValueError(

@@ -11,7 +11,7 @@ from scipy.optimize import linear_sum_assignment
 from scipy.special import xlogy
 from sklearn.utils.validation import check_array
 
-from .._corpus import to_count_csr
+from .._corpus import check_sparse_structure, to_count_csr
 
 __all__ = ["align_topics", "top_word_indices", "top_words", "topic_sizes"]
 
@@ -29,9 +29,11 @@ def _check_count_matrix(X, name, caller):
     Dense or sparse, non-negative and finite; non-integer values are
     rounded to the nearest integer with a ``UserWarning``. The result has
     int64 data (positive counts only), sorted indices and no duplicates.
+    The sparse structure is checked first, before SciPy reads it.
     """
     if X is None:
         raise ValueError(f"{name} passed to {caller} must be a count matrix, got None.")
+    X = check_sparse_structure(X, caller, name)
     X = check_array(
         X,
         accept_sparse=["csr", "csc", "coo"],
@@ -41,7 +43,7 @@ def _check_count_matrix(X, name, caller):
         ensure_min_features=1,
         input_name=name,
     )
-    return to_count_csr(X, f"{caller} ({name})")
+    return to_count_csr(X, caller, name)
 
 
 def _check_nonneg_matrix(A, name, caller, *, rows_positive=True):
