@@ -8,9 +8,11 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 import sklearn
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_non_negative, validate_data
 
 __all__ = [
+    "StrictInterval",
     "check_sparse_structure",
     "check_counts",
     "to_count_csr",
@@ -21,6 +23,37 @@ __all__ = [
 ]
 
 _INT32_MAX = np.iinfo(np.int32).max
+
+
+class StrictInterval(Interval):
+    """scikit-learn's ``Interval`` parameter constraint, refusing booleans.
+
+    ``Interval(Integral, ...)`` and ``Interval(Real, ...)`` accept Python's
+    ``True`` (``bool`` subclasses ``int``) but refuse ``np.True_`` (not a
+    registered number): this constraint refuses both, so a flag passed by
+    mistake for a count or a rate is an error either way. Use it in
+    ``validate_params`` and ``_parameter_constraints`` like ``Interval``.
+
+    Examples
+    --------
+    >>> from numbers import Integral
+    >>> import numpy as np
+    >>> from sklearn.utils._param_validation import Interval
+    >>> from sklearn_clda._corpus import StrictInterval
+    >>> sklearn_rule = Interval(Integral, 1, None, closed="left")
+    >>> rule = StrictInterval(Integral, 1, None, closed="left")
+    >>> sklearn_rule.is_satisfied_by(True), sklearn_rule.is_satisfied_by(np.True_)
+    (True, False)
+    >>> rule.is_satisfied_by(True), rule.is_satisfied_by(np.True_)
+    (False, False)
+    >>> rule.is_satisfied_by(3), rule.is_satisfied_by(np.int64(3)), str(rule)
+    (True, True, 'an int in the range [1, inf)')
+    """
+
+    def is_satisfied_by(self, val):
+        if isinstance(val, (bool, np.bool_)):
+            return False
+        return super().is_satisfied_by(val)
 
 
 def check_counts(estimator, X, *, reset, method):
