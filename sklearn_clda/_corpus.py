@@ -8,9 +8,12 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 import sklearn
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_non_negative, validate_data
 
 __all__ = [
+    "StrictInterval",
+    "check_sparse_structure",
     "check_counts",
     "to_count_csr",
     "count_tokens",
@@ -22,6 +25,37 @@ __all__ = [
 _INT32_MAX = np.iinfo(np.int32).max
 
 
+class StrictInterval(Interval):
+    """scikit-learn's ``Interval`` parameter constraint, refusing booleans.
+
+    ``Interval(Integral, ...)`` and ``Interval(Real, ...)`` accept Python's
+    ``True`` (``bool`` subclasses ``int``) but refuse ``np.True_`` (not a
+    registered number): this constraint refuses both, so a flag passed by
+    mistake for a count or a rate is an error either way. Use it in
+    ``validate_params`` and ``_parameter_constraints`` like ``Interval``.
+
+    Examples
+    --------
+    >>> from numbers import Integral
+    >>> import numpy as np
+    >>> from sklearn.utils._param_validation import Interval
+    >>> from sklearn_clda._corpus import StrictInterval
+    >>> sklearn_rule = Interval(Integral, 1, None, closed="left")
+    >>> rule = StrictInterval(Integral, 1, None, closed="left")
+    >>> sklearn_rule.is_satisfied_by(True), sklearn_rule.is_satisfied_by(np.True_)
+    (True, False)
+    >>> rule.is_satisfied_by(True), rule.is_satisfied_by(np.True_)
+    (False, False)
+    >>> rule.is_satisfied_by(3), rule.is_satisfied_by(np.int64(3)), str(rule)
+    (True, True, 'an int in the range [1, inf)')
+    """
+
+    def is_satisfied_by(self, val):
+        if isinstance(val, (bool, np.bool_)):
+            return False
+        return super().is_satisfied_by(val)
+
+
 def check_counts(estimator, X, *, reset, method):
     """Validate a document-term count matrix and return it as canonical CSR.
 
@@ -31,6 +65,10 @@ def check_counts(estimator, X, *, reset, method):
     feed float data). With ``reset=False`` the number of features must match
     the fitted estimator's.
 
+    The index structure of sparse input is checked first, by
+    :func:`check_sparse_structure`, before any scikit-learn or SciPy routine
+    reads it.
+
     Returns
     -------
     X : scipy.sparse.csr_matrix of shape (n_samples, n_features)
@@ -38,6 +76,7 @@ def check_counts(estimator, X, *, reset, method):
         ``indptr`` int64, sorted indices, no duplicates or explicit zeros.
     """
     name = f"{type(estimator).__name__}.{method}"
+    X = check_sparse_structure(X, name)
     try:
         X = validate_data(
             estimator,
@@ -49,6 +88,206 @@ def check_counts(estimator, X, *, reset, method):
     except ValueError as exc:
         raise ValueError(f"Invalid X passed to {name}: {exc}") from exc
     return to_count_csr(X, name)
+
+
+# --------------------------------------------------------------------------
+# Sparse structure
+# --------------------------------------------------------------------------
+
+# Conversions that read only lengths and values, never index an array with
+# the matrix's own indices, so they are safe on a malformed matrix; the
+# result is then checked like any COO or CSR matrix.
+_SAFE_CONVERSIONS = {"dok": "tocoo", "dia": "tocoo", "lil": "tocsr"}
+
+
+def check_sparse_structure(X, caller, input_name="X"):
+    """Check the index arrays of a SciPy sparse matrix before anything reads them.
+
+    SciPy lets a user build matrices whose indices lie outside the shape or
+    whose ``indptr`` decreases; its own compiled routines (``tocsr``,
+    ``sum_duplicates``, ...) and this package's kernels then read or write
+    out of bounds. This check costs one pass over the index arrays and must
+    run before any of them touches ``X``.
+
+    Checked, for a matrix of shape ``(n_rows, n_cols)``:
+
+    - the matrix is 2-D;
+    - CSR, CSC and BSR: ``indptr`` and ``indices`` are 1-D integer arrays,
+      ``indptr`` has one entry per row (CSR), column (CSC) or block row
+      (BSR) plus one, starts at 0, never decreases and ends at
+      ``len(indices) == len(data)``; every index lies in ``[0, n_cols)``
+      (CSR), ``[0, n_rows)`` (CSC) or the range of block columns (BSR);
+    - COO: ``row``, ``col`` and ``data`` have equal lengths and every row
+      and column index lies in range;
+    - LIL, DOK and DIA are first converted (LIL to CSR, the others to COO)
+      by routines that are safe on malformed input, and the result is
+      checked. Other formats are refused.
+
+    Parameters
+    ----------
+    X : object
+        Anything; only SciPy sparse matrices and arrays are checked.
+
+    caller : str
+        Function or method that received ``X``, e.g. ``"LDAGibbs.fit"``.
+
+    input_name : str, default="X"
+        Name of the argument, for the messages.
+
+    Returns
+    -------
+    X : object
+        ``X`` itself; for LIL, DOK and DIA input, the checked conversion.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument, the caller and the problem, e.g. "X passed
+        to LDAGibbs.transform has column indices outside [0, 20): found
+        1000000000."
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> from sklearn_clda._corpus import check_sparse_structure
+    >>> X = sp.csr_matrix(([5.0], [25], [0, 1]), shape=(1, 20))
+    >>> check_sparse_structure(X, "my_function")
+    Traceback (most recent call last):
+        ...
+    ValueError: X passed to my_function has column indices outside [0, 20): found 25.
+    """
+    if not sp.issparse(X):
+        return X
+    where = f"{input_name} passed to {caller}"
+    fmt = X.format
+    shape = tuple(X.shape)
+    if len(shape) != 2:
+        raise ValueError(
+            f"{where} must be 2-dimensional, got a sparse {fmt} of shape {shape}."
+        )
+    if fmt == "lil":
+        _check_lil_lengths(X, where)
+    if fmt in _SAFE_CONVERSIONS:
+        try:
+            X = getattr(X, _SAFE_CONVERSIONS[fmt])()
+        except (ValueError, TypeError, IndexError, OverflowError) as exc:
+            raise ValueError(f"{where} is a malformed {fmt} matrix: {exc}") from exc
+    if X.format == "coo":
+        _check_coo(X, shape, where)
+    elif X.format in ("csr", "csc", "bsr"):
+        _check_compressed(X, shape, where)
+    else:
+        raise ValueError(
+            f"{where} is a sparse matrix of unsupported format {fmt!r}; convert "
+            "it to CSR (X.tocsr()) first."
+        )
+    return X
+
+
+def _check_lil_lengths(X, where):
+    """Every LIL row must list as many values as column indices."""
+    rows, data = X.rows, X.data
+    if len(rows) != X.shape[0] or len(data) != X.shape[0]:
+        raise ValueError(
+            f"{where} is a malformed lil matrix: {len(rows)} index rows and "
+            f"{len(data)} value rows for {X.shape[0]} rows."
+        )
+    for i, (cols, vals) in enumerate(zip(rows, data)):
+        if len(cols) != len(vals):
+            raise ValueError(
+                f"{where} is a malformed lil matrix: row {i} has {len(cols)} "
+                f"column indices but {len(vals)} values."
+            )
+
+
+def _check_index_array(arr, what, where):
+    if not isinstance(arr, np.ndarray) or arr.ndim != 1 or arr.dtype.kind not in "iu":
+        raise ValueError(
+            f"{where} has {what} that are not a 1-D integer array (got "
+            f"{type(arr).__name__} of dtype {getattr(arr, 'dtype', None)} and "
+            f"shape {np.shape(arr)})."
+        )
+
+
+def _check_index_range(indices, n, what, where):
+    """Every entry of ``indices`` must lie in ``[0, n)``."""
+    if indices.size == 0:
+        return
+    low, high = indices.min(), indices.max()
+    if low < 0 or high >= n:
+        found = high if high >= n else low
+        raise ValueError(
+            f"{where} has {what} outside [0, {n}): found {int(found)}."
+        )
+
+
+def _check_compressed(X, shape, where):
+    """CSR, CSC or BSR: indptr, indices and data lengths, and index range."""
+    fmt = X.format
+    entry_shape = ()
+    if fmt == "csr":
+        (n_major, n_minor), what = shape, "column indices"
+    elif fmt == "csc":
+        (n_minor, n_major), what = shape, "row indices"
+    else:
+        entry_shape = tuple(X.blocksize)
+        R, C = entry_shape
+        if R < 1 or C < 1 or shape[0] % R or shape[1] % C:
+            raise ValueError(
+                f"{where} has blocksize {entry_shape}, which does not divide its "
+                f"shape {shape}."
+            )
+        n_major, n_minor, what = shape[0] // R, shape[1] // C, "block column indices"
+    indptr, indices, data = X.indptr, X.indices, X.data
+    _check_index_array(indptr, "indptr", where)
+    _check_index_array(indices, what, where)
+    if (
+        not isinstance(data, np.ndarray)
+        or data.ndim != 1 + len(entry_shape)
+        or data.shape[1:] != entry_shape
+    ):
+        expected = ", ".join(["nnz", *map(str, entry_shape)])
+        raise ValueError(
+            f"{where} has a data array of shape {np.shape(data)}; a {fmt} matrix "
+            f"needs one of shape ({expected}{',' if not entry_shape else ''})."
+        )
+    if indptr.shape[0] != n_major + 1:
+        raise ValueError(
+            f"{where} has an indptr of length {indptr.shape[0]}; a {fmt} matrix "
+            f"of shape {shape} needs {n_major + 1}."
+        )
+    if indptr[0] != 0:
+        raise ValueError(f"{where} has an indptr starting at {int(indptr[0])}, not 0.")
+    drops = np.flatnonzero(indptr[1:] < indptr[:-1])
+    if drops.size:
+        i = int(drops[0])
+        raise ValueError(
+            f"{where} has a decreasing indptr: indptr[{i}] = {int(indptr[i])} > "
+            f"indptr[{i + 1}] = {int(indptr[i + 1])}."
+        )
+    if not int(indptr[-1]) == indices.shape[0] == data.shape[0]:
+        raise ValueError(
+            f"{where} has an indptr ending at {int(indptr[-1])} but "
+            f"{indices.shape[0]} indices and {data.shape[0]} values; the three "
+            "must be equal (X.prune() drops unused trailing entries)."
+        )
+    _check_index_range(indices, n_minor, what, where)
+
+
+def _check_coo(X, shape, where):
+    """COO: equal lengths of row, col and data, and both indices in range."""
+    row, col, data = X.row, X.col, X.data
+    _check_index_array(row, "row indices", where)
+    _check_index_array(col, "column indices", where)
+    if not isinstance(data, np.ndarray) or data.ndim != 1:
+        raise ValueError(f"{where} has a data array of shape {np.shape(data)}, not 1-D.")
+    if not row.shape[0] == col.shape[0] == data.shape[0]:
+        raise ValueError(
+            f"{where} has {row.shape[0]} row indices, {col.shape[0]} column "
+            f"indices and {data.shape[0]} values; the three must be equal."
+        )
+    _check_index_range(row, shape[0], "row indices", where)
+    _check_index_range(col, shape[1], "column indices", where)
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -70,9 +309,14 @@ def _caller_stacklevel():
     return 1
 
 
-def to_count_csr(X, name):
+def to_count_csr(X, name, input_name="X"):
     """A validated finite matrix as canonical CSR counts.
 
+    Messages name the matrix as "{input_name} passed to {name}".
+
+    The sparse structure must already be checked
+    (:func:`check_sparse_structure`). More than ``2**31 - 1`` columns raise
+    ``ValueError`` (the kernels index words with 32-bit integers).
     Negative values raise ``ValueError`` ("Negative values in data passed
     to {name}"); non-integer values are rounded to the nearest integer
     with a ``UserWarning`` pointing at the caller's line. The caller's
@@ -84,7 +328,13 @@ def to_count_csr(X, name):
         ``data`` int64 (positive counts only), ``indices`` int32,
         ``indptr`` int64, sorted indices, no duplicates or explicit zeros.
     """
-    check_non_negative(X, name)
+    where = f"{input_name} passed to {name}"
+    if X.shape[1] > _INT32_MAX:
+        raise ValueError(
+            f"{where} has {X.shape[1]} features (columns); at most "
+            f"{_INT32_MAX} are supported (column indices are 32-bit integers)."
+        )
+    check_non_negative(X, name if input_name == "X" else f"{name} ({input_name})")
     X = sp.csr_matrix(X)
     if not X.has_canonical_format:
         # Canonicalize a copy: the caller's arrays may be shared or read-only.
@@ -95,7 +345,7 @@ def to_count_csr(X, name):
         rounded = np.rint(data)
         if not np.array_equal(rounded, data):
             warnings.warn(
-                f"X passed to {name} contains non-integer values; they were "
+                f"{where} contains non-integer values; they were "
                 "rounded to the nearest integer count (halves to even).",
                 UserWarning,
                 stacklevel=_caller_stacklevel(),
@@ -103,7 +353,7 @@ def to_count_csr(X, name):
         data = rounded
     if data.size and data.max() > _INT32_MAX:
         raise ValueError(
-            f"X passed to {name} has a count larger than {_INT32_MAX}; counts "
+            f"{where} has a count larger than {_INT32_MAX}; counts "
             "must fit in 32-bit integers."
         )
     out = sp.csr_matrix(

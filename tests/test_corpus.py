@@ -13,6 +13,7 @@ from sklearn_clda import LDAGibbs
 from sklearn_clda._corpus import (
     check_counts,
     check_group_labels,
+    check_sparse_structure,
     count_tokens,
     csr_to_tokens,
     split_alternate,
@@ -208,6 +209,107 @@ def test_check_counts_read_only_non_canonical_input():
     X = sp.csr_matrix(tuple(arrays), shape=(2, 5))
     C = canon(X)
     assert_array_equal(C.toarray(), [[0, 2, 0, 6, 0], [3, 0, 0, 0, 0]])
+
+
+# ----------------------------------------------- check_sparse_structure
+# The end-to-end cases (every public entry point, in a subprocess) are in
+# tests/test_malformed_sparse.py; these check the helper itself.
+@pytest.mark.parametrize(
+    "fmt", ["csr", "csc", "coo", "bsr", "lil", "dok", "dia"]
+)
+@pytest.mark.parametrize("container", [sp.csr_matrix, sp.csr_array])
+def test_check_sparse_structure_accepts_valid_formats(fmt, container):
+    X = container(random_counts(n_docs=6, n_features=4)).asformat(fmt)
+    out = check_sparse_structure(X, "caller")
+    if fmt in ("csr", "csc", "coo", "bsr"):
+        assert out is X  # checked, not copied
+    assert_array_equal(out.toarray(), X.toarray())
+    assert_canonical(canon(X))
+
+
+def test_check_sparse_structure_passes_dense_and_empty_through():
+    X = np.ones((2, 3))
+    assert check_sparse_structure(X, "caller") is X
+    assert check_sparse_structure([[1, 2]], "caller") == [[1, 2]]
+    empty = sp.csr_matrix((0, 5))
+    assert check_sparse_structure(empty, "caller") is empty
+
+
+def _with_arrays(X, **arrays):
+    """``X`` with its index or data arrays replaced, bypassing SciPy's checks."""
+    for name, value in arrays.items():
+        setattr(X, name, value if name == "coords" else np.asarray(value))
+    return X
+
+
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: sp.coo_array(np.array([1.0, 0.0, 2.0])),
+         r"must be 2-dimensional, got a sparse coo of shape \(3,\)"),
+        (lambda: _with_arrays(sp.csr_matrix((2, 4)), indptr=[0, 0],
+                              indices=np.array([], np.int32), data=[]),
+         r"indptr of length 2; a csr matrix of shape \(2, 4\) needs 3"),
+        (lambda: _with_arrays(sp.csr_matrix((1, 4)), indptr=[0.0, 1.0], indices=[0],
+                              data=[1.0]),
+         r"indptr that are not a 1-D integer array"),
+        (lambda: _with_arrays(sp.csr_matrix((1, 4)), indptr=[0, 1], indices=[[0]],
+                              data=[1.0]),
+         r"column indices that are not a 1-D integer array"),
+        (lambda: _with_arrays(sp.csr_matrix((1, 4)), indptr=[0, 1], indices=[0],
+                              data=[[1.0]]),
+         r"data array of shape \(1, 1\); a csr matrix needs one of shape \(nnz,\)"),
+        (lambda: _with_arrays(sp.csr_matrix((1, 4)), indptr=[0, 2], indices=[0, 1],
+                              data=[1.0]),
+         r"indptr ending at 2 but 2 indices and 1 values"),
+        (lambda: _with_arrays(sp.csr_matrix((2, 4)), indptr=[0, 2, 1], indices=[0, 1],
+                              data=[1.0, 1.0]),
+         r"decreasing indptr: indptr\[1\] = 2 > indptr\[2\] = 1"),
+        (lambda: _with_arrays(sp.csc_matrix((3, 2)), indptr=[0, 1, 1], indices=[-2],
+                              data=[1.0]),
+         r"row indices outside \[0, 3\): found -2"),
+        (lambda: _with_arrays(sp.csr_matrix((1, 4)), indptr=np.array([0, 1], np.uint64),
+                              indices=np.array([2**63], np.uint64), data=[1.0]),
+         r"column indices outside \[0, 4\): found 9223372036854775808"),
+        (lambda: _with_arrays(sp.bsr_matrix(np.eye(4), blocksize=(2, 2)),
+                              indices=np.array([0, 2], np.int32)),
+         r"block column indices outside \[0, 2\): found 2"),
+        (lambda: _with_arrays(sp.bsr_matrix(np.eye(4), blocksize=(2, 2)),
+                              indptr=np.array([0, 2, 1], np.int32)),
+         r"decreasing indptr"),
+        (lambda: _with_arrays(sp.coo_matrix(np.eye(3)), coords=(np.array([0, 1, 3]),
+                                                                 np.array([0, 1, 2]))),
+         r"row indices outside \[0, 3\): found 3"),
+        (lambda: _with_arrays(sp.coo_matrix(np.eye(3)), coords=(np.array([0, 1]),
+                                                                 np.array([0, 1, 2]))),
+         r"2 row indices, 3 column indices and 3 values"),
+    ],
+    ids=["1d", "indptr-length", "float-indptr", "2d-indices", "2d-data", "indptr-end",
+         "decreasing", "csc-negative", "uint64", "bsr-index", "bsr-indptr", "coo-row",
+         "coo-lengths"],
+)
+def test_check_sparse_structure_messages(make, match):
+    X = make()
+    with pytest.raises(ValueError, match=r"^X passed to f\b.*" + match):
+        check_sparse_structure(X, "f")
+
+
+def test_check_sparse_structure_lil():
+    X = sp.lil_matrix((2, 4))
+    X.rows[1], X.data[1] = [1, 9], [1.0, 2.0]
+    with pytest.raises(ValueError, match=r"column indices outside \[0, 4\): found 9"):
+        check_sparse_structure(X, "f")
+    X.rows[1], X.data[1] = [1, 2], [1.0]
+    with pytest.raises(ValueError, match="lil matrix: row 1 has 2 column indices but 1"):
+        check_sparse_structure(X, "f")
+
+
+def test_check_sparse_structure_names_argument_and_caller():
+    X = sp.csr_matrix(([1.0], [7], [0, 1]), shape=(1, 5))
+    with pytest.raises(ValueError, match=r"^X_test passed to g has column indices"):
+        check_sparse_structure(X, "g", "X_test")
+    with pytest.raises(ValueError, match=r"^X passed to LDAGibbs\.fit has column"):
+        canon(X)
 
 
 # -------------------------------------------------------- csr_to_tokens

@@ -5,6 +5,7 @@ from importlib import resources
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import Bunch
+from sklearn.utils._param_validation import validate_params
 
 __all__ = ["load_news16"]
 
@@ -32,6 +33,7 @@ def _read_descr(filename):
     return resource.read_text(encoding="utf-8")
 
 
+@validate_params({"return_X_y": ["boolean"]}, prefer_skip_nested_validation=True)
 def load_news16(*, return_X_y=False):
     """Load the 16 Newsgroups corpus of the compound LDA paper.
 

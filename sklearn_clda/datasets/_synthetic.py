@@ -1,64 +1,49 @@
 """Simulate corpora from LDA and compound LDA generative models."""
 
-import numbers
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import Bunch, check_random_state
+from sklearn.utils._param_validation import validate_params
+
+from .._corpus import StrictInterval
 
 __all__ = ["make_compound_corpus", "make_lda_corpus"]
 
 _INT32_MAX = np.iinfo(np.int32).max
 
-
 # --------------------------------------------------------------------------
 # Argument validation
 # --------------------------------------------------------------------------
 
-
-def _check_positive_int(value, name):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(
-        value, numbers.Integral
-    ):
-        raise ValueError(
-            f"{name} must be a positive integer, got {value!r} "
-            f"of type {type(value).__name__}."
-        )
-    if value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}.")
-    return int(value)
-
-
-def _check_positive_float(value, name):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise ValueError(
-            f"{name} must be a positive number, got {value!r} "
-            f"of type {type(value).__name__}."
-        )
-    value = float(value)
-    if not (np.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}.")
-    return value
+_POSITIVE_INT = StrictInterval(Integral, 1, None, closed="left")
+_POSITIVE_FINITE = StrictInterval(Real, 0, np.inf, closed="neither")
+_DOC_LENGTH = [_POSITIVE_INT, tuple, list]
+_RANDOM_STATE = ["random_state", np.random.Generator]
 
 
 def _check_doc_length(doc_length):
-    """Return ``(low, high)``, the inclusive range of document lengths."""
-    if isinstance(doc_length, numbers.Integral) and not isinstance(
-        doc_length, (bool, np.bool_)
-    ):
-        low = high = _check_positive_int(doc_length, "doc_length")
-    elif isinstance(doc_length, (tuple, list)) and len(doc_length) == 2:
-        low = _check_positive_int(doc_length[0], "doc_length[0] (low)")
-        high = _check_positive_int(doc_length[1], "doc_length[1] (high)")
+    """Return ``(low, high)``, the inclusive range of document lengths.
+
+    ``validate_params`` has checked that ``doc_length`` is a positive int,
+    a tuple or a list; a pair must hold two positive ints with low <= high.
+    """
+    if isinstance(doc_length, (tuple, list)):
+        if len(doc_length) != 2 or not all(
+            _POSITIVE_INT.is_satisfied_by(v) for v in doc_length
+        ):
+            raise ValueError(
+                "doc_length must be a positive integer or a (low, high) pair of "
+                f"positive integers, got {doc_length!r}."
+            )
+        low, high = (int(v) for v in doc_length)
         if low > high:
             raise ValueError(
                 f"doc_length=(low, high) needs low <= high, got {tuple(doc_length)!r}."
             )
     else:
-        raise ValueError(
-            "doc_length must be a positive integer or a (low, high) pair of "
-            f"positive integers, got {doc_length!r}."
-        )
+        low = high = int(doc_length)
     if high > _INT32_MAX:
         raise ValueError(f"doc_length must not exceed {_INT32_MAX}, got {high}.")
     return low, high
@@ -160,6 +145,20 @@ def _sample_dirichlet(rng, concentration, size):
 # --------------------------------------------------------------------------
 
 
+@validate_params(
+    {
+        "n_topics": [_POSITIVE_INT],
+        "n_features": [_POSITIVE_INT],
+        "n_collections": [_POSITIVE_INT],
+        "docs_per_collection": [_POSITIVE_INT],
+        "doc_length": _DOC_LENGTH,
+        "alpha": [_POSITIVE_FINITE],
+        "gamma": [_POSITIVE_FINITE],
+        "eta": [_POSITIVE_FINITE],
+        "random_state": _RANDOM_STATE,
+    },
+    prefer_skip_nested_validation=True,
+)
 def make_compound_corpus(
     n_topics=3,
     n_features=40,
@@ -279,19 +278,14 @@ def make_compound_corpus(
     ((3, 40), (2, 3), (200, 3))
     >>> bunch = make_compound_corpus(doc_length=(50, 150), random_state=0)
     >>> lengths = bunch.data.sum(axis=1)
-    >>> bool(lengths.min() >= 50 and lengths.max() <= 150)
-    True
+    >>> int(lengths.min()), int(lengths.max())  # both ends are reached
+    (50, 150)
     """
-    n_topics = _check_positive_int(n_topics, "n_topics")
-    n_features = _check_positive_int(n_features, "n_features")
-    n_collections = _check_positive_int(n_collections, "n_collections")
-    docs_per_collection = _check_positive_int(
-        docs_per_collection, "docs_per_collection"
+    n_topics, n_features, n_collections, docs_per_collection = (
+        int(v) for v in (n_topics, n_features, n_collections, docs_per_collection)
     )
+    alpha, gamma, eta = float(alpha), float(gamma), float(eta)
     low, high = _check_doc_length(doc_length)
-    alpha = _check_positive_float(alpha, "alpha")
-    gamma = _check_positive_float(gamma, "gamma")
-    eta = _check_positive_float(eta, "eta")
     rng = _make_rng(random_state)
 
     n_docs = n_collections * docs_per_collection
@@ -325,6 +319,18 @@ def make_compound_corpus(
     )
 
 
+@validate_params(
+    {
+        "n_topics": [_POSITIVE_INT],
+        "n_features": [_POSITIVE_INT],
+        "n_samples": [_POSITIVE_INT],
+        "doc_length": _DOC_LENGTH,
+        "doc_topic_prior": [_POSITIVE_FINITE],
+        "topic_word_prior": [_POSITIVE_FINITE],
+        "random_state": _RANDOM_STATE,
+    },
+    prefer_skip_nested_validation=True,
+)
 def make_lda_corpus(
     n_topics,
     n_features,
@@ -410,12 +416,9 @@ def make_lda_corpus(
     >>> bunch.beta.shape, bunch.theta.shape, bunch.doc_topic_counts.shape
     ((5, 100), (50, 5), (50, 5))
     """
-    n_topics = _check_positive_int(n_topics, "n_topics")
-    n_features = _check_positive_int(n_features, "n_features")
-    n_samples = _check_positive_int(n_samples, "n_samples")
+    n_topics, n_features, n_samples = int(n_topics), int(n_features), int(n_samples)
+    doc_topic_prior, topic_word_prior = float(doc_topic_prior), float(topic_word_prior)
     low, high = _check_doc_length(doc_length)
-    doc_topic_prior = _check_positive_float(doc_topic_prior, "doc_topic_prior")
-    topic_word_prior = _check_positive_float(topic_word_prior, "topic_word_prior")
     rng = _make_rng(random_state)
 
     beta = rng.dirichlet(np.full(n_features, topic_word_prior), size=n_topics)

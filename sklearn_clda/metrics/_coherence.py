@@ -1,15 +1,31 @@
 """Topic coherence of Mimno et al. (2011) (UMass coherence)."""
 
-import numbers
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
+from sklearn.utils._param_validation import validate_params
 
-from ._topics import _check_count_matrix, _check_n, _check_nonneg_matrix, _top_indices
+from .._corpus import StrictInterval
+from ._topics import (
+    _check_at_most_features,
+    _check_count_matrix,
+    _check_nonneg_matrix,
+    _top_indices,
+)
 
 __all__ = ["topic_coherence"]
 
 
+@validate_params(
+    {
+        "X": ["array-like", "sparse matrix"],
+        "components": ["array-like"],
+        "top_n": [StrictInterval(Integral, 1, None, closed="left")],
+        "smoothing": [StrictInterval(Real, 0, np.inf, closed="neither")],
+    },
+    prefer_skip_nested_validation=True,
+)
 def topic_coherence(X, components, top_n=20, *, smoothing=1.0):
     """Topic coherence of Mimno et al. (2011) of every topic.
 
@@ -107,17 +123,8 @@ def topic_coherence(X, components, top_n=20, *, smoothing=1.0):
             f"components passed to {caller} has {components.shape[1]} features "
             f"but X has {Xc.shape[1]}."
         )
-    if (
-        isinstance(smoothing, (bool, np.bool_))
-        or not isinstance(smoothing, numbers.Real)
-        or not np.isfinite(smoothing)
-        or smoothing <= 0
-    ):
-        raise ValueError(
-            f"smoothing passed to {caller} must be a positive finite number, "
-            f"got {smoothing!r}."
-        )
-    top = _top_indices(components, _check_n(top_n, "top_n", components.shape[1], caller))
+    top_n = _check_at_most_features(top_n, "top_n", components.shape[1], caller)
+    top = _top_indices(components, top_n)
     n_topics, m = top.shape
 
     # Binary document-word matrix on the union of the top words.

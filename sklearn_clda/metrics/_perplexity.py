@@ -1,13 +1,15 @@
 """Held-out evaluation by document completion: splitter, log-likelihood, perplexity."""
 
-import numbers
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils import Bunch, check_random_state
+from sklearn.utils import Bunch
+from sklearn.utils._param_validation import HasMethods, validate_params
 from sklearn.utils.validation import check_is_fitted
 
-from .._corpus import check_group_labels
+from .._corpus import StrictInterval, check_group_labels, check_sparse_structure
+from ..datasets._synthetic import _make_rng
 from ._topics import (
     _check_count_matrix,
     _check_nonneg_matrix,
@@ -33,34 +35,15 @@ _LL_CHUNK_ENTRIES = 1 << 22
 # --------------------------------------------------------------------------
 
 
-def _make_rng(random_state):
-    """A numpy Generator from an int, RandomState, Generator or None."""
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    rs = check_random_state(random_state)
-    return np.random.default_rng(rs.randint(0, 2**32, size=4, dtype=np.uint64))
-
-
 def _n_heldout(test_size, n_samples, caller):
-    if isinstance(test_size, (bool, np.bool_)) or not isinstance(
-        test_size, numbers.Real
-    ):
-        raise ValueError(
-            f"test_size passed to {caller} must be a float in (0, 1] or an int "
-            f"in [1, n_samples], got {test_size!r}."
-        )
-    if isinstance(test_size, numbers.Integral):
-        if not 1 <= test_size <= n_samples:
+    """Number of held-out documents; ``test_size`` passed ``validate_params``."""
+    if isinstance(test_size, Integral):
+        if test_size > n_samples:
             raise ValueError(
                 f"test_size={test_size} passed to {caller} must be between 1 "
                 f"and the number of documents ({n_samples})."
             )
         return int(test_size)
-    if not 0.0 < test_size <= 1.0:
-        raise ValueError(
-            f"test_size={test_size!r} passed to {caller} must be in (0, 1] as "
-            "a fraction of the documents (or an int count)."
-        )
     return int(np.ceil(test_size * n_samples))
 
 
@@ -110,6 +93,19 @@ def _split_rows(X, word_share, rng):
     return X_obs, X_test
 
 
+@validate_params(
+    {
+        "X": ["array-like", "sparse matrix"],
+        "groups": ["array-like", None],
+        "test_size": [
+            StrictInterval(Real, 0, 1, closed="right"),
+            StrictInterval(Integral, 1, None, closed="left"),
+        ],
+        "word_share": [StrictInterval(Real, 0, 1, closed="neither")],
+        "random_state": ["random_state", np.random.Generator],
+    },
+    prefer_skip_nested_validation=True,
+)
 def doc_completion_split(X, groups=None, *, test_size=0.2, word_share=0.5,
                          random_state=None):
     """Split a corpus for held-out evaluation by document completion.
@@ -213,15 +209,6 @@ def doc_completion_split(X, groups=None, *, test_size=0.2, word_share=0.5,
     if n_samples == 0:
         raise ValueError(f"X passed to {caller} has no documents.")
     n_heldout = _n_heldout(test_size, n_samples, caller)
-    if (
-        isinstance(word_share, (bool, np.bool_))
-        or not isinstance(word_share, numbers.Real)
-        or not 0.0 < word_share < 1.0
-    ):
-        raise ValueError(
-            f"word_share passed to {caller} must be a float in (0, 1), got "
-            f"{word_share!r}."
-        )
     labels = None
     if groups is not None:
         labels = check_group_labels(groups, n_samples, method=caller)
@@ -304,6 +291,14 @@ def _perplexity_value(ll, n_tokens, caller):
     return float(np.exp(-ll / n_tokens))
 
 
+@validate_params(
+    {
+        "theta": ["array-like"],
+        "topic_word": ["array-like"],
+        "X_test": ["array-like", "sparse matrix"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def perplexity_from_estimates(theta, topic_word, X_test):
     """Per-token perplexity of test tokens under given point estimates.
 
@@ -379,6 +374,9 @@ def _estimator_log_likelihood(estimator, X_observed, X_test, groups, caller):
             f"components_, got {type(estimator).__name__}."
         )
     X_test = _check_count_matrix(X_test, "X_test", caller)
+    # X_observed goes to the estimator's own transform, which may be a
+    # third-party one: its structure is checked here, before anything reads it.
+    X_observed = check_sparse_structure(X_observed, caller, "X_observed")
     n_obs = X_observed.shape[0] if hasattr(X_observed, "shape") else len(X_observed)
     if n_obs != X_test.shape[0]:
         raise ValueError(
@@ -390,6 +388,16 @@ def _estimator_log_likelihood(estimator, X_observed, X_test, groups, caller):
     return _test_log_likelihood(theta, phi, X_test)
 
 
+@validate_params(
+    {
+        "estimator": [HasMethods(["fit", "transform"])],
+        "X_observed": ["array-like", "sparse matrix"],
+        "X_test": ["array-like", "sparse matrix"],
+        "groups": ["array-like", None],
+    },
+    # The estimator's transform is called: keep its own validation.
+    prefer_skip_nested_validation=False,
+)
 def heldout_log_likelihood(estimator, X_observed, X_test, groups=None):
     """Log-likelihood of test tokens given observed tokens of the same documents.
 
@@ -440,8 +448,17 @@ def heldout_log_likelihood(estimator, X_observed, X_test, groups=None):
     >>> lda = LDAGibbs(n_components=3, max_iter=100, random_state=0)
     >>> lda = lda.fit(split.X_train)
     >>> ll = heldout_log_likelihood(lda, split.X_observed, split.X_test)
-    >>> bool(ll < 0)
-    True
+    >>> round(ll)
+    -206
+
+    It is the log-likelihood of the test tokens under the folded-in
+    topic proportions and the normalized topics:
+
+    >>> import numpy as np
+    >>> theta = lda.transform(split.X_observed)
+    >>> phi = lda.components_ / lda.components_.sum(axis=1, keepdims=True)
+    >>> round(float(np.sum(split.X_test.toarray() * np.log(theta @ phi))))
+    -206
     """
     ll, _ = _estimator_log_likelihood(
         estimator, X_observed, X_test, groups, "heldout_log_likelihood"
@@ -449,6 +466,16 @@ def heldout_log_likelihood(estimator, X_observed, X_test, groups=None):
     return float(ll)
 
 
+@validate_params(
+    {
+        "estimator": [HasMethods(["fit", "transform"])],
+        "X_observed": ["array-like", "sparse matrix"],
+        "X_test": ["array-like", "sparse matrix"],
+        "groups": ["array-like", None],
+    },
+    # The estimator's transform is called: keep its own validation.
+    prefer_skip_nested_validation=False,
+)
 def perplexity(estimator, X_observed, X_test, groups=None):
     """Per-token perplexity of test tokens given observed tokens (document completion).
 
@@ -519,8 +546,11 @@ def perplexity(estimator, X_observed, X_test, groups=None):
     >>> clda = clda.fit(split.X_train[:n_train], groups=split.groups_train[:n_train])
     >>> score = perplexity(clda, split.X_observed, split.X_test,
     ...                    groups=split.groups_heldout)
-    >>> bool(1 < score < 40)
-    True
+    >>> from sklearn_clda.metrics import perplexity_from_estimates
+    >>> true = perplexity_from_estimates(corpus.theta[split.heldout_index],
+    ...                                  corpus.beta, split.X_test)
+    >>> round(score, 1), round(true, 1)  # close to the true parameters' perplexity
+    (15.3, 14.9)
     """
     caller = "perplexity"
     ll, n_tokens = _estimator_log_likelihood(estimator, X_observed, X_test, groups, caller)

@@ -3,15 +3,16 @@
 Also holds the input checks shared by the metrics module.
 """
 
-import numbers
+from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 from scipy.special import xlogy
+from sklearn.utils._param_validation import HasMethods, StrOptions, validate_params
 from sklearn.utils.validation import check_array
 
-from .._corpus import to_count_csr
+from .._corpus import StrictInterval, check_sparse_structure, to_count_csr
 
 __all__ = ["align_topics", "top_word_indices", "top_words", "topic_sizes"]
 
@@ -29,9 +30,11 @@ def _check_count_matrix(X, name, caller):
     Dense or sparse, non-negative and finite; non-integer values are
     rounded to the nearest integer with a ``UserWarning``. The result has
     int64 data (positive counts only), sorted indices and no duplicates.
+    The sparse structure is checked first, before SciPy reads it.
     """
     if X is None:
         raise ValueError(f"{name} passed to {caller} must be a count matrix, got None.")
+    X = check_sparse_structure(X, caller, name)
     X = check_array(
         X,
         accept_sparse=["csr", "csc", "coo"],
@@ -41,7 +44,7 @@ def _check_count_matrix(X, name, caller):
         ensure_min_features=1,
         input_name=name,
     )
-    return to_count_csr(X, f"{caller} ({name})")
+    return to_count_csr(X, caller, name)
 
 
 def _check_nonneg_matrix(A, name, caller, *, rows_positive=True):
@@ -73,15 +76,16 @@ def _normalize_rows(A):
     return A / A.sum(axis=1, keepdims=True)
 
 
-def _check_n(n, name, upper, caller):
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral):
+def _check_at_most_features(n, name, n_features, caller):
+    """``n`` must not exceed the number of features.
+
+    ``validate_params`` has already checked that ``n`` is a positive int;
+    this bound depends on the data.
+    """
+    if n > n_features:
         raise ValueError(
-            f"{name} passed to {caller} must be a positive integer, got {n!r}."
-        )
-    if not 1 <= n <= upper:
-        raise ValueError(
-            f"{name} passed to {caller} must be between 1 and the number of "
-            f"features ({upper}), got {n}."
+            f"{name} passed to {caller} must be at most the number of features "
+            f"({n_features}), got {n}."
         )
     return int(n)
 
@@ -91,6 +95,13 @@ def _check_n(n, name, upper, caller):
 # --------------------------------------------------------------------------
 
 
+@validate_params(
+    {
+        "components": ["array-like"],
+        "n": [StrictInterval(Integral, 1, None, closed="left")],
+    },
+    prefer_skip_nested_validation=True,
+)
 def top_word_indices(components, n=10):
     """Indices of each topic's ``n`` largest words.
 
@@ -129,7 +140,8 @@ def top_word_indices(components, n=10):
     components = _check_nonneg_matrix(
         components, "components", caller, rows_positive=False
     )
-    return _top_indices(components, _check_n(n, "n", components.shape[1], caller))
+    n = _check_at_most_features(n, "n", components.shape[1], caller)
+    return _top_indices(components, n)
 
 
 def _top_indices(components, n):
@@ -138,6 +150,14 @@ def _top_indices(components, n):
     return np.ascontiguousarray(order[:, :n]).astype(np.int64, copy=False)
 
 
+@validate_params(
+    {
+        "components": ["array-like"],
+        "feature_names": ["array-like"],
+        "n": [StrictInterval(Integral, 1, None, closed="left")],
+    },
+    prefer_skip_nested_validation=True,
+)
 def top_words(components, feature_names, n=10):
     """Each topic's ``n`` largest words, as feature names.
 
@@ -217,6 +237,15 @@ def _infer_doc_topic(estimator, X, groups, caller):
     return np.asarray(estimator.transform(X), dtype=np.float64)
 
 
+@validate_params(
+    {
+        "doc_topic": ["array-like", HasMethods(["fit", "transform"])],
+        "X": ["array-like", "sparse matrix"],
+        "groups": ["array-like", None],
+    },
+    # A fitted model's transform is called: keep its own validation.
+    prefer_skip_nested_validation=False,
+)
 def topic_sizes(doc_topic, X, *, groups=None):
     """Expected number of tokens of each topic in a corpus.
 
@@ -273,7 +302,7 @@ def topic_sizes(doc_topic, X, *, groups=None):
     """
     caller = "topic_sizes"
     Xc = _check_count_matrix(X, "X", caller)
-    if hasattr(doc_topic, "transform"):
+    if hasattr(doc_topic, "fit") and hasattr(doc_topic, "transform"):
         doc_topic = _infer_doc_topic(doc_topic, X, groups, caller)
     theta = _check_nonneg_matrix(doc_topic, "doc_topic", caller)
     if theta.shape[0] != Xc.shape[0]:
@@ -307,6 +336,14 @@ def _topic_distances(P, Q, metric):
     return D
 
 
+@validate_params(
+    {
+        "beta_a": ["array-like"],
+        "beta_b": ["array-like"],
+        "metric": [StrOptions(set(_ALIGN_METRICS))],
+    },
+    prefer_skip_nested_validation=True,
+)
 def align_topics(beta_a, beta_b, metric="tv"):
     """Match the topics of two models one-to-one (Hungarian algorithm).
 
@@ -367,11 +404,6 @@ def align_topics(beta_a, beta_b, metric="tv"):
     array([0., 0., 0.])
     """
     caller = "align_topics"
-    if not isinstance(metric, str) or metric not in _ALIGN_METRICS:
-        raise ValueError(
-            f"metric passed to {caller} must be one of {list(_ALIGN_METRICS)}, "
-            f"got {metric!r}."
-        )
     P = _normalize_rows(_check_nonneg_matrix(beta_a, "beta_a", caller))
     Q = _normalize_rows(_check_nonneg_matrix(beta_b, "beta_b", caller))
     if P.shape[1] != Q.shape[1]:

@@ -1,12 +1,22 @@
 """Sample autocorrelation of MCMC draws."""
 
-import numbers
+from numbers import Integral
 
 import numpy as np
+from sklearn.utils._param_validation import validate_params
+
+from .._corpus import StrictInterval
 
 __all__ = ["autocorrelation"]
 
 
+@validate_params(
+    {
+        "x": ["array-like"],
+        "max_lag": [StrictInterval(Integral, 0, None, closed="left"), None],
+    },
+    prefer_skip_nested_validation=True,
+)
 def autocorrelation(x, max_lag=None):
     """Sample autocorrelation function (ACF) of a chain of draws.
 
@@ -59,15 +69,7 @@ def autocorrelation(x, max_lag=None):
     if not np.all(np.isfinite(x)):
         raise ValueError("autocorrelation got NaN or infinite values.")
     n = x.shape[0]
-    if max_lag is None:
-        max_lag = n - 1
-    if (
-        isinstance(max_lag, (bool, np.bool_))
-        or not isinstance(max_lag, numbers.Integral)
-        or max_lag < 0
-    ):
-        raise ValueError(f"max_lag must be a non-negative integer or None, got {max_lag!r}.")
-    max_lag = min(int(max_lag), n - 1)
+    max_lag = n - 1 if max_lag is None else min(int(max_lag), n - 1)
 
     centred = x - x.mean(axis=0)
     # Zero-padding to at least 2n - 1 turns the FFT's circular correlation

@@ -1,9 +1,13 @@
 """Shared helpers of the plotting displays: matplotlib checks, axes, inputs."""
 
-import numbers
-
 import numpy as np
+from sklearn.utils._param_validation import (
+    InvalidParameterError,
+    validate_parameter_constraints,
+)
 from sklearn.utils.validation import check_is_fitted
+
+from ..metrics import top_word_indices
 
 __all__ = []
 
@@ -172,10 +176,14 @@ def resolve_feature_names(model, feature_names, pipeline_names, n_features):
 
 
 def top_words(phi, topics, feature_names, n_words):
-    """Indices, names and probabilities of the top words of the given topics."""
-    n_words = min(int(n_words), phi.shape[1])
-    index = np.argsort(-phi[topics], axis=1, kind="stable")[:, :n_words]
-    weights = np.take_along_axis(phi[topics], index, axis=1)
+    """Indices, names and probabilities of the top words of the given topics.
+
+    ``n_words`` (a positive int) is clipped to the vocabulary size; words
+    are ranked by :func:`~sklearn_clda.metrics.top_word_indices`.
+    """
+    rows = phi[topics]
+    index = top_word_indices(rows, n=min(n_words, phi.shape[1]))
+    weights = np.take_along_axis(rows, index, axis=1)
     if feature_names is None:
         names = np.array([[f"word {i}" for i in row] for row in index], dtype=object)
     else:
@@ -183,12 +191,25 @@ def top_words(phi, topics, feature_names, n_words):
     return index, names, weights
 
 
-def check_positive_int(value, name, minimum=1):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
-    return int(value)
+def check_attribute(display, name, constraints):
+    """Validate a display attribute that ``plot`` uses when its argument is None.
+
+    The ``plot`` arguments themselves are checked by ``validate_params``;
+    this applies the same constraints to the value stored by ``__init__``.
+    The error is a plain ``ValueError``: ``validate_params`` would otherwise
+    rename it after ``plot``, whose argument was not at fault.
+    """
+    value = getattr(display, name)
+    try:
+        validate_parameter_constraints(
+            {name: constraints}, {name: value}, caller_name=type(display).__name__
+        )
+    except InvalidParameterError as exc:
+        raise ValueError(
+            f"{exc} It was given to the constructor and used because plot was "
+            f"called with {name}=None."
+        ) from None
+    return value
 
 
 def check_topics(topics, n_components, name="topics"):
@@ -213,30 +234,6 @@ def check_topics(topics, n_components, name="topics"):
     if np.unique(arr).size != arr.size:
         raise ValueError(f"{name} contains repeated topic indices: {arr.tolist()}.")
     return arr.astype(np.intp)
-
-
-def check_interval(interval):
-    """``interval`` must be None or a probability strictly between 0 and 1."""
-    if interval is None:
-        return None
-    if (
-        isinstance(interval, (bool, np.bool_))
-        or not isinstance(interval, numbers.Real)
-        or not 0 < interval < 1
-    ):
-        raise ValueError(
-            "interval must be a probability strictly between 0 and 1 (e.g. "
-            f"0.9 for a 90% interval) or None, got {interval!r}."
-        )
-    return float(interval)
-
-
-def check_kind(kind, allowed, caller):
-    if kind not in allowed:
-        raise ValueError(
-            f"{caller}: kind must be one of {list(allowed)}, got {kind!r}."
-        )
-    return kind
 
 
 def select_topics(pi, n_topics):

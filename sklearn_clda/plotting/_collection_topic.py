@@ -1,14 +1,16 @@
 """Topic proportions of the collections of a fitted CompoundLDA."""
 
-import numpy as np
+from numbers import Integral, Real
 
+import numpy as np
+from sklearn.utils._param_validation import StrOptions, validate_params
+
+from .._corpus import StrictInterval
 from ._base import (
     DEFAULT_N_TOPICS,
+    check_attribute,
     check_clda,
-    check_interval,
-    check_kind,
     check_matplotlib,
-    check_positive_int,
     check_topics,
     collection_labels,
     merge_kw,
@@ -24,6 +26,7 @@ from ._base import top_words as _top_words
 __all__ = ["CollectionTopicDisplay"]
 
 _KINDS = ("bars", "heatmap")
+_KIND = StrOptions(set(_KINDS))
 
 
 class CollectionTopicDisplay:
@@ -171,6 +174,7 @@ class CollectionTopicDisplay:
         return names, collections, words
 
     # ------------------------------------------------------------------ plot
+    @validate_params({"kind": [_KIND, None]}, prefer_skip_nested_validation=False)
     def plot(
         self,
         ax=None,
@@ -234,7 +238,8 @@ class CollectionTopicDisplay:
             The display, with the artists stored as attributes.
         """
         check_matplotlib(f"{type(self).__name__}.plot")
-        kind = check_kind(self.kind if kind is None else kind, _KINDS, type(self).__name__)
+        if kind is None:
+            kind = check_attribute(self, "kind", [_KIND])
         props = np.atleast_2d(np.asarray(self.proportions, dtype=np.float64))
         n_collections, n_topics = props.shape
         names, collections, words = self._labels(n_collections, n_topics)
@@ -375,6 +380,17 @@ class CollectionTopicDisplay:
 
     # ---------------------------------------------------------- constructors
     @classmethod
+    @validate_params(
+        {
+            "kind": [_KIND],
+            "interval": [StrictInterval(Real, 0, 1, closed="neither"), None],
+            "feature_names": ["array-like", None],
+            "top_words": [StrictInterval(Integral, 0, None, closed="left")],
+            "n_topics": [StrictInterval(Integral, 1, None, closed="left")],
+        },
+        # plot_kw is checked by plot, and the vocabulary by top_word_indices.
+        prefer_skip_nested_validation=False,
+    )
     def from_estimator(
         cls,
         estimator,
@@ -441,16 +457,12 @@ class CollectionTopicDisplay:
         """
         caller = f"{cls.__name__}.from_estimator"
         check_matplotlib(caller)
-        check_kind(kind, _KINDS, caller)
-        interval = check_interval(interval)
-        top_words = check_positive_int(top_words, "top_words", minimum=0)
         model, pipeline_names = unwrap_estimator(estimator)
         samples = check_clda(model, caller)
         pi = np.asarray(model.collection_topic_, dtype=np.float64)
         n_components = pi.shape[1]
         if topics is None:
             if kind == "bars":
-                n_topics = check_positive_int(n_topics, "n_topics")
                 topics = select_topics(pi, n_topics)
             else:
                 topics = np.arange(n_components)

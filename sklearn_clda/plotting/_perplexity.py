@@ -5,6 +5,7 @@ import inspect
 import numpy as np
 from sklearn.base import clone
 
+from .._corpus import check_sparse_structure
 from ._base import check_matplotlib, merge_kw, single_axes
 
 __all__ = ["PerplexityDisplay"]
@@ -493,7 +494,12 @@ class PerplexityDisplay:
         display : PerplexityDisplay
             The plotted display.
         """
-        check_matplotlib(f"{cls.__name__}.from_estimators")
+        caller = f"{cls.__name__}.from_estimators"
+        check_matplotlib(caller)
+        # The models may be third-party ones: check the sparse structure
+        # before any of them reads it.
+        X_train = check_sparse_structure(X_train, caller, "X_train")
+        X_test = check_sparse_structure(X_test, caller, "X_test")
         if not isinstance(estimators, dict) or not estimators:
             raise ValueError("estimators must be a non-empty dict {name: estimator}.")
         grid = [int(k) for k in np.asarray(n_components).ravel()]

@@ -1,15 +1,18 @@
 """Trace and autocorrelation plots of the kept draws of the collection mixtures."""
 
-import numpy as np
+from numbers import Integral
 
+import numpy as np
+from sklearn.utils._param_validation import StrOptions, validate_params
+
+from .._corpus import StrictInterval
 from ._acf import autocorrelation
 from ._base import (
     axes_grid,
+    check_attribute,
     check_clda,
     check_collections,
-    check_kind,
     check_matplotlib,
-    check_positive_int,
     check_topics,
     merge_kw,
     select_topics,
@@ -19,6 +22,8 @@ from ._base import (
 __all__ = ["PiTraceDisplay"]
 
 _KINDS = ("trace", "acf")
+_KIND = StrOptions(set(_KINDS))
+_POSITIVE_INT = StrictInterval(Integral, 1, None, closed="left")
 _DEFAULT_N_TOPICS = 5
 
 
@@ -139,6 +144,61 @@ class PiTraceDisplay:
         self.kind = kind
         self.max_lag = max_lag
 
+    def _labels(self, n_collections, n_topics):
+        """Legend labels of the topics and panel titles of the collections."""
+        topics = np.arange(n_topics) if self.topics is None else np.asarray(self.topics)
+        labels = (
+            [f"Topic {k}" for k in topics] if self.topic_labels is None
+            else [str(label) for label in self.topic_labels]
+        )
+        titles = (
+            [f"Collection {j}" for j in range(n_collections)]
+            if self.collection_labels is None
+            else [f"Collection {label}" for label in self.collection_labels]
+        )
+        if len(labels) != n_topics or len(titles) != n_collections:
+            raise ValueError(
+                f"Got {len(labels)} topic labels and {len(titles)} collection "
+                f"labels for {n_topics} topics and {n_collections} collections."
+            )
+        return labels, titles
+
+    def _series(self, kind, samples, max_lag):
+        """x values, y values (n_points, n_collections, n_topics), axis labels
+        and default line style of the plot; sets ``acf_``."""
+        n_draws = samples.shape[0]
+        self.acf_ = None
+        if kind == "acf":
+            if max_lag is None:
+                max_lag = check_attribute(self, "max_lag", [_POSITIVE_INT])
+            if n_draws < 2:
+                raise ValueError(
+                    "The autocorrelation needs at least 2 kept draws, got "
+                    f"{n_draws}; keep more (larger max_iter or smaller thin)."
+                )
+            self.acf_ = autocorrelation(samples, max_lag=max_lag)
+            line = {"marker": "o", "markersize": 2.5, "linewidth": 1.0}
+            return (np.arange(self.acf_.shape[0]), self.acf_, "Lag (kept draws)",
+                    "Autocorrelation", line)
+        if self.iterations is None:
+            x, xlabel = np.arange(n_draws), "Kept draw"
+        else:
+            x, xlabel = np.asarray(self.iterations), "Iteration"
+        line = {"linewidth": 1.0}
+        if n_draws <= 30:
+            line.update(marker="o", markersize=2.5)
+        return x, samples, xlabel, "Topic proportion", line
+
+    @validate_params(
+        {
+            "kind": [_KIND, None],
+            "max_lag": [_POSITIVE_INT, None],
+            "n_cols": [_POSITIVE_INT, None],
+            "legend": ["boolean"],
+            "confidence_band": ["boolean"],
+        },
+        prefer_skip_nested_validation=False,
+    )
     def plot(
         self,
         ax=None,
@@ -192,7 +252,8 @@ class PiTraceDisplay:
         check_matplotlib(f"{type(self).__name__}.plot")
         from matplotlib.ticker import MaxNLocator
 
-        kind = check_kind(self.kind if kind is None else kind, _KINDS, type(self).__name__)
+        if kind is None:
+            kind = check_attribute(self, "kind", [_KIND])
         samples = np.asarray(self.samples, dtype=np.float64)
         if samples.ndim != 3:
             raise ValueError(
@@ -200,51 +261,10 @@ class PiTraceDisplay:
                 f"got {samples.shape}."
             )
         n_draws, n_collections, n_topics = samples.shape
-        topics = np.arange(n_topics) if self.topics is None else np.asarray(self.topics)
-        labels = (
-            [f"Topic {k}" for k in topics] if self.topic_labels is None
-            else [str(label) for label in self.topic_labels]
-        )
-        titles = (
-            [f"Collection {j}" for j in range(n_collections)]
-            if self.collection_labels is None
-            else [f"Collection {label}" for label in self.collection_labels]
-        )
-        if len(labels) != n_topics or len(titles) != n_collections:
-            raise ValueError(
-                f"Got {len(labels)} topic labels and {len(titles)} collection "
-                f"labels for {n_topics} topics and {n_collections} collections."
-            )
+        labels, titles = self._labels(n_collections, n_topics)
+        x, values, xlabel, ylabel, default_line = self._series(kind, samples, max_lag)
 
-        self.acf_ = None
-        if kind == "acf":
-            max_lag = self.max_lag if max_lag is None else max_lag
-            max_lag = check_positive_int(max_lag, "max_lag")
-            if n_draws < 2:
-                raise ValueError(
-                    "The autocorrelation needs at least 2 kept draws, got "
-                    f"{n_draws}; keep more (larger max_iter or smaller thin)."
-                )
-            self.acf_ = autocorrelation(samples, max_lag=max_lag)
-            x = np.arange(self.acf_.shape[0])
-            values = self.acf_
-            xlabel, ylabel = "Lag (kept draws)", "Autocorrelation"
-            default_line = {"marker": "o", "markersize": 2.5, "linewidth": 1.0}
-        else:
-            if self.iterations is None:
-                x, xlabel = np.arange(n_draws), "Kept draw"
-            else:
-                x, xlabel = np.asarray(self.iterations), "Iteration"
-            values = samples
-            ylabel = "Topic proportion"
-            default_line = {"linewidth": 1.0}
-            if n_draws <= 30:
-                default_line.update(marker="o", markersize=2.5)
-
-        n_cols = (
-            min(2, n_collections) if n_cols is None else check_positive_int(n_cols, "n_cols")
-        )
-        n_cols = min(n_cols, n_collections)
+        n_cols = min(2 if n_cols is None else n_cols, n_collections)
         n_rows = -(-n_collections // n_cols)
         if figsize is None:
             figsize = (4.6 * n_cols + (1.6 if legend else 0.0), 2.6 * n_rows + 0.3)
@@ -261,7 +281,8 @@ class PiTraceDisplay:
             for k in range(n_topics):
                 (line,) = panel.plot(
                     x, values[:, j, k],
-                    **merge_kw({"color": f"C{k % 10}", "label": labels[k]}, line_kw),
+                    **merge_kw({**default_line, "color": f"C{k % 10}", "label": labels[k]},
+                               line_kw),
                 )
                 self.lines_[j, k] = line
             panel.set_title(titles[j])
@@ -300,6 +321,11 @@ class PiTraceDisplay:
         return self
 
     @classmethod
+    @validate_params(
+        {"kind": [_KIND], "max_lag": [_POSITIVE_INT]},
+        # plot_kw is checked by plot.
+        prefer_skip_nested_validation=False,
+    )
     def from_estimator(
         cls,
         estimator,
@@ -350,8 +376,6 @@ class PiTraceDisplay:
         """
         caller = f"{cls.__name__}.from_estimator"
         check_matplotlib(caller)
-        check_kind(kind, _KINDS, caller)
-        max_lag = check_positive_int(max_lag, "max_lag")
         model, _ = unwrap_estimator(estimator)
         samples = check_clda(model, caller)
         n_components = samples.shape[2]

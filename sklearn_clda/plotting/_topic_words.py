@@ -1,11 +1,14 @@
 """Top words of topics as small multiples of horizontal bar charts."""
 
-import numpy as np
+from numbers import Integral
 
+import numpy as np
+from sklearn.utils._param_validation import validate_params
+
+from .._corpus import StrictInterval
 from ._base import (
     axes_grid,
     check_matplotlib,
-    check_positive_int,
     check_topics,
     merge_kw,
     resolve_feature_names,
@@ -15,6 +18,8 @@ from ._base import (
 from ._base import top_words as _top_words
 
 __all__ = ["TopicWordsDisplay"]
+
+_POSITIVE_INT = StrictInterval(Integral, 1, None, closed="left")
 
 
 class TopicWordsDisplay:
@@ -90,6 +95,10 @@ class TopicWordsDisplay:
         self.topics = topics
         self.topic_labels = topic_labels
 
+    @validate_params(
+        {"n_cols": [_POSITIVE_INT, None], "sharex": ["boolean"]},
+        prefer_skip_nested_validation=False,
+    )
     def plot(self, ax=None, *, n_cols=None, sharex=False, bar_kw=None, figsize=None):
         """Plot the top words of each topic.
 
@@ -135,8 +144,7 @@ class TopicWordsDisplay:
             titles = [str(label) for label in self.topic_labels]
         if len(titles) != n_topics:
             raise ValueError(f"topic_labels has {len(titles)} entries for {n_topics} topics.")
-        n_cols = min(4, n_topics) if n_cols is None else check_positive_int(n_cols, "n_cols")
-        n_cols = min(n_cols, n_topics)
+        n_cols = min(4 if n_cols is None else n_cols, n_topics)
         n_rows = -(-n_topics // n_cols)
         if figsize is None:
             longest = max((len(str(w)) for w in words.ravel()), default=4)
@@ -174,6 +182,15 @@ class TopicWordsDisplay:
         return self
 
     @classmethod
+    @validate_params(
+        {
+            "feature_names": ["array-like", None],
+            "n_words": [_POSITIVE_INT],
+            "n_cols": [_POSITIVE_INT, None],
+        },
+        # plot_kw is checked by plot, and the vocabulary by top_word_indices.
+        prefer_skip_nested_validation=False,
+    )
     def from_estimator(
         cls,
         estimator,
@@ -224,7 +241,6 @@ class TopicWordsDisplay:
         """
         caller = f"{cls.__name__}.from_estimator"
         check_matplotlib(caller)
-        n_words = check_positive_int(n_words, "n_words")
         model, pipeline_names = unwrap_estimator(estimator)
         phi = topic_word_distributions(model, caller)
         topics = (

@@ -457,6 +457,11 @@ def test_make_compound_corpus_five_million_tokens():
         (dict(n_topics=-2), "n_topics"),
         (dict(n_topics=2.5), "n_topics"),
         (dict(n_topics=True), "n_topics"),
+        (dict(n_topics=np.True_), "n_topics"),
+        (dict(doc_length=True), "doc_length"),
+        (dict(doc_length=(np.True_, 5)), "doc_length"),
+        (dict(alpha=True), "alpha"),
+        (dict(alpha=np.True_), "alpha"),
         (dict(n_features=0), "n_features"),
         (dict(n_collections=0), "n_collections"),
         (dict(docs_per_collection=0), "docs_per_collection"),
@@ -481,6 +486,14 @@ def test_make_compound_corpus_invalid_arguments(params, match):
         make_compound_corpus(**params, random_state=0)
 
 
+@pytest.mark.parametrize("random_state", [-1, "0", 1.5])
+def test_invalid_random_state(random_state):
+    with pytest.raises(ValueError, match="'random_state' parameter of make_compound"):
+        make_compound_corpus(random_state=random_state)
+    with pytest.raises(ValueError, match="'random_state' parameter of make_lda_corpus"):
+        make_lda_corpus(2, 5, 3, 4, random_state=random_state)
+
+
 @pytest.mark.parametrize(
     "args, kwargs, match",
     [
@@ -496,3 +509,19 @@ def test_make_compound_corpus_invalid_arguments(params, match):
 def test_make_lda_corpus_invalid_arguments(args, kwargs, match):
     with pytest.raises(ValueError, match=match):
         make_lda_corpus(*args, **kwargs, random_state=0)
+
+
+def test_numpy_scalar_arguments_match_python_ones():
+    a = make_compound_corpus(
+        n_topics=np.int64(2), n_features=np.int32(10), n_collections=np.int16(2),
+        docs_per_collection=np.uint8(5), doc_length=(np.int64(3), 9),
+        alpha=np.float32(0.5), gamma=np.float64(2.0), eta=np.float32(0.25),
+        random_state=0,
+    )
+    b = make_compound_corpus(
+        n_topics=2, n_features=10, n_collections=2, docs_per_collection=5,
+        doc_length=(3, 9), alpha=float(np.float32(0.5)), gamma=2.0,
+        eta=float(np.float32(0.25)), random_state=0,
+    )
+    np.testing.assert_array_equal(a.data.toarray(), b.data.toarray())
+    np.testing.assert_array_equal(a.beta, b.beta)

@@ -570,3 +570,63 @@ def test_topic_sizes_compound_lda_groups(compound_corpus):
     lengths = np.asarray(X.sum(axis=1)).ravel()
     expected = lengths @ clda.transform(X, groups=groups)
     assert np.allclose(topic_sizes(clda, X, groups=groups), expected)
+
+
+# ------------------------------------------------------ parameter checks
+# validate_params with StrictInterval: True and np.True_ are refused alike.
+_ONES = np.ones((10, 4))
+
+
+@pytest.mark.parametrize("flag", [True, np.True_], ids=["True", "np.True_"])
+@pytest.mark.parametrize(
+    "call, param",
+    [
+        (lambda v: top_word_indices(_ONES, n=v), "n"),
+        (lambda v: top_words(_ONES, list("abcd"), n=v), "n"),
+        (lambda v: topic_coherence(_ONES, _ONES, top_n=v), "top_n"),
+        (lambda v: topic_coherence(_ONES, _ONES, top_n=2, smoothing=v), "smoothing"),
+        (lambda v: doc_completion_split(_ONES, test_size=v), "test_size"),
+        (lambda v: doc_completion_split(_ONES, word_share=v), "word_share"),
+    ],
+    ids=["top_word_indices", "top_words", "top_n", "smoothing", "test_size",
+         "word_share"],
+)
+def test_boolean_flags_are_not_numbers(call, param, flag):
+    with pytest.raises(ValueError, match=rf"'{param}' parameter of \w+ must be"):
+        call(flag)
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: top_word_indices(_ONES, n=0), r"'n' parameter .* \[1, inf\)"),
+        (lambda: top_word_indices(_ONES, n=2.0), r"'n' parameter"),
+        (lambda: top_word_indices(_ONES, n=5), r"n passed to top_word_indices must be "
+                                               r"at most the number of features \(4\)"),
+        (lambda: topic_coherence(_ONES, _ONES, top_n=2, smoothing=np.inf),
+         r"'smoothing' parameter .* \(0.0, inf\)"),
+        (lambda: doc_completion_split(_ONES, random_state=-1), "'random_state' parameter"),
+        (lambda: align_topics(_ONES, _ONES, metric="cosine"), "'metric' parameter"),
+        (lambda: topic_sizes(None, _ONES), "'doc_topic' parameter"),
+        (lambda: perplexity(np.ones((2, 2)), _ONES, _ONES), "'estimator' parameter"),
+    ],
+)
+def test_parameter_messages(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_numpy_scalars_are_accepted():
+    X = np.ones((10, 4))
+    assert top_word_indices(X, n=np.int64(2)).shape == (10, 2)
+    split = doc_completion_split(X, test_size=np.int32(3), word_share=np.float32(0.5),
+                                 random_state=np.random.default_rng(0))
+    assert split.X_test.shape == (3, 4)
+
+
+def test_topic_sizes_dataframe_is_a_matrix_not_an_estimator():
+    # A DataFrame has a transform method but is no model: use its values.
+    pd = pytest.importorskip("pandas")
+    doc_topic = pd.DataFrame([[0.5, 0.5], [1.0, 0.0]])
+    X = np.array([[2, 2, 0], [0, 1, 5]])
+    np.testing.assert_allclose(topic_sizes(doc_topic, X), [8.0, 2.0])

@@ -124,7 +124,7 @@ def test_autocorrelation_edge_cases():
     # A constant series has no autocorrelation beyond lag 0.
     acf = autocorrelation(np.full(6, 0.3), max_lag=3)
     assert acf[0] == 1.0 and np.isnan(acf[1:]).all()
-    for bad in (-1, 1.5, True):
+    for bad in (-1, 1.5, True, np.True_):
         with pytest.raises(ValueError, match="max_lag"):
             autocorrelation(np.arange(5.0), max_lag=bad)
     with pytest.raises(ValueError, match="at least 2 draws"):
@@ -553,3 +553,76 @@ def test_missing_matplotlib_message(clda, monkeypatch):
             call()
     # The autocorrelation needs NumPy only.
     assert autocorrelation([1.0, 2.0, 3.0]).shape == (3,)
+
+
+# ------------------------------------------------------ parameter checks
+@pytest.mark.parametrize("flag", [True, np.True_], ids=["True", "np.True_"])
+def test_boolean_flags_are_not_counts(clda, clda_chain, flag):
+    # validate_params with StrictInterval: True and np.True_ are refused alike.
+    calls = [
+        (lambda: TopicWordsDisplay.from_estimator(clda, VOCAB, n_words=flag), "n_words"),
+        (lambda: TopicWordsDisplay.from_estimator(clda, VOCAB, n_cols=flag), "n_cols"),
+        (lambda: CollectionTopicDisplay.from_estimator(clda, top_words=flag), "top_words"),
+        (lambda: CollectionTopicDisplay.from_estimator(clda, n_topics=flag), "n_topics"),
+        (lambda: CollectionTopicDisplay.from_estimator(clda, interval=flag), "interval"),
+        (lambda: PiTraceDisplay.from_estimator(clda_chain, max_lag=flag), "max_lag"),
+        (lambda: PiTraceDisplay.from_estimator(clda_chain, n_cols=flag), "n_cols"),
+    ]
+    for call, param in calls:
+        with pytest.raises(ValueError, match=rf"'{param}' parameter of \w+\.\w+ must"):
+            call()
+
+
+def test_plot_checks_arguments_and_stored_attributes(clda, clda_chain):
+    samples = clda_chain.collection_topic_samples_
+    with pytest.raises(ValueError, match="'max_lag' parameter of PiTraceDisplay must"):
+        PiTraceDisplay(samples, max_lag=0).plot(kind="acf")
+    with pytest.raises(ValueError, match="'max_lag' parameter of PiTraceDisplay.plot"):
+        PiTraceDisplay(samples).plot(kind="acf", max_lag=0)
+    with pytest.raises(ValueError, match="'kind' parameter of PiTraceDisplay must"):
+        PiTraceDisplay(samples, kind="hist").plot()
+    # max_lag is only used by the autocorrelation plot.
+    assert PiTraceDisplay(samples, max_lag=0).plot(kind="trace").acf_ is None
+    props = clda.collection_topic_
+    with pytest.raises(ValueError, match="'kind' parameter of CollectionTopicDisplay must"):
+        CollectionTopicDisplay(props, kind="pie").plot()
+    with pytest.raises(ValueError, match="'n_cols' parameter of TopicWordsDisplay.plot"):
+        TopicWordsDisplay([["a"]], [[1.0]]).plot(n_cols=0)
+
+
+def test_topic_words_ranked_by_metrics_top_words():
+    # Ties keep the lower feature index first, as metrics.top_words does.
+    from sklearn.base import BaseEstimator
+
+    from sklearn_clda.metrics import top_words
+
+    class Topics(BaseEstimator):
+        def fit(self, X=None, y=None):
+            return self
+
+    model = Topics()
+    model.components_ = np.array([[1.0, 3.0, 3.0, 1.0, 2.0], [2.0, 2.0, 2.0, 2.0, 2.0]])
+    names = np.array(list("abcde"))
+    disp = TopicWordsDisplay.from_estimator(model, names, n_words=4)
+    expected = top_words(model.components_, names, n=4)
+    assert expected.tolist() == [["b", "c", "e", "a"], ["a", "b", "c", "d"]]
+    assert np.asarray(disp.words).tolist() == expected.tolist()
+    # n_words beyond the vocabulary is clipped to it.
+    disp = TopicWordsDisplay.from_estimator(model, names, n_words=9)
+    assert np.asarray(disp.words).shape == (2, 5)
+
+
+def test_pi_trace_default_line_style(clda_chain):
+    # Markers on autocorrelations and on short traces, plain long traces;
+    # line_kw overrides the defaults.
+    samples = clda_chain.collection_topic_samples_
+    assert samples.shape[0] > 30
+    long_trace = PiTraceDisplay(samples).plot(kind="trace")
+    assert long_trace.lines_[0, 0].get_marker() in ("None", None, "")
+    short_trace = PiTraceDisplay(samples[:30]).plot(kind="trace")
+    assert short_trace.lines_[0, 0].get_marker() == "o"
+    acf = PiTraceDisplay(samples).plot(kind="acf", max_lag=5)
+    assert acf.lines_[0, 0].get_marker() == "o"
+    assert acf.lines_[0, 0].get_linewidth() == 1.0
+    styled = PiTraceDisplay(samples).plot(kind="acf", max_lag=5, line_kw={"marker": "x"})
+    assert styled.lines_[0, 0].get_marker() == "x"
