@@ -43,12 +43,17 @@ import numpy as np
 from scipy.special import gammaln
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from . import _sampling
 from ._chunking import balanced_bounds, pieces
-from ._corpus import check_counts, count_tokens, csr_to_tokens, split_alternate
+from ._corpus import (
+    StrictInterval,
+    check_counts,
+    count_tokens,
+    csr_to_tokens,
+    split_alternate,
+)
 from ._progress import LOGGER as _LOGGER
 from ._progress import progress as _progress
 from ._progress import verbose_logging as _verbose_logging
@@ -69,7 +74,7 @@ _MIN_TOKENS_PER_SHARD = 1024
 
 def concentration_interval():
     """The ``_parameter_constraints`` entry of a Dirichlet concentration."""
-    return Interval(Real, MIN_CONCENTRATION, MAX_CONCENTRATION, closed="both")
+    return StrictInterval(Real, MIN_CONCENTRATION, MAX_CONCENTRATION, closed="both")
 
 
 class _GibbsState:
@@ -347,15 +352,15 @@ class _BaseGibbsTopicModel(
     """Base class of the Gibbs-sampled topic models (not public)."""
 
     _parameter_constraints: dict = {
-        "n_components": [Interval(Integral, 1, MAX_COMPONENTS, closed="both")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "burn_in": [None, Interval(Integral, 0, None, closed="left")],
-        "thin": [Interval(Integral, 1, None, closed="left")],
-        "evaluate_every": [Integral],
-        "max_doc_update_iter": [Interval(Integral, 1, None, closed="left")],
-        "mean_change_tol": [Interval(Real, 0, None, closed="left")],
-        "prior_update_every": [Interval(Integral, 1, None, closed="left")],
-        "n_jobs": [None, Integral],
+        "n_components": [StrictInterval(Integral, 1, MAX_COMPONENTS, closed="both")],
+        "max_iter": [StrictInterval(Integral, 1, None, closed="left")],
+        "burn_in": [None, StrictInterval(Integral, 0, None, closed="left")],
+        "thin": [StrictInterval(Integral, 1, None, closed="left")],
+        "evaluate_every": [StrictInterval(Integral, None, None, closed="neither")],
+        "max_doc_update_iter": [StrictInterval(Integral, 1, None, closed="left")],
+        "mean_change_tol": [StrictInterval(Real, 0, None, closed="left")],
+        "prior_update_every": [StrictInterval(Integral, 1, None, closed="left")],
+        "n_jobs": [None, StrictInterval(Integral, None, None, closed="neither")],
         "verbose": ["verbose"],
         "random_state": ["random_state"],
     }
@@ -449,14 +454,7 @@ class _BaseGibbsTopicModel(
 
     # ---------------------------------------------------------------- fitting
     def _check_common_params(self):
-        """Checks beyond ``_parameter_constraints`` (which lets bools pass as ints)."""
-        for name in ("n_components", "max_iter", "burn_in", "thin", "evaluate_every",
-                     "max_doc_update_iter", "prior_update_every", "n_jobs"):
-            value = getattr(self, name)
-            if isinstance(value, (bool, np.bool_)):
-                raise ValueError(
-                    f"{name} of {type(self).__name__} must be an int, got the bool {value!r}."
-                )
+        """Checks beyond ``_parameter_constraints``."""
         _effective_n_jobs(self.n_jobs)
 
     def _learned_priors(self):

@@ -8,10 +8,10 @@ import numpy as np
 from scipy.special import gammaln
 from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 
 from ._base import _BaseGibbsTopicModel, concentration_interval
-from ._corpus import check_counts, check_group_labels, count_tokens
+from ._corpus import StrictInterval, check_counts, check_group_labels, count_tokens
 from ._hyper import (
     count_histogram,
     group_topic_histogram,
@@ -316,8 +316,8 @@ class CompoundLDA(_BaseGibbsTopicModel):
         "gamma": [None, concentration_interval()],
         "eta": [None, concentration_interval()],
         "algorithm": [StrOptions({"ags", "mgs", "vem"})],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "step_size": [Interval(Real, 0, None, closed="neither")],
+        "tol": [StrictInterval(Real, 0, None, closed="left")],
+        "step_size": [StrictInterval(Real, 0, None, closed="neither")],
         "adapt_step_size": ["boolean"],
         "learn_priors": ["boolean", StrOptions({"eta", "gamma", "alpha"}), list, tuple],
     }
