@@ -540,6 +540,7 @@ class _BaseGibbsTopicModel(
         if averager.n_kept == 0:  # burn_in + thin overshoots max_iter: keep the last state
             self._keep(run, state, averager)
         return {
+            "bound_": self._last_state_perplexity(run, state, X),
             **averager.finish(self._eta_value(run)),
             **self._finish_run(run),
             "n_iter_": self.max_iter,
@@ -581,6 +582,20 @@ class _BaseGibbsTopicModel(
     def _record(self, run, state, trace, iteration):
         trace.record(iteration, self._joint_log_likelihood(run, state), self._trace_values(run))
 
+    def _last_state_perplexity(self, run, state, X):
+        """Training perplexity at the chain's last state (scikit-learn's
+        ``bound_``): ``exp(-sum_dw n_dw log(theta_d . phi_w) / N)`` with
+        ``theta_d`` and ``phi_k`` the posterior means given the last ``z``."""
+        eta = self._eta_value(run)
+        V = state.nwk.shape[0]
+        phi = (state.nwk + eta) / (state.nk + V * eta)
+        doc_prior = self._sweep_prior(run)[state.doc_group]
+        theta = state.ndk + doc_prior
+        theta /= theta.sum(axis=1, keepdims=True)
+        ll = np.empty(X.shape[0])
+        _sampling.doc_log_likelihood(*_csr_arrays(X), theta, np.ascontiguousarray(phi), ll)
+        return float(np.exp(-ll.sum() / state.words.shape[0]))
+
     def _joint_log_likelihood(self, run, state):
         """log p(w, z) (and log p(pi | alpha) for cLDA) at the current state."""
         K = self.n_components
@@ -599,7 +614,8 @@ class _BaseGibbsTopicModel(
     # -------------------------------------------------------------- inference
     def _topic_word(self):
         """Topic-word probabilities, word-major (n_features, n_components)."""
-        phi = self.components_ / self.components_.sum(axis=1, keepdims=True)
+        components = self.components_.astype(np.float64, copy=False)
+        phi = components / components.sum(axis=1, keepdims=True)
         return np.ascontiguousarray(phi.T)
 
     def _inference_pieces(self, indptr):
@@ -628,11 +644,18 @@ class _BaseGibbsTopicModel(
         _map_interruptibly(run, *self._inference_pieces(indptr))
         return theta
 
-    def _transform(self, X, groups, method="transform"):
+    def _transform(self, X, groups, normalize=True, method="transform"):
         check_is_fitted(self)
+        dtype = _output_dtype(X)
         X = check_counts(self, X, reset=False, method=method)
         prior_rows, doc_rows = self._inference_prior(groups, X.shape[0], method)
-        return self._fold_in(X, prior_rows, doc_rows, self._topic_word())
+        theta = self._fold_in(X, prior_rows, doc_rows, self._topic_word())
+        if not normalize:
+            # The fixed point's pseudo-counts: prior + expected topic counts,
+            # which sum to the prior's total plus the document's length.
+            mass = prior_rows.sum(axis=1)[doc_rows] + np.asarray(X.sum(axis=1)).ravel()
+            theta *= mass[:, None]
+        return theta.astype(dtype, copy=False)
 
     def _score_docs(self, X, groups, method):
         """Per-document completion log-likelihood and the number of tokens scored."""
@@ -675,8 +698,22 @@ class _BaseGibbsTopicModel(
         tags = super().__sklearn_tags__()
         tags.input_tags.positive_only = True
         tags.input_tags.sparse = True
-        tags.transformer_tags.preserves_dtype = ["float64"]
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
+
+
+def _output_dtype(X):
+    """float32 for float32 input (as scikit-learn's LDA), else float64."""
+    return np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
+
+
+def _as_dtype(fitted, dtype):
+    """The fitted topic and document arrays in the input's float dtype."""
+    if dtype == np.float64:
+        return fitted
+    for name in ("components_", "doc_topic_"):
+        fitted[name] = fitted[name].astype(dtype)
+    return fitted
 
 
 def _check_table_memory(X, n_components, n_groups, name):

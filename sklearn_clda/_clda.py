@@ -9,8 +9,16 @@ from scipy.special import gammaln
 from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_is_fitted
 
-from ._base import _BaseGibbsTopicModel, concentration_interval
+from . import _sampling
+from ._base import (
+    _as_dtype,
+    _BaseGibbsTopicModel,
+    _csr_arrays,
+    _output_dtype,
+    concentration_interval,
+)
 from ._corpus import StrictInterval, check_counts, check_group_labels, count_tokens
 from ._hyper import (
     count_histogram,
@@ -192,6 +200,20 @@ class CompoundLDA(_BaseGibbsTopicModel):
         Training documents' topic proportions from the chain,
         ``(n_jdk + gamma pi_jk) / (n_jd + gamma)`` averaged over kept
         samples.
+
+    topic_word_prior_ : float
+        The same as ``eta_``, under the name scikit-learn's LDA uses.
+
+    doc_topic_prior_ : ndarray of shape (n_groups, n_components)
+        Each collection's document-topic prior ``gamma_ * collection_topic_``
+        (a view computed on access), under scikit-learn's LDA name.
+
+    bound_ : float
+        Training-set perplexity at the chain's last state (for VEM, at the
+        variational means), ``exp(-sum_dw n_dw log(theta_d . phi_w) / N)``
+        with the posterior means of ``theta`` and ``phi`` given the last
+        topic assignments; scikit-learn's LDA reports its final training
+        perplexity under this name.
 
     groups_ : ndarray of shape (n_groups,) or None
         The distinct collection labels seen in ``fit``, sorted. ``None``
@@ -498,6 +520,20 @@ class CompoundLDA(_BaseGibbsTopicModel):
             )
         return prior, rows
 
+    # views for code written for scikit-learn's LDA ------------------------
+    @property
+    def topic_word_prior_(self):
+        """The topic-word prior ``eta_`` under scikit-learn's LDA name."""
+        check_is_fitted(self, "eta_")
+        return self.eta_
+
+    @property
+    def doc_topic_prior_(self):
+        """Each collection's document-topic prior ``gamma_ * collection_topic_``,
+        shape (n_groups, n_components), under scikit-learn's LDA name."""
+        check_is_fitted(self, "collection_topic_")
+        return self.gamma_ * self.collection_topic_
+
     # public API ------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, groups=None):
@@ -522,6 +558,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
             Fitted estimator.
         """
         with self._fit_transaction():
+            dtype = _output_dtype(X)
             X = check_counts(self, X, reset=True, method="fit")
             self._check_common_params()
             self._learned_priors()
@@ -532,7 +569,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
             fitted = fit(X, codes, n_groups)
             fitted["groups_"] = labels
             fitted["collection_sizes_"] = np.bincount(codes, minlength=n_groups)
-            self._publish(fitted)
+            self._publish(_as_dtype(fitted, dtype))
         return self
 
     def _fit_vem(self, X, codes, n_groups):
@@ -567,7 +604,13 @@ class CompoundLDA(_BaseGibbsTopicModel):
                 f"EM iterations before the bound converged (tol={self.tol}).",
                 ConvergenceWarning,
             )
+        topic_word = result["topic_word"] / result["topic_word"].sum(axis=1, keepdims=True)
+        ll = np.empty(X.shape[0])
+        _sampling.doc_log_likelihood(
+            *_csr_arrays(X), result["doc_topic"], np.ascontiguousarray(topic_word.T), ll
+        )
         return {
+            "bound_": float(np.exp(-ll.sum() / count_tokens(X))),
             "alpha_": float(result["alpha"]),
             "gamma_": float(result["gamma"]),
             "eta_": float(result["eta"]),
@@ -585,7 +628,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
             "sweep_times_": np.full(n_iter, seconds / max(n_iter, 1)),
         }
 
-    def transform(self, X, groups=None):
+    def transform(self, X, groups=None, *, normalize=True):
         """Infer documents' topic proportions with topics and mixtures held fixed.
 
         Parameters
@@ -597,12 +640,19 @@ class CompoundLDA(_BaseGibbsTopicModel):
             Collection label of each document. See Notes in the class
             docstring for unseen labels and ``None``.
 
+        normalize : bool, default=True
+            Whether to normalize the rows. ``False`` returns the fold-in's
+            pseudo-counts ``gamma * pi_j + expected topic counts`` (rows
+            summing to ``gamma`` plus the document's length).
+
         Returns
         -------
         doc_topic_distr : ndarray of shape (n_samples, n_components)
-            Topic proportions; rows sum to 1. Deterministic, row by row.
+            Topic proportions; rows sum to 1 when ``normalize``.
+            Deterministic, row by row. float32 for float32 ``X``, else
+            float64.
         """
-        return self._transform(X, groups)
+        return self._transform(X, groups, normalize=normalize)
 
     def fit_transform(self, X, y=None, groups=None):
         """Fit the model, then transform the training documents.
@@ -651,7 +701,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
         """
         return self._score(X, groups, sample_weight)
 
-    def perplexity(self, X, groups=None):
+    def perplexity(self, X, groups=None, sub_sampling=False):
         """Held-out perplexity by document completion, ``exp(-score / n_tokens)``.
 
         Parameters
@@ -661,6 +711,10 @@ class CompoundLDA(_BaseGibbsTopicModel):
 
         groups : array-like of shape (n_samples,), default=None
             Collection label of each document.
+
+        sub_sampling : bool, default=False
+            Accepted for compatibility with scikit-learn's
+            ``LatentDirichletAllocation.perplexity``; no effect.
 
         Returns
         -------

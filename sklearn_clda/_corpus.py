@@ -309,6 +309,21 @@ def _caller_stacklevel():
     return 1
 
 
+def _check_rounding_keeps_mass(data, rounded, where):
+    """Refuse input that rounding to counts would mostly erase (TF-IDF,
+    normalized rows): a Gibbs sampler would fit noise behind a warning."""
+    total = float(data.sum(dtype=np.float64))
+    kept = float(rounded.sum(dtype=np.float64))
+    if total > 0 and kept < 0.5 * total:
+        raise ValueError(
+            f"{where} does not look like word counts: rounding it to integers "
+            f"keeps only {kept / total:.0%} of its total mass (TF-IDF weights or "
+            "normalized rows?). The Gibbs samplers model counts; build X with "
+            "sklearn.feature_extraction.text.CountVectorizer instead of "
+            "TfidfVectorizer."
+        )
+
+
 def to_count_csr(X, name, input_name="X"):
     """A validated finite matrix as canonical CSR counts.
 
@@ -319,8 +334,9 @@ def to_count_csr(X, name, input_name="X"):
     ``ValueError`` (the kernels index words with 32-bit integers).
     Negative values raise ``ValueError`` ("Negative values in data passed
     to {name}"); non-integer values are rounded to the nearest integer
-    with a ``UserWarning`` pointing at the caller's line. The caller's
-    arrays are never modified.
+    with a ``UserWarning`` pointing at the caller's line, unless rounding
+    keeps less than half of the total mass (TF-IDF or normalized rows),
+    which raises ``ValueError``. The caller's arrays are never modified.
 
     Returns
     -------
@@ -343,6 +359,7 @@ def to_count_csr(X, name, input_name="X"):
     data = X.data
     if data.dtype.kind == "f":
         rounded = np.rint(data)
+        _check_rounding_keeps_mass(data, rounded, where)
         if not np.array_equal(rounded, data):
             warnings.warn(
                 f"{where} contains non-integer values; they were "

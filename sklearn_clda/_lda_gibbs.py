@@ -7,7 +7,9 @@ from sklearn.utils._param_validation import StrOptions
 from ._base import (
     MAX_CONCENTRATION,
     MIN_CONCENTRATION,
+    _as_dtype,
     _BaseGibbsTopicModel,
+    _output_dtype,
     concentration_interval,
 )
 from ._corpus import check_counts
@@ -125,6 +127,13 @@ class LDAGibbs(_BaseGibbsTopicModel):
 
     topic_word_prior_ : float
         The topic-word prior used (learned if requested).
+
+    bound_ : float
+        Training-set perplexity at the chain's last state,
+        ``exp(-sum_dw n_dw log(theta_d . phi_w) / N)`` with the posterior
+        means of ``theta`` and ``phi`` given the last topic assignments
+        (scikit-learn's LDA reports its final training perplexity under
+        this name).
 
     n_iter_ : int
         Number of sweeps run.
@@ -357,13 +366,14 @@ class LDAGibbs(_BaseGibbsTopicModel):
             Fitted estimator.
         """
         with self._fit_transaction():
+            dtype = _output_dtype(X)
             X = check_counts(self, X, reset=True, method="fit")
             self._doc_topic_prior_value()
             fitted = self._fit_gibbs(X, np.zeros(X.shape[0], dtype=np.int32), 1)
-            self._publish(fitted)
+            self._publish(_as_dtype(fitted, dtype))
         return self
 
-    def transform(self, X):
+    def transform(self, X, *, normalize=True):
         """Infer the topic proportions of documents with the topics held fixed.
 
         Parameters
@@ -371,13 +381,20 @@ class LDAGibbs(_BaseGibbsTopicModel):
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Document-term counts.
 
+        normalize : bool, default=True
+            Whether to normalize the rows. ``False`` returns the fold-in's
+            pseudo-counts ``doc_topic_prior + expected topic counts`` (rows
+            summing to the prior's total plus the document's length), the
+            analogue of scikit-learn's unnormalized variational parameters.
+
         Returns
         -------
         doc_topic_distr : ndarray of shape (n_samples, n_components)
-            Topic proportions; each row sums to 1. Deterministic for a
-            fitted model, and each row depends only on its document.
+            Topic proportions; each row sums to 1 when ``normalize``.
+            Deterministic for a fitted model, and each row depends only on
+            its document. float32 for float32 ``X``, else float64.
         """
-        return self._transform(X, None)
+        return self._transform(X, None, normalize=normalize)
 
     def fit_transform(self, X, y=None):
         """Fit the model, then transform the training documents.
@@ -427,13 +444,18 @@ class LDAGibbs(_BaseGibbsTopicModel):
         """
         return self._score(X, None, sample_weight)
 
-    def perplexity(self, X):
+    def perplexity(self, X, sub_sampling=False):
         """Held-out perplexity by document completion, ``exp(-score / n_tokens)``.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Document-term counts.
+
+        sub_sampling : bool, default=False
+            Accepted for compatibility with scikit-learn's
+            ``LatentDirichletAllocation.perplexity``; it has no effect here
+            (every document is scored).
 
         Returns
         -------

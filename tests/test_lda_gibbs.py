@@ -309,8 +309,12 @@ def test_input_formats_give_identical_fit(corpus, convert):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # integer-valued input must not warn
         lda = LDAGibbs(**params).fit(convert(corpus))
-    assert_array_equal(lda.components_, reference.components_)
-    assert_array_equal(lda.doc_topic_, reference.doc_topic_)
+    # float32 input gives float32 topics (as scikit-learn's LDA), the same
+    # chain's values rounded to float32.
+    dtype = np.float32 if getattr(convert(corpus[:1]), "dtype", None) == np.float32 else np.float64
+    assert lda.components_.dtype == dtype and lda.doc_topic_.dtype == dtype
+    assert_array_equal(lda.components_, reference.components_.astype(dtype))
+    assert_array_equal(lda.doc_topic_, reference.doc_topic_.astype(dtype))
 
 
 def test_non_integer_input_is_rounded_with_warning(corpus):
@@ -366,13 +370,26 @@ def test_non_finite_values_raise(corpus, bad, sparse):
         LDAGibbs(max_iter=5).fit(X)
 
 
-@pytest.mark.parametrize("X", [np.zeros((4, 6)), sp.csr_matrix((4, 6)),
-                               np.full((4, 6), 0.2)])
+@pytest.mark.parametrize("X", [np.zeros((4, 6)), sp.csr_matrix((4, 6))])
 def test_corpus_without_tokens_raises(X):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # the 0.2 -> 0 rounding
-        with pytest.raises(ValueError, match="no tokens"):
+    with pytest.raises(ValueError, match="no tokens"):
+        LDAGibbs(max_iter=5).fit(X)
+
+
+def test_tfidf_like_input_is_refused():
+    # Rounding erases most of the mass of TF-IDF weights or normalized rows:
+    # a clear error instead of topics fitted on what is left.
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    rng = np.random.default_rng(0)
+    vocab = [f"word{i}" for i in range(300)]
+    texts = [" ".join(rng.choice(vocab, size=60)) for _ in range(40)]
+    for X in (np.full((4, 6), 0.2), TfidfVectorizer().fit_transform(texts)):
+        with pytest.raises(ValueError, match="does not look like word counts"):
             LDAGibbs(max_iter=5).fit(X)
+    # Moderately non-integer input keeps the rounding warning.
+    with pytest.warns(UserWarning, match="rounded"):
+        LDAGibbs(n_components=2, max_iter=5).fit(np.full((4, 6), 1.3))
 
 
 @pytest.mark.parametrize("method", ["transform", "score", "perplexity"])
