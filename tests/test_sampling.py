@@ -301,6 +301,12 @@ def test_gibbs_sweep_rejects_inconsistent_shapes():
         _sampling.gibbs_sweep(s["words"][:-1].copy(), s["doc_ptr"], s["doc_group"],
                               s["z"][:-1].copy(), s["nwk"], s["ndk"], s["nk"],
                               s["prior"], 0.1, tables, np.random.PCG64(0))
+    # Tables with other rows than the prior: refused before any token moves
+    # (the kernel writes tables[g, k] without bounds checks).
+    z0 = s["z"].copy()
+    with pytest.raises(ValueError, match="inconsistent array shapes passed to gibbs"):
+        _kernel_sweep(s, 0.1, np.zeros((1, 4), dtype=np.int64), np.random.PCG64(0))
+    np.testing.assert_array_equal(s["z"], z0)
 
 
 # --------------------------------------------- gibbs_sweep: the conditional
