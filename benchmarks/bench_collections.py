@@ -11,8 +11,9 @@ which includes the Antoniak and pi steps, or the MMALA step) over
 process (``ru_maxrss``), and both as ratios to the 2-collection row.
 
 Before the compact Antoniak draws, one collection per document cost
-O(collections x K x 64) per sweep in time and memory (about 30 times the
-2-collection sweep and 2 GB at K=100 on 10^4 documents).
+O(collections x K x 64) per sweep in time and memory: on 10^4 documents,
+16 times the 2-collection sweep and 2 GB at K=100, 21 times and 18 GB at
+K=1000.
 
 Run: python benchmarks/bench_collections.py [--ks 100 1000] [--json out.json]
 """

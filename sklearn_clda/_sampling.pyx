@@ -46,7 +46,7 @@ np.import_array()
 
 cdef enum:
     _BLOCK = 8  # topics per block of the inversion search
-    _CRP_HIST = 64  # Antoniak draws: counts below this go through the histogram
+    _CRP_HIST = 64  # Antoniak draws: counts below this are drawn in aggregate after the sweep
 
 
 cdef inline bitgen_t* _get_bitgen(object bit_generator) except NULL:
@@ -227,8 +227,8 @@ def gibbs_sweep(
         tables[g, big] += crp_tables(n[big], prior[g, big], bit_generator)
         # after the sweep (a document's row does not change once its tokens
         # are done, so the final ndk holds the counts of every document):
-        hist = np.zeros((G, K, M)); small = ndk < M
-        np.add.at(hist, (doc_group[:, None], np.arange(K), ndk), small)
+        hist = np.zeros((G, K, M), dtype=np.int64)  # docs of g with ndk[d, k] = n < M
+        np.add.at(hist, (doc_group[:, None], np.arange(K), np.minimum(ndk, M - 1)), ndk < M)
         tail = np.cumsum(hist[:, :, ::-1], axis=2)[:, :, ::-1]  # docs with n' >= n
         c = tail[:, :, 2:]                    # docs with n' > l, for l = 1..M-2
         p = prior[:, :, None] / (prior[:, :, None] + np.arange(1, M - 1))
