@@ -53,11 +53,25 @@ def group_topic_histogram(ndk, doc_group, n_groups):
     K = ndk.shape[1]
     rows, cols = np.nonzero(ndk)
     vals = ndk[rows, cols].astype(np.int64)
-    n_max = int(vals.max()) if vals.size else 0
+    width = int(vals.max()) + 1 if vals.size else 1
     jk = np.asarray(doc_group)[rows].astype(np.int64) * K + cols
-    hist = np.bincount(jk * (n_max + 1) + vals, minlength=n_groups * K * (n_max + 1))
-    codes = np.flatnonzero(hist)
-    return codes // (n_max + 1), codes % (n_max + 1), hist[codes]
+    codes, mult = _distinct_counts(jk * width + vals, n_groups * K * width)
+    return codes // width, codes % width, mult
+
+
+def _distinct_counts(codes, n_codes):
+    """Sorted distinct values of ``codes`` (int64 in ``[0, n_codes)``) and their counts.
+
+    A dense ``bincount`` where ``n_codes`` is small next to the number of
+    codes (few collections), a sort otherwise, so that neither time nor
+    memory grows with ``n_codes`` beyond ``O(len(codes))``: one collection
+    per document, say, gives ``n_codes`` in the billions.
+    """
+    if n_codes <= 4 * codes.size + 4096:
+        hist = np.bincount(codes, minlength=n_codes)
+        values = np.flatnonzero(hist)
+        return values, hist[values]
+    return np.unique(codes, return_counts=True)
 
 
 def _psi_diff(n, x):

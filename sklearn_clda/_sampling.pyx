@@ -16,7 +16,7 @@ passed in (its ``next_double``), never from a global or recycled source.
 from cpython.exc cimport PyErr_CheckSignals
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport fabs, log
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 from numpy.random cimport bitgen_t
 
 cdef extern from "_gibbs_kernel.h":
@@ -47,7 +47,7 @@ np.import_array()
 
 cdef enum:
     _BLOCK = 8  # topics per block of the inversion search
-    _CRP_HIST = 64  # Antoniak draws: counts below this go through the histogram
+    _CRP_HIST = 64  # Antoniak draws: counts below this are drawn in aggregate after the sweep
 
 
 cdef enum:
@@ -238,8 +238,10 @@ def gibbs_sweep(
         # after each document d: n = ndk[d], topic order
         big = (n >= M)                  # rare: drawn right away, in topic order
         tables[g, big] += crp_tables(n[big], prior[g, big], bit_generator)
-        hist[g, np.arange(K)[~big], n[~big]] += 1
-        # after the sweep:
+        # after the sweep (a document's row does not change once its tokens
+        # are done, so the final ndk holds the counts of every document):
+        hist = np.zeros((G, K, M), dtype=np.int64)  # docs of g with ndk[d, k] = n < M
+        np.add.at(hist, (doc_group[:, None], np.arange(K), np.minimum(ndk, M - 1)), ndk < M)
         tail = np.cumsum(hist[:, :, ::-1], axis=2)[:, :, ::-1]  # docs with n' >= n
         c = tail[:, :, 2:]                    # docs with n' > l, for l = 1..M-2
         p = prior[:, :, None] / (prior[:, :, None] + np.arange(1, M - 1))
@@ -247,6 +249,14 @@ def gibbs_sweep(
         extra = np.zeros(c.shape, dtype=np.int64)
         extra[cells] = Generator(bit_generator).binomial(c[cells], p[cells])
         tables += tail[:, :, 1] + extra.sum(axis=2)
+
+    The kernel never builds ``hist``: the cells with ``c > 0`` of a
+    ``(g, k)`` are exactly ``l = 1 .. max_n - 1``, with ``max_n`` the
+    largest count below ``M`` of the collection's documents, so it lays
+    them out compactly in the same (C) order and makes the same single
+    binomial call on them (see ``_add_small_tables``). Time and memory are
+    ``O(n_tokens + n_docs * K + G * K)``, whatever the number of
+    collections.
 
     ``nwk`` has ``K`` columns, or ``padded_n_components(K)`` columns whose
     extra ones are zero (they stay zero). The padded layout lets the AVX2
@@ -284,7 +294,8 @@ def gibbs_sweep(
     if ((nwk.shape[1] != K and nwk.shape[1] != K_pad) or ndk.shape[1] != K
             or prior.shape[1] != K or ndk.shape[0] != n_docs
             or doc_group.shape[0] != n_docs or z.shape[0] != words.shape[0]
-            or tables.shape[1] != K):
+            or tables.shape[1] != K
+            or (tables.shape[0] > 0 and tables.shape[0] != prior.shape[0])):
         raise ValueError("inconsistent array shapes passed to gibbs_sweep")
     if n_docs > 0 and doc_ptr[n_docs] != words.shape[0]:
         raise ValueError("doc_ptr does not cover the token arrays")
@@ -315,12 +326,6 @@ def gibbs_sweep(
     cdef double* p = <double*> np.PyArray_DATA(p_arr)
     cdef double* cum = (<double*> np.PyArray_DATA(cum_arr)) + 1
     cdef double* u_buf = <double*> np.PyArray_DATA(u_arr)
-    # Histogram of the document-topic counts below _CRP_HIST per (g, k),
-    # for the binomial form of the Antoniak draws.
-    cdef Py_ssize_t n_groups = prior.shape[0]
-    hist_arr = _line_buffer((n_groups if draw_tables else 0) * K * _CRP_HIST,
-                            np.int32).reshape(-1, K, _CRP_HIST)
-    cdef int32_t[:, :, ::1] hist = hist_arr
     cdef int32_t n_dk
     cdef bitgen_t* rng = _get_bitgen(bit_generator)
     cdef Py_ssize_t d, k
@@ -355,30 +360,126 @@ def gibbs_sweep(
             sweep_document(K, n_blocks, i0, i1, words_p, z_p, nwk_p, nwk_stride,
                            ndk_d, nk_p, prior_g, eta, veta, inv, invm, r, p, cum,
                            u_buf, next_word)
-            if draw_tables:
+            if draw_tables:  # the counts below _CRP_HIST are drawn after the sweep
                 for k in range(K):
                     n_dk = ndk_d[k]
-                    if n_dk < _CRP_HIST:
-                        hist[g, k, n_dk] += 1
-                    else:
+                    if n_dk >= _CRP_HIST:
                         tables[g, k] += _crp_tables(n_dk, prior_g[k], rng)
     if draw_tables:
-        _add_binomial_tables(hist_arr, np.asarray(prior), np.asarray(tables), bit_generator)
+        _add_small_tables(ndk, doc_group, prior, tables, bit_generator)
 
 
-def _add_binomial_tables(hist, prior, tables, bit_generator):
-    """Add the Antoniak sums of the documents in ``hist`` (see ``gibbs_sweep``)."""
-    M = hist.shape[2]
-    tail = np.cumsum(hist[:, :, ::-1], axis=2, dtype=np.int64)[:, :, ::-1]
-    counts = tail[:, :, 2:]
-    cells = counts > 0
-    if cells.any():
-        a = prior[:, :, None]
-        p = a / (a + np.arange(1, M - 1, dtype=np.float64))
-        extra = np.zeros(counts.shape, dtype=np.int64)
-        extra[cells] = np.random.Generator(bit_generator).binomial(counts[cells], p[cells])
-        tables += extra.sum(axis=2)
-    tables += tail[:, :, 1]
+def _add_small_tables(
+    const int32_t[:, ::1] ndk,
+    const int32_t[::1] doc_group,
+    const double[:, ::1] prior,
+    int64_t[:, ::1] tables,
+    object bit_generator,
+):
+    """Add the Antoniak sums of the counts ``0 < ndk[d, k] < 64`` to ``tables``.
+
+    The step after the sweep in ``gibbs_sweep``'s NumPy equivalent, with the
+    histogram's cells laid out compactly: for each ``(g, k)`` in C order,
+    the cells ``l = 1 .. max_n - 1`` (``max_n`` the largest count below 64
+    of the collection's documents), ``c = #docs with l < n < 64`` and ``p
+    = a / (a + l)``. These are the cells with ``c > 0`` of the dense
+    histogram, in its order, so the one binomial call draws the same
+    values. There are at most ``n_tokens`` of them.
+    """
+    cdef Py_ssize_t n_groups = prior.shape[0]
+    cdef Py_ssize_t K = prior.shape[1]
+    if (ndk.shape[1] != K or doc_group.shape[0] != ndk.shape[0]
+            or tables.shape[0] != n_groups or tables.shape[1] != K):
+        raise ValueError("inconsistent array shapes passed to _add_small_tables")
+    top_arr = np.zeros((n_groups, K), dtype=np.uint8)
+    offsets_arr = np.empty(n_groups * K + 1, dtype=np.int64)
+    cdef uint8_t[:, ::1] top = top_arr
+    cdef int64_t[::1] offsets = offsets_arr
+    cdef int64_t n_cells
+    with nogil:
+        _count_small_documents(ndk, doc_group, tables, top)
+        n_cells = _cell_offsets(top, offsets)
+    if n_cells == 0:
+        return
+    counts_arr = np.zeros(n_cells, dtype=np.int64)
+    p_arr = np.empty(n_cells, dtype=np.float64)
+    cdef int64_t[::1] counts = counts_arr
+    cdef double[::1] p = p_arr
+    with nogil:
+        _fill_cells(ndk, doc_group, prior, offsets, counts, p)
+    draws_arr = np.random.Generator(bit_generator).binomial(counts_arr, p_arr)
+    cdef const int64_t[::1] draws = draws_arr
+    with nogil:
+        _add_cell_sums(draws, offsets, tables)
+
+
+cdef void _count_small_documents(
+    const int32_t[:, ::1] ndk, const int32_t[::1] doc_group,
+    int64_t[:, ::1] tables, uint8_t[:, ::1] top,
+) noexcept nogil:
+    """``tables[g, k] += #docs with 1 <= n < 64``; ``top[g, k]`` the largest such ``n``."""
+    cdef Py_ssize_t d, k
+    cdef int32_t g, n
+    for d in range(ndk.shape[0]):
+        g = doc_group[d]
+        for k in range(ndk.shape[1]):
+            n = ndk[d, k]
+            if 0 < n < _CRP_HIST:
+                tables[g, k] += 1
+                if n > top[g, k]:
+                    top[g, k] = <uint8_t> n
+
+
+cdef int64_t _cell_offsets(const uint8_t[:, ::1] top, int64_t[::1] offsets) noexcept nogil:
+    """Start of each ``(g, k)``'s ``top - 1`` cells in C order; returns their total."""
+    cdef Py_ssize_t g, k, i = 0
+    offsets[0] = 0
+    for g in range(top.shape[0]):
+        for k in range(top.shape[1]):
+            offsets[i + 1] = offsets[i] + (top[g, k] - 1 if top[g, k] > 1 else 0)
+            i += 1
+    return offsets[i]
+
+
+cdef void _fill_cells(
+    const int32_t[:, ::1] ndk, const int32_t[::1] doc_group, const double[:, ::1] prior,
+    const int64_t[::1] offsets, int64_t[::1] counts, double[::1] p,
+) noexcept nogil:
+    """``counts`` = docs with ``l < n < 64`` and ``p = a / (a + l)`` in every cell."""
+    cdef Py_ssize_t d, k, g, K = ndk.shape[1]
+    cdef int64_t j, lo, acc
+    cdef int32_t n
+    cdef double a
+    for d in range(ndk.shape[0]):  # one at l = n - 1 per document ...
+        g = doc_group[d]
+        for k in range(K):
+            n = ndk[d, k]
+            if 1 < n < _CRP_HIST:
+                counts[offsets[g * K + k] + n - 2] += 1
+    for g in range(prior.shape[0]):  # ... then sums from the top down
+        for k in range(K):
+            lo = offsets[g * K + k]
+            a = prior[g, k]
+            acc = 0
+            for j in range(offsets[g * K + k + 1] - 1, lo - 1, -1):
+                acc += counts[j]
+                counts[j] = acc
+                p[j] = a / (a + <double> (j - lo + 1))
+
+
+cdef void _add_cell_sums(
+    const int64_t[::1] draws, const int64_t[::1] offsets, int64_t[:, ::1] tables,
+) noexcept nogil:
+    """``tables[g, k] +=`` the sum of the draws of the cells of ``(g, k)``."""
+    cdef Py_ssize_t g, k, i = 0
+    cdef int64_t j, acc
+    for g in range(tables.shape[0]):
+        for k in range(tables.shape[1]):
+            acc = 0
+            for j in range(offsets[i], offsets[i + 1]):
+                acc += draws[j]
+            tables[g, k] += acc
+            i += 1
 
 
 def fold_in(

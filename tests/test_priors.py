@@ -1,5 +1,7 @@
 """Hyperparameter learning (Gibbs-EM, Minka fixed points, alpha sampling) and MGS recovery."""
 
+import tracemalloc
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -118,6 +120,51 @@ def test_sample_alpha_matches_exact_posterior():
     draws = np.array(draws[200:])
     # Monte Carlo error of the mean is ~0.02 here (autocorrelated draws).
     assert draws.mean() == pytest.approx(mean, abs=0.08)
+
+
+# ------------------------------------------------ count histograms per collection
+def _dense_group_topic_histogram(ndk, doc_group, n_groups):
+    """(j * K + k, n, #docs of j with n_jdk = n) from a full (J, K, n_max + 1) table."""
+    J, K = n_groups, ndk.shape[1]
+    table = np.zeros((J, K, int(ndk.max(initial=0)) + 1), dtype=np.int64)
+    np.add.at(table, (np.asarray(doc_group)[:, None], np.arange(K), ndk), 1)
+    table[:, :, 0] = 0
+    j, k, n = np.nonzero(table)
+    return j * K + k, n, table[j, k, n]
+
+
+@pytest.mark.parametrize("n_docs, n_groups", [(300, 3), (300, 300), (50, 400), (0, 5)])
+def test_group_topic_histogram_matches_dense_table(n_docs, n_groups):
+    # Few collections (the dense path) and one or more per document (the
+    # sorted path) give the same histogram, in (j, k, n) order.
+    rng = np.random.default_rng(n_groups)
+    K = 7
+    ndk = rng.poisson(rng.gamma(0.5, 8.0, size=(n_docs, K))).astype(np.int32)
+    doc_group = rng.integers(0, n_groups, size=n_docs)
+    got = group_topic_histogram(ndk, doc_group, n_groups)
+    expected = _dense_group_topic_histogram(ndk, doc_group, n_groups)
+    assert n_docs == 0 or len(expected[0]) > 50
+    for g, e in zip(got, expected):
+        assert g.dtype == np.int64
+        np.testing.assert_array_equal(g, e)
+
+
+def test_group_topic_histogram_with_one_collection_per_document_stays_small():
+    # 2000 collections, K=100 and a count of 1000: a (collection, topic,
+    # count) table would hold 2e8 cells (1.6 GB); the histogram must cost
+    # O(nonzero counts + collections * K).
+    rng = np.random.default_rng(0)
+    n_docs, K = 2000, 100
+    ndk = rng.poisson(0.3, size=(n_docs, K)).astype(np.int32)
+    ndk[0, 0] = 1000
+    tracemalloc.start()
+    try:
+        jk, n, mult = group_topic_histogram(ndk, np.arange(n_docs), n_docs)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert mult.sum() == np.count_nonzero(ndk) and n.max() == 1000
+    assert peak < 40 * ndk.size + 2**20, f"peak {peak / 2**20:.0f} MiB"
 
 
 # ------------------------------------------------------- Gibbs-EM in the estimators

@@ -1,6 +1,8 @@
 """The Cython kernels against their NumPy equivalents and exact distributions."""
 
 import math
+import time
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -299,6 +301,12 @@ def test_gibbs_sweep_rejects_inconsistent_shapes():
         _sampling.gibbs_sweep(s["words"][:-1].copy(), s["doc_ptr"], s["doc_group"],
                               s["z"][:-1].copy(), s["nwk"], s["ndk"], s["nk"],
                               s["prior"], 0.1, tables, np.random.PCG64(0))
+    # Tables with other rows than the prior: refused before any token moves
+    # (the kernel writes tables[g, k] without bounds checks).
+    z0 = s["z"].copy()
+    with pytest.raises(ValueError, match="inconsistent array shapes passed to gibbs"):
+        _kernel_sweep(s, 0.1, np.zeros((1, 4), dtype=np.int64), np.random.PCG64(0))
+    np.testing.assert_array_equal(s["z"], z0)
 
 
 # --------------------------------------------- gibbs_sweep: the conditional
@@ -471,15 +479,16 @@ def test_binomial_tables_follow_the_convolved_antoniak_law():
     for n in doc_counts:
         law = np.convolve(law, _antoniak_pmf(n, a, stirling))
     n_cells = 20000  # independent replicates: one (collection, topic) cell each
-    hist = np.zeros((1, n_cells, 64), dtype=np.int32)
-    for n in doc_counts:
-        hist[0, :, n] += 1
-    hist[0, :, 0] = 4  # topics absent from some documents count for nothing
+    # Documents with these counts in every topic, and four in which the
+    # topics are absent (they count for nothing).
+    ndk = np.zeros((len(doc_counts) + 4, n_cells), dtype=np.int32)
+    ndk[: len(doc_counts)] = np.array(doc_counts, dtype=np.int32)[:, None]
+    doc_group = np.zeros(ndk.shape[0], dtype=np.int32)
     draws = []
     for seed in (0, 1):
         tables = np.zeros((1, n_cells), dtype=np.int64)
-        _sampling._add_binomial_tables(hist, np.full((1, n_cells), a), tables,
-                                       np.random.PCG64(seed))
+        _sampling._add_small_tables(ndk, doc_group, np.full((1, n_cells), a), tables,
+                                    np.random.PCG64(seed))
         draws.append(tables[0])
     draws = np.concatenate(draws)
     assert draws.min() >= len(doc_counts) and draws.max() <= sum(doc_counts)
@@ -510,6 +519,83 @@ def test_gibbs_sweep_tables_with_long_documents_match_reference():
     np.testing.assert_array_equal(t_kernel, t_ref)
     np.testing.assert_array_equal(s_kernel["z"], s_ref["z"])
     assert bitgen.random_raw() == gen.bit_generator.random_raw()
+
+
+@pytest.mark.parametrize("layout", ["one per document", "more collections than documents"])
+def test_gibbs_sweep_tables_with_many_collections_match_reference(layout):
+    # The compact Antoniak cells (no (G, K, 64) histogram) draw what the
+    # dense reference draws, in its order: collections with one document,
+    # empty collections, counts below and above 64 in the same sweep.
+    n_docs, K = 30, 3
+    n_groups = n_docs if layout == "one per document" else 2 * n_docs
+    s_kernel = _random_state(6, K=K, n_docs=n_docs, n_features=6, max_len=260,
+                             n_groups=n_groups)
+    if layout == "one per document":
+        order = np.random.default_rng(1).permutation(n_docs)
+        s_kernel["doc_group"] = order.astype(np.int32)
+    s_ref = {k: v.copy() for k, v in s_kernel.items()}
+    s_kernel["nwk"] = _padded(s_kernel["nwk"])
+    t_kernel = np.zeros((n_groups, K), dtype=np.int64)
+    t_ref = np.zeros((n_groups, K), dtype=np.int64)
+    bitgen = np.random.PCG64(12)
+    gen = np.random.Generator(np.random.PCG64(12))
+    for _ in range(3):
+        _kernel_sweep(s_kernel, 0.1, t_kernel, bitgen)
+        _reference_sweep(s_ref, 0.1, t_ref, gen)
+        n = s_ref["ndk"]
+        assert (n >= 64).any() and ((n >= 3) & (n < 64)).any()
+    np.testing.assert_array_equal(t_kernel, t_ref)
+    np.testing.assert_array_equal(s_kernel["z"], s_ref["z"])
+    assert bitgen.random_raw() == gen.bit_generator.random_raw()
+
+
+def _one_collection_per_document_state(n_docs, K, doc_len, n_features, seed=0):
+    """A sampler state of ``n_docs`` documents of ``doc_len`` tokens, each its own collection."""
+    rng = np.random.default_rng(seed)
+    doc_ptr = np.arange(n_docs + 1, dtype=np.int64) * doc_len
+    words = rng.integers(0, n_features, size=doc_ptr[-1]).astype(np.int32)
+    # Few topics per document, so that many counts are above one.
+    z = (rng.integers(0, K, size=(n_docs, 1)) + rng.integers(0, 4, size=(n_docs, doc_len)))
+    z = (z % K).astype(np.int32).ravel()
+    nwk = np.zeros((n_features, _sampling.padded_n_components(K)), dtype=np.int32)
+    np.add.at(nwk, (words, z), 1)
+    ndk = np.zeros((n_docs, K), dtype=np.int32)
+    np.add.at(ndk, (np.repeat(np.arange(n_docs), doc_len), z), 1)
+    return dict(words=words, doc_ptr=doc_ptr, doc_group=np.arange(n_docs, dtype=np.int32),
+                z=z, nwk=nwk, ndk=ndk, nk=np.bincount(z, minlength=K).astype(np.int32),
+                prior=rng.uniform(0.05, 2.0, size=(n_docs, K)))
+
+
+def _sweep_seconds(s, tables, repeats=3):
+    best = np.inf
+    for r in range(repeats):
+        t0 = time.perf_counter()
+        _kernel_sweep(s, 0.05, tables, np.random.PCG64(r))
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def test_gibbs_sweep_with_one_collection_per_document_stays_small():
+    # 5000 collections of one document each, K=200: the Antoniak step must
+    # cost O(tokens + collections * K), not a (collections, K, 64) histogram
+    # (256 MB of int32, plus an int64 copy of twice that).
+    n_docs, K = 5000, 200
+    s = _one_collection_per_document_state(n_docs, K, doc_len=20, n_features=300)
+    tables = np.zeros((n_docs, K), dtype=np.int64)
+    tracemalloc.start()
+    try:
+        _kernel_sweep(s, 0.05, tables, np.random.PCG64(0))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert tables.sum() > 0
+    budget = 3 * tables.nbytes + 64 * len(s["words"])  # about 30 MB
+    assert peak < budget, f"peak {peak / 2**20:.0f} MiB"
+    # Time: within a few times the same sweep without the Antoniak draws
+    # (the old histogram made it about 50 times slower).
+    with_tables = _sweep_seconds(s, tables)
+    without = _sweep_seconds(s, np.zeros((0, K), dtype=np.int64))
+    assert with_tables < 4 * without + 0.02, (with_tables, without)
 
 
 @pytest.mark.parametrize("n, dtype", [(1, np.float64), (5, np.float64), (8, np.float64),
