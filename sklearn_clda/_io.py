@@ -196,6 +196,20 @@ def save_model(estimator, path):
     >>> np.array_equal(copy.transform(corpus.data), lda.transform(corpus.data))
     True
     """
+    entries = _npz_entries(estimator)  # checked before the file is opened
+    path = Path(path)
+    with open(path, "wb") as fh:
+        np.savez_compressed(fh, **entries)
+    return path
+
+
+def _dump_npz(estimator, fh):
+    """Write the ``.npz`` of a fitted ``estimator`` to the binary file ``fh``."""
+    np.savez_compressed(fh, **_npz_entries(estimator))
+
+
+def _npz_entries(estimator):
+    """Every entry of the ``.npz`` of a fitted ``estimator``, as arrays."""
     if type(estimator) not in _CLASSES.values():
         raise ValueError(
             f"save_model saves CompoundLDA and LDAGibbs models, not the subclass "
@@ -209,7 +223,7 @@ def save_model(estimator, path):
     }
     attributes, arrays = _fitted_entries(estimator)
     for note in notes:
-        warnings.warn(f"save_model: {note}.", UserWarning, stacklevel=2)
+        warnings.warn(f"save_model: {note}.", UserWarning, stacklevel=4)
     header = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
@@ -218,10 +232,7 @@ def save_model(estimator, path):
         "attributes": json.dumps(attributes),
         "notes": json.dumps(notes),
     }
-    path = Path(path)
-    with open(path, "wb") as fh:
-        np.savez_compressed(fh, **{k: np.asarray(v) for k, v in header.items()}, **arrays)
-    return path
+    return {**{k: np.asarray(v) for k, v in header.items()}, **arrays}
 
 
 # ---------------------------------------------------------------------------
