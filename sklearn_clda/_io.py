@@ -269,18 +269,22 @@ def _read_entries(path):
     with open(path, "rb") as fh:
         if fh.read(4) != b"PK\x03\x04":
             raise _bad(path, "not a .npz (zip) file")
-    try:
-        with np.load(path, allow_pickle=False) as npz:
-            entries = {}
-            for key in npz.files:
-                _check_member(npz, key, path)
-                entries[key] = npz[key]
-            return entries
-    except (ValueError, KeyError, EOFError, OSError, zipfile.BadZipFile, zlib.error,
-            MemoryError, UnicodeError) as exc:
-        if isinstance(exc, ValueError) and str(exc).startswith(f"{path} is not a valid"):
-            raise
-        raise _bad(path, f"cannot read it ({type(exc).__name__}: {exc})") from None
+        fh.seek(0)
+        try:
+            with np.load(fh, allow_pickle=False) as npz:
+                corrupt = npz.zip.testzip()  # numpy alone does not check every CRC
+                if corrupt is not None:
+                    raise _bad(path, f"the entry {corrupt!r} is corrupt (CRC mismatch)")
+                entries = {}
+                for key in npz.files:
+                    _check_member(npz, key, path)
+                    entries[key] = npz[key]
+                return entries
+        except (ValueError, KeyError, EOFError, OSError, zipfile.BadZipFile, zlib.error,
+                MemoryError, UnicodeError) as exc:
+            if isinstance(exc, ValueError) and str(exc).startswith(f"{path} is not a valid"):
+                raise
+            raise _bad(path, f"cannot read it ({type(exc).__name__}: {exc})") from None
 
 
 def _text(entries, key, path):
@@ -324,6 +328,12 @@ def _build_estimator(cls, params, path):
     unknown = sorted(set(params) - set(known))
     if unknown:
         raise _bad(path, f"unknown parameters {unknown} for {cls.__name__}")
+    scalar = (type(None), bool, int, float, str)
+    for name, value in params.items():
+        if not isinstance(value, scalar) and not (
+            isinstance(value, list) and all(isinstance(v, scalar) for v in value)
+        ):
+            raise _bad(path, f"the parameter {name} is neither a scalar nor a list of them")
     estimator = cls(**params)
     try:
         estimator._validate_params()
