@@ -332,6 +332,32 @@ def _npy_member(header_shape, data):
     return buf.getvalue() + data
 
 
+def _compressed(entries, tmp_path):
+    """The bytes of a file written like save_model writes it (deflated members)."""
+    path = tmp_path / "compressed.npz"
+    with open(path, "wb") as fh:
+        np.savez_compressed(fh, **entries)
+    return path.read_bytes()
+
+
+def _wrong_crc(data, name):
+    """``data`` (a zip file) with the CRC recorded for member ``name`` changed.
+
+    The member's bytes are intact but no longer match their checksum, as
+    after a bit flip in storage: zipfile raises BadZipFile when numpy reads it.
+    """
+    data = bytearray(data)
+    record = data.index(b"PK\x01\x02")  # the first record of the central directory
+    while True:
+        name_len = int.from_bytes(data[record + 28:record + 30], "little")
+        if data[record + 46:record + 46 + name_len] == name.encode():
+            data[record + 16] ^= 0xFF  # CRC-32 field of the central directory
+            return bytes(data)
+        extra = int.from_bytes(data[record + 30:record + 32], "little")
+        comment = int.from_bytes(data[record + 32:record + 34], "little")
+        record += 46 + name_len + extra + comment
+
+
 @pytest.mark.parametrize("kind", ["not a zip", "empty", "npy", "truncated", "huge header",
                                   "short data", "not npy members", "corrupt data"])
 def test_load_model_rejects_broken_files(kind, saved, tmp_path):
@@ -347,12 +373,7 @@ def test_load_model_rejects_broken_files(kind, saved, tmp_path):
     elif kind == "truncated":
         path.write_bytes(good[: len(good) // 2])
     elif kind == "corrupt data":
-        with zipfile.ZipFile(tmp_path / "good.npz") as zf:
-            info = zf.getinfo("fitted/components_.npy")
-        start = info.header_offset + 30 + len(info.filename) + len(info.extra)
-        data = bytearray(good)
-        data[start + info.compress_size - 8] ^= 0xFF  # a float of components_
-        path.write_bytes(bytes(data))
+        path.write_bytes(_wrong_crc(_compressed(saved, tmp_path), "fitted/components_.npy"))
     else:
         shape, data = {
             "huge header": ((10**12,), b"\0" * 16),  # would ask for 8 TB
