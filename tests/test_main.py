@@ -133,6 +133,13 @@ def test_topic_table_uses_the_top_words_in_order():
     # More words than the vocabulary holds: all of them.
     table = format_topic_table(model, ["w0", "w1", "w2", "w3"], top_words=10)
     assert table.splitlines()[3].split()[3:] == ["w0", "w3", "w2", "w1"]
+    # Many ties in a long row (where an unstable sort reorders them).
+    weights = np.random.default_rng(0).integers(0, 3, size=(2, 200)).astype(float)
+    model.components_ = weights
+    names = [f"w{i}" for i in range(200)]
+    line = format_topic_table(model, names, top_words=8).splitlines()[2]
+    expected = [f"w{i}" for i in np.flatnonzero(weights[0] == 2)[:8]]
+    assert line.split()[3:] == expected
 
 
 def test_module_runs_as_subprocess():
