@@ -5,30 +5,8 @@ file, so they must only read files you trust. :func:`save_model` writes a
 fitted :class:`~sklearn_clda.CompoundLDA` or :class:`~sklearn_clda.LDAGibbs`
 as plain arrays instead, and :func:`load_model` rebuilds the estimator from
 them with ``np.load(path, allow_pickle=False)``: reading such a file runs no
-code from it, and every value is checked before the model is built.
-
-The format (version 1) is a ``.npz`` archive with these entries:
-
-``format``
-    The string ``"sklearn_clda.model"``.
-``format_version``
-    The integer ``1``.
-``class_name``
-    ``"CompoundLDA"`` or ``"LDAGibbs"``.
-``params``
-    ``get_params()`` as a JSON object (a ``random_state`` that is a
-    ``RandomState`` or ``Generator`` is stored as ``null``; see ``notes``).
-``attributes``
-    A JSON object naming every fitted attribute (the public names ending
-    in ``_``) and how it is stored: ``"array"``, ``"str_array"`` (an array
-    of strings restored with the object dtype), ``"int"``, ``"float"``,
-    ``"bool"``, ``"str"``, ``"none"`` (the attribute is ``None``; no entry),
-    or an object of such kinds for a dict of arrays such as ``trace_``.
-``notes``
-    A JSON list of strings: what was changed to make the model storable.
-``fitted/<name>`` and ``fitted/<name>/<key>``
-    The attribute ``name`` (and the entry ``key`` of a dict attribute) as
-    an array; scalars are 0-d arrays.
+code from it, and every value is checked before the model is built. The
+format is described in the Notes of :func:`save_model`.
 """
 
 import json
@@ -158,8 +136,9 @@ def save_model(estimator, path):
     """Save a fitted model's parameters and arrays to a ``.npz`` file, without pickle.
 
     Unlike ``joblib.dump``, the file holds only numbers, strings and JSON,
-    so that :func:`load_model` can read it without running code from it.
-    The format is described in the module :mod:`sklearn_clda._io`.
+    so that :func:`load_model` can read it without running code from it:
+    share models in this form, and load ``joblib`` or ``pickle`` files only
+    from sources you trust.
 
     Parameters
     ----------
@@ -180,6 +159,34 @@ def save_model(estimator, path):
     See Also
     --------
     load_model : Rebuild the model from the file.
+
+    Notes
+    -----
+    The file (format version 1) is a ``.npz`` archive, readable with
+    ``np.load(path, allow_pickle=False)``, with these entries:
+
+    ``format``
+        The string ``"sklearn_clda.model"``.
+    ``format_version``
+        The integer ``1``.
+    ``class_name``
+        ``"CompoundLDA"`` or ``"LDAGibbs"``.
+    ``params``
+        ``get_params()`` as a JSON object (tuples become lists, arrays
+        lists of numbers; a ``random_state`` that is a ``RandomState`` or
+        ``Generator`` becomes ``null``).
+    ``attributes``
+        A JSON object naming every fitted attribute (the public attributes
+        whose names end with ``_``) and how it is stored: ``"array"``,
+        ``"str_array"`` (strings, restored as an object array),
+        ``"int"``, ``"float"``, ``"bool"``, ``"str"``, ``"none"`` (the
+        attribute is ``None`` and has no entry), or, for a dict of arrays
+        such as ``trace_``, a JSON object of such kinds.
+    ``notes``
+        A JSON list of strings: what was changed to store the model.
+    ``fitted/<name>``, ``fitted/<name>/<key>``
+        The attribute ``name`` (or the entry ``key`` of a dict attribute)
+        as an array; scalars are 0-d arrays.
 
     Examples
     --------
