@@ -247,8 +247,12 @@ def _npz_entries(estimator):
 # ---------------------------------------------------------------------------
 
 
+class _BadFile(ValueError):
+    """A file that load_model refuses; its message names the file and the problem."""
+
+
 def _bad(path, message):
-    return ValueError(f"{path} is not a valid sklearn-clda model file: {message}")
+    return _BadFile(f"{path} is not a valid sklearn-clda model file: {message}")
 
 
 def _check_member(npz, key, path):
@@ -284,10 +288,10 @@ def _read_entries(path):
                     _check_member(npz, key, path)
                     entries[key] = npz[key]
                 return entries
+        except _BadFile:
+            raise
         except (ValueError, KeyError, EOFError, OSError, zipfile.BadZipFile, zlib.error,
                 MemoryError, UnicodeError) as exc:
-            if isinstance(exc, ValueError) and str(exc).startswith(f"{path} is not a valid"):
-                raise
             raise _bad(path, f"cannot read it ({type(exc).__name__}: {exc})") from None
 
 
