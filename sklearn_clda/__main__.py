@@ -13,12 +13,14 @@ on your own documents (a CSV/TSV file, a JSON-lines file or a folder of
 
 Exit status: 0 on success; 2 on a usage or input error (bad option, missing
 file or column, file not UTF-8, empty vocabulary, unwritable output), with
-a one-line message on stderr; 130 when interrupted.
+a one-line message on stderr; 130 when interrupted (Ctrl-C), with the line
+"interrupted" on stderr; 1 when the reader of stdout goes away.
 """
 
 import argparse
 import contextlib
 import io
+import math
 import os
 import sys
 import time
@@ -28,6 +30,7 @@ import numpy as np
 
 PROG = "python -m sklearn_clda"
 REPORT_PROG = f"{PROG} report"
+MAX_SEED = 2**32 - 1  # seeds are those of numpy.random.RandomState
 
 _USAGE = (
     f"{PROG} [-h] [-k K] [-n SWEEPS] [--seed SEED] [--top-words N]\n"
@@ -41,9 +44,12 @@ outlets, years, authors, ...), and write an HTML report for people to --out:
 index.html (summary, topics with their top words, sizes and coherence, topic
 proportions of each collection as a heatmap and bars, what distinguishes each
 collection, fit diagnostics), the figures as PNG files, report.json with the
-main numbers and model.joblib, the fitted scikit-learn pipeline
-(CountVectorizer + CompoundLDA; load it with joblib.load). The page works
-offline: inline CSS, no scripts, figures in the same folder.
+main numbers, model.npz with vocabulary.txt (the fitted CompoundLDA as plain
+arrays: load it with sklearn_clda.load_model, which runs no code from the
+file) and model.joblib, the fitted scikit-learn pipeline (CountVectorizer +
+CompoundLDA; joblib.load runs code stored in the file: load it only if you
+trust its source). The page works offline: inline CSS, no scripts, figures
+in the same folder.
 """
 
 _REPORT_EPILOG = """\
@@ -56,7 +62,14 @@ input formats (--input):
   folder              one sub-folder per collection holding .txt files (one
                       document per file); the sub-folder name is the collection
   Files must be UTF-8. Empty or whitespace-only documents, and documents
-  without a collection label, are skipped with a note.
+  without a collection label (an empty cell, a JSON null or NaN), are
+  skipped with a note.
+
+output (--out):
+  The folder is created if needed; the report's files in it are replaced
+  (written to a temporary file in the folder, then moved into place). If
+  one of them is a symbolic link, nothing is written: a link could point
+  outside the folder. --out itself may be a link to a folder.
 
 examples:
   python -m sklearn_clda report --input docs.csv --text-column text \\
@@ -66,8 +79,8 @@ examples:
 exit status:
   0 on success; 2 on a usage or input error (a missing file, an unsupported
   file type, a missing column, a file that is not UTF-8, no documents, an
-  empty vocabulary, an output path that is a file, ...), explained in one
-  line on stderr; 130 when interrupted.
+  empty vocabulary, an output path that is a file or a symbolic link, ...),
+  explained in one line on stderr; 130 when interrupted (Ctrl-C).
 """
 
 
@@ -93,7 +106,8 @@ def _build_parser():
     )
     parser.add_argument(
         "--seed", type=int, default=0,
-        help="random seed; the same seed gives the same output (default: %(default)s)",
+        help=f"random seed in [0, {MAX_SEED}]; the same seed gives the same output "
+        "(default: %(default)s)",
     )
     parser.add_argument(
         "--top-words", type=int, default=8, metavar="N",
@@ -111,7 +125,7 @@ def _build_parser():
         "--report", metavar="DIR", default=None,
         help="also write the HTML report of the fit (figures, topics, what "
         "distinguishes each collection, diagnostics) to the folder DIR; "
-        "model.joblib there holds the CompoundLDA model alone",
+        "model.npz and model.joblib there hold the CompoundLDA model alone",
     )
     commands = parser.add_subparsers(
         dest="command", title="commands", metavar="COMMAND",
@@ -162,7 +176,7 @@ def _add_report_parser(commands):
     io_group.add_argument(
         "--out", required=True, metavar="DIR",
         help="folder to write the report to; created if needed, report files "
-        "in it are overwritten",
+        "in it are replaced (refused if one is a symbolic link)",
     )
     io_group.add_argument(
         "--title", default=None,
@@ -196,7 +210,8 @@ def _add_report_parser(commands):
     )
     fit.add_argument(
         "--seed", type=int, default=0,
-        help="random seed; the same seed gives the same report (default: %(default)s)",
+        help=f"random seed in [0, {MAX_SEED}]; the same seed gives the same report "
+        "(default: %(default)s)",
     )
     fit.add_argument(
         "--top-words", type=int, default=10, metavar="N",
@@ -208,17 +223,30 @@ def _add_report_parser(commands):
     )
 
 
+def _seed_problem(seed):
+    if not 0 <= seed <= MAX_SEED:
+        return f"--seed must be an integer in [0, {MAX_SEED}], got {seed}"
+    return None
+
+
 def _check_args(parser, args):
+    """Exit with a usage error for an invalid demo option."""
+    from sklearn_clda._report import output_problem
+
     if args.n_components < 1:
         parser.error("--n-components must be at least 1")
     if args.max_iter < 2:
         parser.error("--max-iter must be at least 2")
     if args.top_words < 1:
         parser.error("--top-words must be at least 1")
-    if args.gamma is not None and not args.gamma > 0:
-        parser.error("--gamma must be positive")
-    if args.report is not None and Path(args.report).exists() and not Path(args.report).is_dir():
-        parser.error(f"--report: {args.report} is an existing file, not a folder")
+    if args.gamma is not None and not (args.gamma > 0 and math.isfinite(args.gamma)):
+        parser.error(f"--gamma must be positive and finite, got {args.gamma}")
+    if _seed_problem(args.seed):
+        parser.error(_seed_problem(args.seed))
+    if args.report == "":
+        parser.error("--report: the folder name is empty")
+    if args.report is not None and output_problem(args.report):
+        parser.error(f"--report: {output_problem(args.report)}")
 
 
 def format_topic_table(model, feature_names, top_words=8):
@@ -237,6 +265,8 @@ def format_topic_table(model, feature_names, top_words=8):
     -------
     table : str
     """
+    from sklearn_clda.metrics import top_word_indices
+
     feature_names = np.asarray(feature_names)
     pi = model.collection_topic_
     labels = (
@@ -245,7 +275,7 @@ def format_topic_table(model, feature_names, top_words=8):
     width = max(8, *(len(label) for label in labels)) + 2
     header = "topic " + "".join(f"{label:>{width}}" for label in labels) + "  top words"
     lines = [header, "-" * len(header)]
-    order = np.argsort(-model.components_, axis=1)[:, :top_words]
+    order = top_word_indices(model.components_, n=min(top_words, len(feature_names)))
     for k in range(model.n_components):
         shares = "".join(f"{100 * pi[j, k]:>{width - 1}.1f}%" for j in range(pi.shape[0]))
         words = " ".join(feature_names[order[k]])
@@ -269,25 +299,13 @@ def _check_report_args(args):
                 f"{option} must be a number of documents (an integer >= 1) or a "
                 f"proportion in (0, 1], got {value}"
             )
-    return _output_problem(Path(args.out))
+    if _seed_problem(args.seed):
+        return _seed_problem(args.seed)
+    if args.out == "":
+        return "--out is empty; name the folder to write the report to, e.g. --out report"
+    from sklearn_clda._report import output_problem
 
-
-def _output_problem(out):
-    """Why the report folder ``out`` cannot be written, or None; checked before fitting."""
-    if out.exists():
-        if not out.is_dir():
-            return f"the output path {out} is an existing file; give a folder for --out"
-        if not os.access(out, os.W_OK):
-            return f"cannot write to the output folder {out}: permission denied"
-        return None
-    parent = out.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir():
-        return f"cannot create the output folder {out}: {parent} is a file"
-    if not os.access(parent, os.W_OK):
-        return f"cannot create the output folder {out}: {parent} is not writable"
-    return None
+    return output_problem(args.out)
 
 
 def _fail(message):
@@ -495,17 +513,26 @@ def _write_demo_report(args, model, news, seconds):
 
 
 def main(argv=None):
-    """Run the demo or the ``report`` command; return the process exit code."""
+    """Run the demo or the ``report`` command; return the process exit code.
+
+    Ctrl-C (KeyboardInterrupt) ends either with the line "interrupted" on
+    stderr and the exit code 130, without a traceback.
+    """
     parser = _build_parser()
     args = parser.parse_args(argv)
-    if args.command == "report":
-        try:
+    prog = REPORT_PROG if args.command == "report" else PROG
+    try:
+        if args.command == "report":
             return _run_report(args)
-        except KeyboardInterrupt:
-            print(f"{REPORT_PROG}: interrupted", file=sys.stderr)
-            return 130
-    _check_args(parser, args)
+        _check_args(parser, args)
+        return _run_demo(args)
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
 
+
+def _run_demo(args):
+    """The demo: fit news16, print the topic table (and write the report)."""
     from sklearn_clda import CompoundLDA
     from sklearn_clda.datasets import load_news16
 
@@ -546,7 +573,9 @@ def main(argv=None):
 def _run():
     """Entry point: ``main()``, quiet when the reader of stdout goes away."""
     try:
-        return main()
+        code = main()
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return code
     except BrokenPipeError:
         # e.g. ``python -m sklearn_clda | head``: stop without a traceback.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

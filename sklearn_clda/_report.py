@@ -7,7 +7,11 @@
 - :func:`write_report` writes a self-contained report folder for a fitted
   :class:`~sklearn_clda.CompoundLDA`: ``index.html`` (inline CSS, no
   scripts, figures as PNG files next to it), the PNG figures,
-  ``report.json`` with the main numbers and ``model.joblib``.
+  ``report.json`` with the main numbers, the model as ``model.npz`` (read
+  safely with :func:`sklearn_clda.load_model`) with ``vocabulary.txt``,
+  and as ``model.joblib`` (pickle: load only if trusted). Every file is
+  written to a temporary file in the folder and then moved into place;
+  report files that are symbolic links are refused.
 
 Both back the ``python -m sklearn_clda report`` command line.
 """
@@ -17,7 +21,10 @@ import csv
 import datetime
 import html
 import json
+import math
+import os
 import sys
+import secrets
 import warnings
 from pathlib import Path
 
@@ -45,6 +52,9 @@ FIGURE_FILES = {
     "pi_trace": "pi_trace.png",
     "pi_acf": "pi_autocorrelation.png",
 }
+
+# Other files of the report (the figures are FIGURE_FILES).
+REPORT_FILES = ("index.html", "report.json", "model.npz", "model.joblib", "vocabulary.txt")
 
 # Keys of ``texts_info`` shown in the page and kept in report.json.
 _INFO_KEYS = ("source", "format", "text_column", "group_column", "n_read", "n_skipped",
@@ -115,7 +125,11 @@ def load_documents(path, text_column="text", group_column="group"):
     -----
     Documents whose text is empty or only whitespace, and documents
     without a collection label, are skipped; ``notes`` says how many and
-    which (rows, lines or files).
+    which (rows, lines or files). A label is missing when its CSV cell is
+    empty or only whitespace, or its JSON value is ``null`` or ``NaN`` (or
+    an infinity): such a document is skipped rather than put in a
+    collection named ``"nan"``. JSON numbers are read as strings, e.g.
+    ``2024`` as ``"2024"``.
     """
     path = Path(path)
     if not path.exists():
@@ -293,8 +307,8 @@ def _json_field(obj, key, option, where, path):
             f"object's fields are: {shown}"
         )
     value = obj[key]
-    if value is None:
-        return ""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return ""  # null, NaN (and infinities): missing, the document is skipped
     if isinstance(value, str):
         return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -311,6 +325,25 @@ def _json_type(value):
     return {dict: "object", list: "array"}.get(type(value), type(value).__name__)
 
 
+def _parse_json(text, path, lineno):
+    """``json.loads(text)``, with an InputError for invalid or too deeply nested JSON.
+
+    ``lineno`` is the line of a JSON-lines file, or "" for a whole file.
+    """
+    hint = "; expected one JSON object per line" if lineno else ""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        line = lineno or exc.lineno
+        raise InputError(f"{path}, line {line}: not valid JSON ({exc.msg}){hint}") from None
+    except RecursionError:
+        where = f", line {lineno}" if lineno else ""
+        raise InputError(
+            f"{path}{where}: the JSON is nested too deeply to read; expected "
+            f"objects such as {{\"text\": \"...\", \"group\": \"...\"}}"
+        ) from None
+
+
 def _read_json(path, text_column, group_column, kind):
     with _open_text(path) as fh:
         try:
@@ -319,24 +352,13 @@ def _read_json(path, text_column, group_column, kind):
             raise _not_utf8(path, exc) from None
     objects = []
     if kind == "json" and content.lstrip().startswith("["):
-        try:
-            array = json.loads(content)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"{path}, line {exc.lineno}: not valid JSON ({exc.msg})"
-            ) from None
+        array = _parse_json(content, path, "")
         objects = [(f"item {i}", obj) for i, obj in enumerate(array)]
     else:
         for lineno, line in enumerate(content.splitlines(), start=1):
             if not line.strip():
                 continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(
-                    f"{path}, line {lineno}: not valid JSON ({exc.msg}); expected "
-                    "one JSON object per line"
-                ) from None
+            obj = _parse_json(line, path, lineno)
             objects.append((f"line {lineno}", obj))
     records = []
     for where, obj in objects:
@@ -386,6 +408,82 @@ def _read_folder(path):
             f"needs one sub-folder per collection, e.g. {path / 'news' / 'a.txt'}"
         )
     return records
+
+
+# ---------------------------------------------------------------------------
+# Writing the output folder
+# ---------------------------------------------------------------------------
+
+
+def _symlink_problem(path):
+    return (
+        f"{path} is a symbolic link; the report does not write through links "
+        "(it could overwrite a file outside the output folder): remove the link "
+        "or choose another output folder"
+    )
+
+
+def output_problem(out):
+    """Why the report cannot be written to the folder ``out``, or None.
+
+    Checked before fitting, and again by :func:`write_report` before it
+    writes anything. The folder may itself be a symbolic link to a folder
+    (it is then written into), but none of the report's files in it may be
+    a symbolic link or anything other than a regular file.
+    """
+    out = Path(out)
+    if out.is_symlink() and not out.exists():
+        return f"the output folder {out} is a symbolic link to a missing folder"
+    if not out.exists():
+        parent = out.parent
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+        if not parent.is_dir():
+            return f"cannot create the output folder {out}: {parent} is a file"
+        if not os.access(parent, os.W_OK):
+            return f"cannot create the output folder {out}: {parent} is not writable"
+        return None
+    if not out.is_dir():
+        return f"the output path {out} is an existing file; give a folder for --out"
+    for name in REPORT_FILES + tuple(FIGURE_FILES.values()):
+        target = out / name
+        if target.is_symlink():
+            return _symlink_problem(target)
+        if target.exists() and not target.is_file():
+            return f"{target} exists and is not a file; remove it or choose another folder"
+    if not os.access(out, os.W_OK):
+        return f"cannot write to the output folder {out}: permission denied"
+    return None
+
+
+def _write_file(out_dir, name, write):
+    """Write the file ``out_dir / name`` with ``write(binary file)``; return ``name``.
+
+    The content goes to a new temporary file in ``out_dir`` that then
+    replaces ``name`` (``os.replace``): a symbolic link at ``name`` is
+    refused, and even one created meanwhile would be replaced rather than
+    followed, so nothing outside ``out_dir`` is written. A failed write
+    leaves the old file as it was and no temporary file.
+    """
+    target = out_dir / name
+    if target.is_symlink():
+        raise InputError(_symlink_problem(target))
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    tmp = out_dir / f".{name}.{secrets.token_hex(6)}.part"
+    fd = os.open(tmp, flags | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return name
+
+
+def _write_text(out_dir, name, text):
+    return _write_file(out_dir, name, lambda fh: fh.write(text.encode("utf-8")))
 
 
 # ---------------------------------------------------------------------------
@@ -499,12 +597,13 @@ def _distinctive(stats, n_distinctive, n_draws):
 # ---------------------------------------------------------------------------
 
 
-def _save(display, path, dpi):
+def _save(display, out_dir, name, dpi):
     import matplotlib.pyplot as plt
 
     fig = display.figure_
     try:
-        fig.savefig(path, dpi=dpi, facecolor="white")
+        _write_file(out_dir, name, lambda fh: fig.savefig(
+            fh, format="png", dpi=dpi, facecolor="white"))
     finally:
         plt.close(fig)
 
@@ -529,7 +628,6 @@ def _draw_figures(model, names, out_dir, stats, top_words, interval, dpi):
     plain = {"text.parse_math": False}
 
     def save(key, make):
-        path = out_dir / FIGURE_FILES[key]
         before = set(plt.get_fignums())
         with rc_context(plain if key != "trace" else {}):
             try:
@@ -538,7 +636,7 @@ def _draw_figures(model, names, out_dir, stats, top_words, interval, dpi):
                 for num in set(plt.get_fignums()) - before:
                     plt.close(num)
                 raise
-            _save(display, path, dpi)
+            _save(display, out_dir, FIGURE_FILES[key], dpi)
         files[key] = FIGURE_FILES[key]
 
     save("heatmap", lambda: CollectionTopicDisplay.from_estimator(
@@ -687,6 +785,82 @@ def _settings_rows(model, settings):
         ("Sampler", _e(f"{model.algorithm.upper()}, random_state = {model.random_state!r}")),
     ]
     return rows
+
+
+def _model_section(ctx, labels):
+    """The "Using the saved model" section: the safe model.npz first, then model.joblib."""
+    parts = ['<section id="model"><h2>Using the saved model</h2>']
+    add = parts.append
+    add("<p><code>model.npz</code> holds the fitted <code>CompoundLDA</code> model "
+        "alone as plain arrays, and <code>vocabulary.txt</code> its vocabulary, one "
+        f"word per line in the order of the model's {_int(ctx['n_features'])} "
+        "columns. <code>sklearn_clda.load_model</code> reads the model back without "
+        "running anything stored in the file (no pickle) and checks every value: it "
+        "is the safe way to load a model, also one you got from someone else.</p>")
+    load = (
+        "from sklearn_clda import load_model\n\n"
+        'clda = load_model("model.npz")\n'
+    )
+    if ctx["pipeline_saved"]:
+        add("<p>A <code>CountVectorizer</code> given this vocabulary counts texts as "
+            "the fitted one did, when that used CountVectorizer's default tokenization "
+            "as the report command does (stop words and the document-frequency "
+            "limits only chose the vocabulary and need not be repeated).</p>")
+        safe = (
+            "from sklearn.feature_extraction.text import CountVectorizer\n" + load
+            + 'with open("vocabulary.txt", encoding="utf-8") as fh:\n'
+            "    vocabulary = fh.read().splitlines()\n"
+            "vectorizer = CountVectorizer(vocabulary=vocabulary)\n"
+            f"# texts: a list of str; labels: each text's collection ({labels})\n"
+            "theta = clda.transform(vectorizer.transform(texts), groups=labels)\n"
+        )
+    else:
+        safe = load + (
+            f"# X: counts over the vocabulary; labels: collections ({labels})\n"
+            "theta = clda.transform(X, groups=labels)\n"
+        )
+    add(f"<pre><code>{_e(safe)}</code></pre>")
+    add('<p class="note"><strong>Load <code>model.joblib</code> only if you trust '
+        "where it came from.</strong> <code>joblib.load</code>, like "
+        "<code>pickle.load</code>, runs code stored in the file: a file made or "
+        "changed by someone else can run any program with your permissions. For a "
+        "file you did not make yourself, use <code>model.npz</code> above.</p>")
+    if ctx["pipeline_saved"]:
+        add("<p><code>model.joblib</code> holds the fitted scikit-learn pipeline "
+            "(a <code>CountVectorizer</code> followed by <code>CompoundLDA</code>): it "
+            "turns raw texts into topic proportions. Without collection labels "
+            "<code>transform</code> uses the corpus-wide mixture as every document's "
+            "prior and warns (<code>UnseenCollectionWarning</code>); pass each "
+            "document's collection to the model step for the collection's own "
+            "prior.</p>")
+        code = (
+            "import joblib\n\n"
+            'pipe = joblib.load("model.joblib")  # only for a file you trust\n'
+            "theta = pipe.transform(texts)  # warns: no collections given\n\n"
+            f"# with each text's collection label ({labels}):\n"
+            "vectorizer, clda = pipe[:-1], pipe[-1]\n"
+            "theta = clda.transform(vectorizer.transform(texts), groups=labels)\n"
+        )
+    else:
+        add("<p><code>model.joblib</code> holds the same fitted <code>CompoundLDA</code> "
+            "model alone (no text vectorizer): it takes document-term count matrices "
+            "over the vocabulary of <code>vocabulary.txt</code>.</p>")
+        code = (
+            "import joblib\n\n"
+            'clda = joblib.load("model.joblib")  # only for a file you trust\n'
+            "theta = clda.transform(X, groups=labels)\n"
+        )
+    add(f"<pre><code>{_e(code)}</code></pre>")
+    if ctx["model_note"]:
+        add(f"<p>{_e(ctx['model_note'])}</p>")
+    add("<p><code>report.json</code> holds the numbers of this page (topics, "
+        "collection mixtures with intervals, distinctive topics, diagnostics) for "
+        "further analysis.</p>")
+    files = sorted(set(ctx["files"].values())) + ctx["extra_files"]
+    add('<p class="small muted">Files in this folder: '
+        + ", ".join(f"<code>{_e(f)}</code>" for f in files) + ".</p>")
+    add("</section>\n")
+    return "".join(parts)
 
 
 def _render_html(ctx):
@@ -894,46 +1068,9 @@ def _render_html(ctx):
     add("</section>\n")
 
     # -- model ---------------------------------------------------------------
-    add('<section id="model"><h2>Using the saved model</h2>')
     labels = ", ".join(repr(label) for label in stats.labels[:6])
     labels += ", ..." if J > 6 else ""
-    if ctx["pipeline_saved"]:
-        add("<p><code>model.joblib</code> holds the fitted scikit-learn pipeline "
-            "(a <code>CountVectorizer</code> followed by <code>CompoundLDA</code>): it "
-            "turns raw texts into topic proportions. Without collection labels "
-            "<code>transform</code> uses the corpus-wide mixture as every document's "
-            "prior and warns (<code>UnseenCollectionWarning</code>); pass each "
-            "document's collection to the model step for the collection's own "
-            "prior.</p>")
-        code = (
-            "import joblib\n\n"
-            'pipe = joblib.load("model.joblib")\n'
-            "theta = pipe.transform(texts)  # warns: no collections given\n\n"
-            f"# with each text's collection label ({labels}):\n"
-            "vectorizer, clda = pipe[:-1], pipe[-1]\n"
-            "theta = clda.transform(vectorizer.transform(texts), groups=labels)\n"
-        )
-    else:
-        add("<p><code>model.joblib</code> holds the fitted <code>CompoundLDA</code> "
-            "model alone (no text vectorizer): it takes document-term count matrices "
-            f"with the {_int(ctx['n_features'])} columns of the vocabulary, listed in "
-            "order in <code>vocabulary.txt</code>.</p>")
-        code = (
-            "import joblib\n\n"
-            'clda = joblib.load("model.joblib")\n'
-            f"# X: counts over the vocabulary; labels: collections ({labels})\n"
-            "theta = clda.transform(X, groups=labels)\n"
-        )
-    if ctx["model_note"]:
-        add(f"<p>{_e(ctx['model_note'])}</p>")
-    add(f"<pre><code>{_e(code)}</code></pre>")
-    add("<p><code>report.json</code> holds the numbers of this page (topics, "
-        "collection mixtures with intervals, distinctive topics, diagnostics) for "
-        "further analysis.</p>")
-    files = sorted(set(ctx["files"].values())) + ctx["extra_files"]
-    add('<p class="small muted">Files in this folder: '
-        + ", ".join(f"<code>{_e(f)}</code>" for f in files) + ".</p>")
-    add("</section>\n")
+    add(_model_section(ctx, labels))
     add("<footer>The page needs no network access: the figures are PNG files in the "
         "same folder; keep them together when moving the report.</footer>\n"
         "</body>\n</html>\n")
@@ -987,6 +1124,12 @@ def _check_inputs(model, X, feature_names, groups):
             f"{n_features} features."
         )
     names = np.array([str(n) for n in names], dtype=object)
+    broken = [n for n in names if n.splitlines() not in ([n], [])]
+    if broken:
+        raise ValueError(
+            f"feature_names must not hold line breaks (vocabulary.txt lists one per "
+            f"line), got {broken[0]!r}."
+        )
     if groups is not None:
         groups = list(np.asarray(groups, dtype=object).ravel())
         if len(groups) != X.shape[0]:
@@ -1019,9 +1162,19 @@ def write_report(
     The folder gets ``index.html`` (one self-contained page: inline CSS, no
     scripts, nothing fetched from the network; figures are the PNG files
     next to it), the PNG figures, ``report.json`` with the main numbers,
-    and ``model.joblib`` (``pipeline`` if given, else ``model``; plus
-    ``vocabulary.txt`` when the model is saved alone). Existing files of
-    these names are overwritten.
+    ``model.npz`` (``model`` saved by :func:`sklearn_clda.save_model`,
+    which :func:`sklearn_clda.load_model` reads without pickle),
+    ``vocabulary.txt`` (``feature_names``, one per line) and
+    ``model.joblib`` (``pipeline`` if given, else ``model``; a pickle, to be
+    loaded only from a trusted source, as the page says).
+
+    Existing files of these names are replaced: each file is written to a
+    temporary file in ``out_dir`` and then moved over the old one with
+    ``os.replace``, so that a failed write leaves the old file intact. If
+    one of these files in ``out_dir`` is a symbolic link (which could point
+    outside the folder), or is not a regular file, nothing is written and
+    :class:`InputError` is raised. ``out_dir`` itself may be a symbolic
+    link to a folder.
 
     The page shows: a summary (documents, collections with their document
     and token counts, vocabulary, tokens, settings, fit time); a table of
@@ -1048,7 +1201,8 @@ def write_report(
         The vocabulary, in column order.
 
     out_dir : str or path-like
-        Folder to write to; created if needed.
+        Folder to write to; created if needed. An empty string is refused
+        (it would mean the current folder).
 
     title : str, default="Compound LDA report"
         Title of the page.
@@ -1066,6 +1220,7 @@ def write_report(
     pipeline : Pipeline, default=None
         The fitted pipeline (e.g. ``CountVectorizer`` + ``CompoundLDA``)
         saved as ``model.joblib``. ``None`` saves ``model`` alone.
+        ``model.npz`` always holds ``model`` alone.
 
     settings : dict, default=None
         Further settings to list (e.g. the vectorizer's), name -> value.
@@ -1094,79 +1249,124 @@ def write_report(
     summary : dict
         The content of ``report.json``; ``summary["files"]`` lists the
         files written and ``summary["index_html"]`` is the page's path.
-    """
-    import joblib
 
+    Raises
+    ------
+    InputError
+        If ``out_dir`` cannot hold the report (see above).
+    ValueError
+        If the model is not a fitted CompoundLDA or the inputs do not match
+        it (e.g. a feature name with a line break).
+    """
     from . import __version__
-    from .metrics import top_words as _top_words
-    from .metrics import topic_coherence, topic_sizes
 
     model, given_pipeline, X, names, groups = _check_inputs(
         model, X, feature_names, groups
     )
     pipeline = pipeline if pipeline is not None else given_pipeline
+    if os.fspath(out_dir) == "":
+        raise InputError("the output folder is an empty path; name a folder")
     out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise InputError(f"the output path {out} is an existing file, not a folder")
+    problem = output_problem(out)
+    if problem:
+        raise InputError(problem)
     out.mkdir(parents=True, exist_ok=True)
 
-    K, V = model.components_.shape
-    n_words = max(1, min(int(top_words), V))
-    words = _top_words(model.components_, names, n=n_words).tolist()
     texts_info = {
         key: texts_info[key] for key in _INFO_KEYS if key in (texts_info or {})
     }
-    notes = list(texts_info.get("notes", []))
+    topics = _topic_summary(model, X, names, groups, top_words)
+    notes = list(texts_info.get("notes", [])) + topics.notes
+    stats = _collection_statistics(model, X, groups, interval)
+    n_draws = stats.samples.shape[0]
+    distinctive = _distinctive(stats, max(1, int(n_distinctive)), n_draws)
+
+    files, figure_notes = _draw_figures(
+        model, names, out, stats, topics.n_words, interval, dpi
+    )
+    diagnostics = _diagnostics(model, stats, figure_notes)
+    extra_files = _write_models(out, model, pipeline, names)
+    if fit_seconds is None:
+        fit_seconds = diagnostics["sampler_seconds"]
+    generated = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z").strip()
+
+    ctx = {
+        "model": model, "stats": stats, "title": title, "generated": generated,
+        "version": __version__, "texts_info": texts_info, "n_docs": X.shape[0],
+        "n_features": names.shape[0], "n_tokens": topics.n_tokens,
+        "fit_seconds": None if fit_seconds is None else float(fit_seconds),
+        "notes": notes, "settings": settings, "shares": topics.shares,
+        "words": topics.words, "coherence": topics.coherence,
+        "n_words": topics.n_words, "files": files, "interval": interval,
+        "distinctive": distinctive, "diagnostics": diagnostics,
+        "pipeline_saved": pipeline is not None, "model_note": model_note,
+        "extra_files": extra_files,
+    }
+    _write_text(out, "index.html", _render_html(ctx))
+    summary = _jsonable(_summary(ctx, topics))
+    _write_text(out, "report.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    summary["index_html"] = str(out / "index.html")
+    return summary
+
+
+def _topic_summary(model, X, names, groups, top_words):
+    """Top words, coherence, sizes and shares of the topics, and notes."""
+    from .metrics import top_word_indices, topic_coherence, topic_sizes
+
+    K, V = model.components_.shape
+    n_words = max(1, min(int(top_words), V))
+    words = names[top_word_indices(model.components_, n=n_words)].tolist()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         coherence = topic_coherence(X, model.components_, top_n=n_words)
-    notes += [str(w.message) for w in caught]
+    notes = [str(w.message) for w in caught]
     doc_topic = getattr(model, "doc_topic_", None)
     if doc_topic is not None and doc_topic.shape[0] == X.shape[0]:
         sizes = topic_sizes(doc_topic, X)
     else:
         sizes = topic_sizes(model, X, groups=groups)
     total = sizes.sum()
-    shares = sizes / total if total > 0 else np.zeros(K)
-    n_tokens = int(X.sum())
     empty_docs = int(np.sum(np.asarray(X.sum(axis=1)).ravel() == 0))
     if empty_docs:
         notes.append(
             f"{empty_docs} document(s) have no word of the vocabulary (only stop "
             "words or rare words); they are kept but do not shape the topics."
         )
+    return Bunch(
+        n_words=n_words, words=words, coherence=coherence, sizes=sizes,
+        shares=sizes / total if total > 0 else np.zeros(K), n_tokens=int(X.sum()),
+        notes=notes,
+    )
 
-    stats = _collection_statistics(model, X, groups, interval)
+
+def _diagnostics(model, stats, figure_notes):
+    """The numbers and notes of the "Fit diagnostics" section."""
     n_draws = stats.samples.shape[0]
-    distinctive = _distinctive(stats, max(1, int(n_distinctive)), n_draws)
-
-    files, figure_notes = _draw_figures(model, names, out, stats, n_words, interval, dpi)
-
     trace = getattr(model, "trace_", {}) or {}
     ll = np.asarray(trace.get("log_likelihood", [np.nan]), dtype=np.float64)
     seconds = trace.get("seconds")
     sampler_seconds = float(seconds[-1]) if seconds is not None and len(seconds) else None
     ess = _effective_sample_size(stats.samples)
-    diag_notes = list(figure_notes)
+    notes = list(figure_notes)
     if len(ll) < 3:
-        diag_notes.append(
+        notes.append(
             "The log-likelihood was recorded at too few sweeps to show a curve; fit "
             "with evaluate_every > 0."
         )
     trend = _trend_after_burn_in(trace, model.burn_in_)
     if trend is not None and trend > 0.05:
-        diag_notes.append(
+        notes.append(
             f"The log-likelihood was still rising after burn-in ({_pct(trend, 0)} of "
             "its total rise came after it): the chain may not have converged; fit "
             "again with more sweeps."
         )
     if ess is not None and np.median(ess) < 10:
-        diag_notes.append(
+        notes.append(
             f"The draws of the collection mixtures are strongly autocorrelated "
             f"(median effective sample size {np.median(ess):.0f}): the posterior "
             "intervals are rough; fit with more sweeps."
         )
-    diagnostics = {
+    return {
         "n_iter": int(model.n_iter_),
         "burn_in": int(model.burn_in_),
         "thin": int(model.thin),
@@ -1176,40 +1376,36 @@ def write_report(
         "log_likelihood_rise_after_burn_in": trend,
         "ess_median": None if ess is None else float(np.median(ess)),
         "ess_min": None if ess is None else float(np.min(ess)),
-        "notes": diag_notes,
+        "notes": notes,
     }
 
-    extra_files = ["index.html", "report.json", "model.joblib"]
-    joblib.dump(pipeline if pipeline is not None else model, out / "model.joblib")
-    if pipeline is None:
-        (out / "vocabulary.txt").write_text(
-            "".join(f"{name}\n" for name in names), encoding="utf-8"
-        )
-        extra_files.append("vocabulary.txt")
-    fit_seconds = sampler_seconds if fit_seconds is None else float(fit_seconds)
-    generated = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z").strip()
 
-    ctx = {
-        "model": model, "stats": stats, "title": title, "generated": generated,
-        "version": __version__, "texts_info": texts_info, "n_docs": X.shape[0],
-        "n_features": V, "n_tokens": n_tokens, "fit_seconds": fit_seconds,
-        "notes": notes, "settings": settings, "shares": shares, "words": words,
-        "coherence": coherence, "n_words": n_words, "files": files,
-        "interval": interval, "distinctive": distinctive, "diagnostics": diagnostics,
-        "pipeline_saved": pipeline is not None, "model_note": model_note,
-        "extra_files": extra_files,
-    }
-    page = _render_html(ctx)
-    (out / "index.html").write_text(page, encoding="utf-8")
+def _write_models(out, model, pipeline, names):
+    """Write model.npz, vocabulary.txt and model.joblib; return the files' names."""
+    import joblib
 
-    summary = {
-        "title": title,
-        "generated": generated,
-        "sklearn_clda_version": __version__,
-        "input": texts_info,
-        "n_documents": X.shape[0],
-        "n_tokens": n_tokens,
-        "vocabulary_size": V,
+    from ._io import _dump_npz
+
+    files = ["index.html", "report.json"]
+    files.append(_write_file(out, "model.npz", lambda fh: _dump_npz(model, fh)))
+    files.append(_write_text(out, "vocabulary.txt", "".join(f"{n}\n" for n in names)))
+    saved = pipeline if pipeline is not None else model
+    files.append(_write_file(out, "model.joblib", lambda fh: joblib.dump(saved, fh)))
+    return files
+
+
+def _summary(ctx, topics):
+    """The content of report.json (before :func:`_jsonable`)."""
+    model, stats = ctx["model"], ctx["stats"]
+    K = model.components_.shape[0]
+    return {
+        "title": ctx["title"],
+        "generated": ctx["generated"],
+        "sklearn_clda_version": ctx["version"],
+        "input": ctx["texts_info"],
+        "n_documents": ctx["n_docs"],
+        "n_tokens": topics.n_tokens,
+        "vocabulary_size": ctx["n_features"],
         "n_components": K,
         "collections": [
             {"name": label, "documents": int(stats.docs[j]),
@@ -1217,16 +1413,16 @@ def write_report(
             for j, label in enumerate(stats.labels)
         ],
         "groups": [] if model.groups_ is None else model.groups_.tolist(),
-        "settings": dict(settings or {}),
+        "settings": dict(ctx["settings"] or {}),
         "model": {
             "n_components": K, "alpha": model.alpha_, "gamma": model.gamma_,
             "eta": model.eta_, "algorithm": model.algorithm,
             "max_iter": model.max_iter, "random_state": model.random_state,
         },
-        "fit_seconds": fit_seconds,
+        "fit_seconds": ctx["fit_seconds"],
         "topics": [
-            {"topic": k, "top_words": words[k], "tokens": float(sizes[k]),
-             "share": float(shares[k]), "coherence": float(coherence[k])}
+            {"topic": k, "top_words": topics.words[k], "tokens": float(topics.sizes[k]),
+             "share": float(topics.shares[k]), "coherence": float(topics.coherence[k])}
             for k in range(K)
         ],
         "collection_topic": {
@@ -1234,20 +1430,16 @@ def write_report(
             "mean": stats.pi,
             "lower": stats.lower,
             "upper": stats.upper,
-            "interval": interval,
+            "interval": ctx["interval"],
             "corpus_wide": stats.corpus,
             "corpus_weights": "documents per collection",
         },
-        "distinctive": distinctive,
-        "diagnostics": diagnostics,
-        "notes": notes,
+        "distinctive": ctx["distinctive"],
+        "diagnostics": ctx["diagnostics"],
+        "notes": ctx["notes"],
         "model_file": "model.joblib",
-        "model_file_contents": "pipeline" if pipeline is not None else "CompoundLDA",
-        "files": sorted(set(files.values())) + extra_files,
+        "model_file_contents": "pipeline" if ctx["pipeline_saved"] else "CompoundLDA",
+        "safe_model_file": "model.npz",
+        "safe_model_file_contents": "CompoundLDA, read with sklearn_clda.load_model",
+        "files": sorted(set(ctx["files"].values())) + ctx["extra_files"],
     }
-    summary = _jsonable(summary)
-    (out / "report.json").write_text(
-        json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
-    summary["index_html"] = str(out / "index.html")
-    return summary

@@ -2,13 +2,17 @@
 
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
-from sklearn_clda.__main__ import main
+from sklearn_clda.__main__ import format_topic_table, main
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 COLLECTIONS = ["comp", "politics", "rec", "sci"]
@@ -22,7 +26,7 @@ def _topic_lines(out):
     return [m for m in map(TOPIC_LINE.match, out.splitlines()) if m]
 
 
-DEMO_ARGS = ["-k", "5", "-n", "20", "--no-progress", "--seed"]
+DEMO_ARGS = ["-k", "5", "-n", "40", "--no-progress", "--seed"]
 
 
 def _run_demo(capsys, seed):
@@ -49,6 +53,15 @@ def test_demo_output(capsys):
         assert sum(column) == pytest.approx(100.0, abs=0.26)
     for m in topics:
         assert len(m.group(3).split()) == 8  # --top-words default
+    # The content: with seed 0 the topics and the collections they peak in are
+    # those of 16-newsgroups (a word-share pairing mixed up would fail here).
+    words = {int(m.group(1)): m.group(3).split() for m in topics}
+    assert "space" in sum(words.values(), [])
+    for word, collection in [("windows", "comp"), ("israel", "politics"),
+                             ("game", "rec")]:
+        k = next(k for k, w in words.items() if word in w)
+        peak = COLLECTIONS[int(np.argmax(shares[k]))]
+        assert peak == collection, (word, words[k], shares[k])
 
 
 def test_demo_same_seed_same_output(capsys):
@@ -79,6 +92,12 @@ def test_help_exits_zero(capsys):
         (["-n", "1"], "--max-iter must be at least 2"),
         (["--gamma", "-1"], "--gamma must be positive"),
         (["--gamma", "0"], "--gamma must be positive"),
+        (["--gamma", "inf"], "--gamma must be positive and finite"),
+        (["--gamma", "nan"], "--gamma must be positive and finite"),
+        (["--seed", "-1"], "--seed must be an integer in [0, 4294967295], got -1"),
+        (["--seed", "1099511627776"], "--seed must be an integer in [0, 4294967295]"),
+        (["--seed", str(2**32)], "--seed must be an integer in [0, 4294967295]"),
+        (["--report", ""], "--report: the folder name is empty"),
         (["--top-words", "0"], "--top-words must be at least 1"),
         (["-k", "three"], "invalid int value"),
         (["--unknown"], "unrecognized arguments"),
@@ -88,7 +107,39 @@ def test_invalid_arguments_exit_2(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
         main(argv)
     assert exc.value.code == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if "error:" in line]
+    assert len(errors) == 1 and message in errors[0], err
+
+
+def test_largest_seed_is_accepted(capsys):
+    assert main(["-k", "2", "-n", "2", "--no-progress", "--top-words", "3",
+                 "--seed", str(2**32 - 1)]) == 0
+    assert len(_topic_lines(capsys.readouterr().out)) == 2
+
+
+def test_topic_table_uses_the_top_words_in_order():
+    components = np.array([[1.0, 5.0, 3.0, 5.0], [4.0, 1.0, 2.0, 3.0]])
+    model = SimpleNamespace(
+        components_=components, n_components=2, groups_=np.array(["a", "b"]),
+        collection_topic_=np.array([[0.25, 0.75], [0.6, 0.4]]),
+    )
+    table = format_topic_table(model, ["w0", "w1", "w2", "w3"], top_words=3)
+    lines = table.splitlines()
+    assert lines[0].split() == ["topic", "a", "b", "top", "words"]
+    # Ties keep the lower feature index first; the shares are pi[:, k].
+    assert lines[2].split() == ["0", "25.0%", "60.0%", "w1", "w3", "w2"]
+    assert lines[3].split() == ["1", "75.0%", "40.0%", "w0", "w3", "w2"]
+    # More words than the vocabulary holds: all of them.
+    table = format_topic_table(model, ["w0", "w1", "w2", "w3"], top_words=10)
+    assert table.splitlines()[3].split()[3:] == ["w0", "w3", "w2", "w1"]
+    # Many ties in a long row (where an unstable sort reorders them).
+    weights = np.random.default_rng(0).integers(0, 3, size=(2, 200)).astype(float)
+    model.components_ = weights
+    names = [f"w{i}" for i in range(200)]
+    line = format_topic_table(model, names, top_words=8).splitlines()[2]
+    expected = [f"w{i}" for i in np.flatnonzero(weights[0] == 2)[:8]]
+    assert line.split()[3:] == expected
 
 
 def test_module_runs_as_subprocess():
@@ -107,15 +158,61 @@ def test_module_runs_as_subprocess():
     assert all(len(m.group(3).split()) == 4 for m in topics)
 
 
-def test_closed_stdout_pipe_gives_no_traceback():
-    # `python -m sklearn_clda | head -1` must not print a BrokenPipeError.
-    root = Path(__file__).resolve().parents[1]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sklearn_clda", "-k", "3", "-n", "10", "--no-progress"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=root, env=env,
+def _env(unbuffered=True):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
     )
-    proc.stdout.readline()
+    env.pop("PYTHONUNBUFFERED", None)
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+@pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "unbuffered"])
+def test_closed_stdout_pipe_gives_no_traceback(unbuffered):
+    # `python -m sklearn_clda | head -1` must not print a BrokenPipeError. The
+    # reader is gone before the first line: with block-buffered stdout (the
+    # default for a pipe) the write fails only at the final flush.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sklearn_clda", "-k", "2", "-n", "4", "--no-progress"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO_ROOT,
+        env=_env(unbuffered),
+    )
     proc.stdout.close()
     _, err = proc.communicate(timeout=300)
-    assert b"Traceback" not in err
+    assert proc.returncode == 1, err
+    assert err == b"", err  # neither a traceback nor "Exception ignored"
+
+
+def _interrupt(argv, ready, cwd):
+    """Start ``python -m sklearn_clda argv``, send SIGINT once stdout shows
+    ``ready``; return the exit code, stdout and stderr."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sklearn_clda", *argv], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, cwd=cwd, env=_env(), text=True,
+    )
+    try:
+        out = []
+        for line in proc.stdout:
+            out.append(line)
+            if ready in line:
+                break
+        time.sleep(0.5)  # into the fit
+        proc.send_signal(signal.SIGINT)
+        rest, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, "".join(out) + rest, err
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child needs POSIX")
+def test_ctrl_c_in_the_demo_exits_130_without_traceback():
+    code, out, err = _interrupt(["-k", "10", "-n", "100000", "--no-progress"],
+                                "16-newsgroups:", REPO_ROOT)
+    assert code == 130, err
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1] == "python -m sklearn_clda: interrupted"
+    assert "sweeps in" not in out  # stopped in the fit

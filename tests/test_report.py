@@ -8,8 +8,10 @@ import json
 import os
 import random
 import re
+import signal
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -19,10 +21,15 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from sklearn_clda import CompoundLDA  # noqa: E402
+from matplotlib.image import imread  # noqa: E402
+from sklearn.feature_extraction.text import CountVectorizer  # noqa: E402
+
+from sklearn_clda import CompoundLDA, load_model  # noqa: E402
+from sklearn_clda import _report as report_module  # noqa: E402
 from sklearn_clda.__main__ import main  # noqa: E402
 from sklearn_clda._report import InputError, load_documents, write_report  # noqa: E402
 from sklearn_clda.exceptions import UnseenCollectionWarning  # noqa: E402
+from sklearn_clda.metrics import top_words, topic_sizes  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -102,10 +109,22 @@ def _run(argv):
 
 
 def _check_pngs(folder, names=FIGURES):
+    """Each figure is a PNG that decodes to a plausible, non-blank image."""
     for name in names:
-        data = (folder / name).read_bytes()
-        assert data[:8] == PNG_SIGNATURE, name
-        assert len(data) > 1000, name
+        assert (folder / name).read_bytes()[:8] == PNG_SIGNATURE, name
+        image = imread(folder / name)  # floats in [0, 1], RGB(A)
+        height, width = image.shape[:2]
+        assert 250 <= height <= 4000 and 300 <= width <= 4000, (name, image.shape)
+        rgb = image[..., :3]
+        drawn = np.any(rgb < 0.9, axis=-1).mean()  # share of non-white pixels
+        assert 0.01 < drawn < 0.9, (name, drawn)
+        assert len(np.unique(rgb.reshape(-1, 3), axis=0)) > 10, name  # not flat
+
+
+def _safe_code(page):
+    """The first code block of the page's "Using the saved model" section."""
+    section = page[page.index('<section id="model">'):]
+    return html.unescape(re.search(r"<pre><code>(.*?)</code></pre>", section, re.S)[1])
 
 
 # ---------------------------------------------------------------------------
@@ -173,6 +192,37 @@ def test_csv_report_writes_page_figures_and_summary(csv_report):
     assert set(FIGURES) <= set(summary["files"])
 
 
+def test_csv_report_numbers_are_the_model_s(csv_report):
+    out = csv_report["out"]
+    summary = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    model = load_model(out / "model.npz")
+    vocabulary = (out / "vocabulary.txt").read_text(encoding="utf-8").splitlines()
+    texts = [t for t, _ in csv_report["docs"]]
+    X = CountVectorizer(vocabulary=vocabulary).transform(texts)
+
+    assert summary["vocabulary_size"] == len(vocabulary) == model.components_.shape[1]
+    assert summary["n_tokens"] == X.sum() == model.n_tokens_
+    assert summary["groups"] == model.groups_.tolist()
+    assert [c["documents"] for c in summary["collections"]] == model.collection_sizes_.tolist()
+    assert summary["model"]["gamma"] == model.gamma_ and summary["model"]["eta"] == model.eta_
+    mixtures = summary["collection_topic"]
+    assert mixtures["collections"] == model.groups_.tolist()
+    np.testing.assert_allclose(mixtures["mean"], model.collection_topic_, rtol=1e-12)
+    assert np.all(np.array(mixtures["lower"]) <= np.array(mixtures["mean"]))
+    assert np.all(np.array(mixtures["mean"]) <= np.array(mixtures["upper"]))
+    weights = model.collection_sizes_ / model.collection_sizes_.sum()
+    np.testing.assert_allclose(mixtures["corpus_wide"], weights @ model.collection_topic_)
+    expected = top_words(model.components_, vocabulary, n=10).tolist()
+    assert [t["top_words"] for t in summary["topics"]] == expected
+    sizes = topic_sizes(model.doc_topic_, X)
+    np.testing.assert_allclose([t["tokens"] for t in summary["topics"]], sizes)
+    np.testing.assert_allclose([t["share"] for t in summary["topics"]], sizes / sizes.sum())
+    diag = summary["diagnostics"]
+    assert (diag["n_iter"], diag["burn_in"], diag["n_draws"]) == (
+        model.n_iter_, model.burn_in_, model.collection_topic_samples_.shape[0])
+    assert diag["final_log_likelihood"] == model.trace_["log_likelihood"][-1]
+
+
 def test_csv_report_page_is_self_contained(csv_report):
     page = (csv_report["out"] / "index.html").read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>")
@@ -202,6 +252,33 @@ def test_csv_report_model_loads_and_transforms(csv_report):
         warnings.simplefilter("error", UnseenCollectionWarning)
         theta = pipe[-1].transform(pipe[:-1].transform(texts), groups=labels)
     assert theta.shape == (5, 3)
+
+
+def test_csv_report_shows_the_safe_way_first_and_it_works(csv_report):
+    out = csv_report["out"]
+    page = (out / "index.html").read_text(encoding="utf-8")
+    section = page[page.index('<section id="model">'):]
+    assert section.index("load_model") < section.index("joblib.load")
+    assert "runs code stored in the file" in section
+    assert "only if you trust" in section
+    # The page's own code, run in the report folder, gives the pipeline's
+    # topic proportions without unpickling anything.
+    texts = [t for t, _ in csv_report["docs"][:6]]
+    labels = [g for _, g in csv_report["docs"][:6]]
+    namespace = {"texts": texts, "labels": labels}
+    cwd = os.getcwd()
+    os.chdir(out)
+    try:
+        exec(_safe_code(page), namespace)  # noqa: S102 - the report's own example
+    finally:
+        os.chdir(cwd)
+    pipe = joblib.load(out / "model.joblib")
+    expected = pipe[-1].transform(pipe[:-1].transform(texts), groups=labels)
+    np.testing.assert_array_equal(namespace["theta"], expected)
+    summary = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert summary["safe_model_file"] == "model.npz"
+    assert {"model.npz", "vocabulary.txt", "model.joblib"} <= set(summary["files"])
+    assert not list(out.glob(".*.part"))  # no temporary file left
 
 
 def test_write_report_escapes_words_and_saves_model_alone(csv_report, tmp_path):
@@ -366,6 +443,25 @@ def _bad_inputs(tmp):
     case("same column twice", ["--input", str(good), "--text-column", "body",
                                "--group-column", "body"],
          "both name 'body'")
+    (tmp / "deep.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    case("deeply nested JSON", ["--input", str(tmp / "deep.json")],
+         "deep.json: the JSON is nested too deeply")
+    (tmp / "deep.jsonl").write_text('{"text": "a b", "group": "x"}\n'
+                                    + '{"text": ' * 100_000 + "\n", encoding="utf-8")
+    case("deeply nested JSON line", ["--input", str(tmp / "deep.jsonl")],
+         "deep.jsonl, line 2: the JSON is nested too deeply")
+    case("negative seed", ["--input", str(good), "--seed", "-1"],
+         "--seed must be an integer in [0, 4294967295], got -1")
+    case("seed too large", ["--input", str(good), "--seed", "1099511627776"],
+         "--seed must be an integer in [0, 4294967295], got 1099511627776")
+    case("empty output path", ["--input", str(good), "--out", ""], "--out is empty")
+    (tmp / "gone").symlink_to(tmp / "no-such-folder")
+    case("output folder a dangling link", ["--input", str(good), "--out", str(tmp / "gone")],
+         "is a symbolic link to a missing folder")
+    (tmp / "holder").mkdir()
+    (tmp / "holder" / "model.npz").mkdir()
+    case("output file a folder", ["--input", str(good), "--out", str(tmp / "holder")],
+         "model.npz exists and is not a file")
     return cases
 
 
@@ -376,7 +472,9 @@ _BAD_CASE_NAMES = [
     "invalid JSON line", "missing JSON field", "only stop words", "min-df too high",
     "min-df above max-df",
     "n-components 0", "max-df out of range", "output is a file", "output inside a file",
-    "same column twice",
+    "same column twice", "deeply nested JSON", "deeply nested JSON line", "negative seed",
+    "seed too large", "empty output path", "output folder a dangling link",
+    "output file a folder",
 ]
 
 
@@ -387,12 +485,17 @@ def bad_inputs(tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", _BAD_CASE_NAMES)
-def test_bad_input_exits_2_with_one_line(name, bad_inputs, capsys):
+def test_bad_input_exits_2_with_one_line(name, bad_inputs, capsys, monkeypatch):
     tmp, cases = bad_inputs
     argv, messages = cases[name]
     if "--out" not in argv:
         argv = argv + ["--out", str(tmp / "out")]
+    cwd = tmp / "cwd"
+    cwd.mkdir(exist_ok=True)
+    monkeypatch.chdir(cwd)  # --out "" must not write here
     code = main(["report", *argv, "--no-progress"])
+    assert list(cwd.iterdir()) == []
+    assert not (tmp / "no-such-folder").exists()
     captured = capsys.readouterr()
     assert code == 2
     assert "Traceback" not in captured.err
@@ -509,6 +612,15 @@ def test_demo_report(tmp_path):
     assert isinstance(clda, CompoundLDA)
     theta = clda.transform(news.data[:4], groups=news.groups[:4])
     assert theta.shape == (4, 3)
+    safe = load_model(folder / "model.npz")
+    np.testing.assert_array_equal(safe.transform(news.data[:4], groups=news.groups[:4]),
+                                  theta)
+    page_code = _safe_code(page)
+    assert 'load_model("model.npz")' in page_code and "joblib" not in page_code
+    assert (folder / "vocabulary.txt").read_text(encoding="utf-8").splitlines() == list(
+        news.feature_names)
+    np.testing.assert_allclose(summary["collection_topic"]["mean"], safe.collection_topic_)
+    assert summary["collection_topic"]["collections"] == ["comp", "politics", "rec", "sci"]
 
 
 def test_demo_report_path_is_a_file(tmp_path, capsys):
@@ -517,3 +629,171 @@ def test_demo_report_path_is_a_file(tmp_path, capsys):
         main(["-k", "3", "-n", "10", "--no-progress", "--report", str(tmp_path / "f")])
     assert exc.value.code == 2
     assert "existing file" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------
+# Output files: no writing through symbolic links, atomic replacement
+# ---------------------------------------------------------------------------
+
+OUTPUT_NAMES = ["index.html", "report.json", "model.joblib", "model.npz",
+                "vocabulary.txt", "collection_topics_heatmap.png", "pi_trace.png"]
+
+
+def _planted_link(tmp_path, name, dangling):
+    """An output folder whose file ``name`` is a link to a file outside it."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victim = outside / "victim"
+    if not dangling:
+        victim.write_text("precious", encoding="utf-8")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / name).symlink_to(victim)
+    return out, victim
+
+
+def _outside_untouched(victim, dangling):
+    if dangling:
+        assert not victim.exists()  # a dangling link's target is not created
+    else:
+        assert victim.read_text(encoding="utf-8") == "precious"
+
+
+@pytest.mark.parametrize("dangling", [False, True], ids=["link", "dangling"])
+@pytest.mark.parametrize("name", OUTPUT_NAMES)
+def test_report_refuses_symlinked_output_files(name, dangling, tmp_path, bad_inputs):
+    out, victim = _planted_link(tmp_path, name, dangling)
+    good = bad_inputs[0] / "good.csv"
+    code, _, err = _run(["report", "--input", str(good), "--text-column", "body",
+                         "--group-column", "outlet", "--out", str(out), "-n", "4",
+                         "--no-progress"])
+    assert code == 2
+    assert err.strip().splitlines() == [
+        f"python -m sklearn_clda report: error: {out / name} is a symbolic link; the "
+        "report does not write through links (it could overwrite a file outside the "
+        "output folder): remove the link or choose another output folder"
+    ]
+    _outside_untouched(victim, dangling)
+    assert sorted(p.name for p in out.iterdir()) == [name]  # nothing else written
+
+
+@pytest.mark.parametrize("dangling", [False, True], ids=["link", "dangling"])
+@pytest.mark.parametrize("name", ["index.html", "model.joblib", "model.npz"])
+def test_write_report_refuses_symlinked_output_files(name, dangling, csv_report, tmp_path):
+    out, victim = _planted_link(tmp_path, name, dangling)
+    pipe = joblib.load(csv_report["out"] / "model.joblib")
+    X = pipe[:-1].transform([t for t, _ in csv_report["docs"]])
+    with pytest.raises(InputError, match="is a symbolic link"):
+        write_report(pipe, X, pipe[:-1].get_feature_names_out(), out)
+    _outside_untouched(victim, dangling)
+    assert sorted(p.name for p in out.iterdir()) == [name]
+
+
+def test_a_link_made_after_the_check_is_replaced_not_followed(tmp_path, monkeypatch):
+    out, victim = _planted_link(tmp_path, "index.html", dangling=False)
+    # As if the link appeared between the check and the write:
+    monkeypatch.setattr(report_module.Path, "is_symlink", lambda self: False)
+    report_module._write_text(out, "index.html", "<p>new</p>")
+    assert victim.read_text(encoding="utf-8") == "precious"
+    assert not (out / "index.html").is_symlink()
+    assert (out / "index.html").read_text(encoding="utf-8") == "<p>new</p>"
+
+
+def test_a_failed_write_keeps_the_old_file(tmp_path):
+    (tmp_path / "report.json").write_text("old", encoding="utf-8")
+
+    def fail(fh):
+        fh.write(b"half")
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match="No space"):
+        report_module._write_file(tmp_path, "report.json", fail)
+    assert (tmp_path / "report.json").read_text(encoding="utf-8") == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]  # no temporary file
+
+
+def test_output_folder_may_be_a_link_to_a_folder(tmp_path, bad_inputs):
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real, target_is_directory=True)
+    good = bad_inputs[0] / "good.csv"
+    code, _, err = _run(["report", "--input", str(good), "--text-column", "body",
+                         "--group-column", "outlet", "--out", str(tmp_path / "link"),
+                         "-k", "2", "-n", "6", "--no-progress"])
+    assert code == 0, err
+    assert (real / "index.html").is_file() and (real / "model.npz").is_file()
+    assert load_model(real / "model.npz").n_components == 2
+
+
+def test_write_report_refuses_an_empty_folder_name(csv_report, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    pipe = joblib.load(csv_report["out"] / "model.joblib")
+    X = pipe[:-1].transform([t for t, _ in csv_report["docs"]])
+    with pytest.raises(InputError, match="empty path"):
+        write_report(pipe, X, pipe[:-1].get_feature_names_out(), "")
+    assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------------------
+# Missing labels and Ctrl-C
+# ---------------------------------------------------------------------------
+
+
+def test_missing_labels_are_skipped_not_named_nan(tmp_path):
+    lines = [
+        '{"text": "goal team match", "group": "sport"}',
+        '{"text": "market bank stock", "group": NaN}',
+        '{"text": "goal referee", "group": null}',
+        '{"text": "bank profit", "group": Infinity}',
+        '{"text": NaN, "group": "sport"}',
+        '{"text": "stock shares", "group": 2024}',
+    ]
+    path = tmp_path / "docs.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    docs = load_documents(path)
+    assert docs.groups == ["sport", "2024"]
+    assert docs.texts == ["goal team match", "stock shares"]
+    assert docs.n_skipped == 4
+    assert docs.notes == [
+        "skipped 1 empty or whitespace-only document(s) (line 5)",
+        "skipped 3 document(s) without a collection label (column 'group') "
+        "(line 2, line 3, line 4)",
+    ]
+
+    csv_path = tmp_path / "docs.csv"
+    csv_path.write_text("text,group\ngoal team,sport\nbank stock,\nmarket, \n",
+                        encoding="utf-8")
+    docs = load_documents(csv_path)
+    assert docs.groups == ["sport"] and docs.n_skipped == 2
+    assert "without a collection label" in docs.notes[0]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child needs POSIX")
+def test_ctrl_c_in_the_report_exits_130_without_traceback(tmp_path):
+    path = _write_csv(tmp_path / "docs.csv", _make_documents())
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+    )
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sklearn_clda", "report", "--input", str(path),
+         "--text-column", "body", "--group-column", "outlet", "--out", str(out),
+         "-k", "3", "-n", "1000000", "--no-progress"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path, env=env, text=True,
+    )
+    try:
+        for line in proc.stdout:
+            if line.startswith("Vocabulary:"):  # printed just before the fit
+                break
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1] == "python -m sklearn_clda report: interrupted"
+    assert not (out / "index.html").exists()
