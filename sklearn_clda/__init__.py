@@ -6,4 +6,4 @@ from ._lda_gibbs import LDAGibbs
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["CompoundLDA", "LDAGibbs", "__version__"]
+__all__ = ["CompoundLDA", "LDAGibbs", "__version__", "load_model", "save_model"]

@@ -32,6 +32,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import Bunch
 
+from ._corpus import check_sparse_structure
+
 __all__ = ["InputError", "load_documents", "write_report"]
 
 #: File name endings read by :func:`load_documents`, and their formats.
@@ -1111,6 +1113,7 @@ def _check_inputs(model, X, feature_names, groups):
             "write_report needs a fitted CompoundLDA (with collection_topic_), got "
             f"{type(model).__name__}."
         )
+    X = check_sparse_structure(X, "write_report")
     X = sp.csr_matrix(check_array(X, accept_sparse="csr"))
     n_features = model.components_.shape[1]
     if X.shape[1] != n_features:
