@@ -28,15 +28,26 @@ from pathlib import Path
 
 import numpy as np
 
-PROG = "python -m sklearn_clda"
-REPORT_PROG = f"{PROG} report"
 MAX_SEED = 2**32 - 1  # seeds are those of numpy.random.RandomState
 
-_USAGE = (
-    f"{PROG} [-h] [-k K] [-n SWEEPS] [--seed SEED] [--top-words N]\n"
-    "       [--gamma GAMMA] [--no-progress] [--report DIR]\n"
-    f"       {REPORT_PROG} --input PATH --out DIR [options]"
-)
+
+def _prog():
+    """The command's name as the user typed it: the ``sklearn-clda`` console
+    script, or ``python -m sklearn_clda``."""
+    name = os.path.basename(sys.argv[0] or "")
+    return "sklearn-clda" if name.startswith("sklearn-clda") else "python -m sklearn_clda"
+
+
+def _report_prog():
+    return f"{_prog()} report"
+
+
+def _usage():
+    return (
+        f"{_prog()} [-h] [-k K] [-n SWEEPS] [--seed SEED] [--top-words N]\n"
+        "       [--gamma GAMMA] [--no-progress] [--report DIR]\n"
+        f"       {_report_prog()} --input PATH --out DIR [options]"
+    )
 
 _REPORT_DESCRIPTION = """\
 Fit compound LDA on your own documents, split into collections (news
@@ -86,15 +97,15 @@ exit status:
 
 def _build_parser():
     parser = argparse.ArgumentParser(
-        prog=PROG,
-        usage=_USAGE,
+        prog=_prog(),
+        usage=_usage(),
         description=(
             "Fit compound LDA on the bundled 16-newsgroups corpus (10,764 "
             "documents in 4 collections) and print each topic's top words "
             "with every collection's topic proportions. With the report "
             "command, fit your own documents and write an HTML report."
         ),
-        epilog=f"Run '{REPORT_PROG} --help' for the report command's options.",
+        epilog=f"Run '{_report_prog()} --help' for the report command's options.",
     )
     parser.add_argument(
         "-k", "--n-components", type=int, default=20, metavar="K",
@@ -153,7 +164,7 @@ def _df_value(text):
 def _add_report_parser(commands):
     report = commands.add_parser(
         "report",
-        prog=REPORT_PROG,
+        prog=_report_prog(),
         help="fit compound LDA on your documents and write an HTML report",
         description=_REPORT_DESCRIPTION,
         epilog=_REPORT_EPILOG,
@@ -247,6 +258,8 @@ def _check_args(parser, args):
         parser.error("--report: the folder name is empty")
     if args.report is not None and output_problem(args.report):
         parser.error(f"--report: {output_problem(args.report)}")
+    if args.report is not None and _matplotlib_missing():
+        parser.error(f"--report: {_MATPLOTLIB_MISSING}")
 
 
 def format_topic_table(model, feature_names, top_words=8):
@@ -309,12 +322,26 @@ def _check_report_args(args):
 
 
 def _fail(message):
-    print(f"{REPORT_PROG}: error: {message}", file=sys.stderr)
+    print(f"{_report_prog()}: error: {message}", file=sys.stderr)
     return 2
 
 
 def _note(message):
-    print(f"{REPORT_PROG}: note: {message}", file=sys.stderr)
+    print(f"{_report_prog()}: note: {message}", file=sys.stderr)
+
+
+_MATPLOTLIB_MISSING = (
+    "the report's figures need matplotlib, an optional dependency: "
+    'pip install "sklearn-clda[plot]"'
+)
+
+
+def _matplotlib_missing():
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return True
+    return False
 
 
 def _use_agg():
@@ -380,13 +407,11 @@ def _vocabulary_error(exc, args, n_docs):
 
 def _run_report(args):
     """The ``report`` command: load, vectorize, fit, write; return the exit code."""
-    import importlib.util
-
     error = _check_report_args(args)
     if error:
         return _fail(error)
-    if importlib.util.find_spec("matplotlib") is None:
-        return _fail("the report's figures need matplotlib: pip install matplotlib")
+    if _matplotlib_missing():
+        return _fail(_MATPLOTLIB_MISSING)
     _use_agg()
 
     from sklearn.feature_extraction.text import CountVectorizer
@@ -498,14 +523,14 @@ def _write_demo_report(args, model, news, seconds):
                 "format": "document-term counts; stop words and rare words removed "
                 "upstream",
             },
-            settings={"Command": f"{PROG} -k {args.n_components} -n {args.max_iter} "
+            settings={"Command": f"{_prog()} -k {args.n_components} -n {args.max_iter} "
                                  f"--seed {args.seed}"
                                  + (f" --gamma {args.gamma:g}" if args.gamma else "")},
             fit_seconds=seconds, top_words=args.top_words, model_note=note,
         )
     except (InputError, OSError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        print(f"{PROG}: error: cannot write the report to {args.report}: {reason}",
+        print(f"{_prog()}: error: cannot write the report to {args.report}: {reason}",
               file=sys.stderr)
         return 2
     print(f"\nReport: {summary['index_html']}")
@@ -520,7 +545,7 @@ def main(argv=None):
     """
     parser = _build_parser()
     args = parser.parse_args(argv)
-    prog = REPORT_PROG if args.command == "report" else PROG
+    prog = _report_prog() if args.command == "report" else _prog()
     try:
         if args.command == "report":
             return _run_report(args)

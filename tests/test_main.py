@@ -2,6 +2,7 @@
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -216,3 +217,40 @@ def test_ctrl_c_in_the_demo_exits_130_without_traceback():
     assert "Traceback" not in err
     assert err.strip().splitlines()[-1] == "python -m sklearn_clda: interrupted"
     assert "sweeps in" not in out  # stopped in the fit
+
+
+# ------------------------------------------------- names and extras
+_NO_MATPLOTLIB = "import sys; sys.modules['matplotlib'] = None; "
+
+
+@pytest.mark.parametrize("argv", [["report", "--input", "x.csv", "--out", "OUT"],
+                                  ["-n", "2", "--report", "OUT"]])
+def test_missing_matplotlib_names_the_extra(tmp_path, argv):
+    argv = [str(tmp_path / a) if a in ("x.csv", "OUT") else a for a in argv]
+    (tmp_path / "x.csv").write_text("text,source\na b c,x\nd e f,y\n")
+    code = (_NO_MATPLOTLIB + "from sklearn_clda.__main__ import _run; "
+            f"sys.argv = ['sklearn-clda'] + {argv!r}; sys.exit(_run())")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert 'pip install "sklearn-clda[plot]"' in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "OUT").exists()
+
+
+def test_console_script_help_shows_its_own_name():
+    script = shutil.which("sklearn-clda") or os.path.join(
+        os.path.dirname(sys.executable), "sklearn-clda"
+    )
+    if not os.path.exists(script):
+        pytest.skip("the sklearn-clda console script is not installed (pip install -e .)")
+    proc = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("usage: sklearn-clda ")
+    assert "python -m sklearn_clda" not in proc.stdout
+    report = subprocess.run([script, "report", "--help"], capture_output=True, text=True,
+                            timeout=60)
+    assert report.stdout.startswith("usage: sklearn-clda report ")
+    module = subprocess.run([sys.executable, "-m", "sklearn_clda", "--help"],
+                            capture_output=True, text=True, timeout=60)
+    assert module.stdout.startswith("usage: python -m sklearn_clda ")
