@@ -24,9 +24,13 @@ import math
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
+
+from ._clda import too_many_collections
+from .exceptions import ManyCollectionsWarning
 
 MAX_SEED = 2**32 - 1  # seeds are those of numpy.random.RandomState
 
@@ -437,7 +441,7 @@ def _run_report(args):
         f"Read {n_docs:,} documents in {n_groups:,} collection"
         f"{'s' if n_groups != 1 else ''} from {args.input} ({docs.format})."
     )
-    if n_groups > 20 and n_groups > n_docs // 2:
+    if too_many_collections(n_groups, n_docs):
         _note(
             f"{n_groups:,} collections for {n_docs:,} documents: is "
             f"--group-column {args.group_column!r} the right column?"
@@ -476,7 +480,9 @@ def _run_report(args):
         f"CompoundLDA(K={args.n_components}) for {args.max_iter:,} sweeps..."
     )
     start = time.perf_counter()
-    with _quiet_evaluations(model.verbose):
+    with _quiet_evaluations(model.verbose), warnings.catch_warnings():
+        # The loader has already said so in a note when the collections are many.
+        warnings.simplefilter("ignore", ManyCollectionsWarning)
         model.fit(X, groups=docs.groups)
     seconds = time.perf_counter() - start
     print(f"Fitted in {seconds:.1f} s; writing the report...")

@@ -734,10 +734,14 @@ def _encode_groups(groups, n_docs):
     return labels, codes.astype(np.int32).ravel()
 
 
-def _warn_many_collections(n_groups, n_docs):
+def too_many_collections(n_groups, n_docs):
     """More than one collection per five documents (and more than five) is
     almost always a per-document column passed as the collection label."""
-    if n_groups > max(5, n_docs / 5):
+    return n_groups > max(5, n_docs / 5)
+
+
+def _warn_many_collections(n_groups, n_docs):
+    if too_many_collections(n_groups, n_docs):
         warnings.warn(
             f"CompoundLDA.fit got {n_groups} collections for {n_docs} documents "
             "(more than one per five documents); did you pass an id column as "
