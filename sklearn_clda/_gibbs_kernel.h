@@ -50,12 +50,47 @@
 #define CLDA_HAVE_AVX2_KERNEL 0
 #endif
 
+/* Everything one sweep of one shard shares between its documents: the
+   tables and constants (read or updated by every document) and the
+   thread's scratch buffers. ``gibbs_sweep`` fills one per call; a kernel
+   copies the fields it needs into locals, so that its stores into the
+   double scratch arrays cannot be taken to alias ``eta``/``veta``. */
+typedef struct {
+    Py_ssize_t K;            /* topics */
+    Py_ssize_t n_blocks;     /* blocks of eight topics, ceil(K / 8) */
+    int64_t n_tokens;        /* length of words and z */
+    const int32_t *words;    /* word of each token */
+    int32_t *z;              /* topic of each token, updated */
+    int32_t *nwk;            /* word-topic counts, rows of nwk_stride, updated */
+    Py_ssize_t nwk_stride;   /* K, or 8 * n_blocks for padded rows */
+    int32_t *nk;             /* topic totals, updated */
+    double eta;              /* topic-word prior */
+    double veta;             /* V * eta */
+    double *inv;             /* 1 / (nk + V eta), kept current */
+    double *invm;            /* 1 / (nk - 1 + V eta), kept current */
+    double *r;               /* (ndk[d] + prior[g]) * inv, per document */
+    double *p;               /* weights of the current token */
+    double *cum;             /* running block sums; cum[-1] == 0 */
+} clda_sweep_ctx;
+
+/* The z-step of the tokens i0:i1 of one document: its topic counts ndk_d,
+   its collection's prior prior_g, its uniforms u_buf (one per token) and
+   the word of the token after it (-1 at the end), for prefetching. */
 typedef void (*clda_sweep_document_fn)(
-    Py_ssize_t K, Py_ssize_t n_blocks, int64_t i0, int64_t i1,
-    const int32_t *words, int32_t *z, int32_t *nwk, Py_ssize_t nwk_stride,
-    int32_t *ndk_d, int32_t *nk, const double *prior_g, double eta, double veta,
-    double *inv, double *invm, double *r, double *p, double *cum,
-    const double *u_buf, int64_t next_word);
+    const clda_sweep_ctx *ctx, int64_t i0, int64_t i1, int32_t *ndk_d,
+    const double *prior_g, const double *u_buf, int64_t next_word);
+
+/* Unpack the context into locals with the names the kernels use. */
+#define CLDA_UNPACK_CTX(ctx)                                                    \
+    const Py_ssize_t K = (ctx)->K, n_blocks = (ctx)->n_blocks;                  \
+    const int32_t *const words = (ctx)->words;                                  \
+    int32_t *const z = (ctx)->z;                                                \
+    int32_t *const nwk = (ctx)->nwk;                                            \
+    const Py_ssize_t nwk_stride = (ctx)->nwk_stride;                            \
+    int32_t *const nk = (ctx)->nk;                                              \
+    const double eta = (ctx)->eta, veta = (ctx)->veta;                          \
+    double *const inv = (ctx)->inv, *const invm = (ctx)->invm;                  \
+    double *const r = (ctx)->r, *const p = (ctx)->p, *const cum = (ctx)->cum
 
 /* Prefetch the count row of the word of the next token: its first and
    last bytes (the whole row when it spans at most two cache lines, as at
@@ -82,12 +117,10 @@ static inline void clda_move_count(
 }
 
 static void clda_sweep_document_portable(
-    Py_ssize_t K, Py_ssize_t n_blocks, int64_t i0, int64_t i1,
-    const int32_t *words, int32_t *z, int32_t *nwk, Py_ssize_t nwk_stride,
-    int32_t *ndk_d, int32_t *nk, const double *prior_g, double eta, double veta,
-    double *inv, double *invm, double *r, double *p, double *cum,
-    const double *u_buf, int64_t next_word)
+    const clda_sweep_ctx *ctx, int64_t i0, int64_t i1, int32_t *ndk_d,
+    const double *prior_g, const double *u_buf, int64_t next_word)
 {
+    CLDA_UNPACK_CTX(ctx);
     Py_ssize_t k, b, j, count;
     int64_t i;
     double total, u, s;
@@ -174,12 +207,10 @@ static inline void clda_move_count_avx2(
 
 __attribute__((target("avx2")))
 static void clda_sweep_document_avx2(
-    Py_ssize_t K, Py_ssize_t n_blocks, int64_t i0, int64_t i1,
-    const int32_t *words, int32_t *z, int32_t *nwk, Py_ssize_t nwk_stride,
-    int32_t *ndk_d, int32_t *nk, const double *prior_g, double eta, double veta,
-    double *inv, double *invm, double *r, double *p, double *cum,
-    const double *u_buf, int64_t next_word)
+    const clda_sweep_ctx *ctx, int64_t i0, int64_t i1, int32_t *ndk_d,
+    const double *prior_g, const double *u_buf, int64_t next_word)
 {
+    CLDA_UNPACK_CTX(ctx);
     /* Requires: nwk_stride == 8 * n_blocks (rows zero-padded), r and p of
        length 8 * n_blocks, 32-byte aligned, r zero beyond K. */
     const __m256d etav = _mm256_set1_pd(eta);

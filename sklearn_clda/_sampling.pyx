@@ -20,24 +20,31 @@ from libc.stdint cimport int32_t, int64_t, uint8_t
 from numpy.random cimport bitgen_t
 
 cdef extern from "_gibbs_kernel.h":
+    ctypedef struct clda_sweep_ctx:
+        Py_ssize_t K
+        Py_ssize_t n_blocks
+        int64_t n_tokens
+        const int32_t* words
+        int32_t* z
+        int32_t* nwk
+        Py_ssize_t nwk_stride
+        int32_t* nk
+        double eta
+        double veta
+        double* inv
+        double* invm
+        double* r
+        double* p
+        double* cum
     ctypedef void (*clda_sweep_document_fn)(
-        Py_ssize_t K, Py_ssize_t n_blocks, int64_t i0, int64_t i1,
-        const int32_t* words, int32_t* z, int32_t* nwk, Py_ssize_t nwk_stride,
-        int32_t* ndk_d, int32_t* nk, const double* prior_g, double eta, double veta,
-        double* inv, double* invm, double* r, double* p, double* cum,
-        const double* u_buf, int64_t next_word) noexcept nogil
+        const clda_sweep_ctx* ctx, int64_t i0, int64_t i1, int32_t* ndk_d,
+        const double* prior_g, const double* u_buf, int64_t next_word) noexcept nogil
     void clda_sweep_document_portable(
-        Py_ssize_t K, Py_ssize_t n_blocks, int64_t i0, int64_t i1,
-        const int32_t* words, int32_t* z, int32_t* nwk, Py_ssize_t nwk_stride,
-        int32_t* ndk_d, int32_t* nk, const double* prior_g, double eta, double veta,
-        double* inv, double* invm, double* r, double* p, double* cum,
-        const double* u_buf, int64_t next_word) noexcept nogil
+        const clda_sweep_ctx* ctx, int64_t i0, int64_t i1, int32_t* ndk_d,
+        const double* prior_g, const double* u_buf, int64_t next_word) noexcept nogil
     void clda_sweep_document_avx2(
-        Py_ssize_t K, Py_ssize_t n_blocks, int64_t i0, int64_t i1,
-        const int32_t* words, int32_t* z, int32_t* nwk, Py_ssize_t nwk_stride,
-        int32_t* ndk_d, int32_t* nk, const double* prior_g, double eta, double veta,
-        double* inv, double* invm, double* r, double* p, double* cum,
-        const double* u_buf, int64_t next_word) noexcept nogil
+        const clda_sweep_ctx* ctx, int64_t i0, int64_t i1, int32_t* ndk_d,
+        const double* prior_g, const double* u_buf, int64_t next_word) noexcept nogil
     int clda_cpu_has_avx2() noexcept nogil
 
 import numpy as np
@@ -320,11 +327,6 @@ def gibbs_sweep(
     cum_arr = _line_buffer(n_blocks + 1)
     max_len = int(np.max(np.diff(np.asarray(doc_ptr)))) if n_docs > 0 else 0
     u_arr = _line_buffer(max(max_len, 1))
-    cdef double* inv = <double*> np.PyArray_DATA(inv_arr)
-    cdef double* invm = <double*> np.PyArray_DATA(invm_arr)
-    cdef double* r = <double*> np.PyArray_DATA(r_arr)
-    cdef double* p = <double*> np.PyArray_DATA(p_arr)
-    cdef double* cum = (<double*> np.PyArray_DATA(cum_arr)) + 1
     cdef double* u_buf = <double*> np.PyArray_DATA(u_arr)
     cdef int32_t n_dk
     cdef bitgen_t* rng = _get_bitgen(bit_generator)
@@ -333,21 +335,28 @@ def gibbs_sweep(
     cdef int32_t g
     cdef int32_t* ndk_d
     cdef const double* prior_g
-    cdef const int32_t* words_p
-    cdef int32_t* z_p
-    cdef int32_t* nwk_p
-    cdef int32_t* nk_p
-    cdef Py_ssize_t nwk_stride = nwk.strides[0] // sizeof(int32_t)
+    cdef clda_sweep_ctx ctx
     if n_tokens == 0:  # nothing to move and no tables to draw
         return
-    words_p = &words[0]
-    z_p = &z[0]
-    nwk_p = &nwk[0, 0]
-    nk_p = &nk[0]
+    ctx.K = K
+    ctx.n_blocks = n_blocks
+    ctx.n_tokens = n_tokens
+    ctx.words = &words[0]
+    ctx.z = &z[0]
+    ctx.nwk = &nwk[0, 0]
+    ctx.nwk_stride = nwk.strides[0] // sizeof(int32_t)
+    ctx.nk = &nk[0]
+    ctx.eta = eta
+    ctx.veta = veta
+    ctx.inv = <double*> np.PyArray_DATA(inv_arr)
+    ctx.invm = <double*> np.PyArray_DATA(invm_arr)
+    ctx.r = <double*> np.PyArray_DATA(r_arr)
+    ctx.p = <double*> np.PyArray_DATA(p_arr)
+    ctx.cum = (<double*> np.PyArray_DATA(cum_arr)) + 1
     with bit_generator.lock, nogil:
         for k in range(K):
-            inv[k] = 1.0 / (nk[k] + veta)
-            invm[k] = 1.0 / (nk[k] - 1 + veta)
+            ctx.inv[k] = 1.0 / (nk[k] + veta)
+            ctx.invm[k] = 1.0 / (nk[k] - 1 + veta)
         for d in range(n_docs):
             g = doc_group[d]
             ndk_d = &ndk[d, 0]
@@ -356,10 +365,8 @@ def gibbs_sweep(
             i1 = doc_ptr[d + 1]
             for t in range(i1 - i0):
                 u_buf[t] = rng.next_double(rng.state)
-            next_word = words_p[i1] if i1 < n_tokens else -1
-            sweep_document(K, n_blocks, i0, i1, words_p, z_p, nwk_p, nwk_stride,
-                           ndk_d, nk_p, prior_g, eta, veta, inv, invm, r, p, cum,
-                           u_buf, next_word)
+            next_word = ctx.words[i1] if i1 < n_tokens else -1
+            sweep_document(&ctx, i0, i1, ndk_d, prior_g, u_buf, next_word)
             if draw_tables:  # the counts below _CRP_HIST are drawn after the sweep
                 for k in range(K):
                     n_dk = ndk_d[k]
