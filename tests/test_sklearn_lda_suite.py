@@ -1,3 +1,71 @@
+# Adapted from scikit-learn 1.9.1, sklearn/decomposition/tests/test_online_lda.py
+# (the tests of LatentDirichletAllocation), to run against LDAGibbs.
+#
+# Authors: The scikit-learn developers
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# BSD 3-Clause License
+#
+# Copyright (c) 2007-2026 The scikit-learn developers.
+# All rights reserved.
+#
+# Redistribution and use in source and binary forms, with or without
+# modification, are permitted provided that the following conditions are met:
+#
+# * Redistributions of source code must retain the above copyright notice, this
+#   list of conditions and the following disclaimer.
+#
+# * Redistributions in binary form must reproduce the above copyright notice,
+#   this list of conditions and the following disclaimer in the documentation
+#   and/or other materials provided with the distribution.
+#
+# * Neither the name of the copyright holder nor the names of its
+#   contributors may be used to endorse or promote products derived from
+#   this software without specific prior written permission.
+#
+# THIS SOFTWARE IS PROVIDED BY THE COPYRIGHT HOLDERS AND CONTRIBUTORS "AS IS"
+# AND ANY EXPRESS OR IMPLIED WARRANTIES, INCLUDING, BUT NOT LIMITED TO, THE
+# IMPLIED WARRANTIES OF MERCHANTABILITY AND FITNESS FOR A PARTICULAR PURPOSE ARE
+# DISCLAIMED. IN NO EVENT SHALL THE COPYRIGHT HOLDER OR CONTRIBUTORS BE LIABLE
+# FOR ANY DIRECT, INDIRECT, INCIDENTAL, SPECIAL, EXEMPLARY, OR CONSEQUENTIAL
+# DAMAGES (INCLUDING, BUT NOT LIMITED TO, PROCUREMENT OF SUBSTITUTE GOODS OR
+# SERVICES; LOSS OF USE, DATA, OR PROFITS; OR BUSINESS INTERRUPTION) HOWEVER
+# CAUSED AND ON ANY THEORY OF LIABILITY, WHETHER IN CONTRACT, STRICT LIABILITY,
+# OR TORT (INCLUDING NEGLIGENCE OR OTHERWISE) ARISING IN ANY WAY OUT OF THE USE
+# OF THIS SOFTWARE, EVEN IF ADVISED OF THE POSSIBILITY OF SUCH DAMAGE.
+"""scikit-learn's own LatentDirichletAllocation tests, run against LDAGibbs.
+
+Copied from scikit-learn 1.9.1 (``sklearn/decomposition/tests/
+test_online_lda.py``, BSD-3-Clause, see the header above) with the class
+swapped for :class:`sklearn_clda.LDAGibbs` by a module-level alias, so
+that the tests read as in scikit-learn. What was changed, each marked by
+a ``# sklearn-clda:`` comment where it happens:
+
+- the variational-only keywords (``learning_method``, ``learning_offset``,
+  ``total_samples``) are removed: a Gibbs sampler has no learning rate,
+  no mini-batches and no corpus-size scaling. Parametrizations over
+  ``learning_method`` are kept, so the test ids match scikit-learn's, but
+  both values now run the same fit;
+- names that contain the class name (the not-fitted message, the output
+  feature names) use ``LDAGibbs``'s;
+- ``exp_dirichlet_component_`` (a variational quantity) is replaced by
+  ``doc_topic_``, the other fitted array whose dtype follows the input;
+- scikit-learn's ``global_dtype`` and ``global_random_seed`` fixtures
+  (from its conftest) are defined here: float64 and float32, and 42;
+- the ``thread_unsafe`` marks (of pytest-run-parallel, not used here) are
+  dropped;
+- the rounding warning of the tests that feed uniform floats is silenced;
+- tests that cannot apply to a Gibbs sampler, or that need ``partial_fit``
+  (not yet implemented), are marked ``xfail(strict=True)`` with the reason
+  and the exception expected, so that they are known to fail and a change
+  is noticed: ``partial_fit`` (4), scikit-learn's private
+  ``_perplexity_precomp_distr`` (1), ``bound_ == perplexity(X)`` (2), an
+  all-empty corpus (2) and the format of the verbose output (6).
+
+No seed or iteration count needed changing: the planted-topic tests
+recover the three blocks and the 1-sweep vs 10-sweep perplexity and score
+orderings hold for each of 50 seeds tried.
+"""
 import sys
 from io import StringIO
 
@@ -7,7 +75,6 @@ from numpy.testing import assert_array_equal
 from scipy.linalg import block_diag
 from scipy.special import psi
 
-from sklearn.decomposition import LatentDirichletAllocation
 from sklearn.decomposition._online_lda_fast import (
     _dirichlet_expectation_1d,
     _dirichlet_expectation_2d,
@@ -20,6 +87,29 @@ from sklearn.utils._testing import (
     if_safe_multiprocessing_with_blas,
 )
 from sklearn.utils.fixes import CSR_CONTAINERS
+
+# sklearn-clda: the class under test.
+from sklearn_clda import LDAGibbs as LatentDirichletAllocation
+
+# sklearn-clda: marks used below.
+PARTIAL_FIT_PENDING = "partial_fit/warm_start: pending"
+ROUNDING_WARNING = "ignore:X passed to LDAGibbs.* non-integer values:UserWarning"
+VERBOSE_FORMAT_DIFFERS = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="verbose prints the log-likelihood at evaluations, not a line per iteration",
+)
+
+
+# sklearn-clda: scikit-learn's conftest fixtures that these tests use.
+@pytest.fixture(params=[np.float64, np.float32], ids=["float64", "float32"])
+def global_dtype(request):
+    return request.param
+
+
+@pytest.fixture
+def global_random_seed():
+    return 42
 
 
 def _build_sparse_array(csr_container):
@@ -59,7 +149,7 @@ def test_lda_fit_batch(csr_container):
     lda = LatentDirichletAllocation(
         n_components=n_components,
         evaluate_every=1,
-        learning_method="batch",
+        # sklearn-clda: learning_method removed (variational only).
         random_state=rng,
     )
     lda.fit(X)
@@ -78,9 +168,9 @@ def test_lda_fit_online(csr_container):
     n_components, X = _build_sparse_array(csr_container)
     lda = LatentDirichletAllocation(
         n_components=n_components,
-        learning_offset=10.0,
+        # sklearn-clda: learning_offset and learning_method removed
+        # (variational only); this is now the same fit as test_lda_fit_batch.
         evaluate_every=1,
-        learning_method="online",
         random_state=rng,
     )
     lda.fit(X)
@@ -92,6 +182,8 @@ def test_lda_fit_online(csr_container):
         assert tuple(sorted(top_idx)) in correct_idx_grps
 
 
+# sklearn-clda: partial_fit is not implemented yet (AttributeError).
+@pytest.mark.xfail(strict=True, raises=AttributeError, reason=PARTIAL_FIT_PENDING)
 @pytest.mark.parametrize("csr_container", CSR_CONTAINERS)
 def test_lda_partial_fit(csr_container):
     # Test LDA online learning (`partial_fit` method)
@@ -100,8 +192,7 @@ def test_lda_partial_fit(csr_container):
     n_components, X = _build_sparse_array(csr_container)
     lda = LatentDirichletAllocation(
         n_components=n_components,
-        learning_offset=10.0,
-        total_samples=100,
+        # sklearn-clda: learning_offset and total_samples removed (variational only).
         random_state=rng,
     )
     for i in range(3):
@@ -118,9 +209,8 @@ def test_lda_dense_input(csr_container):
     # Test LDA with dense input.
     rng = np.random.RandomState(0)
     n_components, X = _build_sparse_array(csr_container)
-    lda = LatentDirichletAllocation(
-        n_components=n_components, learning_method="batch", random_state=rng
-    )
+    # sklearn-clda: learning_method removed (variational only).
+    lda = LatentDirichletAllocation(n_components=n_components, random_state=rng)
     lda.fit(X.toarray())
 
     correct_idx_grps = [(0, 1, 2), (3, 4, 5), (6, 7, 8)]
@@ -153,9 +243,9 @@ def test_lda_fit_transform(method):
     # fit_transform and transform result should be the same
     rng = np.random.RandomState(0)
     X = rng.randint(10, size=(50, 20))
-    lda = LatentDirichletAllocation(
-        n_components=5, learning_method=method, random_state=rng
-    )
+    # sklearn-clda: learning_method removed (variational only); `method`
+    # no longer changes the fit.
+    lda = LatentDirichletAllocation(n_components=5, random_state=rng)
     X_fit = lda.fit_transform(X)
     X_trans = lda.transform(X)
     assert_array_almost_equal(X_fit, X_trans, 4)
@@ -176,7 +266,8 @@ def test_lda_no_component_error():
     X = rng.randint(4, size=(20, 10))
     lda = LatentDirichletAllocation()
     regex = (
-        "This LatentDirichletAllocation instance is not fitted yet. "
+        # sklearn-clda: the message names the class.
+        "This LDAGibbs instance is not fitted yet. "
         "Call 'fit' with appropriate arguments before using this "
         "estimator."
     )
@@ -184,9 +275,7 @@ def test_lda_no_component_error():
         lda.perplexity(X)
 
 
-# TODO: remove mark once loky bug is fixed:
-# https://github.com/joblib/loky/issues/458
-@pytest.mark.thread_unsafe
+# sklearn-clda: thread_unsafe mark (pytest-run-parallel) dropped.
 @if_safe_multiprocessing_with_blas
 @pytest.mark.parametrize("csr_container", CSR_CONTAINERS)
 @pytest.mark.parametrize("method", ("online", "batch"))
@@ -197,7 +286,8 @@ def test_lda_multi_jobs(method, csr_container):
     lda = LatentDirichletAllocation(
         n_components=n_components,
         n_jobs=2,
-        learning_method=method,
+        # sklearn-clda: learning_method removed (variational only); `method`
+        # no longer changes the fit.
         evaluate_every=1,
         random_state=rng,
     )
@@ -209,10 +299,10 @@ def test_lda_multi_jobs(method, csr_container):
         assert tuple(sorted(top_idx)) in correct_idx_grps
 
 
-# TODO: remove mark once loky bug is fixed:
-# https://github.com/joblib/loky/issues/458
-@pytest.mark.thread_unsafe
+# sklearn-clda: thread_unsafe mark (pytest-run-parallel) dropped.
 @if_safe_multiprocessing_with_blas
+# sklearn-clda: partial_fit is not implemented yet (AttributeError).
+@pytest.mark.xfail(strict=True, raises=AttributeError, reason=PARTIAL_FIT_PENDING)
 @pytest.mark.parametrize("csr_container", CSR_CONTAINERS)
 def test_lda_partial_fit_multi_jobs(csr_container):
     # Test LDA online training with multi CPU
@@ -221,8 +311,7 @@ def test_lda_partial_fit_multi_jobs(csr_container):
     lda = LatentDirichletAllocation(
         n_components=n_components,
         n_jobs=2,
-        learning_offset=5.0,
-        total_samples=30,
+        # sklearn-clda: learning_offset and total_samples removed (variational only).
         random_state=rng,
     )
     for i in range(2):
@@ -234,6 +323,14 @@ def test_lda_partial_fit_multi_jobs(csr_container):
         assert tuple(sorted(top_idx)) in correct_idx_grps
 
 
+# sklearn-clda: `_perplexity_precomp_distr` is a private helper of the
+# variational model (perplexity from given doc-topic distributions); here
+# perplexity is a document-completion estimate that infers its own.
+@pytest.mark.xfail(
+    strict=True,
+    raises=AttributeError,
+    reason="private variational helper _perplexity_precomp_distr has no counterpart",
+)
 def test_lda_preplexity_mismatch():
     # test dimension mismatch in `perplexity` method
     rng = np.random.RandomState(0)
@@ -242,8 +339,7 @@ def test_lda_preplexity_mismatch():
     X = np.random.randint(4, size=(n_samples, 10))
     lda = LatentDirichletAllocation(
         n_components=n_components,
-        learning_offset=5.0,
-        total_samples=20,
+        # sklearn-clda: learning_offset and total_samples removed (variational only).
         random_state=rng,
     )
     lda.fit(X)
@@ -266,15 +362,14 @@ def test_lda_perplexity(method, csr_container):
     lda_1 = LatentDirichletAllocation(
         n_components=n_components,
         max_iter=1,
-        learning_method=method,
-        total_samples=100,
+        # sklearn-clda: learning_method and total_samples removed (variational
+        # only); `method` no longer changes the fit.
         random_state=0,
     )
     lda_2 = LatentDirichletAllocation(
         n_components=n_components,
         max_iter=10,
-        learning_method=method,
-        total_samples=100,
+        # sklearn-clda: learning_method and total_samples removed.
         random_state=0,
     )
     lda_1.fit(X)
@@ -298,15 +393,14 @@ def test_lda_score(method, csr_container):
     lda_1 = LatentDirichletAllocation(
         n_components=n_components,
         max_iter=1,
-        learning_method=method,
-        total_samples=100,
+        # sklearn-clda: learning_method and total_samples removed (variational
+        # only); `method` no longer changes the fit.
         random_state=0,
     )
     lda_2 = LatentDirichletAllocation(
         n_components=n_components,
         max_iter=10,
-        learning_method=method,
-        total_samples=100,
+        # sklearn-clda: learning_method and total_samples removed.
         random_state=0,
     )
     lda_1.fit_transform(X)
@@ -325,8 +419,7 @@ def test_perplexity_input_format(csr_container):
     lda = LatentDirichletAllocation(
         n_components=n_components,
         max_iter=1,
-        learning_method="batch",
-        total_samples=100,
+        # sklearn-clda: learning_method and total_samples removed (variational only).
         random_state=0,
     )
     lda.fit(X)
@@ -350,6 +443,15 @@ def test_lda_score_perplexity(csr_container):
     assert_almost_equal(perplexity_1, perplexity_2)
 
 
+# sklearn-clda: bound_ is the training perplexity at the chain's last state,
+# perplexity(X) a held-out estimate by document completion (each half of a
+# document scored under the proportions inferred from the other half); a
+# variational model computes both from the same deterministic E-step.
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="bound_ (last-state training perplexity) differs from the held-out perplexity(X)",
+)
 @pytest.mark.parametrize("csr_container", CSR_CONTAINERS)
 def test_lda_fit_perplexity(csr_container):
     # Test that the perplexity computed during fit is consistent with what is
@@ -358,7 +460,7 @@ def test_lda_fit_perplexity(csr_container):
     lda = LatentDirichletAllocation(
         n_components=n_components,
         max_iter=1,
-        learning_method="batch",
+        # sklearn-clda: learning_method removed (variational only).
         random_state=0,
         evaluate_every=1,
     )
@@ -373,6 +475,13 @@ def test_lda_fit_perplexity(csr_container):
     assert_almost_equal(perplexity1, perplexity2)
 
 
+# sklearn-clda: a corpus without a single token raises ValueError (a
+# sampler has no token to assign); scikit-learn returns the prior.
+@pytest.mark.xfail(
+    strict=True,
+    raises=ValueError,
+    reason="a corpus with no tokens raises ValueError instead of returning the prior",
+)
 @pytest.mark.parametrize("csr_container", CSR_CONTAINERS)
 def test_lda_empty_docs(csr_container):
     """Test LDA on empty document (all-zero rows)."""
@@ -384,6 +493,8 @@ def test_lda_empty_docs(csr_container):
         )
 
 
+# sklearn-clda: this test exercises scikit-learn's own variational helpers,
+# not LDAGibbs; it is kept unchanged so that the copy stays complete.
 def test_dirichlet_expectation():
     """Test Cython version of Dirichlet expectation calculation."""
     x = np.logspace(-100, 10, 10000)
@@ -407,7 +518,7 @@ def check_verbosity(
     lda = LatentDirichletAllocation(
         n_components=n_components,
         max_iter=3,
-        learning_method="batch",
+        # sklearn-clda: learning_method removed (variational only).
         verbose=verbose,
         evaluate_every=evaluate_every,
         random_state=0,
@@ -430,13 +541,17 @@ def check_verbosity(
     [
         (False, 1, 0, 0),
         (False, 0, 0, 0),
-        (True, 0, 3, 0),
-        (True, 1, 3, 3),
-        (True, 2, 3, 1),
+        # sklearn-clda: with verbose, LDAGibbs draws a progress bar (on a
+        # terminal only) and prints a line per evaluation (sweep 0 included,
+        # and always the last sweep) with the joint log-likelihood
+        # log p(w, z), not a line per iteration with the training perplexity.
+        pytest.param(True, 0, 3, 0, marks=VERBOSE_FORMAT_DIFFERS),
+        pytest.param(True, 1, 3, 3, marks=VERBOSE_FORMAT_DIFFERS),
+        pytest.param(True, 2, 3, 1, marks=VERBOSE_FORMAT_DIFFERS),
     ],
 )
 @pytest.mark.parametrize("csr_container", CSR_CONTAINERS)
-@pytest.mark.thread_unsafe  # manually captured stdout
+# sklearn-clda: thread_unsafe mark (pytest-run-parallel) dropped.
 def test_verbosity(
     verbose, evaluate_every, expected_lines, expected_perplexities, csr_container
 ):
@@ -453,24 +568,35 @@ def test_lda_feature_names_out(csr_container):
 
     names = lda.get_feature_names_out()
     assert_array_equal(
-        [f"latentdirichletallocation{i}" for i in range(n_components)], names
+        # sklearn-clda: the prefix is the class name.
+        [f"ldagibbs{i}" for i in range(n_components)],
+        names,
     )
 
 
+# sklearn-clda: uniform floats are not counts; LDAGibbs rounds them with
+# a UserWarning (documented), silenced here.
+@pytest.mark.filterwarnings(ROUNDING_WARNING)
 @pytest.mark.parametrize("learning_method", ("batch", "online"))
 def test_lda_dtype_match(learning_method, global_dtype):
     """Check data type preservation of fitted attributes."""
     rng = np.random.RandomState(0)
     X = rng.uniform(size=(20, 10)).astype(global_dtype, copy=False)
 
-    lda = LatentDirichletAllocation(
-        n_components=5, random_state=0, learning_method=learning_method
-    )
+    # sklearn-clda: learning_method removed (variational only); the
+    # parameter no longer changes the fit.
+    lda = LatentDirichletAllocation(n_components=5, random_state=0)
     lda.fit(X)
     assert lda.components_.dtype == global_dtype
-    assert lda.exp_dirichlet_component_.dtype == global_dtype
+    # sklearn-clda: exp_dirichlet_component_ (exp E[log beta] under the
+    # variational posterior) does not exist; doc_topic_ is the other fitted
+    # array whose dtype follows the input.
+    assert lda.doc_topic_.dtype == global_dtype
 
 
+# sklearn-clda: uniform floats are not counts; LDAGibbs rounds them with
+# a UserWarning (documented), silenced here.
+@pytest.mark.filterwarnings(ROUNDING_WARNING)
 @pytest.mark.parametrize("learning_method", ("batch", "online"))
 def test_lda_numerical_consistency(learning_method, global_random_seed):
     """Check numerical consistency between np.float32 and np.float64."""
@@ -478,11 +604,13 @@ def test_lda_numerical_consistency(learning_method, global_random_seed):
     X64 = rng.uniform(size=(20, 10))
     X32 = X64.astype(np.float32)
 
+    # sklearn-clda: learning_method removed (variational only); the
+    # parameter no longer changes the fit.
     lda_64 = LatentDirichletAllocation(
-        n_components=5, random_state=global_random_seed, learning_method=learning_method
+        n_components=5, random_state=global_random_seed
     ).fit(X64)
     lda_32 = LatentDirichletAllocation(
-        n_components=5, random_state=global_random_seed, learning_method=learning_method
+        n_components=5, random_state=global_random_seed
     ).fit(X32)
 
     assert_allclose(lda_32.components_, lda_64.components_)
