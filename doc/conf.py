@@ -124,7 +124,7 @@ html_theme_options = {
 # Only the API reference and the gallery have sub-pages to navigate.
 html_sidebars = {
     "index": [], "install": [], "getting_started": [], "user_guide": [],
-    "benchmarks": [],
+    "benchmarks": [], "migration": [],
 }
 html_show_sourcelink = False
 html_copy_source = False

@@ -64,7 +64,7 @@ def test_docs_build_without_warnings(tmp_path):
 
     # The main pages, every API page and every gallery example were written.
     for page in ("index", "install", "getting_started", "user_guide", "api",
-                 "benchmarks", "auto_examples/index"):
+                 "benchmarks", "migration", "auto_examples/index"):
         assert (out / f"{page}.html").is_file(), page
     for name in ("sklearn_clda.CompoundLDA", "sklearn_clda.LDAGibbs",
                  "sklearn_clda.exceptions.UnseenCollectionWarning",
