@@ -56,8 +56,9 @@ BUILD_OUTPUT = re.compile(
     r"(\.(c|so|pyd|dylib|o|pyc)$|__pycache__|^build/|^dist/|"
     r"^doc/(_build|generated|auto_examples|_cli)/|sg_execution_times)"
 )
-# Absolute paths of one machine: /work/..., /home/..., C:\Users\... Written
-# so that this pattern does not match itself.
+# Absolute paths that exist on one machine only (home folders, work and
+# scratch folders, a Windows user profile). Written so that the pattern
+# does not match itself.
 ABSOLUTE_PATH = r"(^|[^A-Za-z0-9_.~-])(/(work|home|root|Users|tmp|mnt|scratch)/|[A-Za-z]:\\(Users|work)\\)"
 
 
@@ -75,14 +76,15 @@ def _setuptools_at_least_77():
 
 
 def _copy_source_tree(dest):
-    """Copy the checkout without build outputs or version control."""
+    """Copy the checkout as it is, built extension and generated C included
+    (the archives must leave them out), but without version control, build
+    folders and the built HTML (large, and pruned by MANIFEST.in)."""
     shutil.copytree(
         REPO_ROOT,
         dest,
         ignore=shutil.ignore_patterns(
-            ".git", "build", "dist", "*.egg-info", "__pycache__", "*.so", "*.pyd",
-            "*.c", "_build", "generated", "auto_examples", "_cli",
-            "sg_execution_times.rst", ".pytest_cache",
+            ".git", "build", "dist", "*.egg-info", "__pycache__", "_build",
+            ".pytest_cache",
         ),
     )
 
