@@ -39,10 +39,6 @@ REPO_ROOT = os.path.dirname(HERE)
 if REPO_ROOT not in sys.path:
     sys.path.append(REPO_ROOT)
 
-DEFAULT_NPZ = os.environ.get(
-    "SKLEARN_CLDA_NEWS16", "/work/shared/data/news16.npz"
-)
-
 
 def log(msg):
     """Progress line on stderr (tables go to stdout)."""
@@ -63,43 +59,23 @@ class Corpus:
     source: str = ""
 
 
-def load_news16(npz_path=None):
-    """Load the 16-newsgroups corpus.
+def load_news16():
+    """Load the 16-newsgroups corpus bundled with the package.
 
-    Uses ``sklearn_clda.datasets.load_news16`` when the package provides it,
-    otherwise reads the npz file directly (``npz_path`` or
-    ``$SKLEARN_CLDA_NEWS16`` or /work/shared/data/news16.npz).
+    Reads it with ``sklearn_clda.datasets.load_news16`` (the package must be
+    importable: installed, or built in place in this checkout).
     """
-    if npz_path is None:
-        try:
-            from sklearn_clda.datasets import load_news16 as _load
+    from sklearn_clda.datasets import load_news16 as _load
 
-            b = _load()
-            X = sp.csr_matrix(b.data)
-            X.sort_indices()
-            return Corpus(
-                X=X.astype(np.int32),
-                groups=np.asarray(b.groups).astype(str),
-                group_names=np.asarray(b.group_names).astype(str),
-                feature_names=np.asarray(b.feature_names).astype(str),
-                source="sklearn_clda.datasets.load_news16",
-            )
-        except Exception:  # package missing, half-built, or no loader yet
-            pass
-        npz_path = DEFAULT_NPZ
-    z = np.load(npz_path, allow_pickle=True)  # `categories` is an object array
-    X = sp.csr_matrix(
-        (z["data"], z["indices"], z["indptr"]), shape=tuple(z["shape"])
-    ).astype(np.int32)
+    b = _load()
+    X = sp.csr_matrix(b.data)
     X.sort_indices()
-    group_names = np.asarray(z["group_names"]).astype(str)
-    groups = group_names[np.asarray(z["groups"])]
     return Corpus(
-        X=X,
-        groups=groups,
-        group_names=group_names,
-        feature_names=np.asarray(z["vocab"]).astype(str),
-        source=npz_path,
+        X=X.astype(np.int32),
+        groups=np.asarray(b.groups).astype(str),
+        group_names=np.asarray(b.group_names).astype(str),
+        feature_names=np.asarray(b.feature_names).astype(str),
+        source="sklearn_clda.datasets.load_news16",
     )
 
 

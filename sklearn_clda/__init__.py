@@ -1,8 +1,24 @@
 """Compound LDA and collapsed-Gibbs LDA as scikit-learn estimators."""
 
-from ._clda import CompoundLDA
-from ._io import load_model, save_model
-from ._lda_gibbs import LDAGibbs
+from importlib.machinery import PathFinder as _PathFinder
+
+if _PathFinder.find_spec(f"{__name__}._sampling", __path__) is None:
+    # Without this check the first import of the extension fails deep inside
+    # the package with a misleading "circular import" message (or loads the
+    # extension of another copy of the package).
+    raise ImportError(
+        f"The compiled extension {__name__}._sampling is missing from "
+        f"{__path__[0]}: this is a source tree in which it was never built. "
+        "From the repository root, build it with `pip install -e .` (needs a "
+        "C compiler). If you installed sklearn-clda from a wheel instead, "
+        "run Python from another directory, so that this source tree does "
+        "not shadow the installed package."
+    )
+del _PathFinder
+
+from ._clda import CompoundLDA  # noqa: E402
+from ._io import load_model, save_model  # noqa: E402
+from ._lda_gibbs import LDAGibbs  # noqa: E402
 
 __version__ = "0.1.0.dev0"
 
