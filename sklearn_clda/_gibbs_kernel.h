@@ -166,11 +166,24 @@ static void clda_sweep_document_portable(
 
 #if CLDA_HAVE_AVX2_KERNEL
 
+#if defined(__APPLE__)
+#include <sys/sysctl.h>
+/* Apple's toolchain may not provide the runtime symbol behind
+   __builtin_cpu_supports (an import-time failure on macOS x86_64); ask the
+   kernel instead. */
+static int clda_cpu_has_avx2(void)
+{
+    int value = 0;
+    size_t size = sizeof(value);
+    return sysctlbyname("hw.optional.avx2_0", &value, &size, NULL, 0) == 0 && value != 0;
+}
+#else
 static int clda_cpu_has_avx2(void)
 {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx2") ? 1 : 0;
 }
+#endif
 
 /* The unnormalized weights of four topics starting at o, with the token's
    own topic replaced by p_old (lanes whose id equals k_old). */

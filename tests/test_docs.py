@@ -8,6 +8,7 @@ the build takes about a minute and a half, most of it the gallery's fits.
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -35,6 +36,9 @@ def test_docs_build_without_warnings(tmp_path):
         "pydata_sphinx_theme", reason="building the docs needs the 'doc' extra"
     )
     pytest.importorskip("matplotlib", reason="the example gallery needs matplotlib")
+    pytest.importorskip(
+        "sphinx-mathjax-offline", reason="building the docs needs the 'doc' extra"
+    )
 
     source = tmp_path / "doc"
     shutil.copytree(DOC_DIR, source, ignore=shutil.ignore_patterns(*GENERATED))
@@ -79,3 +83,12 @@ def test_docs_build_without_warnings(tmp_path):
         assert page.is_file(), name
         # Each example drew at least one figure.
         assert list((out / "_images").glob(f"sphx_glr_{name}_001.png")), name
+
+    # The formulas render offline: MathJax is copied into the build, and no
+    # page loads a script or stylesheet from another site.
+    assert (out / "_static" / "mathjax" / "tex-chtml.js").is_file()
+    assert 'src="_static/mathjax/tex-chtml.js"' in (out / "user_guide.html").read_text()
+    for page in out.rglob("*.html"):
+        assert not re.search(
+            r'<(script|link)\b[^>]*\b(src|href)="https?://', page.read_text()
+        ), page
