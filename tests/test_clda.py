@@ -8,7 +8,9 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
+from scipy import stats
 from scipy.optimize import linear_sum_assignment
+from scipy.special import gammaln
 
 from sklearn_clda import CompoundLDA, LDAGibbs
 from sklearn_clda.datasets import make_compound_corpus
@@ -461,6 +463,53 @@ def test_score_matches_numpy_reference(unequal):
     with pytest.warns(UnseenCollectionWarning):
         assert_allclose(model.perplexity(X_part, groups=g_part),
                         np.exp(-per_doc.sum() / n_tokens), rtol=1e-10)
+
+
+def test_doc_topic_is_smoothed_by_the_collection_prior(unequal):
+    """doc_topic_ averages (n_jdk + gamma pi_jk) / (n_jd + gamma) over the kept
+    samples, so (n_jd + gamma) doc_topic_[d] - gamma collection_topic_[j] is
+    the average topic count of document d, and these add up over the
+    documents to the average topic sizes, components_.sum(1) - V eta."""
+    X, g, model = unequal
+    n_d = np.asarray(X.sum(axis=1)).ravel()
+    rows = np.searchsorted(model.groups_, g)
+    counts = ((n_d + model.gamma_)[:, None] * model.doc_topic_
+              - model.gamma_ * model.collection_topic_[rows])
+    assert counts.min() > -1e-9
+    assert_allclose(counts.sum(axis=1), n_d, rtol=1e-10)
+    sizes = model.components_.sum(axis=1) - X.shape[1] * model.eta_
+    assert_allclose(counts.sum(axis=0), sizes, rtol=1e-10)
+
+
+def _dirichlet_multinomial_seq(counts, prior):
+    """log p of one token sequence with these category counts, the
+    probabilities integrated out under Dirichlet(prior) (rows: sequences)."""
+    prior = np.broadcast_to(prior, counts.shape)
+    return (gammaln(prior.sum(axis=1)) - gammaln(counts.sum(axis=1) + prior.sum(axis=1))
+            + (gammaln(counts + prior) - gammaln(prior)).sum(axis=1))
+
+
+def test_trace_log_likelihood_matches_model(corpus):
+    """trace_["log_likelihood"] is log p(w, z | pi) + log p(pi | alpha) of the
+    state at each evaluation. With one kept sample, at the last sweep, the
+    fitted attributes hold that state: topic-word counts components_ - eta,
+    document-topic counts from doc_topic_, and pi."""
+    X, g = corpus
+    model = CompoundLDA(n_components=3, alpha=0.7, gamma=1.5, eta=0.3, max_iter=30,
+                        burn_in=29, thin=1, random_state=0).fit(X, groups=g)
+    (pi,) = model.collection_topic_samples_
+    nwk = model.components_ - model.eta_
+    n_d = np.asarray(X.sum(axis=1)).ravel()
+    doc_prior = model.gamma_ * pi[np.searchsorted(model.groups_, g)]
+    ndk = (n_d + model.gamma_)[:, None] * model.doc_topic_ - doc_prior
+    assert_allclose(nwk, np.rint(nwk), atol=1e-8)
+    assert_allclose(ndk, np.rint(ndk), atol=1e-8)
+    expected = (
+        _dirichlet_multinomial_seq(np.rint(nwk), model.eta_).sum()
+        + _dirichlet_multinomial_seq(np.rint(ndk), doc_prior).sum()
+        + sum(stats.dirichlet.logpdf(row, np.full(3, model.alpha_)) for row in pi)
+    )
+    assert_allclose(model.trace_["log_likelihood"][-1], expected, rtol=1e-10)
 
 
 # --------------------------------------------------------------------------

@@ -17,6 +17,7 @@ import scipy.sparse as sp
 import sklearn
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import linear_sum_assignment
+from scipy.special import gammaln
 from sklearn.exceptions import NotFittedError
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.model_selection import GridSearchCV
@@ -403,6 +404,17 @@ def test_wrong_number_of_features_raises(fitted, corpus, method):
         getattr(fitted, method)(np.hstack([corpus, corpus[:, :1]]))
 
 
+def test_counts_beyond_int32_raise_in_inference(fitted):
+    # Counts are int32 in the kernels: 2**31 - 1 is the largest allowed.
+    X = np.zeros((1, V))
+    X[0, 3] = 2**31 - 1
+    assert np.isfinite(fitted.transform(X)).all()
+    X[0, 3] = 2**31
+    for method in ("transform", "score", "perplexity"):
+        with pytest.raises(ValueError, match="larger than 2147483647"):
+            getattr(fitted, method)(X)
+
+
 @pytest.mark.parametrize("burn_in, max_iter", [(10, 10), (11, 10), (None, 1)])
 def test_burn_in_must_be_below_max_iter(corpus, burn_in, max_iter):
     # burn_in=None means max_iter // 2, which is 0 < 1 for max_iter=1: fine.
@@ -504,6 +516,43 @@ def test_transform_with_asymmetric_prior_matches_reference(fitted_asymmetric, he
     # An empty document gets the (asymmetric) prior mean.
     assert_allclose(model.transform(np.zeros((1, V)))[0],
                     ASYMMETRIC_PRIOR / ASYMMETRIC_PRIOR.sum(), rtol=1e-12)
+
+
+def test_doc_topic_is_smoothed_by_the_asymmetric_prior(fitted_asymmetric, corpus):
+    """doc_topic_ averages (n_dk + alpha_k) / (n_d + sum(alpha)) over the kept
+    samples: (n_d + sum(alpha)) doc_topic_[d] - alpha is the average topic
+    count of document d, and these add up to components_.sum(1) - V eta."""
+    model = fitted_asymmetric
+    n_d = corpus.sum(axis=1)
+    counts = ((n_d + ASYMMETRIC_PRIOR.sum())[:, None] * model.doc_topic_
+              - ASYMMETRIC_PRIOR)
+    assert counts.min() > -1e-9
+    assert_allclose(counts.sum(axis=1), n_d, rtol=1e-10)
+    sizes = model.components_.sum(axis=1) - V * model.topic_word_prior_
+    assert_allclose(counts.sum(axis=0), sizes, rtol=1e-10)
+
+
+def test_trace_log_likelihood_matches_model(corpus):
+    """trace_["log_likelihood"] is the joint log p(w, z) of the state at each
+    evaluation: a Dirichlet-multinomial (token sequence) per topic over
+    words and per document over topics. With one kept sample, at the last
+    sweep, components_ - eta and doc_topic_ give that state's counts."""
+    model = LDAGibbs(n_components=4, doc_topic_prior=ASYMMETRIC_PRIOR,
+                     topic_word_prior=0.1, max_iter=30, burn_in=29, thin=1,
+                     random_state=0).fit(corpus)
+    nwk = model.components_ - 0.1
+    ndk = ((corpus.sum(axis=1) + ASYMMETRIC_PRIOR.sum())[:, None] * model.doc_topic_
+           - ASYMMETRIC_PRIOR)
+    assert_allclose(nwk, np.rint(nwk), atol=1e-8)
+    assert_allclose(ndk, np.rint(ndk), atol=1e-8)
+
+    def log_dm(counts, prior):  # log p of a sequence with these counts
+        prior = np.broadcast_to(prior, counts.shape)
+        return float((gammaln(prior.sum(1)) - gammaln(counts.sum(1) + prior.sum(1))).sum()
+                     + (gammaln(counts + prior) - gammaln(prior)).sum())
+
+    expected = log_dm(np.rint(nwk), 0.1) + log_dm(np.rint(ndk), ASYMMETRIC_PRIOR)
+    assert_allclose(model.trace_["log_likelihood"][-1], expected, rtol=1e-10)
 
 
 @pytest.mark.parametrize("asymmetric", [False, True])
