@@ -102,6 +102,47 @@ def test_update_concentration_reaches_the_maximum():
     assert gamma == pytest.approx(1.3, rel=0.25)
 
 
+def test_count_histogram_lists_positive_values_only():
+    values, mult = count_histogram(np.array([[0, 2, 5], [2, 0, 0]]))
+    assert values.tolist() == [2, 5] and mult.tolist() == [2, 1]
+
+
+def test_updates_from_a_single_document_raise_its_likelihood():
+    # One document is data too: each M-step from one row increases that
+    # row's Dirichlet-multinomial likelihood.
+    row = np.array([[6, 0, 1, 3]])
+    hist, total = count_histogram(row), count_histogram(row.sum(axis=1))
+    sym = update_symmetric([hist], [total], 4, 5.0)
+    assert _dirmult_loglik(row, sym) > _dirmult_loglik(row, 5.0) + 0.1
+    asym = update_asymmetric([topic_histogram(row)], [total], np.full(4, 5.0))
+    assert _dirmult_loglik(row, asym) > _dirmult_loglik(row, 5.0) + 0.1
+    pi = np.full((1, 4), 0.25)
+    gamma = update_concentration([(*group_topic_histogram(row, [0], 1), pi)], [total], 20.0)
+    assert _dirmult_loglik(row, gamma * pi) > _dirmult_loglik(row, 20.0 * pi) + 0.1
+
+
+def test_update_asymmetric_keeps_a_topic_without_tokens_positive():
+    counts = _random_counts(0, cols=4)
+    counts[:, -1] = 0  # the last topic has no tokens
+    alpha = update_asymmetric([topic_histogram(counts)],
+                              [count_histogram(counts.sum(1))], np.full(4, 0.5))
+    assert alpha.shape == (4,) and alpha[-1] == 1e-10 and np.all(alpha[:3] > 1e-3)
+
+
+def test_sample_alpha_steps_compose_and_count_acceptances():
+    # n_steps Metropolis steps are n_steps calls of one step (each draws one
+    # normal and one uniform), and n_accepted counts the moves.
+    pi = np.random.default_rng(1).dirichlet(np.ones(3), size=2)
+    gen_many, gen_one = np.random.default_rng(9), np.random.default_rng(9)
+    alpha, moves = 1.0, 0
+    for _ in range(40):
+        new, accepted = sample_alpha(pi, alpha, gen_one, n_steps=1)
+        assert accepted == int(new != alpha)
+        alpha, moves = new, moves + accepted
+    assert 5 < moves < 40
+    assert sample_alpha(pi, 1.0, gen_many, n_steps=40) == (alpha, moves)
+
+
 # Alpha sampling is checked like the Geweke tests (tests/test_geweke.py):
 # a chain's mean against the exact value by quadrature, with the Monte
 # Carlo error of the mean from 50 batch means, |z| < 4 for a correct
