@@ -17,6 +17,7 @@ from collections import namedtuple
 Mutation = namedtuple("Mutation", "name kind path old new tests")
 
 CLDA = "sklearn_clda/_clda.py"
+PI_UPDATE = "sklearn_clda/_pi_update.py"
 BASE = "sklearn_clda/_base.py"
 HYPER = "sklearn_clda/_hyper.py"
 CORPUS = "sklearn_clda/_corpus.py"
@@ -41,22 +42,21 @@ MUTATIONS = [
     ),
     Mutation(
         "alpha-sampled-against-uniform-pi", "issue", CLDA,
-        "self.alpha_, _ = sample_alpha(self._pi, self.alpha_, rng)",
-        "self.alpha_, _ = sample_alpha(np.full_like(self._pi, 1.0 / self._pi.shape[1]),"
-        " self.alpha_, rng)",
+        "run.alpha, _ = sample_alpha(run.pi, run.alpha, rng)",
+        "run.alpha, _ = sample_alpha(np.full_like(run.pi, 1.0 / run.pi.shape[1]),"
+        " run.alpha, rng)",
         T_PRIORS,
     ),
     Mutation(
         "lda-fold-in-with-prior-mean", "issue", LDA,
-        "return self._sweep_prior(), np.zeros(n_docs, dtype=np.int32)",
-        "return (np.full((1, self.n_components), np.mean(self.doc_topic_prior_)),"
-        " np.zeros(n_docs, dtype=np.int32))",
+        "return _prior_row(self.doc_topic_prior_, self.n_components), np.zeros(",
+        "return _prior_row(np.mean(self.doc_topic_prior_), self.n_components), np.zeros(",
         T_LDA,
     ),
     Mutation(
         "vem-wrapper-uniform-collection-topic", "issue", CLDA,
-        'self.collection_topic_ = result["collection_topic"]',
-        'self.collection_topic_ = np.full_like(result["collection_topic"], 1.0 / K)',
+        '"collection_topic_": result["collection_topic"],',
+        '"collection_topic_": np.full_like(result["collection_topic"], 1.0 / self.n_components),',
         ("tests/test_vem.py",),
     ),
     Mutation(
@@ -73,8 +73,8 @@ MUTATIONS = [
     ),
     Mutation(
         "estimator-gamma-update-no-op", "issue", CLDA,
-        'self.gamma_ = update_concentration(stats["docs"], stats["lengths"], self.gamma_)',
-        "self.gamma_ = self.gamma_",
+        'run.gamma = update_concentration(stats["docs"], stats["lengths"], run.gamma)',
+        "run.gamma = run.gamma",
         T_PRIORS,
     ),
     Mutation(
@@ -85,15 +85,15 @@ MUTATIONS = [
     ),
     # ----------------------------------------------------- model / protocol
     Mutation(
-        "ags-pi-ignores-table-counts", "model", CLDA,
-        "draws = rng.standard_gamma(self.alpha_ + tables)",
-        "draws = rng.standard_gamma(self.alpha_ + 0 * tables)",
+        "ags-pi-ignores-table-counts", "model", PI_UPDATE,
+        "return _normalized(rng.standard_gamma(run.alpha + tables))",
+        "return _normalized(rng.standard_gamma(run.alpha + 0 * tables))",
         ("tests/test_geweke.py",),
     ),
     Mutation(
-        "mgs-step-adapted-after-burn-in", "model", CLDA,
-        "adapt=self.adapt_step_size and self._sweeps_done <= self.burn_in_,",
-        "adapt=self.adapt_step_size,",
+        "mgs-step-adapted-after-burn-in", "model", PI_UPDATE,
+        "adapt=self.adapt and sweep <= run.burn_in,",
+        "adapt=self.adapt,",
         ("tests/test_priors.py", "tests/test_geweke.py"),
     ),
     Mutation(
@@ -104,8 +104,8 @@ MUTATIONS = [
     ),
     Mutation(
         "learned-alpha-is-last-draw", "model", CLDA,
-        "self.alpha_ = float(np.mean(self._alpha_draws))",
-        "self.alpha_ = float(self._alpha_draws[-1])",
+        "alpha = float(np.mean(run.alpha_draws)) if",
+        "alpha = float(run.alpha_draws[-1]) if",
         T_PRIORS + T_CLDA,
     ),
     Mutation(
@@ -128,14 +128,14 @@ MUTATIONS = [
     ),
     Mutation(
         "components-without-eta", "model", BASE,
-        "self.components_ = np.ascontiguousarray((self._acc_nwk / n).T) + self._eta_value()",
-        "self.components_ = np.ascontiguousarray((self._acc_nwk / n).T) + 0.0",
+        '"components_": np.ascontiguousarray((self.nwk / n).T) + eta,',
+        '"components_": np.ascontiguousarray((self.nwk / n).T) + 0.0,',
         T_LDA + ("tests/test_parallel.py",),
     ),
     Mutation(
         "doc-topic-estimate-without-prior", "model", BASE,
-        "theta = state.ndk + doc_prior",
-        "theta = state.ndk + 0.0 * doc_prior + 1e-300",
+        "def keep(self, state, doc_prior):\n        theta = state.ndk + doc_prior",
+        "def keep(self, state, doc_prior):\n        theta = state.ndk + 0.0 * doc_prior + 1e-300",
         T_CLDA + T_LDA + T_METRICS,
     ),
     Mutation(
@@ -185,8 +185,8 @@ MUTATIONS = [
     ),
     Mutation(
         "pi-log-prior-sign", "operator", CLDA,
-        "+ (a - 1.0) * np.log(self._pi).sum()",
-        "+ (a + 1.0) * np.log(self._pi).sum()",
+        "+ (a - 1.0) * np.log(run.pi).sum()",
+        "+ (a + 1.0) * np.log(run.pi).sum()",
         T_CLDA + T_PRIORS,
     ),
     Mutation(
