@@ -335,8 +335,9 @@ def test_pair_in_every_document_has_npmi_one():
 def test_unseen_top_words_score_zero():
     X = np.array([[1, 1, 0], [1, 0, 0], [0, 1, 0]])
     comps = np.array([[0.3, 0.2, 0.5]])  # top word 2 never occurs
-    with pytest.warns(UserWarning, match="never occur in X.*pairs score 0"):
+    with pytest.warns(UserWarning, match="never occur in X.*pairs score 0") as rec:
         npmi = topic_coherence(X, comps, 3, measure="npmi")
+    assert rec[0].filename == __file__  # points at the caller
     # Pairs (2, 0), (2, 1) score 0; (0, 1): log((1/3) / (4/9)) / log(3).
     pair = math.log((1 / 3 + EPS) / (4 / 9)) / -math.log(1 / 3 + EPS)
     assert npmi == pytest.approx([pair / 3], rel=1e-12)
@@ -365,6 +366,8 @@ _C = np.array([[4.0, 3.0, 2.0, 1.0], [1.0, 2.0, 3.0, 4.0]])
         (dict(X=_X, window_size=True), "'window_size' parameter"),
         (dict(X=_X, feature_names=list("abcd")), "only to read texts"),
         (dict(X=[["a", "b"], ["c"]]), "looks like tokenized texts"),
+        (dict(X=[[0, 1, 2], [3]]), "looks like tokenized texts"),
+        (dict(X=["a b c"]), "looks like tokenized texts"),
         (dict(X=["a b c"], window_size=2), "text 0 is a str"),
         (dict(X=[[0, 4]], window_size=2), r"outside \[0, 4\)"),
         (dict(X=[[0, -1]], window_size=2), r"outside \[0, 4\)"),
