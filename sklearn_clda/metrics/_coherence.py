@@ -256,7 +256,7 @@ def _warn_unseen(top, top_counts, measure):
         f"indices {unseen[:5].tolist()}{'...' if unseen.size > 5 else ''}); "
         f"{effect}.",
         UserWarning,
-        stacklevel=3,
+        stacklevel=4,  # the caller of topic_coherence (through validate_params)
     )
 
 
@@ -304,15 +304,17 @@ def _document_cooccurrence(Xc, vocab):
 
 
 def _looks_like_texts(X):
-    """A list or tuple whose first non-empty row starts with a string."""
+    """A list or tuple of strings, of token strings, or of rows of unequal length."""
     if not isinstance(X, (list, tuple)):
         return False
+    lengths = set()
     for row in X:
-        if isinstance(row, str):
+        if isinstance(row, str) or not hasattr(row, "__len__"):
+            return isinstance(row, str)
+        if len(row) and isinstance(row[0], str):
             return True
-        if hasattr(row, "__len__") and len(row):
-            return isinstance(row[0], str)
-    return False
+        lengths.add(len(row))
+    return len(lengths) > 1
 
 
 def _check_texts(X, caller):
