@@ -313,10 +313,13 @@ class _FitRun:
     class; the hooks add their own attributes (priors, ``pi``, ...).
     """
 
-    def __init__(self, burn_in, learned, update_sweeps):
+    def __init__(self, burn_in, learned, update_sweeps, **settings):
         self.burn_in = burn_in
         self.learned = learned
         self.update_sweeps = update_sweeps
+        # The integer settings as Python ints (a numpy int8 would overflow
+        # in the loop's arithmetic): max_iter, thin, evaluate_every.
+        self.__dict__.update(settings)
 
 
 class _Trace:
@@ -472,8 +475,9 @@ class _BaseGibbsTopicModel(
         return frozenset(names)
 
     def _check_burn_in(self):
-        burn_in = self.max_iter // 2 if self.burn_in is None else self.burn_in
-        if burn_in >= self.max_iter:
+        max_iter = int(self.max_iter)
+        burn_in = max_iter // 2 if self.burn_in is None else int(self.burn_in)
+        if burn_in >= max_iter:
             raise ValueError(
                 f"burn_in={burn_in} must be smaller than max_iter={self.max_iter} "
                 "so that at least one sample is kept."
@@ -489,16 +493,14 @@ class _BaseGibbsTopicModel(
                 f"X passed to {type(self).__name__}.fit contains no tokens (all "
                 "counts are zero after rounding); a topic model needs words."
             )
-        _check_table_memory(X, self.n_components, n_groups, type(self).__name__)
+        _check_table_memory(X, int(self.n_components), n_groups, type(self).__name__)
         learned = self._learned_priors()
         # Gibbs-EM: in the second half of burn-in every sweep is an E-step
         # sample, and every prior_update_every sweeps an M-step maximizes
         # over the samples since the previous one; the priors are then
         # frozen so that every kept sample comes from the same posterior.
-        update_sweeps = [
-            it for it in range(burn_in // 2 + 1, burn_in + 1)
-            if it % self.prior_update_every == 0
-        ]
+        every = int(self.prior_update_every)
+        update_sweeps = [it for it in range(burn_in // 2 + 1, burn_in + 1) if it % every == 0]
         if learned - {"alpha"} and not update_sweeps:
             raise ValueError(
                 f"learn_priors={self.learn_priors!r} needs at least one update "
@@ -506,7 +508,10 @@ class _BaseGibbsTopicModel(
                 f"multiple of prior_update_every={self.prior_update_every}; "
                 "increase burn_in or lower prior_update_every."
             )
-        return _FitRun(burn_in, learned, frozenset(update_sweeps))
+        return _FitRun(
+            burn_in, learned, frozenset(update_sweeps), max_iter=int(self.max_iter),
+            thin=int(self.thin), evaluate_every=int(self.evaluate_every),
+        )
 
     def _make_streams(self):
         """Independent generators for init, sweeps and collection-level draws."""
@@ -528,13 +533,13 @@ class _BaseGibbsTopicModel(
         n_features = X.shape[1]
         init_rng, sweep_seed, global_rng = self._make_streams()
         self._start_run(run, n_features, n_groups)
-        state = _GibbsState(X, doc_group, self.n_components, init_rng)
+        state = _GibbsState(X, doc_group, int(self.n_components), init_rng)
         n_tokens = state.words.shape[0]
         sweeper = _ShardedSweeper(
             state, _shard_count(self.n_jobs, X.shape[0], n_tokens), sweep_seed,
             n_groups if self._draw_tables(run) else 0,
         )
-        trace = _Trace(type(self).__name__, self.max_iter)
+        trace = _Trace(type(self).__name__, run.max_iter)
         averager = _SampleAverager()
         sweep_times = self._sample(run, state, sweeper, global_rng, trace, averager)
         if averager.n_kept == 0:  # burn_in + thin overshoots max_iter: keep the last state
@@ -543,7 +548,7 @@ class _BaseGibbsTopicModel(
             "bound_": self._last_state_perplexity(run, state, X),
             **averager.finish(self._eta_value(run)),
             **self._finish_run(run),
-            "n_iter_": self.max_iter,
+            "n_iter_": run.max_iter,
             "burn_in_": run.burn_in,
             "trace_": trace.finish(),
             "n_tokens_": n_tokens,
@@ -552,25 +557,25 @@ class _BaseGibbsTopicModel(
 
     def _sample(self, run, state, sweeper, rng, trace, averager):
         """The sweeps of a fit; returns each sweep's wall time."""
-        burn_in, every = run.burn_in, self.evaluate_every
-        evaluate = every is not None and every > 0
+        burn_in, every, max_iter = run.burn_in, run.evaluate_every, run.max_iter
+        evaluate = every > 0
         learning = bool(run.learned - {"alpha"})
         sweep_times = []
         with _verbose_logging(self.verbose), _progress(
-            self.max_iter, self.verbose, type(self).__name__
+            max_iter, self.verbose, type(self).__name__
         ) as bar, sweeper:
             if evaluate:
                 self._record(run, state, trace, 0)
-            for it in range(1, self.max_iter + 1):
+            for it in range(1, max_iter + 1):
                 t0 = time.perf_counter()
                 tables = sweeper.sweep(self._sweep_prior(run), self._eta_value(run))
                 self._after_sweep(run, it, tables, rng, state)
                 if learning and burn_in // 2 < it <= burn_in:
                     self._update_priors(run, state, it in run.update_sweeps)
                 sweep_times.append(time.perf_counter() - t0)
-                if it > burn_in and (it - burn_in) % self.thin == 0:
+                if it > burn_in and (it - burn_in) % run.thin == 0:
                     self._keep(run, state, averager)
-                if (evaluate and it % every == 0) or it == self.max_iter:
+                if (evaluate and it % every == 0) or it == max_iter:
                     self._record(run, state, trace, it)
                 bar.update(1)
         return sweep_times
@@ -598,7 +603,7 @@ class _BaseGibbsTopicModel(
 
     def _joint_log_likelihood(self, run, state):
         """log p(w, z) (and log p(pi | alpha) for cLDA) at the current state."""
-        K = self.n_components
+        K = int(self.n_components)
         eta = self._eta_value(run)
         V = state.nwk.shape[0]
         nz = state.nwk[state.nwk > 0]
@@ -637,7 +642,7 @@ class _BaseGibbsTopicModel(
             a, b = indptr[lo], indptr[hi]
             _sampling.fold_in(
                 indptr[lo : hi + 1] - a, indices[a:b], data[a:b], doc_rows[lo:hi],
-                prior_rows, phi, self.max_doc_update_iter, self.mean_change_tol,
+                prior_rows, phi, int(self.max_doc_update_iter), self.mean_change_tol,
                 theta[lo:hi], stop,
             )
 

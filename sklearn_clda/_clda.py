@@ -583,15 +583,15 @@ class CompoundLDA(_BaseGibbsTopicModel):
         alpha, gamma, eta = self._initial_priors()
         start = time.perf_counter()
         result = fit_vem(
-            X, codes, n_groups, self.n_components,
+            X, codes, n_groups, int(self.n_components),
             alpha=alpha, gamma=gamma, eta=eta,
-            max_iter=self.max_iter, tol=self.tol,
-            max_e_step_iter=self.max_doc_update_iter, e_step_tol=self.mean_change_tol,
+            max_iter=int(self.max_iter), tol=self.tol,
+            max_e_step_iter=int(self.max_doc_update_iter), e_step_tol=self.mean_change_tol,
             learned=self._learned_priors(),
             # tau is held at its uniform start for 5 EM iterations so that the
             # topics separate before the collection mixtures sharpen; without it
             # about half of random starts lose a topic in every collection.
-            tau_warmup=min(5, self.max_iter - 1),
+            tau_warmup=min(5, int(self.max_iter) - 1),
             random_state=self.random_state,
             verbose=self.verbose,
         )
