@@ -634,3 +634,11 @@ def test_topic_sizes_dataframe_is_a_matrix_not_an_estimator():
     doc_topic = pd.DataFrame([[0.5, 0.5], [1.0, 0.0]])
     X = np.array([[2, 2, 0], [0, 1, 5]])
     np.testing.assert_allclose(topic_sizes(doc_topic, X), [8.0, 2.0])
+
+
+def test_topic_sizes_with_huge_finite_weights_does_not_overflow():
+    # Rows are weights: scaled before summing, so 1e308 + 1e308 is no overflow.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sizes = topic_sizes(np.array([[0.0, 0, 1], [0, 1e308, 1e308]]), np.array([[1], [2]]))
+    np.testing.assert_allclose(sizes, [0.0, 1.0, 2.0])
