@@ -9,6 +9,7 @@ from scipy.special import gammaln
 from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from . import _sampling
@@ -27,11 +28,23 @@ from ._hyper import (
     update_concentration,
     update_symmetric,
 )
+from ._online import merge_labels
 from ._pi_update import PI_UPDATES
 from ._vem import fit_vem
 from .exceptions import ManyCollectionsWarning, UnseenCollectionWarning
 
 __all__ = ["CompoundLDA"]
+
+
+def _partial_fit_available(estimator):
+    """``partial_fit`` exists only for AGS: MGS's step needs the counts of
+    every document of a collection, and VEM has no online form here."""
+    if estimator.algorithm != "ags":
+        raise AttributeError(
+            f"CompoundLDA.partial_fit is only available with algorithm='ags', "
+            f"not {estimator.algorithm!r}."
+        )
+    return True
 
 
 class CompoundLDA(_BaseGibbsTopicModel):
@@ -180,6 +193,22 @@ class CompoundLDA(_BaseGibbsTopicModel):
         Seeds every draw of the sampler. The same integer gives
         bit-identical results. See :term:`Glossary <random_state>`.
 
+    warm_start : bool, default=False
+        When True, ``fit`` keeps the chain's state, and the next ``fit`` on
+        the same ``X`` and ``groups`` continues that chain for ``max_iter``
+        more sweeps instead of starting a new one: two fits of 100 sweeps
+        give the same result, bit for bit, as one of 200 (AGS and MGS).
+        ``burn_in`` counts the sweeps of the whole chain and is fixed by its
+        first fit, so the draws kept so far stay and every later sweep past
+        burn-in (every ``thin``-th) adds to them; ``n_iter_`` counts all
+        sweeps and ``trace_``, ``sweep_times_`` and
+        ``collection_topic_samples_`` are extended. A different ``X`` or
+        ``groups``, a changed model setting, burn-in or shard count
+        (``n_jobs``) raises ``ValueError``; ``random_state`` is not used
+        again. The kept state costs 4 bytes per token plus the sums of the
+        kept samples, ``8 * n_components * (n_features + n_samples)`` bytes.
+        Not available with ``algorithm="vem"`` (``ValueError``).
+
     Attributes
     ----------
     components_ : ndarray of shape (n_components, n_features)
@@ -220,7 +249,8 @@ class CompoundLDA(_BaseGibbsTopicModel):
         when fitted without ``groups`` (one collection).
 
     collection_sizes_ : ndarray of shape (n_groups,)
-        Number of training documents in each collection.
+        Number of training documents in each collection (after
+        ``partial_fit``, in all batches folded in).
 
     alpha_ : float
         The collection-level concentration used.
@@ -238,13 +268,19 @@ class CompoundLDA(_BaseGibbsTopicModel):
         MGS only: the final step of each collection.
 
     n_iter_ : int
-        Number of sweeps run.
+        Number of sweeps run: by ``fit``, over the whole chain (see
+        ``warm_start``); by ``partial_fit``, over the last batch.
+
+    n_batches_ : int
+        ``partial_fit`` only: the number of batches folded into the model, a
+        ``fit`` it started from counting as one.
 
     burn_in_ : int
         Number of sweeps discarded before keeping samples.
 
     n_tokens_ : int
-        Number of tokens in the training corpus.
+        Number of tokens in the training corpus (after ``partial_fit``, in
+        all batches folded in).
 
     sweep_times_ : ndarray of shape (`n_iter_`,)
         Wall-clock seconds of each sweep (including the collection-level
@@ -307,6 +343,20 @@ class CompoundLDA(_BaseGibbsTopicModel):
     :class:`LDAGibbs` (fold-in and document completion), so the two
     models' scores compare at equal ``n_components``.
 
+    **Streaming.** ``partial_fit(X, groups=g)`` (AGS only) folds batches
+    into the model by online Gibbs sampling, as for :class:`LDAGibbs`:
+    each batch is swept ``max_iter`` times against the word-topic counts
+    of every batch seen before, then folded into them. Each collection
+    also keeps the sum ``S_j`` of its documents' Antoniak table counts
+    over the folded-in batches, so every draw ``pi_j ~ Dirichlet(alpha +
+    S_j + s_j)`` (``s_j`` the batch's own table counts) uses all batches
+    seen. A collection may first appear in any batch: ``groups_`` grows
+    (sorted), its mixture starts from the size-weighted mean of the
+    others, and ``collection_sizes_`` counts documents over all batches.
+    On a model fitted by ``fit`` with AGS, ``partial_fit`` starts from its
+    topics and its last table counts. ``partial_fit`` and ``fit`` share
+    the metadata request for ``groups``.
+
     References
     ----------
     .. [1] C. P. George, W. Xia and G. Michailidis, "Analyses of
@@ -329,6 +379,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
     """
 
     __metadata_request__fit = {"groups": True}
+    __metadata_request__partial_fit = {"groups": True}
     __metadata_request__transform = {"groups": True}
     __metadata_request__score = {"groups": True}
 
@@ -369,6 +420,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
         n_jobs=None,
         verbose=0,
         random_state=None,
+        warm_start=False,
     ):
         self.n_components = n_components
         self.alpha = alpha
@@ -389,6 +441,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.random_state = random_state
+        self.warm_start = warm_start
 
     # hooks -----------------------------------------------------------------
     def _initial_priors(self):
@@ -405,6 +458,10 @@ class CompoundLDA(_BaseGibbsTopicModel):
         # The chain starts from the uniform mixture (as in the paper's study).
         run.pi = np.full((n_groups, self.n_components), 1.0 / self.n_components)
         run.update = PI_UPDATES[self.algorithm](self, run)
+        # AGS: the last sweep's table counts, and (partial_fit) the table
+        # counts of the batches folded in before, added to every sweep's.
+        run.last_tables = None
+        run.frozen_tables = None
         run.alpha_draws = []
         run.pi_samples = []
         run.em_stats = {"cells": [], "topics": [], "docs": [], "lengths": []}
@@ -419,6 +476,10 @@ class CompoundLDA(_BaseGibbsTopicModel):
         return run.eta
 
     def _after_sweep(self, run, sweep, tables, rng, state):
+        if run.update.draw_tables:
+            run.last_tables = tables
+            if run.frozen_tables is not None:
+                tables = tables + run.frozen_tables
         run.pi = run.update.step(run, sweep, tables, rng, state)
         if "alpha" in run.learned:
             run.alpha, _ = sample_alpha(run.pi, run.alpha, rng)
@@ -469,7 +530,18 @@ class CompoundLDA(_BaseGibbsTopicModel):
             "gamma_": run.gamma,
             "eta_": run.eta,
             **run.update.finish(),
+            **self._last_table_sums(run),
         }
+
+    def _last_table_sums(self, run):
+        """AGS: each collection's table counts at the last state (the
+        batches folded in before included), for ``partial_fit``."""
+        if run.last_tables is None:
+            return {}
+        sums = np.array(run.last_tables, dtype=np.int64)
+        if run.frozen_tables is not None:
+            sums += run.frozen_tables
+        return {"_table_sums": sums}
 
     def _inference_prior(self, groups, n_docs, method):
         prior = self.gamma_ * self.collection_topic_
@@ -562,11 +634,18 @@ class CompoundLDA(_BaseGibbsTopicModel):
             X = check_counts(self, X, reset=True, method="fit")
             self._check_common_params()
             self._learned_priors()
+            if self.warm_start and self.algorithm == "vem":
+                raise ValueError(
+                    "CompoundLDA(algorithm='vem') does not support warm_start=True "
+                    "(it continues Gibbs chains); use algorithm='ags' or 'mgs'."
+                )
             labels, codes = _encode_groups(groups, X.shape[0])
             n_groups = 1 if labels is None else len(labels)
             _warn_many_collections(n_groups, X.shape[0])
-            fit = self._fit_vem if self.algorithm == "vem" else self._fit_gibbs
-            fitted = fit(X, codes, n_groups)
+            if self.algorithm == "vem":
+                fitted = self._fit_vem(X, codes, n_groups)
+            else:
+                fitted = self._fit_gibbs(X, codes, n_groups, labels)
             fitted["groups_"] = labels
             fitted["collection_sizes_"] = np.bincount(codes, minlength=n_groups)
             self._publish(_as_dtype(fitted, dtype))
@@ -626,6 +705,106 @@ class CompoundLDA(_BaseGibbsTopicModel):
                 "elbo": elbo,
             },
             "sweep_times_": np.full(n_iter, seconds / max(n_iter, 1)),
+        }
+
+    @available_if(_partial_fit_available)
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y=None, groups=None):
+        """Fold a batch of documents into the model by online Gibbs sampling.
+
+        On an unfitted estimator the first batch is fitted exactly as by
+        ``fit``. Each later batch starts from the fold-in of its documents
+        under the current topics and mixtures, is swept ``max_iter`` times
+        against word-topic counts and collection table counts that include
+        every batch seen so far, and is then folded into them for good (see
+        Streaming in the class Notes). Available with ``algorithm="ags"``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Document-term counts of the batch, with the model's features.
+
+        y : Ignored
+            Not used, present for API consistency by convention.
+
+        groups : array-like of shape (n_samples,), default=None
+            Collection label of each document of the batch; labels not seen
+            before add collections. Must be given in every batch if the
+            first had it, and never if the first had not.
+
+        Returns
+        -------
+        self : object
+            The updated estimator. If the call fails or is interrupted, the
+            estimator keeps its state from before the call.
+        """
+        with self._fit_transaction("partial_fit"):
+            dtype = _output_dtype(X)
+            first = not hasattr(self, "components_")
+            X = check_counts(self, X, reset=first, method="partial_fit")
+            self._check_common_params()
+            self._learned_priors()
+            labels, old_rows, codes = self._batch_collections(groups, X.shape[0], first)
+            n_groups = 1 if labels is None else len(labels)
+            carry = None if first else self._carry(old_rows, n_groups)
+            fitted = self._partial_fit_gibbs(X, codes, n_groups, carry)
+            sizes = np.bincount(codes, minlength=n_groups)
+            if not first:
+                sizes[[0] if old_rows is None else old_rows] += self.collection_sizes_
+            _warn_many_collections(n_groups, int(sizes.sum()))
+            fitted["groups_"] = labels
+            fitted["collection_sizes_"] = sizes
+            self._publish(_as_dtype(fitted, dtype))
+        return self
+
+    def _batch_collections(self, groups, n_docs, first):
+        """``(labels, old_rows, codes)`` of a batch: the model's labels merged
+        with the batch's, the new row of each old collection and each
+        document's collection."""
+        old = None if first else self.groups_
+        if groups is None:
+            if old is not None:
+                raise ValueError(
+                    f"CompoundLDA.partial_fit got groups=None, but the model has "
+                    f"{len(old)} collections; pass the collection label of each "
+                    "document of every batch."
+                )
+            return None, None, np.zeros(n_docs, dtype=np.int32)
+        if not first and old is None:
+            raise ValueError(
+                "CompoundLDA.partial_fit got groups, but the model was fitted "
+                "without groups (one collection); start a new model and pass "
+                "groups from its first batch on."
+            )
+        batch = check_group_labels(groups, n_docs, method="CompoundLDA.partial_fit")
+        return merge_labels(old, batch)
+
+    def _carry(self, old_rows, n_groups):
+        """The run variables a batch takes over from the fitted model: the
+        priors, the mixtures (a new collection starts from the size-weighted
+        mean mixture) and the collections' table counts."""
+        rows = [0] if old_rows is None else old_rows
+        old_pi = np.asarray(self.collection_topic_, dtype=np.float64)
+        old_pi = old_pi / old_pi.sum(axis=1, keepdims=True)
+        weights = self.collection_sizes_ / self.collection_sizes_.sum()
+        pi = np.tile(weights @ old_pi, (n_groups, 1))
+        pi[rows] = old_pi
+        tables = np.zeros((n_groups, self.n_components), dtype=np.int64)
+        sums = getattr(self, "_table_sums", None)
+        if sums is None:
+            warnings.warn(
+                "CompoundLDA.partial_fit: the model keeps no collection table "
+                "counts (it was fitted with algorithm='mgs' or 'vem', or loaded "
+                "from a file), so the collections' mixtures are learned from "
+                "this batch on, starting from collection_topic_.",
+                UserWarning,
+                stacklevel=4,
+            )
+        else:
+            tables[rows] = sums
+        return {
+            "alpha": float(self.alpha_), "gamma": float(self.gamma_),
+            "eta": float(self.eta_), "pi": pi, "frozen_tables": tables,
         }
 
     def transform(self, X, groups=None, *, normalize=True):

@@ -110,6 +110,22 @@ class LDAGibbs(_BaseGibbsTopicModel):
         output across multiple function calls.
         See :term:`Glossary <random_state>`.
 
+    warm_start : bool, default=False
+        When True, ``fit`` keeps the chain's state, and the next ``fit`` on
+        the same ``X`` continues that chain for ``max_iter`` more sweeps
+        instead of starting a new one: two fits of 100 sweeps give the same
+        result, bit for bit, as one of 200. ``burn_in`` counts the sweeps of
+        the whole chain and is fixed by its first fit, so the samples kept
+        so far stay and every later sweep past burn-in (every ``thin``-th)
+        adds to them; ``n_iter_`` counts all sweeps and ``trace_`` and
+        ``sweep_times_`` are extended. A different ``X``, a changed model
+        setting (priors, ``n_components``, ``learn_priors``, ...), burn-in
+        or shard count (``n_jobs``) raises ``ValueError``; ``random_state``
+        is not used again (the chain's random streams go on). The kept
+        state costs 4 bytes per token plus the sums of the kept samples,
+        ``8 * n_components * (n_features + n_samples)`` bytes. See
+        :term:`the Glossary <warm_start>`.
+
     Attributes
     ----------
     components_ : ndarray of shape (n_components, n_features)
@@ -119,7 +135,8 @@ class LDAGibbs(_BaseGibbsTopicModel):
 
     doc_topic_ : ndarray of shape (n_samples_fit, n_components)
         Topic proportions of the training documents from the chain,
-        ``(n_dk + alpha) / (n_d + K alpha)`` averaged over the kept samples.
+        ``(n_dk + alpha) / (n_d + K alpha)`` averaged over the kept samples
+        (after ``partial_fit``: of the last batch's documents).
         ``transform(X)`` instead re-infers them with the topics held fixed.
 
     doc_topic_prior_ : float or ndarray of shape (n_components,)
@@ -136,13 +153,19 @@ class LDAGibbs(_BaseGibbsTopicModel):
         this name).
 
     n_iter_ : int
-        Number of sweeps run.
+        Number of sweeps run: by ``fit``, over the whole chain (see
+        ``warm_start``); by ``partial_fit``, over the last batch.
+
+    n_batches_ : int
+        ``partial_fit`` only: the number of batches folded into the model, a
+        ``fit`` it started from counting as one.
 
     burn_in_ : int
         Number of sweeps discarded before keeping samples.
 
     n_tokens_ : int
-        Number of tokens in the training corpus.
+        Number of tokens in the training corpus (after ``partial_fit``, in
+        all batches folded in).
 
     sweep_times_ : ndarray of shape (`n_iter_`,)
         Wall-clock seconds of each sweep (including the collection-level
@@ -186,13 +209,31 @@ class LDAGibbs(_BaseGibbsTopicModel):
     ``n_components``.
 
     Token order, the count tables and the per-token topic assignments are
-    kept only during ``fit``; the fitted model stores ``O(n_components *
-    (n_features + n_samples_fit))`` numbers.
+    kept only during ``fit`` (unless ``warm_start``); the fitted model
+    stores ``O(n_components * (n_features + n_samples_fit))`` numbers.
+
+    ``partial_fit`` is online Gibbs sampling in the manner of incremental
+    Gibbs / o-LDA (Canini, Shi and Griffiths, 2009): each batch's topic
+    assignments start from the fold-in under the topics of the batches
+    seen so far, are swept ``max_iter`` times against word-topic counts
+    that include them (and keep every earlier batch's final counts), and
+    are then folded into those counts for good. Earlier batches are not
+    revisited, so memory does not grow with the number of batches: the
+    model keeps one ``(n_features, n_components)`` table of int32 counts
+    beyond its fitted attributes. ``components_`` is the folded-in counts
+    of the earlier batches plus the last batch's counts averaged over its
+    kept samples (``burn_in`` and ``thin`` apply per batch), plus the
+    prior. On a model fitted by ``fit``, ``partial_fit`` starts from its
+    topics: ``components_ - topic_word_prior_``, rounded per word so that
+    every word keeps its number of tokens, serve as the counts seen so
+    far. The user guide compares it with ``fit``.
 
     References
     ----------
     .. [1] T. L. Griffiths and M. Steyvers, "Finding scientific topics",
        PNAS 101 (suppl. 1), 2004.
+    .. [2] K. R. Canini, L. Shi and T. L. Griffiths, "Online inference of
+       topics with latent Dirichlet allocation", AISTATS 2009.
 
     Examples
     --------
@@ -240,6 +281,7 @@ class LDAGibbs(_BaseGibbsTopicModel):
         n_jobs=None,
         verbose=0,
         random_state=None,
+        warm_start=False,
     ):
         self.n_components = n_components
         self.doc_topic_prior = doc_topic_prior
@@ -255,6 +297,7 @@ class LDAGibbs(_BaseGibbsTopicModel):
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.random_state = random_state
+        self.warm_start = warm_start
 
     # hooks -----------------------------------------------------------------
     def _doc_topic_prior_value(self):
@@ -370,6 +413,47 @@ class LDAGibbs(_BaseGibbsTopicModel):
             X = check_counts(self, X, reset=True, method="fit")
             self._doc_topic_prior_value()
             fitted = self._fit_gibbs(X, np.zeros(X.shape[0], dtype=np.int32), 1)
+            self._publish(_as_dtype(fitted, dtype))
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y=None):
+        """Fold a batch of documents into the model by online Gibbs sampling.
+
+        On an unfitted estimator the first batch is fitted exactly as by
+        ``fit``. Each later batch starts from the fold-in of its documents
+        under the current topics, is swept ``max_iter`` times against
+        word-topic counts that include every batch seen so far, and is
+        then folded into those counts for good (see Notes). Memory does not
+        grow with the number of batches.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Document-term counts of the batch, with the model's features.
+
+        y : Ignored
+            Not used, present for API consistency by convention.
+
+        Returns
+        -------
+        self : object
+            The updated estimator. If the call fails or is interrupted, the
+            estimator keeps its state from before the call.
+        """
+        with self._fit_transaction("partial_fit"):
+            dtype = _output_dtype(X)
+            first = not hasattr(self, "components_")
+            X = check_counts(self, X, reset=first, method="partial_fit")
+            self._doc_topic_prior_value()
+            carry = None if first else {
+                "doc_topic_prior": np.copy(self.doc_topic_prior_)
+                if np.ndim(self.doc_topic_prior_) else float(self.doc_topic_prior_),
+                "topic_word_prior": float(self.topic_word_prior_),
+            }
+            fitted = self._partial_fit_gibbs(
+                X, np.zeros(X.shape[0], dtype=np.int32), 1, carry
+            )
             self._publish(_as_dtype(fitted, dtype))
         return self
 
