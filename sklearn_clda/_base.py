@@ -10,9 +10,9 @@ leaves the estimator as it was (:meth:`_BaseGibbsTopicModel._fit_transaction`).
 
 The same loop continues a chain (``warm_start``: the state kept in
 ``_warm_chain`` after a fit, see :class:`~sklearn_clda._online.WarmChain`)
-and folds a batch into a stream (``partial_fit``: the online Gibbs method,
-sweeping a batch against the counts of the batches folded in before,
-which are kept in ``_stream``).
+and ``partial_fit`` folds a batch into the model by the online method of
+:mod:`sklearn_clda._online` (fold-in of each sub-batch under the current
+topics, its expected counts added to them).
 
 Subclasses (:class:`~sklearn_clda.LDAGibbs`,
 :class:`~sklearn_clda.CompoundLDA`) supply the model through hooks that
@@ -33,8 +33,13 @@ read and write the run, never ``self``:
 - ``_keep_sample(run, state)``: collect a kept sample's collection-level
   variables (the topics and documents are averaged here);
 - ``_finish_run(run)``: the subclass's fitted attributes, as a dict;
-- ``_carry(...)`` (in the subclasses' ``partial_fit``): the run variables
-  a batch takes over from the fitted model (priors, mixtures);
+- ``_final_state_extras(run, state)``: private fitted attributes from the
+  chain's last state (cLDA's expected table counts);
+- ``_after_online_step(run, doc_counts, log_none, doc_group, keep, add)`` and
+  ``_online_attributes(run)``: the collection-level update after each
+  sub-batch of ``partial_fit``, and the fitted attributes it leaves. The
+  subclasses' ``partial_fit`` put the run variables a batch takes over
+  from the fitted model (priors, mixtures, table counts) into the run;
 - ``_inference_prior(groups, n_docs, method)``: the prior rows and the
   row index of each document for fold-in (from fitted attributes).
 """
@@ -64,11 +69,15 @@ from ._corpus import (
     split_alternate,
 )
 from ._online import (
+    LOCAL_ITERATIONS,
     WarmChain,
     chain_settings,
-    counts_from_components,
     data_fingerprint,
-    sample_initial_topics,
+    initial_counts,
+    local_step,
+    local_words,
+    online_step,
+    sub_batches,
 )
 from ._progress import LOGGER as _LOGGER
 from ._progress import progress as _progress
@@ -84,9 +93,9 @@ MAX_CONCENTRATION = 1e10
 # Most topics a model may have (int32 topic indices, and far beyond use).
 MAX_COMPONENTS = 2**20
 # Private fitted attributes, published (or dropped) with the public ones:
-# the chain a warm_start fit keeps, the stream state of partial_fit, and
-# CompoundLDA's collection table counts (see the subclasses).
-_PRIVATE_FITTED = ("_warm_chain", "_stream", "_table_sums")
+# the chain a warm_start fit keeps, and CompoundLDA's expected collection
+# table counts (for partial_fit).
+_PRIVATE_FITTED = ("_warm_chain", "_table_sums")
 # Fewest tokens per shard of an n_jobs sweep: a smaller shard costs more to
 # copy and merge than its sampling.
 _MIN_TOKENS_PER_SHARD = 1024
@@ -101,12 +110,10 @@ class _GibbsState:
     """Sampler state of one fit: token arrays and count tables (not kept after fit).
 
     The assignments ``z`` are drawn uniformly from ``rng`` unless given (a
-    continued chain's, or a streamed batch's initialization); ``base_nwk``
-    adds the word-topic counts of documents outside ``X`` (the batches a
-    stream has already folded in) to the tables.
+    continued chain's).
     """
 
-    def __init__(self, X, doc_group, n_components, rng, z=None, base_nwk=None):
+    def __init__(self, X, doc_group, n_components, rng, z=None):
         self.words, self.doc_ptr = csr_to_tokens(X)
         self.doc_group = np.ascontiguousarray(doc_group, dtype=np.int32)
         n_docs, n_features = X.shape
@@ -134,9 +141,6 @@ class _GibbsState:
             .reshape(n_docs, K)
         )
         self.nk = np.bincount(self.z, minlength=K).astype(np.int32)
-        if base_nwk is not None:
-            self.nwk += base_nwk
-            self.nk += base_nwk.sum(axis=0, dtype=np.int64).astype(np.int32)
 
 
 def _private_copy(a):
@@ -451,6 +455,11 @@ class _BaseGibbsTopicModel(
     def _keep_sample(self, run, state):
         """Collect a kept sample's collection-level variables."""
 
+    def _final_state_extras(self, run, state):
+        """Private fitted attributes computed from the chain's last state
+        (cLDA: the collections' expected table counts, for ``partial_fit``)."""
+        return {}
+
     @abstractmethod
     def _finish_run(self, run):
         """The subclass's fitted attributes (priors, collection mixtures), a dict."""
@@ -565,10 +574,9 @@ class _BaseGibbsTopicModel(
         rs = check_random_state(self.random_state)
         return rs.randint(0, 2**31 - 1, size=4).tolist()
 
-    def _make_streams(self, entropy=None):
-        """Independent generators for init, sweeps and collection-level draws
-        (seeded by ``entropy``, by default drawn from ``random_state``)."""
-        seed = np.random.SeedSequence(self._seed_entropy() if entropy is None else entropy)
+    def _make_streams(self):
+        """Independent generators for init, sweeps and collection-level draws."""
+        seed = np.random.SeedSequence(self._seed_entropy())
         init_ss, sweep_ss, global_ss = seed.spawn(3)
         return (
             np.random.Generator(np.random.PCG64(init_ss)),
@@ -632,6 +640,7 @@ class _BaseGibbsTopicModel(
             "bound_": self._last_state_perplexity(run, state, X),
             **averager.finish(self._eta_value(run)),
             **self._finish_run(run),
+            **self._final_state_extras(run, state),
             "n_iter_": total,
             "burn_in_": run.burn_in,
             "n_tokens_": state.words.shape[0],
@@ -673,63 +682,100 @@ class _BaseGibbsTopicModel(
         )
 
     # -------------------------------------------------------------- streaming
-    def _partial_fit_gibbs(self, X, doc_group, n_groups, carry):
-        """Fold one batch into the model by the online Gibbs method.
+    def _partial_fit_online(self, X, doc_group, n_groups, carry):
+        """Fold one batch into the model by the online method (SCVB0 in its
+        incremental form, see ``_online``); returns the fitted attributes.
 
         ``carry`` maps run variables to their values from the fitted model
-        (priors, collection mixtures, table counts); ``None`` on an
-        unfitted estimator. Returns the fitted attributes.
+        (priors, collection mixtures and table counts), or ``None``.
         """
-        run = self._plan_run(X, n_groups, method="partial_fit")
-        stream = self._stream_start()
-        entropy, batch = stream["entropy"], stream["batch"]
-        init_rng, sweep_seed, global_rng = self._make_streams(
-            entropy + [batch] if batch else entropy
-        )
+        self._check_common_params()
+        n_tokens = count_tokens(X)
+        if n_tokens == 0:
+            raise ValueError(
+                f"X passed to {type(self).__name__}.partial_fit contains no tokens "
+                "(all counts are zero after rounding); a topic model needs words."
+            )
+        _check_table_memory(X, self.n_components, n_groups, type(self).__name__)
+        run = _FitRun(0, frozenset(), frozenset())
         self._start_run(run, X.shape[1], n_groups)
         for name, value in (carry or {}).items():
             setattr(run, name, value)
-        base = stream["nwk"]
-        if base is None and carry is not None:  # fitted by fit: start from its topics
-            base = counts_from_components(self.components_, self._eta_value(run))
-        if base is None:
-            state = _GibbsState(X, doc_group, self.n_components, init_rng)
-        else:
-            state = self._batch_state(X, doc_group, run, base, init_rng)
-        sweeper = self._sweeper(state, run, n_groups, sweep_seed)
-        fitted = self._run_chain(X, run, state, sweeper, global_rng, _SampleAverager())
-        fitted["_stream"] = {
-            "nwk": np.ascontiguousarray(state.nwk), "entropy": entropy, "batch": batch + 1,
-        }
-        fitted["n_tokens_"] += stream["n_tokens"]
-        fitted["n_batches_"] = batch + 1
-        return fitted
-
-    def _stream_start(self):
-        """Where the stream stands: the folded-in counts (``None`` if the
-        model has none yet, or was fitted by ``fit``), the seed, the number
-        of batches and of tokens folded in so far."""
-        stream = getattr(self, "_stream", None)
-        if stream is not None:
-            return {**stream, "n_tokens": self.n_tokens_}
-        fitted = hasattr(self, "components_")
-        return {
-            "nwk": None,
-            "entropy": self._seed_entropy(),
-            "batch": 1 if fitted else 0,
-            "n_tokens": self.n_tokens_ if fitted else 0,
-        }
-
-    def _batch_state(self, X, doc_group, run, base_nwk, rng):
-        """Sampler state of a batch on top of the folded-in counts, its topics
-        drawn from the fold-in under the topics seen so far."""
         eta = self._eta_value(run)
-        phi = (base_nwk + eta) / (base_nwk.sum(axis=0) + base_nwk.shape[0] * eta)
-        phi = np.ascontiguousarray(phi)
-        theta = self._fold_in(X, self._sweep_prior(run), doc_group, phi)
-        words, doc_ptr = csr_to_tokens(X)
-        z = sample_initial_topics(theta, phi, words, doc_ptr, rng)
-        return _GibbsState(X, doc_group, self.n_components, rng, z=z, base_nwk=base_nwk)
+        fitted = hasattr(self, "components_")
+        if fitted:
+            counts = np.maximum(np.asarray(self.components_, dtype=np.float64).T - eta, 0.0)
+        else:
+            rng = np.random.default_rng(self._seed_entropy())
+            counts = initial_counts(X.shape[1], self.n_components, eta, rng)
+        mass = float(self.n_tokens_) if fitted else 0.0
+        theta, ll, seconds = self._online_pass(X, doc_group, run, counts, mass)
+        n_steps = ll.shape[0]
+        return {
+            "components_": np.ascontiguousarray(counts.T) + eta,
+            "doc_topic_": theta,
+            **self._online_attributes(run),
+            "bound_": float(np.exp(-ll.sum() / n_tokens)),
+            "n_iter_": n_steps,
+            "burn_in_": 0,
+            "trace_": {
+                "iteration": np.arange(1, n_steps + 1, dtype=np.int64),
+                "log_likelihood": ll,
+                "seconds": np.cumsum(seconds),
+            },
+            "sweep_times_": seconds,
+            "n_tokens_": n_tokens + (self.n_tokens_ if fitted else 0),
+            "n_batches_": getattr(self, "n_batches_", 1 if fitted else 0) + 1,
+        }
+
+    def _online_pass(self, X, doc_group, run, counts, mass):
+        """Fold the batch in, sub-batch by sub-batch, updating ``counts`` (the
+        word-topic counts of the ``mass`` tokens seen so far) in place;
+        returns each document's topic proportions and each sub-batch's
+        log-likelihood and seconds.
+
+        ``counts`` is kept as ``scale * M`` so that the step's shrinking of
+        the old counts costs nothing per sub-batch.
+        """
+        eta = self._eta_value(run)
+        V = counts.shape[0]
+        theta = np.empty((X.shape[0], self.n_components))
+        totals, scale = counts.sum(axis=0), 1.0
+        ll, seconds = [], []
+        for lo, hi in sub_batches(X.shape[0]):
+            t0 = time.perf_counter()
+            words, X_local = local_words(X[lo:hi])
+            groups = doc_group[lo:hi]
+            phi = (scale * counts[words] + eta) / (scale * totals + V * eta)
+            phi = np.ascontiguousarray(phi)
+            theta[lo:hi], expected, doc_counts, log_none = local_step(
+                X_local, self._sweep_prior(run), groups, phi, LOCAL_ITERATIONS
+            )
+            part = np.empty(hi - lo)
+            _sampling.doc_log_likelihood(*_csr_arrays(X_local), theta[lo:hi], phi, part)
+            keep, add = online_step(mass, float(X_local.data.sum()))
+            if keep == 0.0:
+                counts[...], totals[...], scale = 0.0, 0.0, 1.0
+            else:
+                scale *= keep
+            counts[words] += (add / scale) * expected
+            totals += (add / scale) * expected.sum(axis=0)
+            self._after_online_step(run, doc_counts, log_none, groups, keep, add)
+            mass += X_local.data.sum()
+            ll.append(part.sum())
+            seconds.append(time.perf_counter() - t0)
+        counts *= scale
+        return theta, np.asarray(ll), np.asarray(seconds)
+
+    def _after_online_step(self, run, doc_counts, log_none, doc_group, keep, add):
+        """Update collection-level variables after a sub-batch of the online
+        method, given its documents' expected topic counts and the log
+        probability of none (cLDA: the table counts, ``keep`` times the old
+        plus ``add`` times the sub-batch's, and the mixtures)."""
+
+    def _online_attributes(self, run):
+        """The subclass's fitted attributes after ``partial_fit``."""
+        return self._finish_run(run)
 
     def _sample(self, run, state, sweeper, rng, trace, averager, done=0):
         """Sweeps ``done + 1 .. done + max_iter``; returns each sweep's wall time."""

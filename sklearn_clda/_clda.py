@@ -9,7 +9,6 @@ from scipy.special import gammaln
 from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from . import _sampling
@@ -28,23 +27,12 @@ from ._hyper import (
     update_concentration,
     update_symmetric,
 )
-from ._online import merge_labels
+from ._online import expected_table_sums, merge_labels
 from ._pi_update import PI_UPDATES
 from ._vem import fit_vem
 from .exceptions import ManyCollectionsWarning, UnseenCollectionWarning
 
 __all__ = ["CompoundLDA"]
-
-
-def _partial_fit_available(estimator):
-    """``partial_fit`` exists only for AGS: MGS's step needs the counts of
-    every document of a collection, and VEM has no online form here."""
-    if estimator.algorithm != "ags":
-        raise AttributeError(
-            f"CompoundLDA.partial_fit is only available with algorithm='ags', "
-            f"not {estimator.algorithm!r}."
-        )
-    return True
 
 
 class CompoundLDA(_BaseGibbsTopicModel):
@@ -458,10 +446,6 @@ class CompoundLDA(_BaseGibbsTopicModel):
         # The chain starts from the uniform mixture (as in the paper's study).
         run.pi = np.full((n_groups, self.n_components), 1.0 / self.n_components)
         run.update = PI_UPDATES[self.algorithm](self, run)
-        # AGS: the last sweep's table counts, and (partial_fit) the table
-        # counts of the batches folded in before, added to every sweep's.
-        run.last_tables = None
-        run.frozen_tables = None
         run.alpha_draws = []
         run.pi_samples = []
         run.em_stats = {"cells": [], "topics": [], "docs": [], "lengths": []}
@@ -476,10 +460,6 @@ class CompoundLDA(_BaseGibbsTopicModel):
         return run.eta
 
     def _after_sweep(self, run, sweep, tables, rng, state):
-        if run.update.draw_tables:
-            run.last_tables = tables
-            if run.frozen_tables is not None:
-                tables = tables + run.frozen_tables
         run.pi = run.update.step(run, sweep, tables, rng, state)
         if "alpha" in run.learned:
             run.alpha, _ = sample_alpha(run.pi, run.alpha, rng)
@@ -530,18 +510,33 @@ class CompoundLDA(_BaseGibbsTopicModel):
             "gamma_": run.gamma,
             "eta_": run.eta,
             **run.update.finish(),
-            **self._last_table_sums(run),
         }
 
-    def _last_table_sums(self, run):
-        """AGS: each collection's table counts at the last state (the
-        batches folded in before included), for ``partial_fit``."""
-        if run.last_tables is None:
-            return {}
-        sums = np.array(run.last_tables, dtype=np.int64)
-        if run.frozen_tables is not None:
-            sums += run.frozen_tables
-        return {"_table_sums": sums}
+    def _final_state_extras(self, run, state):
+        return {"_table_sums": expected_table_sums(
+            state.ndk, self._sweep_prior(run), state.doc_group, run.pi.shape[0]
+        )}
+
+    def _after_online_step(self, run, doc_counts, log_none, doc_group, keep, add):
+        """The sub-batch's expected table counts join its collections' sums
+        (with the step's weights), and every mixture becomes its posterior
+        mean given them."""
+        prior = self._sweep_prior(run)
+        run.tables = keep * run.tables + add * expected_table_sums(
+            doc_counts, prior, doc_group, prior.shape[0], log_none
+        )
+        weights = run.alpha + run.tables
+        run.pi = weights / weights.sum(axis=1, keepdims=True)
+
+    def _online_attributes(self, run):
+        return {
+            "collection_topic_": run.pi,
+            "collection_topic_samples_": run.pi[None].copy(),
+            "alpha_": run.alpha,
+            "gamma_": run.gamma,
+            "eta_": run.eta,
+            "_table_sums": run.tables,
+        }
 
     def _inference_prior(self, groups, n_docs, method):
         prior = self.gamma_ * self.collection_topic_
@@ -705,9 +700,9 @@ class CompoundLDA(_BaseGibbsTopicModel):
                 "elbo": elbo,
             },
             "sweep_times_": np.full(n_iter, seconds / max(n_iter, 1)),
+            "_table_sums": _vem_table_sums(X, codes, n_groups, result),
         }
 
-    @available_if(_partial_fit_available)
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None, groups=None):
         """Fold a batch of documents into the model by online Gibbs sampling.
@@ -746,8 +741,8 @@ class CompoundLDA(_BaseGibbsTopicModel):
             self._learned_priors()
             labels, old_rows, codes = self._batch_collections(groups, X.shape[0], first)
             n_groups = 1 if labels is None else len(labels)
-            carry = None if first else self._carry(old_rows, n_groups)
-            fitted = self._partial_fit_gibbs(X, codes, n_groups, carry)
+            carry = self._carry(old_rows, n_groups, first)
+            fitted = self._partial_fit_online(X, codes, n_groups, carry)
             sizes = np.bincount(codes, minlength=n_groups)
             if not first:
                 sizes[[0] if old_rows is None else old_rows] += self.collection_sizes_
@@ -779,24 +774,26 @@ class CompoundLDA(_BaseGibbsTopicModel):
         batch = check_group_labels(groups, n_docs, method="CompoundLDA.partial_fit")
         return merge_labels(old, batch)
 
-    def _carry(self, old_rows, n_groups):
+    def _carry(self, old_rows, n_groups, first):
         """The run variables a batch takes over from the fitted model: the
         priors, the mixtures (a new collection starts from the size-weighted
-        mean mixture) and the collections' table counts."""
+        mean mixture) and the collections' expected table counts."""
+        tables = np.zeros((n_groups, self.n_components))
+        if first:
+            return {"tables": tables}
         rows = [0] if old_rows is None else old_rows
         old_pi = np.asarray(self.collection_topic_, dtype=np.float64)
         old_pi = old_pi / old_pi.sum(axis=1, keepdims=True)
         weights = self.collection_sizes_ / self.collection_sizes_.sum()
         pi = np.tile(weights @ old_pi, (n_groups, 1))
         pi[rows] = old_pi
-        tables = np.zeros((n_groups, self.n_components), dtype=np.int64)
         sums = getattr(self, "_table_sums", None)
         if sums is None:
             warnings.warn(
                 "CompoundLDA.partial_fit: the model keeps no collection table "
-                "counts (it was fitted with algorithm='mgs' or 'vem', or loaded "
-                "from a file), so the collections' mixtures are learned from "
-                "this batch on, starting from collection_topic_.",
+                "counts (it was loaded from a file), so the collections' "
+                "mixtures are learned from this batch on, starting from "
+                "collection_topic_.",
                 UserWarning,
                 stacklevel=4,
             )
@@ -804,7 +801,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
             tables[rows] = sums
         return {
             "alpha": float(self.alpha_), "gamma": float(self.gamma_),
-            "eta": float(self.eta_), "pi": pi, "frozen_tables": tables,
+            "eta": float(self.eta_), "pi": pi, "tables": tables,
         }
 
     def transform(self, X, groups=None, *, normalize=True):
@@ -901,6 +898,20 @@ class CompoundLDA(_BaseGibbsTopicModel):
             Lower is better.
         """
         return self._perplexity(X, groups)
+
+
+def _vem_table_sums(X, codes, n_groups, result):
+    """The collections' expected table counts at the variational solution,
+    whose document-topic means are ``(gamma pi_j + m_jd) / (gamma + n_jd)``
+    (``m_jd`` the expected topic counts)."""
+    prior = result["gamma"] * result["collection_topic"]
+    n_docs = np.asarray(X.sum(axis=1), dtype=np.float64).ravel()
+    counts = np.maximum(
+        result["doc_topic"] * (result["gamma"] + n_docs)[:, None] - prior[codes], 0.0
+    )
+    # Without the token-level responsibilities, a Poisson count stands in
+    # for the probability that a document has no token of a topic.
+    return expected_table_sums(counts, prior, codes, n_groups, log_none=-counts)
 
 
 def _encode_groups(groups, n_docs):

@@ -451,7 +451,7 @@ class LDAGibbs(_BaseGibbsTopicModel):
                 if np.ndim(self.doc_topic_prior_) else float(self.doc_topic_prior_),
                 "topic_word_prior": float(self.topic_word_prior_),
             }
-            fitted = self._partial_fit_gibbs(
+            fitted = self._partial_fit_online(
                 X, np.zeros(X.shape[0], dtype=np.int32), 1, carry
             )
             self._publish(_as_dtype(fitted, dtype))

@@ -1,30 +1,48 @@
 """Continued chains (``warm_start``) and streaming (``partial_fit``): the pieces
-that do not need the sampler itself.
+that do not need the estimator.
 
 :class:`~sklearn_clda._base._BaseGibbsTopicModel` runs both; this module
-holds what they keep between calls and the small computations around it:
+holds what they keep between calls and the computations around it:
 
 - :class:`WarmChain`: the state a ``warm_start`` fit keeps so that the next
   ``fit`` continues the same Markov chain (topic assignments, the run's
   variables, the sample sums, the random streams), and the checks that the
   next call continues it on the same data with the same settings;
-- the online Gibbs method's initialization of a batch's topics given the
-  counts of the batches seen so far (:func:`sample_initial_topics`), the
-  counts a model fitted by ``fit`` hands to the stream
-  (:func:`counts_from_components`) and the merging of new collections
-  (:func:`merge_labels`).
+- the online method of ``partial_fit``: the pieces of a batch
+  (:func:`sub_batches`, :func:`local_words`), the expected counts of its
+  documents under the current topics (:func:`local_step`,
+  :func:`expected_table_sums`), the step (:func:`online_step`) and the
+  near-uniform topics a stream starts from (:func:`initial_counts`).
+
+The online method is stochastic collapsed variational Bayes, SCVB0
+(Foulds et al., 2013), with the scale ``C`` of its update the number of
+tokens seen so far (a stream has no known size): ``N``, the word-topic
+counts of the ``C`` tokens seen, becomes ``(1 - rho) C' / C * N + rho C'
+/ m * E`` after a sub-batch of ``m`` tokens with expected counts ``E``
+(``C' = C + m``), step ``rho = 2 m / C'``. A sub-batch's expected counts
+come from a few iterations of CVB0's document update under the topics
+``(N + eta) / (N_k + V eta)`` held fixed. The user guide (Streaming)
+reports the measurements behind these choices.
 """
 
 import hashlib
 
 import numpy as np
+import scipy.sparse as sp
+from scipy.special import digamma
+
+from ._chunking import balanced_bounds, pieces
 
 __all__ = [
     "WarmChain",
-    "counts_from_components",
     "data_fingerprint",
+    "expected_table_sums",
+    "initial_counts",
+    "local_step",
+    "local_words",
     "merge_labels",
-    "sample_initial_topics",
+    "online_step",
+    "sub_batches",
 ]
 
 # Parameters that may change between the calls of a continued chain: they
@@ -38,8 +56,18 @@ _FREE_PARAMS = frozenset({
     "random_state",
 })
 
-# Tokens per chunk when drawing a batch's initial topics ((chunk, K) floats).
-_INIT_CHUNK = 1 << 16
+# The online method's settings, chosen on news16 (user guide, Streaming):
+# documents per update of the topics, fold-in iterations per document, and
+# the scale of the random counts a stream starts from (times eta).
+SUB_BATCH_DOCS = 50
+LOCAL_ITERATIONS = 10
+INITIAL_NOISE = 0.1
+# The step of a sub-batch of m tokens after C tokens: rho = STEP_WEIGHT * m
+# / (C + m). 1 weighs every token alike (o-LDA's sum); 2 weighs a token by
+# its position in the stream, so that the first documents, folded in
+# before the topics took shape, fade out.
+STEP_WEIGHT = 2.0
+_TINY = 1e-12
 
 
 def data_fingerprint(X, doc_group, labels):
@@ -133,42 +161,111 @@ class WarmChain:
             )
 
 
-def sample_initial_topics(theta, phi, words, doc_ptr, rng):
-    """One topic per token drawn from ``p(k) ~ theta[d, k] * phi[w, k]``.
+# --------------------------------------------------------------- streaming
+def initial_counts(n_features, n_components, eta, rng):
+    """The word-topic counts a stream starts from: ``INITIAL_NOISE * eta``
+    times uniform draws, topics that differ just enough to break their
+    symmetry."""
+    return rng.random((n_features, n_components)) * (INITIAL_NOISE * eta)
 
-    The online method's initialization of a batch: ``theta`` is each
-    document's fold-in under the topics ``phi`` (word-major, (V, K)) of the
-    batches seen so far. Drawn by inversion, in chunks of tokens.
+
+def online_step(mass, n_tokens):
+    """``(keep, add)`` of a sub-batch of ``n_tokens`` after ``mass`` tokens:
+    the new counts are ``keep * old + add * expected``, with step
+    ``rho = min(1, STEP_WEIGHT * n / (mass + n))``, ``keep = (1 - rho) *
+    (mass + n) / mass`` and ``add = rho * (mass + n) / n``, so that they
+    always hold ``mass + n`` tokens (SCVB0's update with the scale ``C``
+    the tokens seen so far)."""
+    total = mass + n_tokens
+    rho = min(1.0, STEP_WEIGHT * n_tokens / total)
+    keep = (1.0 - rho) * total / mass if mass > 0 and rho < 1.0 else 0.0
+    return keep, rho * total / n_tokens
+
+
+def sub_batches(n_docs):
+    """Document ranges ``(lo, hi)`` of the topic updates of one batch: pieces of
+    about ``SUB_BATCH_DOCS`` documents."""
+    n_pieces = max(1, int(round(n_docs / SUB_BATCH_DOCS)))
+    return pieces(balanced_bounds(np.arange(n_docs + 1), n_pieces))
+
+
+def local_words(X):
+    """The distinct words of a CSR batch and the batch with its columns
+    renumbered to them, so that a sub-batch costs ``O(nnz * K)``, not
+    ``O(n_features * K)``."""
+    words, local = np.unique(X.indices, return_inverse=True)
+    X_local = sp.csr_matrix(
+        (X.data, local.astype(np.int32).ravel(), X.indptr), shape=(X.shape[0], words.shape[0])
+    )
+    return words, X_local
+
+
+def local_step(X_local, prior, doc_group, phi_local, n_iter):
+    """CVB0's document update under topics held fixed, for one sub-batch.
+
+    Each token of word ``w`` in document ``d`` has topic ``k`` with
+    probability ``r_dwk ~ phi_kw (N_dk - r_dwk + prior_k)``, where ``N_dk =
+    sum_w n_dw r_dwk`` are the document's expected topic counts and the
+    token's own share is left out (Asuncion et al., 2009), iterated
+    ``n_iter`` times from ``r ~ phi * prior``.
+
+    Returns ``(theta, word_topic, doc_topic, log_none)``: each document's
+    topic proportions ``(N_d + prior) / (n_d + sum(prior))``, the expected
+    word-topic counts ``sum_d n_dw r_dwk`` (``(n_local_words, K)``), the
+    expected document-topic counts ``N_dk`` and the log-probability that a
+    document has no token of a topic, ``sum_w n_dw log(1 - r_dwk)``.
     """
-    n_tokens = words.shape[0]
-    doc_of_token = np.repeat(np.arange(theta.shape[0]), np.diff(doc_ptr))
-    z = np.empty(n_tokens, dtype=np.int32)
-    K = theta.shape[1]
-    for lo in range(0, n_tokens, _INIT_CHUNK):
-        hi = min(lo + _INIT_CHUNK, n_tokens)
-        p = theta[doc_of_token[lo:hi]] * phi[words[lo:hi]]
-        np.cumsum(p, axis=1, out=p)
-        u = rng.random(hi - lo) * p[:, -1]
-        z[lo:hi] = np.minimum((p <= u[:, None]).sum(axis=1), K - 1)
-    return z
+    nnz = X_local.indices.shape[0]
+    rows = np.repeat(np.arange(X_local.shape[0]), np.diff(X_local.indptr))
+    by_doc = sp.csr_matrix(
+        (np.ones(nnz), np.arange(nnz), X_local.indptr), shape=(X_local.shape[0], nnz)
+    )
+    counts = X_local.data.astype(np.float64)[:, None]
+    token_prior = prior[doc_group][rows]
+    token_phi = phi_local[X_local.indices]
+    resp = token_phi * token_prior
+    resp /= resp.sum(axis=1, keepdims=True)
+    for _ in range(n_iter):
+        doc_topic = by_doc @ (counts * resp)
+        resp = token_phi * np.maximum(doc_topic[rows] - resp + token_prior, _TINY)
+        resp /= resp.sum(axis=1, keepdims=True)
+    doc_topic = np.asarray(by_doc @ (counts * resp))
+    by_word = sp.csr_matrix(
+        (np.ones(nnz), (X_local.indices, np.arange(nnz))), shape=(phi_local.shape[0], nnz)
+    )
+    word_topic = np.asarray(by_word @ (counts * resp))
+    log_none = np.asarray(by_doc @ (counts * np.log1p(-np.minimum(resp, 1.0 - 1e-12))))
+    theta = doc_topic + prior[doc_group]
+    theta /= theta.sum(axis=1, keepdims=True)
+    return theta, word_topic, doc_topic, log_none
 
 
-def counts_from_components(components, eta):
-    """Integer word-topic counts (V, K) from fitted ``components_ = counts + eta``.
+def expected_table_sums(doc_topic_counts, prior, doc_group, n_groups, log_none=None):
+    """Each collection's expected Antoniak table counts, ``(n_groups, K)``.
 
-    The averaged counts are rounded per word by largest remainders, so
-    every word keeps its number of tokens exactly (each kept sample's row
-    sums to it) and no rare word's counts round away.
+    A topic with ``n`` tokens in a document of collection ``j`` has
+    ``f(n) = a (psi(a + n) - psi(a))`` tables in expectation (a Chinese
+    restaurant process with ``n`` customers and concentration ``a =
+    prior[j, k]``; ``f(0) = 0``, ``f(1) = 1``), summed over each
+    collection's documents. With integer counts that is exact. For expected
+    counts ``m`` that are uncertain, ``log_none`` gives the log-probability
+    ``log p0`` that the topic has no token in the document, and the tables
+    are ``(1 - p0) f(m / (1 - p0))``: a topic that a document probably does
+    not use adds (almost) no table, where ``f(m)`` of a small ``m`` would
+    add about ``m / a``.
     """
-    counts = np.maximum(np.asarray(components, dtype=np.float64).T - eta, 0.0)
-    base = np.floor(counts)
-    remainder = counts - base
-    deficit = np.rint(counts.sum(axis=1) - base.sum(axis=1)).astype(np.int64)
-    order = np.argsort(-remainder, axis=1, kind="stable")
-    ranks = np.empty_like(order)
-    np.put_along_axis(ranks, order, np.arange(counts.shape[1])[None, :], axis=1)
-    base += ranks < deficit[:, None]
-    return base.astype(np.int32)
+    counts = np.asarray(doc_topic_counts, dtype=np.float64)
+    d, k = np.nonzero(counts > 0)
+    a = prior[doc_group[d], k]
+    n = counts[d, k]
+    used = 1.0
+    if log_none is not None:
+        used = -np.expm1(np.minimum(log_none[d, k], 0.0))
+        n = n / np.maximum(used, 1e-300)
+    tables = used * a * (digamma(a + n) - digamma(a))
+    K = prior.shape[1]
+    flat = np.bincount(doc_group[d] * K + k, weights=tables, minlength=n_groups * K)
+    return flat.reshape(n_groups, K)
 
 
 def merge_labels(old, batch_labels):
