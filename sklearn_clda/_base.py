@@ -35,7 +35,7 @@ read and write the run, never ``self``:
 - ``_finish_run(run)``: the subclass's fitted attributes, as a dict;
 - ``_final_state_extras(run, state)``: private fitted attributes from the
   chain's last state (cLDA's expected table counts);
-- ``_after_online_step(run, doc_counts, log_none, doc_group, keep, add)`` and
+- ``_after_online_step(run, doc_counts, log_none, doc_group)`` and
   ``_online_attributes(run)``: the collection-level update after each
   sub-batch of ``partial_fit``, and the fitted attributes it leaves. The
   subclasses' ``partial_fit`` put the run variables a batch takes over
@@ -753,25 +753,25 @@ class _BaseGibbsTopicModel(
             )
             part = np.empty(hi - lo)
             _sampling.doc_log_likelihood(*_csr_arrays(X_local), theta[lo:hi], phi, part)
-            keep, add = online_step(mass, float(X_local.data.sum()))
+            keep, add = (float(v) for v in online_step(mass, X_local.data.sum()))
             if keep == 0.0:
                 counts[...], totals[...], scale = 0.0, 0.0, 1.0
             else:
                 scale *= keep
             counts[words] += (add / scale) * expected
             totals += (add / scale) * expected.sum(axis=0)
-            self._after_online_step(run, doc_counts, log_none, groups, keep, add)
+            self._after_online_step(run, doc_counts, log_none, groups)
             mass += X_local.data.sum()
             ll.append(part.sum())
             seconds.append(time.perf_counter() - t0)
         counts *= scale
         return theta, np.asarray(ll), np.asarray(seconds)
 
-    def _after_online_step(self, run, doc_counts, log_none, doc_group, keep, add):
+    def _after_online_step(self, run, doc_counts, log_none, doc_group):
         """Update collection-level variables after a sub-batch of the online
         method, given its documents' expected topic counts and the log
-        probability of none (cLDA: the table counts, ``keep`` times the old
-        plus ``add`` times the sub-batch's, and the mixtures)."""
+        probability that a document has none of a topic (cLDA: the table
+        counts and the mixtures)."""
 
     def _online_attributes(self, run):
         """The subclass's fitted attributes after ``partial_fit``."""

@@ -27,7 +27,7 @@ from ._hyper import (
     update_concentration,
     update_symmetric,
 )
-from ._online import expected_table_sums, merge_labels
+from ._online import expected_table_sums, merge_labels, online_step
 from ._pi_update import PI_UPDATES
 from ._vem import fit_vem
 from .exceptions import ManyCollectionsWarning, UnseenCollectionWarning
@@ -256,8 +256,10 @@ class CompoundLDA(_BaseGibbsTopicModel):
         MGS only: the final step of each collection.
 
     n_iter_ : int
-        Number of sweeps run: by ``fit``, over the whole chain (see
-        ``warm_start``); by ``partial_fit``, over the last batch.
+        Number of sweeps run by ``fit``, over the whole chain (see
+        ``warm_start``). After ``partial_fit``: the number of updates of the
+        topics (one per piece of about 50 documents) in its last call, to
+        which ``sweep_times_`` and ``trace_`` then refer (``burn_in_`` is 0).
 
     n_batches_ : int
         ``partial_fit`` only: the number of batches folded into the model, a
@@ -331,19 +333,20 @@ class CompoundLDA(_BaseGibbsTopicModel):
     :class:`LDAGibbs` (fold-in and document completion), so the two
     models' scores compare at equal ``n_components``.
 
-    **Streaming.** ``partial_fit(X, groups=g)`` (AGS only) folds batches
-    into the model by online Gibbs sampling, as for :class:`LDAGibbs`:
-    each batch is swept ``max_iter`` times against the word-topic counts
-    of every batch seen before, then folded into them. Each collection
-    also keeps the sum ``S_j`` of its documents' Antoniak table counts
-    over the folded-in batches, so every draw ``pi_j ~ Dirichlet(alpha +
-    S_j + s_j)`` (``s_j`` the batch's own table counts) uses all batches
-    seen. A collection may first appear in any batch: ``groups_`` grows
-    (sorted), its mixture starts from the size-weighted mean of the
-    others, and ``collection_sizes_`` counts documents over all batches.
-    On a model fitted by ``fit`` with AGS, ``partial_fit`` starts from its
-    topics and its last table counts. ``partial_fit`` and ``fit`` share
-    the metadata request for ``groups``.
+    **Streaming.** ``partial_fit(X, groups=g)`` updates the model with a
+    batch by the online method of :class:`LDAGibbs` (SCVB0, whatever the
+    ``algorithm``): each piece of about 50 documents gets expected topic
+    counts under the current topics and mixtures. Each collection keeps
+    the sum ``S_j`` of its documents' expected Antoniak table counts over
+    the stream (weighted like the topic counts), and its mixture is the
+    posterior mean of ``pi_j ~ Dirichlet(alpha + S_j)`` after every piece,
+    so it uses all batches seen. A collection may first appear in any
+    batch: ``groups_`` grows (sorted), its mixture starts from the
+    size-weighted mean of the others, and ``collection_sizes_`` counts
+    documents over all batches. ``collection_topic_samples_`` then holds
+    the single estimate. On a model fitted by ``fit``, the stream starts
+    from its topics, mixtures and table counts at the chain's last state.
+    ``partial_fit`` requests ``groups`` like ``fit``.
 
     References
     ----------
@@ -517,14 +520,21 @@ class CompoundLDA(_BaseGibbsTopicModel):
             state.ndk, self._sweep_prior(run), state.doc_group, run.pi.shape[0]
         )}
 
-    def _after_online_step(self, run, doc_counts, log_none, doc_group, keep, add):
-        """The sub-batch's expected table counts join its collections' sums
-        (with the step's weights), and every mixture becomes its posterior
-        mean given them."""
+    def _after_online_step(self, run, doc_counts, log_none, doc_group):
+        """The sub-batch's expected table counts join its collections' sums,
+        and every mixture becomes its posterior mean given them.
+
+        Each collection's sums take the online step on its own documents
+        (a collection absent from the sub-batch keeps its sums), so a
+        collection's first documents fade like the stream's first tokens,
+        but its sums never fade while it gets no new documents.
+        """
         prior = self._sweep_prior(run)
-        run.tables = keep * run.tables + add * expected_table_sums(
-            doc_counts, prior, doc_group, prior.shape[0], log_none
-        )
+        docs = np.bincount(doc_group, minlength=prior.shape[0])
+        keep, add = online_step(run.collection_docs, docs)
+        tables = expected_table_sums(doc_counts, prior, doc_group, prior.shape[0], log_none)
+        run.tables = keep[:, None] * run.tables + add[:, None] * tables
+        run.collection_docs = run.collection_docs + docs
         weights = run.alpha + run.tables
         run.pi = weights / weights.sum(axis=1, keepdims=True)
 
@@ -705,14 +715,14 @@ class CompoundLDA(_BaseGibbsTopicModel):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None, groups=None):
-        """Fold a batch of documents into the model by online Gibbs sampling.
+        """Update the model with a batch of documents (streaming).
 
-        On an unfitted estimator the first batch is fitted exactly as by
-        ``fit``. Each later batch starts from the fold-in of its documents
-        under the current topics and mixtures, is swept ``max_iter`` times
-        against word-topic counts and collection table counts that include
-        every batch seen so far, and is then folded into them for good (see
-        Streaming in the class Notes). Available with ``algorithm="ags"``.
+        Online stochastic collapsed variational Bayes (SCVB0; see
+        Streaming in the Notes): the batch's documents are folded in piece
+        by piece under the current topics and mixtures, which move towards
+        them. Memory does not grow with the number of batches. On an
+        unfitted estimator the first call starts the stream; on a fitted
+        model it continues from the fitted topics and mixtures.
 
         Parameters
         ----------
@@ -725,13 +735,28 @@ class CompoundLDA(_BaseGibbsTopicModel):
         groups : array-like of shape (n_samples,), default=None
             Collection label of each document of the batch; labels not seen
             before add collections. Must be given in every batch if the
-            first had it, and never if the first had not.
+            model has collections, and never if it has none.
 
         Returns
         -------
         self : object
             The updated estimator. If the call fails or is interrupted, the
             estimator keeps its state from before the call.
+
+        Examples
+        --------
+        >>> from sklearn_clda import CompoundLDA
+        >>> from sklearn_clda.datasets import make_compound_corpus
+        >>> corpus = make_compound_corpus(n_topics=3, n_features=40, n_collections=2,
+        ...                               docs_per_collection=150, doc_length=60,
+        ...                               random_state=0)
+        >>> clda = CompoundLDA(n_components=3, random_state=0)
+        >>> # Collection 1 first appears in the second batch.
+        >>> for start in range(0, 300, 100):
+        ...     batch = slice(start, start + 100)
+        ...     clda = clda.partial_fit(corpus.data[batch], groups=corpus.groups[batch])
+        >>> clda.groups_.tolist(), clda.collection_sizes_.tolist()
+        ([0, 1], [150, 150])
         """
         with self._fit_transaction("partial_fit"):
             dtype = _output_dtype(X)
@@ -777,11 +802,14 @@ class CompoundLDA(_BaseGibbsTopicModel):
     def _carry(self, old_rows, n_groups, first):
         """The run variables a batch takes over from the fitted model: the
         priors, the mixtures (a new collection starts from the size-weighted
-        mean mixture) and the collections' expected table counts."""
+        mean mixture), the collections' expected table counts and their
+        numbers of documents so far."""
         tables = np.zeros((n_groups, self.n_components))
+        docs = np.zeros(n_groups)
         if first:
-            return {"tables": tables}
+            return {"tables": tables, "collection_docs": docs}
         rows = [0] if old_rows is None else old_rows
+        docs[rows] = self.collection_sizes_
         old_pi = np.asarray(self.collection_topic_, dtype=np.float64)
         old_pi = old_pi / old_pi.sum(axis=1, keepdims=True)
         weights = self.collection_sizes_ / self.collection_sizes_.sum()
@@ -801,7 +829,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
             tables[rows] = sums
         return {
             "alpha": float(self.alpha_), "gamma": float(self.gamma_),
-            "eta": float(self.eta_), "pi": pi, "tables": tables,
+            "eta": float(self.eta_), "pi": pi, "tables": tables, "collection_docs": docs,
         }
 
     def transform(self, X, groups=None, *, normalize=True):

@@ -169,17 +169,23 @@ def initial_counts(n_features, n_components, eta, rng):
     return rng.random((n_features, n_components)) * (INITIAL_NOISE * eta)
 
 
-def online_step(mass, n_tokens):
-    """``(keep, add)`` of a sub-batch of ``n_tokens`` after ``mass`` tokens:
+def online_step(mass, n):
+    """``(keep, add)`` of a piece of ``n`` tokens (or documents) after ``mass``:
     the new counts are ``keep * old + add * expected``, with step
     ``rho = min(1, STEP_WEIGHT * n / (mass + n))``, ``keep = (1 - rho) *
     (mass + n) / mass`` and ``add = rho * (mass + n) / n``, so that they
-    always hold ``mass + n`` tokens (SCVB0's update with the scale ``C``
-    the tokens seen so far)."""
-    total = mass + n_tokens
-    rho = min(1.0, STEP_WEIGHT * n_tokens / total)
-    keep = (1.0 - rho) * total / mass if mass > 0 and rho < 1.0 else 0.0
-    return keep, rho * total / n_tokens
+    always hold ``mass + n`` (SCVB0's update with the scale ``C`` the amount
+    seen so far). Works elementwise on arrays; ``n = 0`` leaves the counts
+    as they are."""
+    mass = np.asarray(mass, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    total = mass + n
+    rho = np.minimum(1.0, STEP_WEIGHT * np.divide(n, total, out=np.zeros_like(total),
+                                                  where=total > 0))
+    keep_num = (1.0 - rho) * total
+    keep = np.divide(keep_num, mass, out=np.zeros_like(total), where=mass > 0)
+    add = np.divide(rho * total, n, out=np.zeros_like(total), where=n > 0)
+    return keep, add
 
 
 def sub_batches(n_docs):
