@@ -18,7 +18,8 @@ Protocol (document completion, fold-in variant):
   topics held fixed, its test half scored). For ``CompoundLDA`` the script
   also prints how far the online collection mixtures are from ``fit``'s
   (largest total-variation distance over the collections, topics matched
-  by their word distributions).
+  by their word distributions), and, as the scale of that number, how far
+  two fits with different seeds are from each other.
 
 Memory: during the online pass ``tracemalloc`` records the memory held
 after each batch (the model and everything the script keeps) and the peak
@@ -137,8 +138,10 @@ def compare(kind, split, args, seed):
             ratio=online_ppl / ppl,
             mixture_tv=mixture_distance(online, model) if kind == "clda" else None,
         ))
-    return dict(model=kind, seed=seed, online_perplexity=online_ppl, online_seconds=online_s,
-                online_token_updates=LOCAL_ITERATIONS * n_tokens, fits=fits, batches=rows)
+    result = dict(model=kind, seed=seed, online_perplexity=online_ppl,
+                  online_seconds=online_s, online_token_updates=LOCAL_ITERATIONS * n_tokens,
+                  fits=fits, batches=rows)
+    return result, model
 
 
 def print_results(results):
@@ -193,12 +196,24 @@ def main():
     split = doc_completion_split(news.data, news.groups, test_size=0.1, random_state=0)
     log(f"news16: {len(split.train_index)} training documents, "
         f"{len(split.heldout_index)} held out; load {load_average()}")
-    results = [compare(kind, split, args, seed) for kind in args.models for seed in args.seeds]
+    results, baselines = [], []
+    for kind in args.models:
+        last_fits = []
+        for seed in args.seeds:
+            result, last_fit = compare(kind, split, args, seed)
+            results.append(result)
+            last_fits.append((seed, last_fit))
+        if kind == "clda":  # how far two fits' mixtures are from each other
+            baselines += [(a, b, mixture_distance(ma, mb))
+                          for (a, ma), (b, mb) in zip(last_fits, last_fits[1:])]
     print(f"K={args.k}; online: one pass in batches of {args.batch_size} documents; "
           f"load {load_average()}\n")
     print_results(results)
+    for a, b, tv in baselines:
+        print(f"pi TV between the fits ({args.sweeps[-1]} sweeps) of seeds {a} and {b}: {tv:.3f}")
     if args.json:
-        write_json(args.json, dict(args=vars(args), env=environment_info(), results=results))
+        write_json(args.json, dict(args=vars(args), env=environment_info(), results=results,
+                               pi_tv_between_fits=baselines))
 
 
 if __name__ == "__main__":

@@ -448,7 +448,10 @@ class CompoundLDA(_BaseGibbsTopicModel):
         run.alpha, run.gamma, run.eta = self._initial_priors()
         # The chain starts from the uniform mixture (as in the paper's study).
         run.pi = np.full((n_groups, self.n_components), 1.0 / self.n_components)
-        run.update = PI_UPDATES[self.algorithm](self, run)
+        # VEM: only partial_fit starts a run, and its online method has no
+        # pi update of a sampler.
+        update = PI_UPDATES.get(self.algorithm)
+        run.update = None if update is None else update(self, run)
         run.alpha_draws = []
         run.pi_samples = []
         run.em_stats = {"cells": [], "topics": [], "docs": [], "lengths": []}
