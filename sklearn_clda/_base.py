@@ -11,8 +11,8 @@ leaves the estimator as it was (:meth:`_BaseGibbsTopicModel._fit_transaction`).
 The same loop continues a chain (``warm_start``: the state kept in
 ``_warm_chain`` after a fit, see :class:`~sklearn_clda._online.WarmChain`)
 and ``partial_fit`` folds a batch into the model by the online method of
-:mod:`sklearn_clda._online` (fold-in of each sub-batch under the current
-topics, its expected counts added to them).
+:mod:`sklearn_clda._online` (SCVB0: each piece of the batch gets expected
+counts under the current topics, which take a step towards them).
 
 Subclasses (:class:`~sklearn_clda.LDAGibbs`,
 :class:`~sklearn_clda.CompoundLDA`) supply the model through hooks that
@@ -475,9 +475,9 @@ class _BaseGibbsTopicModel(
         gets back exactly the attributes it had before ``fit`` (or
         ``partial_fit``: its previous fitted state, or none), and a
         ``KeyboardInterrupt`` says so in a
-        :class:`~sklearn_clda.exceptions.FitInterruptedWarning`. The kept
-        chain and stream state are replaced, never modified in place, so the
-        restored attributes are exactly the old ones.
+        :class:`~sklearn_clda.exceptions.FitInterruptedWarning`. A kept
+        chain is copied before it is continued, never modified in place, so
+        the restored attributes are exactly the old ones.
         """
         saved = dict(vars(self))
         try:
@@ -683,8 +683,8 @@ class _BaseGibbsTopicModel(
 
     # -------------------------------------------------------------- streaming
     def _partial_fit_online(self, X, doc_group, n_groups, carry):
-        """Fold one batch into the model by the online method (SCVB0 in its
-        incremental form, see ``_online``); returns the fitted attributes.
+        """Fold one batch into the model by the online method (SCVB0, see
+        ``_online``); returns the fitted attributes.
 
         ``carry`` maps run variables to their values from the fitted model
         (priors, collection mixtures and table counts), or ``None``.

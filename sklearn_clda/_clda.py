@@ -230,7 +230,8 @@ class CompoundLDA(_BaseGibbsTopicModel):
         variational means), ``exp(-sum_dw n_dw log(theta_d . phi_w) / N)``
         with the posterior means of ``theta`` and ``phi`` given the last
         topic assignments; scikit-learn's LDA reports its final training
-        perplexity under this name.
+        perplexity under this name. After ``partial_fit``: the perplexity of its
+        batch, each piece scored under the topics before it was folded in.
 
     groups_ : ndarray of shape (n_groups,) or None
         The distinct collection labels seen in ``fit``, sorted. ``None``
@@ -281,7 +282,9 @@ class CompoundLDA(_BaseGibbsTopicModel):
         Per evaluation: ``"iteration"``, ``"log_likelihood"``, ``"seconds"``
         since sampling started, the current ``"alpha"``, ``"gamma"`` and
         ``"eta"`` (their path when learned) and, for MGS,
-        ``"acceptance_rate"`` since the previous evaluation.
+        ``"acceptance_rate"`` since the previous evaluation. After ``partial_fit``:
+        ``"iteration"``, ``"log_likelihood"`` and ``"seconds"`` of each
+        update of its call (the piece's log-likelihood, as in ``bound_``).
 
     n_features_in_ : int
         Number of features seen during :term:`fit`.

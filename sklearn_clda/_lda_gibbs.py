@@ -150,7 +150,8 @@ class LDAGibbs(_BaseGibbsTopicModel):
         ``exp(-sum_dw n_dw log(theta_d . phi_w) / N)`` with the posterior
         means of ``theta`` and ``phi`` given the last topic assignments
         (scikit-learn's LDA reports its final training perplexity under
-        this name).
+        this name). After ``partial_fit``: the perplexity of its
+        batch, each piece scored under the topics before it was folded in.
 
     n_iter_ : int
         Number of sweeps run by ``fit``, over the whole chain (see
@@ -179,7 +180,9 @@ class LDAGibbs(_BaseGibbsTopicModel):
         ``log p(w, z)``), ``"seconds"`` since sampling started, and the
         current ``"doc_topic_prior"`` (its mean if asymmetric) and
         ``"topic_word_prior"`` (their path when learned). Suitable for
-        ``pandas.DataFrame(trace_)``.
+        ``pandas.DataFrame(trace_)``. After ``partial_fit``:
+        ``"iteration"``, ``"log_likelihood"`` and ``"seconds"`` of each
+        update of its call (the piece's log-likelihood, as in ``bound_``).
 
     n_features_in_ : int
         Number of features seen during :term:`fit`.
