@@ -123,8 +123,7 @@ class LDAGibbs(_BaseGibbsTopicModel):
         or shard count (``n_jobs``) raises ``ValueError``; ``random_state``
         is not used again (the chain's random streams go on). The kept
         state costs 4 bytes per token plus the sums of the kept samples,
-        ``8 * n_components * (n_features + n_samples)`` bytes. See
-        :term:`the Glossary <warm_start>`.
+        ``8 * n_components * (n_features + n_samples)`` bytes.
 
     Attributes
     ----------
