@@ -304,6 +304,15 @@ def test_partial_fit_on_a_loaded_model_warns_about_the_missing_tables(tmp_path, 
         m.partial_fit(X[:30], groups=g[:30])
 
 
+def test_a_streamed_model_saves_and_loads(tmp_path, corpus):
+    X, g = corpus
+    m = _stream(CompoundLDA(n_components=3, random_state=0), X, g, batch=30)
+    save_model(m, tmp_path / "m.npz")
+    loaded = load_model(tmp_path / "m.npz")
+    assert loaded.n_batches_ == 3 and loaded.burn_in_ == 0
+    assert_array_equal(loaded.transform(X, groups=g), m.transform(X, groups=g))
+
+
 def test_partial_fit_requests_groups_like_fit():
     routing = CompoundLDA().get_metadata_routing()
     assert routing.partial_fit.requests == {"groups": True}
