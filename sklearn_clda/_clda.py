@@ -777,7 +777,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
             sizes = np.bincount(codes, minlength=n_groups)
             if not first:
                 sizes[[0] if old_rows is None else old_rows] += self.collection_sizes_
-            _warn_many_collections(n_groups, int(sizes.sum()))
+            _warn_many_collections(n_groups, int(sizes.sum()), "partial_fit")
             fitted["groups_"] = labels
             fitted["collection_sizes_"] = sizes
             self._publish(_as_dtype(fitted, dtype))
@@ -958,12 +958,12 @@ def _encode_groups(groups, n_docs):
     return labels, codes.astype(np.int32).ravel()
 
 
-def _warn_many_collections(n_groups, n_docs):
+def _warn_many_collections(n_groups, n_docs, method="fit"):
     """More than one collection per five documents (and more than five) is
     almost always a per-document column passed as the collection label."""
     if n_groups > max(5, n_docs / 5):
         warnings.warn(
-            f"CompoundLDA.fit got {n_groups} collections for {n_docs} documents "
+            f"CompoundLDA.{method} got {n_groups} collections for {n_docs} documents "
             "(more than one per five documents); did you pass an id column as "
             "groups? Each collection's mixture is then estimated from very few "
             "documents.",
