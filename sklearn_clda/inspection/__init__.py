@@ -24,11 +24,13 @@ from ._collections import collection_topic_summary, compare_collections
 from ._documents import representative_documents
 from ._ess import effective_sample_size
 from ._labels import topic_labels
+from ._select import select_n_components
 
 __all__ = [
     "collection_topic_summary",
     "compare_collections",
     "effective_sample_size",
     "representative_documents",
+    "select_n_components",
     "topic_labels",
 ]
