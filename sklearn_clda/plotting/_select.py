@@ -164,7 +164,8 @@ class SelectNComponentsDisplay:
             panel.set_title(title)
             if hint:
                 panel.set_ylabel(hint, fontsize="small")
-            panel.set_xlabel("Number of topics")
+            if i + n_cols >= len(MEASURES):  # bottom row
+                panel.set_xlabel("Number of topics")
             panel.grid(True, color="0.92")
             if x.size <= 12 and np.all(x == np.round(x)):
                 panel.set_xticks(x, [str(int(v)) for v in x])

@@ -264,6 +264,12 @@ class CollectionTrendDisplay:
                 ))
         if self.tick_labels is not None:
             ax.set_xticks(x, [str(t) for t in self.tick_labels])
+        elif x.dtype.kind == "M":
+            from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+
+            locator = AutoDateLocator()
+            ax.xaxis.set_major_locator(locator)
+            ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
         ax.set_ylim(bottom=0)
         ax.set_xlabel("Collection")
         ax.set_ylabel("Topic proportion")
