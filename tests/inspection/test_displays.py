@@ -1,5 +1,7 @@
 """CollectionTrendDisplay and SelectNComponentsDisplay draw the right numbers."""
 
+import sys
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -100,6 +102,16 @@ def test_trend_order_and_labels(corpus):
     assert label.startswith("Topic 1: ") and len(label.split()) == 4
     with pytest.raises(ValueError, match="Unknown collection 'none'"):
         CollectionTrendDisplay.from_estimator(clda, order=["low", "none"])
+
+
+def test_displays_need_no_pandas(corpus, monkeypatch):
+    clda = fit(corpus, [1, 2, 3, 4], max_iter=40)
+    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas fails
+    CollectionTrendDisplay.from_estimator(clda)
+    SelectNComponentsDisplay.from_estimator(
+        CompoundLDA(max_iter=10, random_state=0), corpus.data, corpus.groups,
+        n_components=[2], cv=2,
+    )
 
 
 def test_trend_default_topics_vary_most(corpus):

@@ -98,6 +98,17 @@ def test_topic_selection_and_short_collections(corpus, lda):
     assert sorted(docs["document"]) == [28, 29]
 
 
+def test_scikit_learn_lda_with_collections(corpus):
+    from sklearn.decomposition import LatentDirichletAllocation
+
+    X, groups = corpus
+    lda = LatentDirichletAllocation(n_components=3, max_iter=20, random_state=0).fit(X)
+    docs = representative_documents(lda, X, groups, n=2, collection="even")
+    assert np.all(docs["document"] % 2 == 0)
+    theta = lda.transform(X)
+    np.testing.assert_allclose(docs["theta"], theta[docs["document"], docs["topic"]])
+
+
 def test_pipeline_on_texts():
     texts = ["apple banana apple", "banana apple", "dog cat dog", "cat dog dog"] * 4
     pipe = make_pipeline(CountVectorizer(), LDAGibbs(n_components=2, max_iter=100,

@@ -1,5 +1,7 @@
 """topic_labels against stm's and LDAvis' published formulas, by hand."""
 
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -157,3 +159,17 @@ def test_errors(corpus):
     bad[1] = 0.0
     with pytest.raises(ValueError, match="positive sum"):
         topic_labels(fake_lda(bad), VOCAB)
+
+
+def test_fitted_scikit_learn_lda(corpus):
+    lda = LatentDirichletAllocation(n_components=3, max_iter=5, random_state=0)
+    lda.fit(corpus.data)
+    labels = topic_labels(lda, method="relevance", n_words=4)
+    assert labels["topic"].tolist() == [0, 1, 2]
+    assert all(len(words) == 4 for words in labels["words"])
+
+
+def test_missing_pandas_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas fails
+    with pytest.raises(ImportError, match=r"topic_labels .* `pip install pandas`"):
+        topic_labels(fake_lda(COMPONENTS), VOCAB)
