@@ -29,7 +29,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from hypothesis import HealthCheck, Phase, event, given, note, seed, settings
+from hypothesis import HealthCheck, Phase, assume, event, given, note, seed, settings
 from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
@@ -322,9 +322,10 @@ def sparse_counts(draw, n_cols=None, big=False):
 
 
 @st.composite
-def hand_csr(draw, n_cols=None, big=False):
+def hand_csr(draw, n_cols=None, big=False, malformed=None):
     """A CSR matrix assembled from raw arrays: duplicates, unsorted indices,
-    explicit zeros, and (half the time) one malformation scipy does not check.
+    explicit zeros, and one malformation that scipy does not check (half the
+    time, or always with ``malformed=True``).
     """
     n, v = draw(shapes(n_cols))
     v = max(v, 1) if n_cols is None else v
@@ -340,7 +341,7 @@ def hand_csr(draw, n_cols=None, big=False):
     X = draw(st.sampled_from((sp.csr_matrix, sp.csr_array)))((n, v))
     X.data = data.astype(draw(st.sampled_from((np.float64, np.int64, np.float32))))
     X.indices, X.indptr = indices.astype(index_dtype), indptr.astype(index_dtype)
-    if draw(st.booleans()):
+    if malformed or (malformed is None and draw(st.booleans())):
         _malform(draw, X, big)
     return X
 
@@ -446,10 +447,13 @@ BAD_LABELS = (None, np.nan, float("nan"), pd.NA, pd.NaT, 1.5, True, np.True_, b"
 def _container(draw, labels):
     kind = draw(st.sampled_from(("list", "array", "series", "tuple", "categorical", "string")))
     if kind == "array":
-        return np.array(labels, dtype=object if draw(st.booleans()) else None)
+        objects = np.empty(len(labels), dtype=object)
+        objects[:] = labels if all(np.ndim(x) == 0 for x in labels) else [
+            str(x) if np.ndim(x) else x for x in labels]
+        return objects if draw(st.booleans()) else np.array(objects.tolist())
     if kind == "series":
         return pd.Series(labels, dtype=object)
-    if kind == "categorical":
+    if kind == "categorical" and all(isinstance(x, (str, int, np.integer)) for x in labels):
         return pd.Series(pd.Categorical(labels))
     if kind == "string" and all(isinstance(x, str) for x in labels):
         return pd.Series(labels, dtype="string")
@@ -823,6 +827,10 @@ def test_compound_lda(data):
     infer_under_property(est, X_new, weights, groups=groups_new)
 
 
+#: Parameters that ``transform`` reads besides the fitted attributes.
+INFERENCE_PARAMS = ("n_components", "max_doc_update_iter", "mean_change_tol", "n_jobs")
+
+
 @fuzz
 @given(data=st.data())
 def test_failed_refit_keeps_fitted_model(data):
@@ -836,13 +844,18 @@ def test_failed_refit_keeps_fitted_model(data):
         est.fit(X0, **kwargs0)
     theta0 = est.transform(X0, **kwargs0)
     params, _ = data.draw(clda_params() if is_clda else lda_params(), label="params")
+    for name in INFERENCE_PARAMS:  # transform reads these: keep them
+        params.pop(name)
     est.set_params(**params)
     X = data.draw(count_matrices(), label="X")
     kwargs = {"groups": data.draw(group_labels(n_rows_or(X)), label="groups")} if is_clda else {}
     if not ok(fit_under_property(est, X, **kwargs)):
-        again = call(est.transform, X0, **kwargs0)
-        assert ok(again), "transform failed after a failed refit"
-        assert np.array_equal(again, theta0), "transform changed after a failed refit"
+        check_same_transform(call(est.transform, X0, **kwargs0), theta0)
+
+
+def check_same_transform(theta, theta0):
+    assert ok(theta), f"transform failed after a failed refit: {theta.exc!r}"
+    assert np.array_equal(theta, theta0), "transform changed after a failed refit"
 
 
 # --------------------------------------------------------------------------
@@ -1025,7 +1038,7 @@ def check_top_indices(indices, components, n):
 @given(data=st.data())
 def test_align_topics(data):
     beta_a = data.draw(weight_matrices(), label="beta_a")
-    width = np.shape(beta_a)[1] if data.draw(st.booleans()) else None
+    width = n_cols_or(beta_a) if data.draw(st.booleans()) else None
     beta_b = data.draw(weight_matrices(n_cols=width), label="beta_b")
     metric = data.draw(st.sampled_from(("tv", "hellinger", "jsd", "TV", None, 1)), label="metric")
     result = call(metrics.align_topics, beta_a, beta_b, metric=metric)
@@ -1085,3 +1098,51 @@ def test_perplexity_from_estimates(data):
     check_rejected_if_malformed(value, X_test, "perplexity_from_estimates")
     if ok(value):
         check_perplexity(value, "perplexity_from_estimates", allow_inf=True)  # documented
+
+
+# --------------------------------------------------------------------------
+# Malformed sparse input, at every entry point that takes counts
+# --------------------------------------------------------------------------
+
+
+def _named(name, fn):
+    fn.__qualname__ = name
+    return fn
+
+
+def malformed_entry_points():
+    """Each public entry point that takes counts, as ``name -> f(X)``."""
+    m = fitted_models()
+    corpus, groups = m["corpus"]
+    K = m["lda"].n_components
+    entries = {
+        "LDAGibbs.fit": lambda X: LDAGibbs(n_components=2, max_iter=2, random_state=0).fit(X),
+        "CompoundLDA.fit": lambda X: CompoundLDA(n_components=2, max_iter=2, random_state=0).fit(
+            X, groups=[0] * X.shape[0]),
+        "LDAGibbs.transform": lambda X: m["lda"].transform(X),
+        "LDAGibbs.score": lambda X: m["lda"].score(X),
+        "CompoundLDA.perplexity": lambda X: m["clda"].perplexity(X, groups=["a"] * X.shape[0]),
+        "CompoundLDA(vem).transform": lambda X: m["vem"].transform(X, groups=["b"] * X.shape[0]),
+        "doc_completion_split": lambda X: metrics.doc_completion_split(X, random_state=0),
+        "topic_coherence": lambda X: metrics.topic_coherence(X, m["lda"].components_, 3),
+        "topic_sizes": lambda X: metrics.topic_sizes(np.ones((X.shape[0], K)), X),
+        "heldout_log_likelihood(X_observed)": lambda X: metrics.heldout_log_likelihood(
+            m["lda"], X, corpus[: X.shape[0]]),
+        "perplexity(X_test)": lambda X: metrics.perplexity(
+            m["clda"], corpus[: X.shape[0]], X, groups=groups[: X.shape[0]]),
+        "perplexity_from_estimates": lambda X: metrics.perplexity_from_estimates(
+            np.ones((X.shape[0], K)), m["lda"].components_, X),
+    }
+    return {name: _named(name, fn) for name, fn in entries.items()}
+
+
+@fuzz
+@given(data=st.data())
+def test_malformed_sparse_is_rejected(data):
+    """Issue 11: every entry point validates the CSR structure first."""
+    entries = malformed_entry_points()
+    name = data.draw(st.sampled_from(sorted(entries)), label="entry point")
+    width = fitted_models()["lda"].n_features_in_
+    X = data.draw(hand_csr(width, big=not name.endswith(".fit"), malformed=True), label="X")
+    assume(malformed_sparse(X) and X.shape[0] <= 20)
+    check_rejected_if_malformed(call(entries[name], X), X, name)
