@@ -14,7 +14,7 @@ To run it directly: ``python -m pytest tests/_fuzz_worker.py``.
 
 Environment variables:
 
-- ``SKLEARN_CLDA_FUZZ_EXAMPLES``: examples per test (default 40);
+- ``SKLEARN_CLDA_FUZZ_EXAMPLES``: examples per test (default 100);
 - ``SKLEARN_CLDA_FUZZ_SEED``: an integer seed for exploring other examples
   (the default is hypothesis' derandomized run, the same on every machine);
 - ``SKLEARN_CLDA_FUZZ_TRACE``: a file to which the description of each call
@@ -29,7 +29,10 @@ import warnings
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from hypothesis import HealthCheck, Phase, assume, event, given, note, seed, settings
+from hypothesis import HealthCheck, Phase, assume, given, seed, settings
+from hypothesis import event as _event
+from hypothesis import note as _note
+from hypothesis.control import currently_in_test_context
 from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
@@ -60,7 +63,7 @@ ALLOWED_WARNINGS = (
 
 _seed = os.environ.get("SKLEARN_CLDA_FUZZ_SEED")
 FUZZ = settings(
-    max_examples=int(os.environ.get("SKLEARN_CLDA_FUZZ_EXAMPLES", "40")),
+    max_examples=int(os.environ.get("SKLEARN_CLDA_FUZZ_EXAMPLES", "100")),
     deadline=None,
     derandomize=_seed is None,
     database=None,
@@ -70,6 +73,17 @@ FUZZ = settings(
     # No "explain" phase: on a failure it reruns the example hundreds of times.
     phases=(Phase.explicit, Phase.generate, Phase.shrink),
 )
+
+
+def note(text):
+    """``hypothesis.note`` inside a fuzz example; nothing in a plain test."""
+    if currently_in_test_context():
+        _note(text)
+
+
+def event(text):
+    if currently_in_test_context():
+        _event(text)
 
 
 def fuzz(test):
@@ -381,9 +395,10 @@ def huge_width_csr(draw):
     v = 2**31 + draw(st.sampled_from((0, 5, 2**31)))
     cols = np.array(draw(st.lists(st.sampled_from((0, 2**31 - 1, 2**31, v - 1)),
                                   min_size=1, max_size=4, unique=True)), dtype=np.int64)
-    X = sp.csr_matrix((1, v))
+    one_row = draw(st.booleans())
+    X = sp.csr_matrix((1 if one_row else cols.size, v))
     X.data, X.indices = np.ones(cols.size), np.sort(cols)
-    X.indptr = np.array([0, cols.size], dtype=np.int64)
+    X.indptr = np.array([0, cols.size] if one_row else np.arange(cols.size + 1), dtype=np.int64)
     return X
 
 
@@ -410,11 +425,15 @@ def exotic_inputs(draw, n_cols=None):
     }[choice]()
 
 
-def count_matrices(n_cols=None, big=False):
-    """Any input for an ``X`` argument: mostly valid, sometimes malformed."""
+def count_matrices(n_cols=None, big=False, wide=None):
+    """Any input for an ``X`` argument: mostly valid, sometimes malformed.
+
+    ``big`` adds counts and column indices too large for a fit; ``wide``
+    (default: ``big``) matrices wider than 2**31 columns.
+    """
     strategies = [dense_counts(n_cols), dense_counts(n_cols), sparse_counts(n_cols, big),
                   hand_csr(n_cols, big), odd_dense(n_cols, big), exotic_inputs(n_cols)]
-    if big:
+    if (big if wide is None else wide) and n_cols is None:
         strategies.append(huge_width_csr())
     return st.one_of(strategies)
 
@@ -520,7 +539,6 @@ POSITIVE = (5e-324, 1e-300, 1e-12, 0.01, 0.1, 1.0, 2.5, 1e6, 1e150, 1e300, 1e308
             float(np.finfo(np.float64).max))
 NOT_POSITIVE = (0.0, -0.0, -1.0, np.nan, np.inf, -np.inf, "1.0", 1 + 0j, [1.0])
 VALID_PRIOR = st.one_of(st.sampled_from(POSITIVE), st.floats(1e-3, 1e3))
-INVALID_PRIOR = st.sampled_from(NOT_POSITIVE)
 
 #: Valid values of the parameters both estimators share, bounds included.
 COMMON_VALID = {
@@ -541,24 +559,24 @@ ARGUABLE = {"max_iter": st.just(True), "alpha": st.sampled_from((True, np.True_)
             "eta": st.just(np.True_), "topic_word_prior": st.sampled_from((True, np.True_)),
             "random_state": st.just(np.True_), "n_jobs": st.just(True)}
 #: Invalid values, which must be rejected by an error that names the
-#: parameter; an example draws at most one of them.
+#: parameter; a fuzz example draws at most one of them, and
+#: ``test_invalid_hyperparameters_are_named`` tries each.
 COMMON_INVALID = {
-    "n_components": st.sampled_from((0, -1, True, False, np.True_, 2.0, 2.5, "3", None,
-                                     2**63 - 1, 2**64)),
-    "max_iter": st.sampled_from((0, -1, 2.0, None)),
-    "burn_in": st.sampled_from((-1, 1.0, "max_iter")),
-    "thin": st.sampled_from((0, 1.5)),
-    "evaluate_every": st.sampled_from((1.5, None, "1")),
-    "max_doc_update_iter": st.sampled_from((0, -5, 2.5)),
-    "mean_change_tol": st.sampled_from((-1.0, np.nan, np.inf)),
-    "prior_update_every": st.sampled_from((0, 1.5)),
-    "n_jobs": st.sampled_from((0, 2.0, "2")),
-    "random_state": st.sampled_from((-1, 2**32, 1.5, "0")),
+    "n_components": (0, -1, True, False, np.True_, 2.0, 2.5, "3", None, 2**63 - 1, 2**64),
+    "max_iter": (0, -1, 2.0, None),
+    "burn_in": (-1, 1.0, "max_iter"),
+    "thin": (0, 1.5),
+    "evaluate_every": (1.5, None, "1"),
+    "max_doc_update_iter": (0, -5, 2.5),
+    "mean_change_tol": (-1.0, np.nan, np.inf),
+    "prior_update_every": (0, 1.5),
+    "n_jobs": (0, 2.0, "2"),
+    "random_state": (-1, 2**32, 1.5, "0"),
 }
 LDA_VALID = {**COMMON_VALID, "topic_word_prior": st.one_of(st.none(), VALID_PRIOR)}
-LDA_INVALID = {**COMMON_INVALID, "topic_word_prior": INVALID_PRIOR,
-               "doc_topic_prior": INVALID_PRIOR,
-               "learn_priors": st.sampled_from(("alpha", None, 1, ["eta"]))}
+LDA_INVALID = {**COMMON_INVALID, "topic_word_prior": NOT_POSITIVE,
+               "doc_topic_prior": NOT_POSITIVE + ([1.0] * 13, [[1.0]], ["a"]),
+               "learn_priors": ("alpha", None, 1, ["eta"])}
 CLDA_VALID = {
     **COMMON_VALID,
     "algorithm": st.sampled_from(("ags", "ags", "mgs", "vem")),
@@ -571,14 +589,14 @@ CLDA_VALID = {
 }
 CLDA_INVALID = {
     **COMMON_INVALID,
-    "algorithm": st.sampled_from(("AGS", None, "gibbs")),
-    "alpha": INVALID_PRIOR,
-    "gamma": INVALID_PRIOR,
-    "eta": INVALID_PRIOR,
-    "step_size": st.sampled_from((0.0, -1.0, np.nan)),
-    "adapt_step_size": st.sampled_from(("yes", 1)),
-    "tol": st.sampled_from((-1.0, np.nan)),
-    "learn_priors": st.sampled_from(("doc_topic_prior", None, 1, ["alpha", "beta"])),
+    "algorithm": ("AGS", None, "gibbs"),
+    "alpha": NOT_POSITIVE,
+    "gamma": NOT_POSITIVE,
+    "eta": NOT_POSITIVE,
+    "step_size": (0.0, -1.0, np.nan),
+    "adapt_step_size": ("yes", 1),
+    "tol": (-1.0, np.nan),
+    "learn_priors": ("doc_topic_prior", None, 1, ["alpha", "beta"]),
 }
 
 
@@ -592,25 +610,27 @@ def estimator_params(draw, valid, invalid, learnable):
 
     Returns ``(params, bad)``, ``bad`` naming the invalid one (or None).
     """
-    bad = draw(st.one_of(st.none(), st.none(), st.none(), st.sampled_from(sorted(invalid))))
-    params = {name: draw(invalid[name] if name == bad else valid[name]) for name in valid}
+    bad = draw(st.one_of(st.none(), st.sampled_from(sorted(invalid))))
+    params = {name: draw(st.sampled_from(invalid[name]) if name == bad else valid[name])
+              for name in valid}
     if bad is None and draw(st.integers(0, 3)) == 0:
         name = draw(st.sampled_from(sorted(set(ARGUABLE) & set(valid))))
         params[name] = draw(ARGUABLE[name])
     max_iter = params["max_iter"]
     fit_iters = _is_count(max_iter) and max_iter >= 1
     if bad == "burn_in":
-        params["burn_in"] = draw(invalid["burn_in"])
+        params["burn_in"] = draw(st.sampled_from(invalid["burn_in"]))
         if params["burn_in"] == "max_iter":  # as many burn-in sweeps as sweeps
             params["burn_in"] = max_iter
     else:
         params["burn_in"] = draw(st.one_of(st.none(), st.integers(0, max_iter - 1))) if (
             fit_iters) else None
     if bad == "learn_priors":
-        params["learn_priors"] = draw(invalid["learn_priors"])
+        params["learn_priors"] = draw(st.sampled_from(invalid["learn_priors"]))
     else:
         params["learn_priors"] = draw(st.sampled_from((False, False, False, True, *learnable)))
-        needs_em = params["learn_priors"] not in (False, "alpha") and params.get("algorithm") != "vem"
+        needs_em = (params["learn_priors"] not in (False, "alpha")
+                    and params.get("algorithm") != "vem")
         if needs_em and bad not in ("max_iter", "burn_in", "prior_update_every"):
             # Gibbs-EM needs an update sweep in the second half of burn-in.
             params.update(max_iter=draw(st.integers(4, 6)), prior_update_every=1)
@@ -626,7 +646,7 @@ def lda_params(draw):
         params["doc_topic_prior"] = draw(doc_topic_priors(params["n_components"]))
     else:
         params["doc_topic_prior"] = draw(st.one_of(
-            INVALID_PRIOR, bad_prior_arrays(params["n_components"])))
+            st.sampled_from(NOT_POSITIVE), bad_prior_arrays(params["n_components"])))
     return params, bad
 
 
@@ -653,8 +673,12 @@ def bad_prior_arrays(draw, K):
 
 @st.composite
 def clda_params(draw):
-    return draw(estimator_params(CLDA_VALID, CLDA_INVALID, ("alpha", "eta", "gamma",
-                                                            ("alpha", "gamma"))))
+    params, bad = draw(estimator_params(CLDA_VALID, CLDA_INVALID, ("alpha", "eta", "gamma",
+                                                                   ("alpha", "gamma"))))
+    vem = params["algorithm"] == "vem"
+    if bad == "burn_in" and vem and params["burn_in"] == params["max_iter"]:
+        bad = None  # VEM discards no sweeps: its burn_in only has to be a valid int
+    return params, bad
 
 
 @st.composite
@@ -710,11 +734,12 @@ def reference_counts(X):
         if isinstance(X, (str, bytes)) or X is None:
             return None
         try:
-            dense = np.asarray(X, dtype=np.float64)
-        except (TypeError, ValueError):
+            dense = np.asarray(X)
+        except ValueError:  # ragged
             return None
-        if dense.ndim != 2:
+        if dense.ndim != 2 or dense.dtype.kind not in "biuf":
             return None
+        dense = dense.astype(np.float64)
         ref = sp.csr_matrix(dense)
     if not np.isfinite(ref.data).all() or (ref.data < 0).any():
         return None
@@ -760,7 +785,8 @@ def check_names_parameter(result, bad):
     """An invalid hyperparameter (all else valid) is named by the error."""
     if bad is not None:
         assert not ok(result), f"fit accepted the invalid {bad}"
-        assert bad in str(result.exc), f"the error for an invalid {bad} does not name it: {result.exc!r}"
+        assert bad in str(result.exc), (
+            f"the error for an invalid {bad} does not name it: {result.exc!r}")
 
 
 def infer_under_property(est, X, weights, **groups):
@@ -825,6 +851,23 @@ def test_compound_lda(data):
     groups_new = data.draw(inference_groups(n_rows_or(X_new), est), label="groups_new")
     weights = data.draw(sample_weights(n_rows_or(X_new)), label="sample_weight")
     infer_under_property(est, X_new, weights, groups=groups_new)
+
+
+def test_invalid_hyperparameters_are_named():
+    """Each value of ``LDA_INVALID``/``CLDA_INVALID`` fails ``fit`` on valid
+    data with a ``ValueError``/``TypeError`` that names the parameter."""
+    X = fitted_models()["corpus"][0]
+    failures = []
+    for cls, invalid in ((LDAGibbs, LDA_INVALID), (CompoundLDA, CLDA_INVALID)):
+        for name, values in invalid.items():
+            for value in values:
+                params = {"max_iter": 3, "random_state": 0,
+                          name: 3 if (name, value) == ("burn_in", "max_iter") else value}
+                result = call(cls(**params).fit, X)
+                if ok(result) or name not in str(result.exc):
+                    outcome = "accepted" if ok(result) else repr(result.exc)
+                    failures.append(f"{cls.__name__}({name}={value!r}): {outcome}")
+    assert not failures, "invalid hyperparameters not named:\n" + "\n".join(failures)
 
 
 #: Parameters that ``transform`` reads besides the fitted attributes.
@@ -911,7 +954,7 @@ TOP_N = st.one_of(st.integers(1, 7), st.sampled_from((0, -1, True, 2.0, None, np
 @fuzz
 @given(data=st.data())
 def test_doc_completion_split(data):
-    X = data.draw(count_matrices(), label="X")
+    X = data.draw(count_matrices(wide=True), label="X")
     groups = data.draw(group_labels(n_rows_or(X)), label="groups")
     test_size = data.draw(st.one_of(st.floats(0, 1), st.integers(-1, 7), st.sampled_from(
         (np.nan, np.inf, True, "0.2", None, 1.5, np.float32(0.5), np.int64(1)))), label="test_size")
@@ -982,7 +1025,8 @@ def test_topic_sizes(data):
     n = n_rows_or(X)
     doc_topic = model if model is not None else data.draw(
         weight_matrices(n_rows=n if data.draw(st.booleans()) else None), label="doc_topic")
-    groups = data.draw(inference_groups(n, model) if model is not None else st.none(), label="groups")
+    groups = data.draw(inference_groups(n, model) if model is not None else st.none(),
+                       label="groups")
     result = call(metrics.topic_sizes, doc_topic, X, groups=groups)
     check_rejected_if_malformed(result, X, "topic_sizes")
     if ok(result):
@@ -1092,8 +1136,8 @@ def test_perplexity_from_estimates(data):
     K = data.draw(st.integers(0, 4), label="K")
     theta = data.draw(weight_matrices(n_rows=n if data.draw(st.booleans()) else None,
                                       n_cols=K), label="theta")
-    topic_word = data.draw(weight_matrices(n_rows=K, n_cols=v if data.draw(st.booleans()) else None),
-                           label="topic_word")
+    width = v if data.draw(st.booleans()) else None
+    topic_word = data.draw(weight_matrices(n_rows=K, n_cols=width), label="topic_word")
     value = call(metrics.perplexity_from_estimates, theta, topic_word, X_test)
     check_rejected_if_malformed(value, X_test, "perplexity_from_estimates")
     if ok(value):
