@@ -406,7 +406,9 @@ class _BaseGibbsTopicModel(
         "thin": [StrictInterval(Integral, 1, None, closed="left")],
         "evaluate_every": [StrictInterval(Integral, None, None, closed="neither")],
         "max_doc_update_iter": [StrictInterval(Integral, 1, None, closed="left")],
-        "mean_change_tol": [StrictInterval(Real, 0, None, closed="left")],
+        # A change of proportions (or, in VEM, relative to their mean): 1
+        # already stops at the first iteration.
+        "mean_change_tol": [StrictInterval(Real, 0, 1, closed="both")],
         "prior_update_every": [StrictInterval(Integral, 1, None, closed="left")],
         "n_jobs": [None, StrictInterval(Integral, None, None, closed="neither")],
         "verbose": ["verbose"],

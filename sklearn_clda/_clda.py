@@ -28,6 +28,7 @@ from ._hyper import (
     update_symmetric,
 )
 from ._online import expected_table_sums, merge_labels, online_step
+from ._mgs import MAX_STEP_SIZE, MIN_STEP_SIZE
 from ._pi_update import PI_UPDATES
 from ._vem import fit_vem
 from .exceptions import ManyCollectionsWarning, UnseenCollectionWarning
@@ -97,7 +98,8 @@ class CompoundLDA(_BaseGibbsTopicModel):
         from the true mixtures where AGS lands within 0.003 and 0.07).
 
     step_size : float, default=0.02
-        MGS only: the initial Langevin step ``epsilon``. With ``alpha < 1``
+        MGS only: the initial Langevin step ``epsilon``, in [1e-8, 100].
+        With ``alpha < 1``
         the target density is unbounded where the total mass
         ``sum_k |varphi_jk|`` approaches 0 and the MMALA chain can stall
         there for thousands of sweeps (still correct, but slow to mix);
@@ -130,7 +132,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
 
     tol : float, default=1e-6
         VEM only: stop when the relative increase of the lower bound over
-        an EM iteration falls below ``tol``.
+        an EM iteration falls below ``tol`` (in [0, 1]).
 
     max_iter : int, default=1000
         Number of Gibbs sweeps (each sweep redraws every ``z`` and every
@@ -156,7 +158,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
     mean_change_tol : float, default=1e-5
         Fold-in tolerance on the mean absolute change of a document's
         topic proportions (for the VEM E-step: relative to the mean of its
-        variational parameters).
+        variational parameters), in [0, 1].
 
     n_jobs : int, default=None
         Number of document shards of a sweep, run on threads. ``None``
@@ -383,8 +385,8 @@ class CompoundLDA(_BaseGibbsTopicModel):
         "gamma": [None, concentration_interval()],
         "eta": [None, concentration_interval()],
         "algorithm": [StrOptions({"ags", "mgs", "vem"})],
-        "tol": [StrictInterval(Real, 0, None, closed="left")],
-        "step_size": [StrictInterval(Real, 0, None, closed="neither")],
+        "tol": [StrictInterval(Real, 0, 1, closed="both")],
+        "step_size": [StrictInterval(Real, MIN_STEP_SIZE, MAX_STEP_SIZE, closed="both")],
         "adapt_step_size": ["boolean"],
         "learn_priors": ["boolean", StrOptions({"eta", "gamma", "alpha"}), list, tuple],
     }
@@ -562,7 +564,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
                 warnings.warn(
                     f"{name} got groups, but the model was fitted without groups "
                     "(one collection); the labels are ignored.",
-                    UserWarning,
+                    UnseenCollectionWarning,
                     stacklevel=3,
                 )
             return prior, np.zeros(n_docs, dtype=np.int32)

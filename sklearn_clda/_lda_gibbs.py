@@ -83,7 +83,7 @@ class LDAGibbs(_BaseGibbsTopicModel):
 
     mean_change_tol : float, default=1e-5
         Fold-in stops for a document when the mean absolute change of its
-        topic proportions falls below this value.
+        topic proportions falls below this value (in [0, 1]).
 
     n_jobs : int, default=None
         Number of document shards of a sweep, run on threads. ``None``

@@ -26,6 +26,12 @@ __all__ = ["MMALAState"]
 
 _TARGET_ACCEPTANCE = 0.574  # optimal for MALA (Roberts and Rosenthal, 1998)
 
+# The Langevin step epsilon: proposals move about epsilon * sqrt(|varphi|),
+# so steps beyond these bounds never move or never get accepted, and their
+# squares under- or overflow the proposal density.
+MIN_STEP_SIZE = 1e-8
+MAX_STEP_SIZE = 100.0
+
 
 class MMALAState:
     """The reparametrized mixtures ``varphi`` (J, K) and the MMALA step.

@@ -8,6 +8,8 @@ class UnseenCollectionWarning(UserWarning):
 
     The document then gets the documented fallback prior (the mixture of the
     fitted collections weighted by their number of training documents).
+    Also raised when ``groups`` are given to a model fitted without them: the
+    labels are then ignored (the model has one collection).
     """
 
 

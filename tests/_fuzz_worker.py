@@ -38,6 +38,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 import sklearn_clda.exceptions
 from sklearn_clda import CompoundLDA, LDAGibbs
+from sklearn_clda._base import MAX_CONCENTRATION, MIN_CONCENTRATION
+from sklearn_clda._mgs import MAX_STEP_SIZE, MIN_STEP_SIZE
 from sklearn_clda import metrics
 
 # --------------------------------------------------------------------------
@@ -200,12 +202,19 @@ def check_finite_array(a, shape, what):
     assert np.isfinite(a).all(), f"{what} is not finite: {a!r}"
 
 
-def check_stochastic_rows(a, shape, what):
-    """Finite, non-negative float64 rows summing to one (documented)."""
+def check_stochastic_rows(a, shape, what, dtype=np.float64):
+    """Finite, non-negative rows summing to one (documented), float64 or, for
+    the topic and document arrays of float32 input, float32."""
     check_finite_array(a, shape, what)
-    assert a.dtype == np.float64, f"{what}: dtype {a.dtype}, expected float64"
+    assert a.dtype == dtype, f"{what}: dtype {a.dtype}, expected {np.dtype(dtype)}"
     assert (a >= 0).all(), f"{what} has negative entries: {a!r}"
-    assert np.allclose(a.sum(axis=1), 1.0, rtol=0, atol=1e-9), f"{what} rows do not sum to 1: {a!r}"
+    atol = 1e-9 if dtype == np.float64 else 1e-5
+    assert np.allclose(a.sum(axis=1), 1.0, rtol=0, atol=atol), f"{what} rows do not sum to 1: {a!r}"
+
+
+def output_dtype(X):
+    """The documented float dtype of what fit/transform return for ``X``."""
+    return np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
 
 
 def check_log_likelihood(value, n_tokens, weighted, what):
@@ -222,12 +231,13 @@ def check_perplexity(value, what, allow_inf=False):
     assert value >= 1.0 - 1e-9, f"{what} is below 1: {value!r}"
 
 
-def check_fitted(est, n_docs, n_features, n_groups=1):
+def check_fitted(est, n_docs, n_features, n_groups=1, dtype=np.float64):
     """The fitted attributes every Gibbs model documents, finite and shaped."""
     K = est.n_components
     check_finite_array(est.components_, (K, n_features), "components_")
+    assert est.components_.dtype == dtype, f"components_: dtype {est.components_.dtype}"
     assert (est.components_ > 0).all(), "components_ has non-positive entries"
-    check_stochastic_rows(est.doc_topic_, (n_docs, K), "doc_topic_")
+    check_stochastic_rows(est.doc_topic_, (n_docs, K), "doc_topic_", dtype)
     trace = est.trace_
     ll = trace["elbo"] if "elbo" in trace else trace["log_likelihood"]
     assert ll.ndim == 1 and ll.size >= 1 and np.isfinite(ll).all(), f"trace_ not finite: {trace!r}"
@@ -535,9 +545,11 @@ def inference_groups(draw, n, est):
 # Strategies: hyperparameters at their bounds
 # --------------------------------------------------------------------------
 
-POSITIVE = (5e-324, 1e-300, 1e-12, 0.01, 0.1, 1.0, 2.5, 1e6, 1e150, 1e300, 1e308,
-            float(np.finfo(np.float64).max))
-NOT_POSITIVE = (0.0, -0.0, -1.0, np.nan, np.inf, -np.inf, "1.0", 1 + 0j, [1.0])
+# Dirichlet concentrations must lie in [MIN_CONCENTRATION, MAX_CONCENTRATION]
+# (1e-100 and 1e10: beyond, the samplers' arithmetic under- or overflows).
+POSITIVE = (MIN_CONCENTRATION, 1e-12, 0.01, 0.1, 1.0, 2.5, 1e6, MAX_CONCENTRATION)
+NOT_POSITIVE = (0.0, -0.0, -1.0, np.nan, np.inf, -np.inf, "1.0", 1 + 0j, [1.0],
+                5e-324, 1e-300, 1e150, 1e308, float(np.finfo(np.float64).max))
 VALID_PRIOR = st.one_of(st.sampled_from(POSITIVE), st.floats(1e-3, 1e3))
 
 #: Valid values of the parameters both estimators share, bounds included.
@@ -548,7 +560,7 @@ COMMON_VALID = {
     "thin": st.one_of(st.integers(1, 3), st.just(10)),
     "evaluate_every": st.sampled_from((-1, 0, 1, 2)),
     "max_doc_update_iter": st.sampled_from((1, 3, 100)),
-    "mean_change_tol": st.sampled_from((0.0, 1e-5, 0.5, 1e308)),
+    "mean_change_tol": st.sampled_from((0.0, 1e-5, 0.5, 1.0)),
     "prior_update_every": st.integers(1, 3),
     "n_jobs": st.sampled_from((None, 1, 2, 3, -1, -2)),
     "random_state": st.sampled_from((0, 1, 2**32 - 1, np.int64(7))),
@@ -568,7 +580,7 @@ COMMON_INVALID = {
     "thin": (0, 1.5),
     "evaluate_every": (1.5, None, "1"),
     "max_doc_update_iter": (0, -5, 2.5),
-    "mean_change_tol": (-1.0, np.nan, np.inf),
+    "mean_change_tol": (-1.0, np.nan, np.inf, 1.5, 1e308),
     "prior_update_every": (0, 1.5),
     "n_jobs": (0, 2.0, "2"),
     "random_state": (-1, 2**32, 1.5, "0"),
@@ -583,9 +595,9 @@ CLDA_VALID = {
     "alpha": VALID_PRIOR,
     "gamma": st.one_of(st.none(), VALID_PRIOR),
     "eta": st.one_of(st.none(), VALID_PRIOR),
-    "step_size": st.sampled_from((1e-300, 0.02, 1.0, 1e308)),
+    "step_size": st.sampled_from((MIN_STEP_SIZE, 0.02, 1.0, MAX_STEP_SIZE)),
     "adapt_step_size": st.sampled_from((True, False, np.False_)),
-    "tol": st.sampled_from((0.0, 1e-6, 1e308)),
+    "tol": st.sampled_from((0.0, 1e-6, 1.0)),
 }
 CLDA_INVALID = {
     **COMMON_INVALID,
@@ -593,9 +605,9 @@ CLDA_INVALID = {
     "alpha": NOT_POSITIVE,
     "gamma": NOT_POSITIVE,
     "eta": NOT_POSITIVE,
-    "step_size": (0.0, -1.0, np.nan),
+    "step_size": (0.0, -1.0, np.nan, 1e-300, 1e308),
     "adapt_step_size": ("yes", 1),
-    "tol": (-1.0, np.nan),
+    "tol": (-1.0, np.nan, 1e308),
     "learn_priors": ("doc_topic_prior", None, 1, ["alpha", "beta"]),
 }
 
@@ -794,7 +806,8 @@ def infer_under_property(est, X, weights, **groups):
     theta = call(est.transform, X, **groups)
     check_rejected_if_malformed(theta, X, "transform")
     if ok(theta):
-        check_stochastic_rows(theta, (_n_rows(X), est.n_components), "transform")
+        check_stochastic_rows(theta, (_n_rows(X), est.n_components), "transform",
+                              output_dtype(X))
     ref = reference_counts(X)
     n_tokens = np.inf if ref is None else ref.data.sum()
     score = call(est.score, X, sample_weight=weights, **groups)
@@ -825,7 +838,7 @@ def test_lda_gibbs(data):
         check_names_parameter(result, bad)
     fitted = ok(result)
     if fitted:
-        check_fitted(est, _n_rows(X), est.n_features_in_)
+        check_fitted(est, _n_rows(X), est.n_features_in_, dtype=output_dtype(X))
     X_new = draw_inference_matrix(data, est, fitted)
     weights = data.draw(sample_weights(n_rows_or(X_new)), label="sample_weight")
     infer_under_property(est, X_new, weights)
@@ -846,7 +859,7 @@ def test_compound_lda(data):
     fitted = ok(result)
     if fitted:
         n_groups = 1 if groups is None else distinct_labels(groups)
-        check_fitted(est, _n_rows(X), est.n_features_in_, n_groups)
+        check_fitted(est, _n_rows(X), est.n_features_in_, n_groups, dtype=output_dtype(X))
     X_new = draw_inference_matrix(data, est, fitted)
     groups_new = data.draw(inference_groups(n_rows_or(X_new), est), label="groups_new")
     weights = data.draw(sample_weights(n_rows_or(X_new)), label="sample_weight")
