@@ -86,7 +86,7 @@ def build_summary(model, X, names, options):
         "comparisons": _comparisons(model, stats, options.interval),
         "trend": _analysis.collection_order(stats.labels),
         "diagnostics": _diagnostics(model, stats, options.extension),
-        "notes": list(info.get("notes", [])) + topics.notes,
+        "notes": info["notes"] + topics.notes,
         "model_note": options.model_note,
         "model_file": "model.joblib",
         "model_file_contents": "pipeline" if options.pipeline_saved else "CompoundLDA",
@@ -99,8 +99,9 @@ def build_summary(model, X, names, options):
 
 def _input_info(texts_info):
     """The input's description, naming the input file but not its folders."""
-    info = {key: texts_info[key] for key in _INFO_KEYS if key in (texts_info or {})}
-    if info.get("source"):
+    info = {key: (texts_info or {}).get(key) for key in _INFO_KEYS}
+    info["notes"] = list(info["notes"] or [])
+    if info["source"]:
         source = str(info["source"])
         info["source"] = Path(source).name or source
     return info
