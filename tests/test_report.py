@@ -465,6 +465,10 @@ def _bad_inputs(tmp):
     (tmp / "gone").symlink_to(tmp / "no-such-folder")
     case("output folder a dangling link", ["--input", str(good), "--out", str(tmp / "gone")],
          "is a symbolic link to a missing folder")
+    case("negative time budget", ["--input", str(good), "--time-budget", "-5"],
+         "--time-budget must be a number of seconds >= 0, got -5.0")
+    case("time budget not a number", ["--input", str(good), "--time-budget", "nan"],
+         "--time-budget must be a number of seconds >= 0, got nan")
     (tmp / "holder").mkdir()
     (tmp / "holder" / "model.npz").mkdir()
     case("output file a folder", ["--input", str(good), "--out", str(tmp / "holder")],
@@ -481,7 +485,7 @@ _BAD_CASE_NAMES = [
     "n-components 0", "max-df out of range", "output is a file", "output inside a file",
     "same column twice", "deeply nested JSON", "deeply nested JSON line", "negative seed",
     "seed too large", "empty output path", "output folder a dangling link",
-    "output file a folder",
+    "output file a folder", "negative time budget", "time budget not a number",
 ]
 
 
@@ -804,3 +808,166 @@ def test_ctrl_c_in_the_report_exits_130_without_traceback(tmp_path):
     assert "Traceback" not in err
     assert err.strip().splitlines()[-1] == "python -m sklearn_clda report: interrupted"
     assert not (out / "index.html").exists()
+
+
+# ---------------------------------------------------------------------------
+# The rebuilt report: one summary, CSV tables, ordering, effective draws
+# ---------------------------------------------------------------------------
+
+
+def _summary(out):
+    return json.loads((out / "report.json").read_text(encoding="utf-8"))
+
+
+def test_page_is_rendered_from_report_json(csv_report):
+    from sklearn_clda.report._render import render_page
+
+    out = csv_report["out"]
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert render_page(_summary(out)) == page
+
+
+def test_input_is_named_by_its_file_name_not_its_path(csv_report):
+    out = csv_report["out"]
+    folder = str(out.parent)
+    assert _summary(out)["input"]["source"] == "docs.csv"
+    for name in ["index.html", "report.json", *[p.name for p in out.glob("*.csv")]]:
+        assert folder not in (out / name).read_text(encoding="utf-8"), name
+
+
+@pytest.mark.parametrize("thin, words", [
+    (1, "every sweep"), (2, "every 2nd sweep"), (3, "every 3rd sweep"),
+    (4, "every 4th sweep"), (11, "every 11th sweep"), (12, "every 12th sweep"),
+    (13, "every 13th sweep"), (21, "every 21st sweep"), (22, "every 22nd sweep"),
+    (101, "every 101st sweep"), (111, "every 111th sweep"), (1002, "every 1,002nd sweep"),
+])
+def test_how_often_draws_are_kept_reads_as_an_ordinal(thin, words):
+    from sklearn_clda.report._render import every
+
+    assert every(thin) == words
+
+
+def test_csv_tables_hold_the_page_s_numbers(csv_report):
+    out = csv_report["out"]
+    summary = _summary(out)
+    model = load_model(out / "model.npz")
+    pipe = joblib.load(out / "model.joblib")
+
+    def read(name):
+        with open(out / name, newline="", encoding="utf-8") as fh:
+            return list(csv.DictReader(fh))
+
+    rows = read("collection_topics.csv")
+    K, J = model.n_components, len(model.groups_)
+    assert len(rows) == J * K
+    for row in rows:
+        j, k = model.groups_.tolist().index(row["collection"]), int(row["topic"])
+        assert float(row["mean"]) == pytest.approx(model.collection_topic_[j, k], rel=1e-12)
+        assert float(row["lower"]) <= float(row["mean"]) <= float(row["upper"])
+        assert float(row["ess"]) == pytest.approx(summary["collection_topic"]["ess"][j][k])
+    topics = read("topics.csv")
+    assert [int(t["topic"]) for t in topics] == summary["topic_order"]
+    assert [t["top_words"].split() for t in topics] == [
+        summary["topics"][k]["top_words"] for k in summary["topic_order"]]
+    documents = read("document_topics.csv")
+    assert len(documents) == 60
+    assert [d["collection"] for d in documents] == [g for _, g in csv_report["docs"]]
+    theta = np.array([[float(d[f"topic_{k}"]) for k in range(K)] for d in documents])
+    np.testing.assert_allclose(theta, pipe[-1].doc_topic_, rtol=1e-5)
+    assert {d["collection"] for d in read("distinctive_topics.csv")} == set(COLLECTIONS)
+    assert set(summary["downloads"].values()) <= set(summary["files"])
+
+
+def test_heatmap_and_tables_follow_the_topic_table(csv_report, tmp_path, monkeypatch):
+    from sklearn_clda.plotting import CollectionTopicDisplay
+
+    drawn = {}
+    plot = CollectionTopicDisplay.plot
+
+    def record(self, *args, **kwargs):
+        drawn[kwargs.get("kind") or self.kind] = (list(self.topics), self.proportions)
+        return plot(self, *args, **kwargs)
+
+    monkeypatch.setattr(CollectionTopicDisplay, "plot", record)
+    pipe = joblib.load(csv_report["out"] / "model.joblib")
+    X = pipe[:-1].transform([t for t, _ in csv_report["docs"]])
+    summary = write_report(pipe, X, pipe[:-1].get_feature_names_out(), tmp_path / "r")
+    order = summary["topic_order"]
+    shares = [summary["topics"][k]["share"] for k in order]
+    assert shares == sorted(shares, reverse=True) and order != sorted(order)
+    topics, proportions = drawn["heatmap"]
+    assert topics == order
+    np.testing.assert_array_equal(proportions, pipe[-1].collection_topic_[:, order])
+    page = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+    for table in ["topics-table", "collection-topic-table"]:
+        body = page[page.index(f'id="{table}"'):]
+        body = body[:body.index("</tbody>")]
+        rows = re.findall(r'<tr><td class="num" data-sort="(\d+)">', body)
+        assert [int(k) for k in rows] == order, table
+
+
+@pytest.mark.parametrize("lower, upper, ess, expected", [
+    (0.01, 0.05, 150.0, "clear"), (-0.05, -0.01, 100.0, "clear"),
+    (-0.01, 0.05, 150.0, "uncertain"), (0.01, 0.05, 99.9, "few draws"),
+    (0.01, 0.05, None, "few draws"), (0.01, 0.05, float("nan"), "few draws"),
+])
+def test_a_difference_is_clear_only_on_enough_effective_draws(lower, upper, ess, expected):
+    from sklearn_clda.report._summary import verdict
+
+    assert verdict(lower, upper, ess) == expected
+
+
+@pytest.fixture(scope="module")
+def small_corpus():
+    docs = _make_documents()
+    vectorizer = CountVectorizer()
+    X = vectorizer.fit_transform([t for t, _ in docs])
+    return X, [g for _, g in docs], vectorizer.get_feature_names_out()
+
+
+def test_report_on_too_few_effective_draws_calls_nothing_clear(small_corpus, tmp_path):
+    from sklearn_clda.report import extend_chain
+
+    X, groups, names = small_corpus
+    model = CompoundLDA(n_components=3, max_iter=24, thin=1, random_state=0)
+    model.fit(X, groups=groups)
+    extension = extend_chain(model, X, groups, time_budget=0)
+    assert extension["rounds"] == 0 and extension["method"] is None
+    assert extension["sweeps_after"] == extension["sweeps_before"] == 24
+    assert not extension["reached"] and extension["ess_after"] < 100
+    summary = write_report(model, X, names, tmp_path / "r", groups=groups,
+                           extension=extension)
+    # The themes are plain: with enough draws these differences would be clear.
+    rows = [row for entry in summary["distinctive"] for row in entry["topics"]]
+    assert rows and all(row["difference_lower"] > 0 for row in rows)
+    assert all(row["verdict"] == "few draws" and not row["clear"] for row in rows)
+    diag = summary["diagnostics"]
+    assert diag["n_below_target"] == diag["n_intervals"] == 9
+    page = " ".join((tmp_path / "r" / "index.html").read_text(encoding="utf-8").split())
+    assert 'class="clear"' not in page.split('id="distinctive"')[1].split("</p>", 1)[1]
+    assert "The time budget of 0.0 s ended first" in page
+    assert page.count("&dagger;") >= 9
+
+
+def test_extend_chain_runs_the_same_chain_further(small_corpus):
+    from sklearn_clda.report import extend_chain
+
+    X, groups, _ = small_corpus
+    model = CompoundLDA(n_components=3, max_iter=40, thin=1, random_state=0)
+    model.fit(X, groups=groups)
+    before = model.collection_topic_samples_.copy()
+    extension = extend_chain(model, X, groups, min_ess=60, time_budget=60)
+    assert extension["reached"] and extension["rounds"] >= 1
+    assert extension["ess_after"] >= 60 > extension["ess_before"]
+    assert model.n_iter_ == model.max_iter == extension["sweeps_after"] > 40
+    assert model.burn_in_ == 20
+    # The first draws are those of the shorter fit: the same chain, run further.
+    np.testing.assert_array_equal(model.collection_topic_samples_[:20], before)
+    assert model.collection_topic_samples_.shape[0] == model.n_iter_ - 20
+
+
+def test_time_budget_must_be_a_number_of_seconds(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["-n", "4", "--report", "out", "--time-budget", "-1"])
+    assert exc.value.code == 2
+    assert "--time-budget must be a number of seconds >= 0, got -1.0" in capsys.readouterr().err
