@@ -971,3 +971,22 @@ def test_time_budget_must_be_a_number_of_seconds(capsys):
         main(["-n", "4", "--report", "out", "--time-budget", "-1"])
     assert exc.value.code == 2
     assert "--time-budget must be a number of seconds >= 0, got -1.0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["report", "--input", "x.csv", "--out", "OUT"],
+                                  ["-n", "2", "--report", "OUT"]])
+def test_missing_jinja2_names_the_extra(tmp_path, argv):
+    argv = [str(tmp_path / a) if a in ("x.csv", "OUT") else a for a in argv]
+    (tmp_path / "x.csv").write_text("text,group\na b c,x\nd e f,y\n", encoding="utf-8")
+    code = ("import sys; sys.modules['jinja2'] = None; "
+            "from sklearn_clda.__main__ import _run; "
+            f"sys.argv = ['sklearn-clda'] + {argv!r}; sys.exit(_run())")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path, env=env)
+    assert proc.returncode == 2, proc.stderr
+    assert "Jinja2" in proc.stderr and 'pip install "sklearn-clda[plot]"' in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "OUT").exists()
