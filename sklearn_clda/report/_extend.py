@@ -78,12 +78,16 @@ def extend_chain(model, X, groups=None, *, min_ess=MIN_ESS, time_budget=30.0):
         "target": float(min_ess), "budget": float(time_budget), "method": None,
         "rounds": 0, "sweeps_before": int(model.n_iter_), "ess_before": ess,
     }
+    rate = _seconds_per_sweep(model)
     while not (ess is not None and ess >= min_ess):
         remaining = time_budget - (time.perf_counter() - start)
-        total = _planned_sweeps(model, ess, min_ess, remaining, method)
+        total = _planned_sweeps(model, ess, min_ess, remaining / rate, method)
         if total is None:
             break
+        run_start, done = time.perf_counter(), int(model.n_iter_)
         _run_to(model, X, groups, total, method)
+        swept = total - done if method == "warm_start" else total
+        rate = (time.perf_counter() - run_start) / swept
         ess = _smallest_ess(model)
         info["rounds"] += 1
         info["method"] = method
@@ -99,14 +103,24 @@ def _smallest_ess(model):
     return None if ess is None else float(np.min(ess))
 
 
-def _planned_sweeps(model, ess, target, remaining, method):
-    """Total sweeps of the next run, or None when it would not pay."""
+def _seconds_per_sweep(model):
+    """Wall time per sweep of the fit so far (the sampler's own clock)."""
+    seconds = (getattr(model, "trace_", None) or {}).get("seconds")
+    if seconds is not None and len(seconds) and seconds[-1] > 0:
+        return max(float(seconds[-1]) / int(model.n_iter_), 1e-9)
+    return max(float(np.sum(model.sweep_times_)) / len(model.sweep_times_), 1e-9)
+
+
+def _planned_sweeps(model, ess, target, sweeps_left, method):
+    """Total sweeps of the next run, or None when it would not pay.
+
+    ``sweeps_left`` is how many sweeps the remaining time affords.
+    """
     done, burn_in, thin = int(model.n_iter_), int(model.burn_in_), int(model.thin)
     kept = max(done - burn_in, 1)
-    rate = float(np.median(model.sweep_times_))
     factor = 4.0 if ess is None else _SAFETY * target / max(ess, 1.0)
     wanted = burn_in + math.ceil(kept * factor)
-    affordable = math.floor(max(remaining, 0.0) * _BUDGET_USE / max(rate, 1e-9))
+    affordable = math.floor(max(sweeps_left, 0.0) * _BUDGET_USE)
     total = min(wanted, done + affordable if method == "warm_start" else affordable)
     # More sweeps only pay off if they add a fair share of kept draws.
     if total < done + max(2 * thin, math.ceil(0.25 * kept)):
