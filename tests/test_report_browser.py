@@ -88,7 +88,7 @@ def report(tmp_path_factory):
     out = tmp / "report"
     code, _, err = _run(["report", "--input", str(path), "--text-column", "body",
                          "--group-column", "outlet", "--out", str(out), "-k", str(N_TOPICS),
-                         "-n", "30", "--no-progress"])
+                         "-n", "30", "--time-budget", "1", "--no-progress"])
     assert code == 0, err
     return out
 
@@ -113,17 +113,18 @@ def test_page_logs_no_console_error(page):
 
 
 def test_every_image_loads(page):
-    page.execute_script("for (const img of document.images) img.loading = 'eager';")
-    images = page.execute_script(
-        "return Array.from(document.images, img => "
-        "[img.getAttribute('src'), img.complete, img.naturalWidth]);")
-    assert len(images) >= 6
-    for src, complete, width in images:
-        page.execute_script(
-            "arguments[0].scrollIntoView()",
-            page.find_element("css selector", f'img[src="{src}"]'))
-    images = page.execute_script(
-        "return Array.from(document.images, img => [img.getAttribute('src'), img.naturalWidth]);")
+    # Lazy images load once wanted: ask for each and wait until it is decoded
+    # (decode() fails for an image that cannot be loaded: width 0).
+    page.set_script_timeout(60)
+    images = page.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        Promise.all(Array.from(document.images, img => {
+          img.loading = "eager";
+          return img.decode().then(() => [img.getAttribute("src"), img.naturalWidth],
+                                   () => [img.getAttribute("src"), 0]);
+        })).then(done);
+    """)
+    assert len(images) >= 6, images
     assert all(width > 0 for _, width in images), images
 
 
