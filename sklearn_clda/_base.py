@@ -8,6 +8,12 @@ fitted attributes, which ``fit`` publishes all at once
 (:meth:`_BaseGibbsTopicModel._publish`); a failed or interrupted fit
 leaves the estimator as it was (:meth:`_BaseGibbsTopicModel._fit_transaction`).
 
+The same loop continues a chain (``warm_start``: the state kept in
+``_warm_chain`` after a fit, see :class:`~sklearn_clda._online.WarmChain`)
+and ``partial_fit`` folds a batch into the model by the online method of
+:mod:`sklearn_clda._online` (SCVB0: each piece of the batch gets expected
+counts under the current topics, which take a step towards them).
+
 Subclasses (:class:`~sklearn_clda.LDAGibbs`,
 :class:`~sklearn_clda.CompoundLDA`) supply the model through hooks that
 read and write the run, never ``self``:
@@ -27,10 +33,18 @@ read and write the run, never ``self``:
 - ``_keep_sample(run, state)``: collect a kept sample's collection-level
   variables (the topics and documents are averaged here);
 - ``_finish_run(run)``: the subclass's fitted attributes, as a dict;
+- ``_final_state_extras(run, state)``: private fitted attributes from the
+  chain's last state (cLDA's expected table counts);
+- ``_after_online_step(run, doc_counts, log_none, doc_group)`` and
+  ``_online_attributes(run)``: the collection-level update after each
+  sub-batch of ``partial_fit``, and the fitted attributes it leaves. The
+  subclasses' ``partial_fit`` put the run variables a batch takes over
+  from the fitted model (priors, mixtures, table counts) into the run;
 - ``_inference_prior(groups, n_docs, method)``: the prior rows and the
   row index of each document for fold-in (from fitted attributes).
 """
 
+import copy
 import os
 import time
 import warnings
@@ -54,6 +68,17 @@ from ._corpus import (
     csr_to_tokens,
     split_alternate,
 )
+from ._online import (
+    LOCAL_ITERATIONS,
+    WarmChain,
+    chain_settings,
+    data_fingerprint,
+    initial_counts,
+    local_step,
+    local_words,
+    online_step,
+    sub_batches,
+)
 from ._progress import LOGGER as _LOGGER
 from ._progress import progress as _progress
 from ._progress import verbose_logging as _verbose_logging
@@ -67,6 +92,10 @@ MIN_CONCENTRATION = 1e-100
 MAX_CONCENTRATION = 1e10
 # Most topics a model may have (int32 topic indices, and far beyond use).
 MAX_COMPONENTS = 2**20
+# Private fitted attributes, published (or dropped) with the public ones:
+# the chain a warm_start fit keeps, and CompoundLDA's expected collection
+# table counts (for partial_fit).
+_PRIVATE_FITTED = ("_warm_chain", "_table_sums")
 # Fewest tokens per shard of an n_jobs sweep: a smaller shard costs more to
 # copy and merge than its sampling.
 _MIN_TOKENS_PER_SHARD = 1024
@@ -78,9 +107,13 @@ def concentration_interval():
 
 
 class _GibbsState:
-    """Sampler state of one fit: token arrays and count tables (not kept after fit)."""
+    """Sampler state of one fit: token arrays and count tables (not kept after fit).
 
-    def __init__(self, X, doc_group, n_components, rng):
+    The assignments ``z`` are drawn uniformly from ``rng`` unless given (a
+    continued chain's).
+    """
+
+    def __init__(self, X, doc_group, n_components, rng, z=None):
         self.words, self.doc_ptr = csr_to_tokens(X)
         self.doc_group = np.ascontiguousarray(doc_group, dtype=np.int32)
         n_docs, n_features = X.shape
@@ -88,7 +121,9 @@ class _GibbsState:
         self.doc_len = np.diff(self.doc_ptr)
         doc_of_token = np.repeat(np.arange(n_docs, dtype=np.int64), self.doc_len)
         # Random initial assignments, uniform over topics.
-        self.z = rng.integers(0, K, size=self.words.shape[0], dtype=np.int32)
+        if z is None:
+            z = rng.integers(0, K, size=self.words.shape[0], dtype=np.int32)
+        self.z = z
         # Word-topic counts, rows padded with zero columns to a multiple of
         # eight topics and 64-byte aligned, the layout of the vectorized
         # kernel; ``nwk`` is the (n_features, K) view of it.
@@ -217,6 +252,14 @@ class _ShardedSweeper:
             self.pool = None
         return False
 
+    def bit_states(self):
+        """The states of the shards' random streams (to continue a chain)."""
+        return [shard["bitgen"].state for shard in self.shards]
+
+    def set_bit_states(self, states):
+        for shard, state in zip(self.shards, states, strict=True):
+            shard["bitgen"].state = state
+
     def _run(self, shard, nwk, nk, prior, eta):
         shard["tables"].fill(0)
         _sampling.gibbs_sweep(
@@ -322,11 +365,16 @@ class _FitRun:
 class _Trace:
     """The evaluations recorded in ``trace_`` (and logged)."""
 
-    def __init__(self, name, max_iter):
+    def __init__(self, name, max_iter, previous=None):
+        """``previous``: the ``trace_`` of the chain this one continues."""
         self.name = name
         self.max_iter = max_iter
         self.columns = {"iteration": [], "log_likelihood": [], "seconds": []}
         self.start = time.perf_counter()
+        if previous is not None:
+            self.columns = {k: list(np.asarray(v).tolist()) for k, v in previous.items()}
+            if self.columns["seconds"]:
+                self.start -= self.columns["seconds"][-1]
 
     def record(self, iteration, ll, values):
         cols = self.columns
@@ -363,6 +411,7 @@ class _BaseGibbsTopicModel(
         "n_jobs": [None, StrictInterval(Integral, None, None, closed="neither")],
         "verbose": ["verbose"],
         "random_state": ["random_state"],
+        "warm_start": ["boolean"],
     }
 
     # Names accepted by ``learn_priors`` (subclasses override).
@@ -406,6 +455,11 @@ class _BaseGibbsTopicModel(
     def _keep_sample(self, run, state):
         """Collect a kept sample's collection-level variables."""
 
+    def _final_state_extras(self, run, state):
+        """Private fitted attributes computed from the chain's last state
+        (cLDA: the collections' expected table counts, for ``partial_fit``)."""
+        return {}
+
     @abstractmethod
     def _finish_run(self, run):
         """The subclass's fitted attributes (priors, collection mixtures), a dict."""
@@ -416,11 +470,14 @@ class _BaseGibbsTopicModel(
 
     # ---------------------------------------------------------- transactions
     @contextmanager
-    def _fit_transaction(self):
+    def _fit_transaction(self, method="fit"):
         """All or nothing: on any exception (Ctrl-C included) the estimator
-        gets back exactly the attributes it had before ``fit`` (its previous
-        fitted state, or none), and a ``KeyboardInterrupt`` says so in a
-        :class:`~sklearn_clda.exceptions.FitInterruptedWarning`.
+        gets back exactly the attributes it had before ``fit`` (or
+        ``partial_fit``: its previous fitted state, or none), and a
+        ``KeyboardInterrupt`` says so in a
+        :class:`~sklearn_clda.exceptions.FitInterruptedWarning`. A kept
+        chain is copied before it is continued, never modified in place, so
+        the restored attributes are exactly the old ones.
         """
         saved = dict(vars(self))
         try:
@@ -435,7 +492,7 @@ class _BaseGibbsTopicModel(
                     else "stays unfitted"
                 )
                 warnings.warn(
-                    f"{type(self).__name__}.fit was interrupted; the estimator {kept}.",
+                    f"{type(self).__name__}.{method} was interrupted; the estimator {kept}.",
                     FitInterruptedWarning,
                     stacklevel=3,
                 )
@@ -443,10 +500,14 @@ class _BaseGibbsTopicModel(
 
     def _publish(self, attributes):
         """Set the fitted attributes at once, dropping those of an earlier fit
-        that this one does not produce (e.g. MGS's after an AGS refit)."""
+        that this one does not produce (e.g. MGS's after an AGS refit, or the
+        kept chain after a fit without ``warm_start``)."""
         keep = {"n_features_in_", "feature_names_in_"}
         for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
             if name not in keep and name not in attributes:
+                delattr(self, name)
+        for name in _PRIVATE_FITTED:
+            if name not in attributes and name in vars(self):
                 delattr(self, name)
         for name, value in attributes.items():
             setattr(self, name, value)
@@ -472,24 +533,27 @@ class _BaseGibbsTopicModel(
         return frozenset(names)
 
     def _check_burn_in(self):
-        burn_in = self.max_iter // 2 if self.burn_in is None else self.burn_in
-        if burn_in >= self.max_iter:
+        # Integer settings are used as Python ints: under NumPy 2's promotion
+        # rules a numpy int8 setting would overflow the loop's arithmetic.
+        max_iter = int(self.max_iter)
+        burn_in = max_iter // 2 if self.burn_in is None else int(self.burn_in)
+        if burn_in >= max_iter:
             raise ValueError(
                 f"burn_in={burn_in} must be smaller than max_iter={self.max_iter} "
                 "so that at least one sample is kept."
             )
         return burn_in
 
-    def _plan_run(self, X, n_groups):
+    def _plan_run(self, X, n_groups, method="fit"):
         """Validate the settings against the data; return the run's schedule."""
         self._check_common_params()
         burn_in = self._check_burn_in()
         if count_tokens(X) == 0:
             raise ValueError(
-                f"X passed to {type(self).__name__}.fit contains no tokens (all "
+                f"X passed to {type(self).__name__}.{method} contains no tokens (all "
                 "counts are zero after rounding); a topic model needs words."
             )
-        _check_table_memory(X, self.n_components, n_groups, type(self).__name__)
+        _check_table_memory(X, int(self.n_components), n_groups, type(self).__name__)
         learned = self._learned_priors()
         # Gibbs-EM: in the second half of burn-in every sweep is an E-step
         # sample, and every prior_update_every sweeps an M-step maximizes
@@ -497,7 +561,7 @@ class _BaseGibbsTopicModel(
         # frozen so that every kept sample comes from the same posterior.
         update_sweeps = [
             it for it in range(burn_in // 2 + 1, burn_in + 1)
-            if it % self.prior_update_every == 0
+            if it % int(self.prior_update_every) == 0
         ]
         if learned - {"alpha"} and not update_sweeps:
             raise ValueError(
@@ -508,10 +572,14 @@ class _BaseGibbsTopicModel(
             )
         return _FitRun(burn_in, learned, frozenset(update_sweeps))
 
+    def _seed_entropy(self):
+        """Four integers drawn from ``random_state``: the seed of a fit's streams."""
+        rs = check_random_state(self.random_state)
+        return rs.randint(0, 2**31 - 1, size=4).tolist()
+
     def _make_streams(self):
         """Independent generators for init, sweeps and collection-level draws."""
-        rs = check_random_state(self.random_state)
-        seed = np.random.SeedSequence(rs.randint(0, 2**31 - 1, size=4).tolist())
+        seed = np.random.SeedSequence(self._seed_entropy())
         init_ss, sweep_ss, global_ss = seed.spawn(3)
         return (
             np.random.Generator(np.random.PCG64(init_ss)),
@@ -519,58 +587,221 @@ class _BaseGibbsTopicModel(
             np.random.Generator(np.random.PCG64(global_ss)),
         )
 
-    def _fit_gibbs(self, X, doc_group, n_groups):
-        """Run the sampler on a validated CSR count matrix.
+    def _fit_gibbs(self, X, doc_group, n_groups, labels=None):
+        """Run the sampler on a validated CSR count matrix (with
+        ``warm_start`` and a kept chain for this data: continue that chain).
 
         Returns the fitted attributes; nothing is written to ``self``.
+        ``labels`` (the collection labels) enter the data's fingerprint.
         """
+        fingerprint = data_fingerprint(X, doc_group, labels) if self.warm_start else None
+        chain = self._chain_to_continue(X, fingerprint)
+        if chain is not None:
+            return self._continue_chain(X, doc_group, n_groups, chain)
         run = self._plan_run(X, n_groups)
-        n_features = X.shape[1]
         init_rng, sweep_seed, global_rng = self._make_streams()
-        self._start_run(run, n_features, n_groups)
-        state = _GibbsState(X, doc_group, self.n_components, init_rng)
-        n_tokens = state.words.shape[0]
-        sweeper = _ShardedSweeper(
-            state, _shard_count(self.n_jobs, X.shape[0], n_tokens), sweep_seed,
-            n_groups if self._draw_tables(run) else 0,
+        self._start_run(run, X.shape[1], n_groups)
+        state = _GibbsState(X, doc_group, int(self.n_components), init_rng)
+        sweeper = self._sweeper(state, run, n_groups, sweep_seed)
+        return self._run_chain(X, run, state, sweeper, global_rng, _SampleAverager(),
+                               fingerprint=fingerprint)
+
+    def _sweeper(self, state, run, n_groups, seed_sequence):
+        n_shards = _shard_count(self.n_jobs, state.doc_len.shape[0], state.words.shape[0])
+        return _ShardedSweeper(
+            state, n_shards, seed_sequence, n_groups if self._draw_tables(run) else 0
         )
-        trace = _Trace(type(self).__name__, self.max_iter)
-        averager = _SampleAverager()
-        sweep_times = self._sample(run, state, sweeper, global_rng, trace, averager)
-        if averager.n_kept == 0:  # burn_in + thin overshoots max_iter: keep the last state
+
+    def _run_chain(self, X, run, state, sweeper, rng, averager, done=0, previous=None,
+                   fingerprint=None):
+        """Sweeps ``done + 1 .. done + max_iter`` of a chain; returns the fitted
+        attributes. ``previous``: the ``(trace_, sweep_times_)`` of the chain
+        this call continues. With a ``fingerprint`` (``warm_start``) the
+        chain's state goes into the private ``_warm_chain`` attribute."""
+        total = done + int(self.max_iter)
+        trace = _Trace(type(self).__name__, total, None if previous is None else previous[0])
+        sweep_times = self._sample(run, state, sweeper, rng, trace, averager, done)
+        if previous is not None:
+            sweep_times = np.concatenate([previous[1], sweep_times])
+        fitted = {"trace_": trace.finish(), "sweep_times_": np.asarray(sweep_times)}
+        if fingerprint is not None:
+            fitted["_warm_chain"] = WarmChain(
+                fingerprint=fingerprint, settings=chain_settings(self),
+                n_shards=len(sweeper.shards), n_iter=total, run=run, z=state.z,
+                averager=averager, bit_states=sweeper.bit_states(),
+                global_state=rng.bit_generator.state,
+                trace={k: v.copy() for k, v in fitted["trace_"].items()},
+                sweep_times=fitted["sweep_times_"].copy(),
+            )
+        if averager.n_kept == 0:
+            # burn_in + thin overshoots max_iter: publish the last state (a
+            # kept chain does not count it among its samples).
+            run, averager = copy.deepcopy(run), copy.deepcopy(averager)
             self._keep(run, state, averager)
         return {
+            **fitted,
             "bound_": self._last_state_perplexity(run, state, X),
             **averager.finish(self._eta_value(run)),
             **self._finish_run(run),
-            "n_iter_": self.max_iter,
+            **self._final_state_extras(run, state),
+            "n_iter_": total,
             "burn_in_": run.burn_in,
-            "trace_": trace.finish(),
-            "n_tokens_": n_tokens,
-            "sweep_times_": np.asarray(sweep_times),
+            "n_tokens_": state.words.shape[0],
         }
 
-    def _sample(self, run, state, sweeper, rng, trace, averager):
-        """The sweeps of a fit; returns each sweep's wall time."""
-        burn_in, every = run.burn_in, self.evaluate_every
-        evaluate = every is not None and every > 0
+    # ------------------------------------------------------- continued chains
+    def _chain_to_continue(self, X, fingerprint):
+        """The kept chain that this ``warm_start`` fit continues, or ``None``
+        for a new chain; ``ValueError`` if it cannot continue on this data."""
+        chain = getattr(self, "_warm_chain", None) if self.warm_start else None
+        name = type(self).__name__
+        if chain is None:
+            if self.warm_start and hasattr(self, "components_"):
+                warnings.warn(
+                    f"{name}.fit got warm_start=True, but the estimator keeps no "
+                    "chain (its last fit ran with warm_start=False, or it was "
+                    "updated by partial_fit); starting a new chain.",
+                    UserWarning,
+                    stacklevel=4,
+                )
+            return None
+        self._check_common_params()
+        n_shards = _shard_count(self.n_jobs, X.shape[0], fingerprint[1])
+        chain.check_continues(name, fingerprint, chain_settings(self), n_shards, self.burn_in)
+        return chain
+
+    def _continue_chain(self, X, doc_group, n_groups, chain):
+        """``max_iter`` more sweeps of a kept chain, from a copy of its state
+        (the kept one stays as it was if this call fails)."""
+        chain = copy.deepcopy(chain)
+        state = _GibbsState(X, doc_group, int(self.n_components), None, z=chain.z)
+        sweeper = self._sweeper(state, chain.run, n_groups, np.random.SeedSequence(0))
+        sweeper.set_bit_states(chain.bit_states)
+        rng = np.random.Generator(np.random.PCG64())
+        rng.bit_generator.state = chain.global_state
+        return self._run_chain(
+            X, chain.run, state, sweeper, rng, chain.averager, done=chain.n_iter,
+            previous=(chain.trace, chain.sweep_times), fingerprint=chain.fingerprint,
+        )
+
+    # -------------------------------------------------------------- streaming
+    def _partial_fit_online(self, X, doc_group, n_groups, carry):
+        """Fold one batch into the model by the online method (SCVB0, see
+        ``_online``); returns the fitted attributes.
+
+        ``carry`` maps run variables to their values from the fitted model
+        (priors, collection mixtures and table counts), or ``None``.
+        """
+        self._check_common_params()
+        n_tokens = count_tokens(X)
+        if n_tokens == 0:
+            raise ValueError(
+                f"X passed to {type(self).__name__}.partial_fit contains no tokens "
+                "(all counts are zero after rounding); a topic model needs words."
+            )
+        _check_table_memory(X, int(self.n_components), n_groups, type(self).__name__)
+        run = _FitRun(0, frozenset(), frozenset())
+        self._start_run(run, X.shape[1], n_groups)
+        for name, value in (carry or {}).items():
+            setattr(run, name, value)
+        eta = self._eta_value(run)
+        fitted = hasattr(self, "components_")
+        if fitted:
+            counts = np.maximum(np.asarray(self.components_, dtype=np.float64).T - eta, 0.0)
+        else:
+            rng = np.random.default_rng(self._seed_entropy())
+            counts = initial_counts(X.shape[1], int(self.n_components), eta, rng)
+        mass = float(self.n_tokens_) if fitted else 0.0
+        theta, ll, seconds = self._online_pass(X, doc_group, run, counts, mass)
+        n_steps = ll.shape[0]
+        return {
+            "components_": np.ascontiguousarray(counts.T) + eta,
+            "doc_topic_": theta,
+            **self._online_attributes(run),
+            "bound_": float(np.exp(-ll.sum() / n_tokens)),
+            "n_iter_": n_steps,
+            "burn_in_": 0,
+            "trace_": {
+                "iteration": np.arange(1, n_steps + 1, dtype=np.int64),
+                "log_likelihood": ll,
+                "seconds": np.cumsum(seconds),
+            },
+            "sweep_times_": seconds,
+            "n_tokens_": n_tokens + (self.n_tokens_ if fitted else 0),
+            "n_batches_": getattr(self, "n_batches_", 1 if fitted else 0) + 1,
+        }
+
+    def _online_pass(self, X, doc_group, run, counts, mass):
+        """Fold the batch in, sub-batch by sub-batch, updating ``counts`` (the
+        word-topic counts of the ``mass`` tokens seen so far) in place;
+        returns each document's topic proportions and each sub-batch's
+        log-likelihood and seconds.
+
+        ``counts`` is kept as ``scale * M`` so that the step's shrinking of
+        the old counts costs nothing per sub-batch.
+        """
+        eta = self._eta_value(run)
+        V = counts.shape[0]
+        theta = np.empty((X.shape[0], self.n_components))
+        totals, scale = counts.sum(axis=0), 1.0
+        ll, seconds = [], []
+        for lo, hi in sub_batches(X.shape[0]):
+            t0 = time.perf_counter()
+            words, X_local = local_words(X[lo:hi])
+            groups = doc_group[lo:hi]
+            phi = (scale * counts[words] + eta) / (scale * totals + V * eta)
+            phi = np.ascontiguousarray(phi)
+            theta[lo:hi], expected, doc_counts, log_none = local_step(
+                X_local, self._sweep_prior(run), groups, phi, LOCAL_ITERATIONS
+            )
+            part = np.empty(hi - lo)
+            _sampling.doc_log_likelihood(*_csr_arrays(X_local), theta[lo:hi], phi, part)
+            keep, add = (float(v) for v in online_step(mass, X_local.data.sum()))
+            if keep == 0.0:
+                counts[...], totals[...], scale = 0.0, 0.0, 1.0
+            else:
+                scale *= keep
+            counts[words] += (add / scale) * expected
+            totals += (add / scale) * expected.sum(axis=0)
+            self._after_online_step(run, doc_counts, log_none, groups)
+            mass += X_local.data.sum()
+            ll.append(part.sum())
+            seconds.append(time.perf_counter() - t0)
+        counts *= scale
+        return theta, np.asarray(ll), np.asarray(seconds)
+
+    def _after_online_step(self, run, doc_counts, log_none, doc_group):
+        """Update collection-level variables after a sub-batch of the online
+        method, given its documents' expected topic counts and the log
+        probability that a document has none of a topic (cLDA: the table
+        counts and the mixtures)."""
+
+    def _online_attributes(self, run):
+        """The subclass's fitted attributes after ``partial_fit``."""
+        return self._finish_run(run)
+
+    def _sample(self, run, state, sweeper, rng, trace, averager, done=0):
+        """Sweeps ``done + 1 .. done + max_iter``; returns each sweep's wall time."""
+        burn_in, every, thin = run.burn_in, int(self.evaluate_every), int(self.thin)
+        evaluate = every > 0
         learning = bool(run.learned - {"alpha"})
+        last = done + int(self.max_iter)
         sweep_times = []
         with _verbose_logging(self.verbose), _progress(
-            self.max_iter, self.verbose, type(self).__name__
+            last - done, self.verbose, type(self).__name__
         ) as bar, sweeper:
-            if evaluate:
+            if evaluate and done == 0:
                 self._record(run, state, trace, 0)
-            for it in range(1, self.max_iter + 1):
+            for it in range(done + 1, last + 1):
                 t0 = time.perf_counter()
                 tables = sweeper.sweep(self._sweep_prior(run), self._eta_value(run))
                 self._after_sweep(run, it, tables, rng, state)
                 if learning and burn_in // 2 < it <= burn_in:
                     self._update_priors(run, state, it in run.update_sweeps)
                 sweep_times.append(time.perf_counter() - t0)
-                if it > burn_in and (it - burn_in) % self.thin == 0:
+                if it > burn_in and (it - burn_in) % thin == 0:
                     self._keep(run, state, averager)
-                if (evaluate and it % every == 0) or it == self.max_iter:
+                if (evaluate and it % every == 0) or it == last:
                     self._record(run, state, trace, it)
                 bar.update(1)
         return sweep_times
@@ -598,7 +829,7 @@ class _BaseGibbsTopicModel(
 
     def _joint_log_likelihood(self, run, state):
         """log p(w, z) (and log p(pi | alpha) for cLDA) at the current state."""
-        K = self.n_components
+        K = int(self.n_components)
         eta = self._eta_value(run)
         V = state.nwk.shape[0]
         nz = state.nwk[state.nwk > 0]
@@ -637,7 +868,7 @@ class _BaseGibbsTopicModel(
             a, b = indptr[lo], indptr[hi]
             _sampling.fold_in(
                 indptr[lo : hi + 1] - a, indices[a:b], data[a:b], doc_rows[lo:hi],
-                prior_rows, phi, self.max_doc_update_iter, self.mean_change_tol,
+                prior_rows, phi, int(self.max_doc_update_iter), self.mean_change_tol,
                 theta[lo:hi], stop,
             )
 

@@ -27,6 +27,7 @@ from ._hyper import (
     update_concentration,
     update_symmetric,
 )
+from ._online import expected_table_sums, merge_labels, online_step
 from ._pi_update import PI_UPDATES
 from ._vem import fit_vem
 from .exceptions import ManyCollectionsWarning, UnseenCollectionWarning
@@ -180,6 +181,22 @@ class CompoundLDA(_BaseGibbsTopicModel):
         Seeds every draw of the sampler. The same integer gives
         bit-identical results. See :term:`Glossary <random_state>`.
 
+    warm_start : bool, default=False
+        When True, ``fit`` keeps the chain's state, and the next ``fit`` on
+        the same ``X`` and ``groups`` continues that chain for ``max_iter``
+        more sweeps instead of starting a new one: two fits of 100 sweeps
+        give the same result, bit for bit, as one of 200 (AGS and MGS).
+        ``burn_in`` counts the sweeps of the whole chain and is fixed by its
+        first fit, so the draws kept so far stay and every later sweep past
+        burn-in (every ``thin``-th) adds to them; ``n_iter_`` counts all
+        sweeps and ``trace_``, ``sweep_times_`` and
+        ``collection_topic_samples_`` are extended. A different ``X`` or
+        ``groups``, a changed model setting, burn-in or shard count
+        (``n_jobs``) raises ``ValueError``; ``random_state`` is not used
+        again. The kept state costs 4 bytes per token plus the sums of the
+        kept samples, ``8 * n_components * (n_features + n_samples)`` bytes.
+        Not available with ``algorithm="vem"`` (``ValueError``).
+
     Attributes
     ----------
     components_ : ndarray of shape (n_components, n_features)
@@ -213,14 +230,16 @@ class CompoundLDA(_BaseGibbsTopicModel):
         variational means), ``exp(-sum_dw n_dw log(theta_d . phi_w) / N)``
         with the posterior means of ``theta`` and ``phi`` given the last
         topic assignments; scikit-learn's LDA reports its final training
-        perplexity under this name.
+        perplexity under this name. After ``partial_fit``: the perplexity of its
+        batch, each piece scored under the topics before it was folded in.
 
     groups_ : ndarray of shape (n_groups,) or None
         The distinct collection labels seen in ``fit``, sorted. ``None``
         when fitted without ``groups`` (one collection).
 
     collection_sizes_ : ndarray of shape (n_groups,)
-        Number of training documents in each collection.
+        Number of training documents in each collection (after
+        ``partial_fit``, in all batches folded in).
 
     alpha_ : float
         The collection-level concentration used.
@@ -238,13 +257,21 @@ class CompoundLDA(_BaseGibbsTopicModel):
         MGS only: the final step of each collection.
 
     n_iter_ : int
-        Number of sweeps run.
+        Number of sweeps run by ``fit``, over the whole chain (see
+        ``warm_start``). After ``partial_fit``: the number of updates of the
+        topics (one per piece of about 50 documents) in its last call, to
+        which ``sweep_times_`` and ``trace_`` then refer (``burn_in_`` is 0).
+
+    n_batches_ : int
+        ``partial_fit`` only: the number of batches folded into the model, a
+        ``fit`` it started from counting as one.
 
     burn_in_ : int
         Number of sweeps discarded before keeping samples.
 
     n_tokens_ : int
-        Number of tokens in the training corpus.
+        Number of tokens in the training corpus (after ``partial_fit``, in
+        all batches folded in).
 
     sweep_times_ : ndarray of shape (`n_iter_`,)
         Wall-clock seconds of each sweep (including the collection-level
@@ -255,7 +282,9 @@ class CompoundLDA(_BaseGibbsTopicModel):
         Per evaluation: ``"iteration"``, ``"log_likelihood"``, ``"seconds"``
         since sampling started, the current ``"alpha"``, ``"gamma"`` and
         ``"eta"`` (their path when learned) and, for MGS,
-        ``"acceptance_rate"`` since the previous evaluation.
+        ``"acceptance_rate"`` since the previous evaluation. After ``partial_fit``:
+        ``"iteration"``, ``"log_likelihood"`` and ``"seconds"`` of each
+        update of its call (the piece's log-likelihood, as in ``bound_``).
 
     n_features_in_ : int
         Number of features seen during :term:`fit`.
@@ -307,6 +336,21 @@ class CompoundLDA(_BaseGibbsTopicModel):
     :class:`LDAGibbs` (fold-in and document completion), so the two
     models' scores compare at equal ``n_components``.
 
+    **Streaming.** ``partial_fit(X, groups=g)`` updates the model with a
+    batch by the online method of :class:`LDAGibbs` (SCVB0, whatever the
+    ``algorithm``): each piece of about 50 documents gets expected topic
+    counts under the current topics and mixtures. Each collection keeps
+    the sum ``S_j`` of its documents' expected Antoniak table counts over
+    the stream (weighted like the topic counts), and its mixture is the
+    posterior mean of ``pi_j ~ Dirichlet(alpha + S_j)`` after every piece,
+    so it uses all batches seen. A collection may first appear in any
+    batch: ``groups_`` grows (sorted), its mixture starts from the
+    size-weighted mean of the others, and ``collection_sizes_`` counts
+    documents over all batches. ``collection_topic_samples_`` then holds
+    the single estimate. On a model fitted by ``fit``, the stream starts
+    from its topics, mixtures and table counts at the chain's last state.
+    ``partial_fit`` requests ``groups`` like ``fit``.
+
     References
     ----------
     .. [1] C. P. George, W. Xia and G. Michailidis, "Analyses of
@@ -329,6 +373,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
     """
 
     __metadata_request__fit = {"groups": True}
+    __metadata_request__partial_fit = {"groups": True}
     __metadata_request__transform = {"groups": True}
     __metadata_request__score = {"groups": True}
 
@@ -369,6 +414,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
         n_jobs=None,
         verbose=0,
         random_state=None,
+        warm_start=False,
     ):
         self.n_components = n_components
         self.alpha = alpha
@@ -389,6 +435,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.random_state = random_state
+        self.warm_start = warm_start
 
     # hooks -----------------------------------------------------------------
     def _initial_priors(self):
@@ -404,7 +451,10 @@ class CompoundLDA(_BaseGibbsTopicModel):
         run.alpha, run.gamma, run.eta = self._initial_priors()
         # The chain starts from the uniform mixture (as in the paper's study).
         run.pi = np.full((n_groups, self.n_components), 1.0 / self.n_components)
-        run.update = PI_UPDATES[self.algorithm](self, run)
+        # VEM: only partial_fit starts a run, and its online method has no
+        # pi update of a sampler.
+        update = PI_UPDATES.get(self.algorithm)
+        run.update = None if update is None else update(self, run)
         run.alpha_draws = []
         run.pi_samples = []
         run.em_stats = {"cells": [], "topics": [], "docs": [], "lengths": []}
@@ -469,6 +519,39 @@ class CompoundLDA(_BaseGibbsTopicModel):
             "gamma_": run.gamma,
             "eta_": run.eta,
             **run.update.finish(),
+        }
+
+    def _final_state_extras(self, run, state):
+        return {"_table_sums": expected_table_sums(
+            state.ndk, self._sweep_prior(run), state.doc_group, run.pi.shape[0]
+        )}
+
+    def _after_online_step(self, run, doc_counts, log_none, doc_group):
+        """The sub-batch's expected table counts join its collections' sums,
+        and every mixture becomes its posterior mean given them.
+
+        Each collection's sums take the online step on its own documents
+        (a collection absent from the sub-batch keeps its sums), so a
+        collection's first documents fade like the stream's first tokens,
+        but its sums never fade while it gets no new documents.
+        """
+        prior = self._sweep_prior(run)
+        docs = np.bincount(doc_group, minlength=prior.shape[0])
+        keep, add = online_step(run.collection_docs, docs)
+        tables = expected_table_sums(doc_counts, prior, doc_group, prior.shape[0], log_none)
+        run.tables = keep[:, None] * run.tables + add[:, None] * tables
+        run.collection_docs = run.collection_docs + docs
+        weights = run.alpha + run.tables
+        run.pi = weights / weights.sum(axis=1, keepdims=True)
+
+    def _online_attributes(self, run):
+        return {
+            "collection_topic_": run.pi,
+            "collection_topic_samples_": run.pi[None].copy(),
+            "alpha_": run.alpha,
+            "gamma_": run.gamma,
+            "eta_": run.eta,
+            "_table_sums": run.tables,
         }
 
     def _inference_prior(self, groups, n_docs, method):
@@ -562,11 +645,18 @@ class CompoundLDA(_BaseGibbsTopicModel):
             X = check_counts(self, X, reset=True, method="fit")
             self._check_common_params()
             self._learned_priors()
+            if self.warm_start and self.algorithm == "vem":
+                raise ValueError(
+                    "CompoundLDA(algorithm='vem') does not support warm_start=True "
+                    "(it continues Gibbs chains); use algorithm='ags' or 'mgs'."
+                )
             labels, codes = _encode_groups(groups, X.shape[0])
             n_groups = 1 if labels is None else len(labels)
             _warn_many_collections(n_groups, X.shape[0])
-            fit = self._fit_vem if self.algorithm == "vem" else self._fit_gibbs
-            fitted = fit(X, codes, n_groups)
+            if self.algorithm == "vem":
+                fitted = self._fit_vem(X, codes, n_groups)
+            else:
+                fitted = self._fit_gibbs(X, codes, n_groups, labels)
             fitted["groups_"] = labels
             fitted["collection_sizes_"] = np.bincount(codes, minlength=n_groups)
             self._publish(_as_dtype(fitted, dtype))
@@ -583,15 +673,15 @@ class CompoundLDA(_BaseGibbsTopicModel):
         alpha, gamma, eta = self._initial_priors()
         start = time.perf_counter()
         result = fit_vem(
-            X, codes, n_groups, self.n_components,
+            X, codes, n_groups, int(self.n_components),
             alpha=alpha, gamma=gamma, eta=eta,
-            max_iter=self.max_iter, tol=self.tol,
-            max_e_step_iter=self.max_doc_update_iter, e_step_tol=self.mean_change_tol,
+            max_iter=int(self.max_iter), tol=self.tol,
+            max_e_step_iter=int(self.max_doc_update_iter), e_step_tol=self.mean_change_tol,
             learned=self._learned_priors(),
             # tau is held at its uniform start for 5 EM iterations so that the
             # topics separate before the collection mixtures sharpen; without it
             # about half of random starts lose a topic in every collection.
-            tau_warmup=min(5, self.max_iter - 1),
+            tau_warmup=min(5, int(self.max_iter) - 1),
             random_state=self.random_state,
             verbose=self.verbose,
         )
@@ -626,6 +716,126 @@ class CompoundLDA(_BaseGibbsTopicModel):
                 "elbo": elbo,
             },
             "sweep_times_": np.full(n_iter, seconds / max(n_iter, 1)),
+            "_table_sums": _vem_table_sums(X, codes, n_groups, result),
+        }
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y=None, groups=None):
+        """Update the model with a batch of documents (streaming).
+
+        Online stochastic collapsed variational Bayes (SCVB0; see
+        Streaming in the Notes): the batch's documents are folded in piece
+        by piece under the current topics and mixtures, which move towards
+        them. Memory does not grow with the number of batches. On an
+        unfitted estimator the first call starts the stream; on a fitted
+        model it continues from the fitted topics and mixtures.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Document-term counts of the batch, with the model's features.
+
+        y : Ignored
+            Not used, present for API consistency by convention.
+
+        groups : array-like of shape (n_samples,), default=None
+            Collection label of each document of the batch; labels not seen
+            before add collections. Must be given in every batch if the
+            model has collections, and never if it has none.
+
+        Returns
+        -------
+        self : object
+            The updated estimator. If the call fails or is interrupted, the
+            estimator keeps its state from before the call.
+
+        Examples
+        --------
+        >>> from sklearn_clda import CompoundLDA
+        >>> from sklearn_clda.datasets import make_compound_corpus
+        >>> corpus = make_compound_corpus(n_topics=3, n_features=40, n_collections=2,
+        ...                               docs_per_collection=150, doc_length=60,
+        ...                               random_state=0)
+        >>> clda = CompoundLDA(n_components=3, random_state=0)
+        >>> # Collection 1 first appears in the second batch.
+        >>> for start in range(0, 300, 100):
+        ...     batch = slice(start, start + 100)
+        ...     clda = clda.partial_fit(corpus.data[batch], groups=corpus.groups[batch])
+        >>> clda.groups_.tolist(), clda.collection_sizes_.tolist()
+        ([0, 1], [150, 150])
+        """
+        with self._fit_transaction("partial_fit"):
+            dtype = _output_dtype(X)
+            first = not hasattr(self, "components_")
+            X = check_counts(self, X, reset=first, method="partial_fit")
+            self._check_common_params()
+            self._learned_priors()
+            labels, old_rows, codes = self._batch_collections(groups, X.shape[0], first)
+            n_groups = 1 if labels is None else len(labels)
+            carry = self._carry(old_rows, n_groups, first)
+            fitted = self._partial_fit_online(X, codes, n_groups, carry)
+            sizes = np.bincount(codes, minlength=n_groups)
+            if not first:
+                sizes[[0] if old_rows is None else old_rows] += self.collection_sizes_
+            _warn_many_collections(n_groups, int(sizes.sum()), "partial_fit")
+            fitted["groups_"] = labels
+            fitted["collection_sizes_"] = sizes
+            self._publish(_as_dtype(fitted, dtype))
+        return self
+
+    def _batch_collections(self, groups, n_docs, first):
+        """``(labels, old_rows, codes)`` of a batch: the model's labels merged
+        with the batch's, the new row of each old collection and each
+        document's collection."""
+        old = None if first else self.groups_
+        if groups is None:
+            if old is not None:
+                raise ValueError(
+                    f"CompoundLDA.partial_fit got groups=None, but the model has "
+                    f"{len(old)} collections; pass the collection label of each "
+                    "document of every batch."
+                )
+            return None, None, np.zeros(n_docs, dtype=np.int32)
+        if not first and old is None:
+            raise ValueError(
+                "CompoundLDA.partial_fit got groups, but the model was fitted "
+                "without groups (one collection); start a new model and pass "
+                "groups from its first batch on."
+            )
+        batch = check_group_labels(groups, n_docs, method="CompoundLDA.partial_fit")
+        return merge_labels(old, batch)
+
+    def _carry(self, old_rows, n_groups, first):
+        """The run variables a batch takes over from the fitted model: the
+        priors, the mixtures (a new collection starts from the size-weighted
+        mean mixture), the collections' expected table counts and their
+        numbers of documents so far."""
+        tables = np.zeros((n_groups, self.n_components))
+        docs = np.zeros(n_groups)
+        if first:
+            return {"tables": tables, "collection_docs": docs}
+        rows = [0] if old_rows is None else old_rows
+        docs[rows] = self.collection_sizes_
+        old_pi = np.asarray(self.collection_topic_, dtype=np.float64)
+        old_pi = old_pi / old_pi.sum(axis=1, keepdims=True)
+        weights = self.collection_sizes_ / self.collection_sizes_.sum()
+        pi = np.tile(weights @ old_pi, (n_groups, 1))
+        pi[rows] = old_pi
+        sums = getattr(self, "_table_sums", None)
+        if sums is None:
+            warnings.warn(
+                "CompoundLDA.partial_fit: the model keeps no collection table "
+                "counts (it was loaded from a file), so the collections' "
+                "mixtures are learned from this batch on, starting from "
+                "collection_topic_.",
+                UserWarning,
+                stacklevel=4,
+            )
+        else:
+            tables[rows] = sums
+        return {
+            "alpha": float(self.alpha_), "gamma": float(self.gamma_),
+            "eta": float(self.eta_), "pi": pi, "tables": tables, "collection_docs": docs,
         }
 
     def transform(self, X, groups=None, *, normalize=True):
@@ -724,6 +934,20 @@ class CompoundLDA(_BaseGibbsTopicModel):
         return self._perplexity(X, groups)
 
 
+def _vem_table_sums(X, codes, n_groups, result):
+    """The collections' expected table counts at the variational solution,
+    whose document-topic means are ``(gamma pi_j + m_jd) / (gamma + n_jd)``
+    (``m_jd`` the expected topic counts)."""
+    prior = result["gamma"] * result["collection_topic"]
+    n_docs = np.asarray(X.sum(axis=1), dtype=np.float64).ravel()
+    counts = np.maximum(
+        result["doc_topic"] * (result["gamma"] + n_docs)[:, None] - prior[codes], 0.0
+    )
+    # Without the token-level responsibilities, a Poisson count stands in
+    # for the probability that a document has no token of a topic.
+    return expected_table_sums(counts, prior, codes, n_groups, log_none=-counts)
+
+
 def _encode_groups(groups, n_docs):
     """``(labels, codes)``: the sorted distinct collection labels (``None``
     without groups) and each document's collection index."""
@@ -740,10 +964,10 @@ def too_many_collections(n_groups, n_docs):
     return n_groups > max(5, n_docs / 5)
 
 
-def _warn_many_collections(n_groups, n_docs):
+def _warn_many_collections(n_groups, n_docs, method="fit"):
     if too_many_collections(n_groups, n_docs):
         warnings.warn(
-            f"CompoundLDA.fit got {n_groups} collections for {n_docs} documents "
+            f"CompoundLDA.{method} got {n_groups} collections for {n_docs} documents "
             "(more than one per five documents); did you pass an id column as "
             "groups? Each collection's mixture is then estimated from very few "
             "documents.",

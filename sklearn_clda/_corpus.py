@@ -350,7 +350,8 @@ def to_count_csr(X, name, input_name="X"):
             f"{where} has {X.shape[1]} features (columns); at most "
             f"{_INT32_MAX} are supported (column indices are 32-bit integers)."
         )
-    check_non_negative(X, name if input_name == "X" else f"{name} ({input_name})")
+    if min(X.shape) > 0:  # numpy's min of an empty dense array raises
+        check_non_negative(X, name if input_name == "X" else f"{name} ({input_name})")
     X = sp.csr_matrix(X)
     if not X.has_canonical_format:
         # Canonicalize a copy: the caller's arrays may be shared or read-only.

@@ -8,7 +8,9 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose, assert_array_equal
+from scipy import stats
 from scipy.optimize import linear_sum_assignment
+from scipy.special import gammaln
 
 from sklearn_clda import CompoundLDA, LDAGibbs
 from sklearn_clda.datasets import make_compound_corpus
@@ -57,6 +59,23 @@ def _fallback_prior(model):
     """The documented prior for unseen collections: gamma * size-weighted mean pi."""
     weights = model.collection_sizes_ / model.collection_sizes_.sum()
     return model.gamma_ * (weights @ model.collection_topic_)
+
+
+def _reference_score(X, prior_rows, doc_rows, phi, max_iter, tol):
+    """NumPy document completion, per document (LDAGibbs Notes): the row's
+    tokens in column order are dealt alternately into two halves, theta is
+    folded in from one half (``_reference_fold_in``) and the other half
+    scores ``sum_w n_w log(theta . phi_w)``, then the other way round."""
+    X = sp.csr_matrix(X).toarray().astype(np.int64)
+    out = np.zeros(X.shape[0])
+    for d, x in enumerate(X):
+        tokens = np.repeat(np.arange(x.shape[0]), x)
+        halves = [np.bincount(tokens[i::2], minlength=x.shape[0]) for i in (0, 1)]
+        for observed, held_out in (halves, halves[::-1]):
+            theta = _reference_fold_in(observed[None], prior_rows, doc_rows[[d]], phi,
+                                       max_iter, tol)[0]
+            out[d] += held_out @ np.log(phi @ theta)
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -384,6 +403,117 @@ def test_labels_of_another_type_are_unseen(corpus, fitted):
     int_model.fit(X, groups=np.searchsorted(fitted.groups_, g))
     with pytest.warns(UnseenCollectionWarning):
         assert np.isfinite(int_model.score(X, groups=g))
+
+
+@pytest.fixture(scope="module")
+def unequal():
+    """Three collections of 6, 24 and 60 documents (labels unsorted), fitted.
+
+    With equal sizes the size-weighted and the plain mean of the mixtures
+    coincide; here they are 0.48 apart in L1 (measured)."""
+    bunch = make_compound_corpus(
+        n_topics=3, n_features=30, n_collections=3, docs_per_collection=60,
+        doc_length=30, alpha=0.5, gamma=2.0, eta=0.2, random_state=1,
+    )
+    keep = np.concatenate([np.flatnonzero(bunch.groups == j)[:n]
+                           for j, n in enumerate([6, 24, 60])])
+    X = bunch.data[keep]
+    g = np.array(["zeta", "alpha", "mid"])[bunch.groups[keep]]
+    model = CompoundLDA(n_components=3, max_iter=60, random_state=0).fit(X, groups=g)
+    return X, g, model
+
+
+def test_fallback_prior_weights_collections_by_size(unequal):
+    X, g, model = unequal
+    # The documented fallback, computed from the labels passed to fit.
+    names, counts = np.unique(g, return_counts=True)
+    assert_array_equal(names, model.groups_)
+    mean_pi = (counts / counts.sum()) @ model.collection_topic_
+    assert np.abs(mean_pi - model.collection_topic_.mean(axis=0)).sum() > 0.3
+    # An empty document's fold-in is its prior mean.
+    empty = sp.csr_matrix((2, X.shape[1]), dtype=np.int64)
+    with pytest.warns(UnseenCollectionWarning):
+        theta = model.transform(empty, groups=["unknown", "other"])
+    assert_allclose(theta, [mean_pi, mean_pi], rtol=1e-12)
+    # Non-empty documents: the fold-in fixed point under gamma * mean_pi.
+    X_part = X[::5]
+    expected = _reference_fold_in(
+        X_part, model.gamma_ * mean_pi[None], np.zeros(X_part.shape[0], dtype=int),
+        _topics(model).T.copy(), model.max_doc_update_iter, model.mean_change_tol,
+    )
+    with pytest.warns(UnseenCollectionWarning, match="groups=None"):
+        assert_allclose(model.transform(X_part), expected, rtol=1e-8, atol=1e-12)
+    with pytest.warns(UnseenCollectionWarning, match="not seen in fit"):
+        theta = model.transform(X_part, groups=["new"] * X_part.shape[0])
+    assert_allclose(theta, expected, rtol=1e-8, atol=1e-12)
+
+
+def test_score_matches_numpy_reference(unequal):
+    """score and perplexity against an independent NumPy document completion,
+    with each document's collection prior and the size-weighted fallback."""
+    X, g, model = unequal
+    X_part, g_part = X[::3], g[::3].astype(object)
+    g_part[::4] = "unseen"
+    names, counts = np.unique(g, return_counts=True)
+    prior_rows = model.gamma_ * np.vstack(
+        [model.collection_topic_, (counts / counts.sum()) @ model.collection_topic_]
+    )
+    doc_rows = np.array([np.searchsorted(names, v) if v in names else 3 for v in g_part])
+    per_doc = _reference_score(X_part, prior_rows, doc_rows, _topics(model).T.copy(),
+                               model.max_doc_update_iter, model.mean_change_tol)
+    n_tokens = X_part.sum()
+    with pytest.warns(UnseenCollectionWarning):
+        assert_allclose(model.score(X_part, groups=g_part), per_doc.sum(), rtol=1e-10)
+    with pytest.warns(UnseenCollectionWarning):
+        assert_allclose(model.perplexity(X_part, groups=g_part),
+                        np.exp(-per_doc.sum() / n_tokens), rtol=1e-10)
+
+
+def test_doc_topic_is_smoothed_by_the_collection_prior(unequal):
+    """doc_topic_ averages (n_jdk + gamma pi_jk) / (n_jd + gamma) over the kept
+    samples, so (n_jd + gamma) doc_topic_[d] - gamma collection_topic_[j] is
+    the average topic count of document d, and these add up over the
+    documents to the average topic sizes, components_.sum(1) - V eta."""
+    X, g, model = unequal
+    n_d = np.asarray(X.sum(axis=1)).ravel()
+    rows = np.searchsorted(model.groups_, g)
+    counts = ((n_d + model.gamma_)[:, None] * model.doc_topic_
+              - model.gamma_ * model.collection_topic_[rows])
+    assert counts.min() > -1e-9
+    assert_allclose(counts.sum(axis=1), n_d, rtol=1e-10)
+    sizes = model.components_.sum(axis=1) - X.shape[1] * model.eta_
+    assert_allclose(counts.sum(axis=0), sizes, rtol=1e-10)
+
+
+def _dirichlet_multinomial_seq(counts, prior):
+    """log p of one token sequence with these category counts, the
+    probabilities integrated out under Dirichlet(prior) (rows: sequences)."""
+    prior = np.broadcast_to(prior, counts.shape)
+    return (gammaln(prior.sum(axis=1)) - gammaln(counts.sum(axis=1) + prior.sum(axis=1))
+            + (gammaln(counts + prior) - gammaln(prior)).sum(axis=1))
+
+
+def test_trace_log_likelihood_matches_model(corpus):
+    """trace_["log_likelihood"] is log p(w, z | pi) + log p(pi | alpha) of the
+    state at each evaluation. With one kept sample, at the last sweep, the
+    fitted attributes hold that state: topic-word counts components_ - eta,
+    document-topic counts from doc_topic_, and pi."""
+    X, g = corpus
+    model = CompoundLDA(n_components=3, alpha=0.7, gamma=1.5, eta=0.3, max_iter=30,
+                        burn_in=29, thin=1, random_state=0).fit(X, groups=g)
+    (pi,) = model.collection_topic_samples_
+    nwk = model.components_ - model.eta_
+    n_d = np.asarray(X.sum(axis=1)).ravel()
+    doc_prior = model.gamma_ * pi[np.searchsorted(model.groups_, g)]
+    ndk = (n_d + model.gamma_)[:, None] * model.doc_topic_ - doc_prior
+    assert_allclose(nwk, np.rint(nwk), atol=1e-8)
+    assert_allclose(ndk, np.rint(ndk), atol=1e-8)
+    expected = (
+        _dirichlet_multinomial_seq(np.rint(nwk), model.eta_).sum()
+        + _dirichlet_multinomial_seq(np.rint(ndk), doc_prior).sum()
+        + sum(stats.dirichlet.logpdf(row, np.full(3, model.alpha_)) for row in pi)
+    )
+    assert_allclose(model.trace_["log_likelihood"][-1], expected, rtol=1e-10)
 
 
 # --------------------------------------------------------------------------

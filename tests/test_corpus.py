@@ -501,3 +501,10 @@ def test_check_counts_rejects_counts_beyond_int32(dtype):
     X = np.array([[2**40, 1], [1, 2]], dtype=dtype)
     with pytest.raises(ValueError, match="32-bit"):
         check_counts(LDAGibbs(), X, reset=True, method="fit")
+
+
+def test_empty_dense_matrix_is_converted_not_crashed():
+    from sklearn_clda._corpus import to_count_csr
+
+    X = to_count_csr(np.zeros((0, 5)), "topic_coherence")
+    assert X.shape == (0, 5) and X.nnz == 0

@@ -301,3 +301,22 @@ def test_verbose_prints_evaluations_and_no_bar_in_a_log_file(tmp_path):
     ]
     # The progress bar writes carriage returns; a file must get none.
     assert "\r" not in err.read_text()
+
+
+@pytest.mark.parametrize("Est", [LDAGibbs, CompoundLDA])
+@pytest.mark.parametrize("int_type", [np.int8, np.uint8, np.int16])
+def test_narrow_numpy_integers_work_like_python_ints(Est, int_type):
+    # Under NumPy 2's promotion rules `200 % np.int8(10)` overflows: the
+    # settings must be used as Python ints.
+    X = make_lda_corpus(n_topics=2, n_features=30, n_samples=120, doc_length=30,
+                        random_state=0).data
+    ints = dict(n_components=2, max_iter=127, burn_in=100, thin=3, evaluate_every=40,
+                max_doc_update_iter=50, prior_update_every=5)
+    kw = dict(random_state=0, learn_priors=True)
+    if Est is CompoundLDA:
+        kw["algorithm"] = "ags"
+    python_ints = Est(**ints, **kw).fit(X)
+    numpy_ints = Est(**{k: int_type(v) for k, v in ints.items()}, **kw).fit(X)
+    assert_array_equal(numpy_ints.components_, python_ints.components_)
+    assert_array_equal(numpy_ints.trace_["iteration"], python_ints.trace_["iteration"])
+    assert_array_equal(numpy_ints.transform(X[:5]), python_ints.transform(X[:5]))

@@ -18,6 +18,7 @@ import scipy.sparse as sp
 import sklearn
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import linear_sum_assignment
+from scipy.special import gammaln
 from sklearn.exceptions import NotFittedError
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.model_selection import GridSearchCV
@@ -79,6 +80,29 @@ def fold_in_reference(x, phi_vk, alpha, max_iter, tol):
         if done:
             break
     return t
+
+
+def alternate_halves(x):
+    """The documented document-completion split of one dense row ``x``: its
+    tokens listed in column order (each word repeated by its count) and
+    dealt alternately, positions 0, 2, 4, ... to the first half."""
+    tokens = np.repeat(np.arange(x.shape[0]), x)
+    return (np.bincount(tokens[0::2], minlength=x.shape[0]),
+            np.bincount(tokens[1::2], minlength=x.shape[0]))
+
+
+def score_reference(X, phi_vk, alpha, max_iter, tol):
+    """Plain-NumPy document-completion log-likelihood of every row of X:
+    each half is scored under the theta folded in from the other half,
+    ``sum_w n_w log(theta . phi_w)``."""
+    out = np.zeros(X.shape[0])
+    for d, x in enumerate(np.asarray(X)):
+        first, second = alternate_halves(x)
+        for observed, held_out in ((first, second), (second, first)):
+            theta = fold_in_reference(observed, phi_vk, alpha, max_iter, tol)
+            nz = np.flatnonzero(held_out)
+            out[d] += held_out[nz] @ np.log(phi_vk[nz] @ theta)
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -400,6 +424,17 @@ def test_wrong_number_of_features_raises(fitted, corpus, method):
         getattr(fitted, method)(np.hstack([corpus, corpus[:, :1]]))
 
 
+def test_counts_beyond_int32_raise_in_inference(fitted):
+    # Counts are int32 in the kernels: 2**31 - 1 is the largest allowed.
+    X = np.zeros((1, V))
+    X[0, 3] = 2**31 - 1
+    assert np.isfinite(fitted.transform(X)).all()
+    X[0, 3] = 2**31
+    for method in ("transform", "score", "perplexity"):
+        with pytest.raises(ValueError, match="larger than 2147483647"):
+            getattr(fitted, method)(X)
+
+
 @pytest.mark.parametrize("burn_in, max_iter", [(10, 10), (11, 10), (None, 1)])
 def test_burn_in_must_be_below_max_iter(corpus, burn_in, max_iter):
     # burn_in=None means max_iter // 2, which is 0 < 1 for max_iter=1: fine.
@@ -465,6 +500,100 @@ def test_score_of_documents_without_tokens(fitted):
     assert fitted.score(np.zeros((3, V))) == 0.0
     with pytest.raises(ValueError, match="no tokens"):
         fitted.perplexity(np.zeros((3, V)))
+
+# Strongly asymmetric: topic 3 gets 60 times the prior mass of topic 0.
+ASYMMETRIC_PRIOR = np.array([0.05, 0.2, 0.75, 3.0])
+
+
+@pytest.fixture(scope="module")
+def fitted_asymmetric(corpus):
+    return LDAGibbs(n_components=4, doc_topic_prior=ASYMMETRIC_PRIOR,
+                    topic_word_prior=0.1, max_iter=60, random_state=0).fit(corpus)
+
+
+def test_transform_with_asymmetric_prior_matches_reference(fitted_asymmetric, held_out):
+    model = fitted_asymmetric
+    assert_array_equal(model.doc_topic_prior_, ASYMMETRIC_PRIOR)
+    phi = model.components_ / model.components_.sum(axis=1, keepdims=True)
+    # Short documents (every 8th token, 10 tokens), where the prior matters.
+    X = np.vstack([alternate_halves(alternate_halves(alternate_halves(x)[0])[0])[0]
+                   for x in held_out[:30]])
+    theta = model.transform(X)
+    expected = np.vstack([
+        fold_in_reference(x, phi.T, ASYMMETRIC_PRIOR, model.max_doc_update_iter,
+                          model.mean_change_tol)
+        for x in X
+    ])
+    assert_allclose(theta, expected, rtol=1e-10, atol=1e-12)
+    # The asymmetry matters: folding in under the symmetric prior of the
+    # same total mass moves theta by far more than the tolerance above.
+    symmetric = np.vstack([
+        fold_in_reference(x, phi.T, np.full(4, ASYMMETRIC_PRIOR.mean()),
+                          model.max_doc_update_iter, model.mean_change_tol)
+        for x in X
+    ])
+    assert np.abs(symmetric - expected).max() > 0.05
+    # An empty document gets the (asymmetric) prior mean.
+    assert_allclose(model.transform(np.zeros((1, V)))[0],
+                    ASYMMETRIC_PRIOR / ASYMMETRIC_PRIOR.sum(), rtol=1e-12)
+
+
+def test_doc_topic_is_smoothed_by_the_asymmetric_prior(fitted_asymmetric, corpus):
+    """doc_topic_ averages (n_dk + alpha_k) / (n_d + sum(alpha)) over the kept
+    samples: (n_d + sum(alpha)) doc_topic_[d] - alpha is the average topic
+    count of document d, and these add up to components_.sum(1) - V eta."""
+    model = fitted_asymmetric
+    n_d = corpus.sum(axis=1)
+    counts = ((n_d + ASYMMETRIC_PRIOR.sum())[:, None] * model.doc_topic_
+              - ASYMMETRIC_PRIOR)
+    assert counts.min() > -1e-9
+    assert_allclose(counts.sum(axis=1), n_d, rtol=1e-10)
+    sizes = model.components_.sum(axis=1) - V * model.topic_word_prior_
+    assert_allclose(counts.sum(axis=0), sizes, rtol=1e-10)
+
+
+def test_trace_log_likelihood_matches_model(corpus):
+    """trace_["log_likelihood"] is the joint log p(w, z) of the state at each
+    evaluation: a Dirichlet-multinomial (token sequence) per topic over
+    words and per document over topics. With one kept sample, at the last
+    sweep, components_ - eta and doc_topic_ give that state's counts."""
+    model = LDAGibbs(n_components=4, doc_topic_prior=ASYMMETRIC_PRIOR,
+                     topic_word_prior=0.1, max_iter=30, burn_in=29, thin=1,
+                     random_state=0).fit(corpus)
+    nwk = model.components_ - 0.1
+    ndk = ((corpus.sum(axis=1) + ASYMMETRIC_PRIOR.sum())[:, None] * model.doc_topic_
+           - ASYMMETRIC_PRIOR)
+    assert_allclose(nwk, np.rint(nwk), atol=1e-8)
+    assert_allclose(ndk, np.rint(ndk), atol=1e-8)
+
+    def log_dm(counts, prior):  # log p of a sequence with these counts
+        prior = np.broadcast_to(prior, counts.shape)
+        return float((gammaln(prior.sum(1)) - gammaln(counts.sum(1) + prior.sum(1))).sum()
+                     + (gammaln(counts + prior) - gammaln(prior)).sum())
+
+    expected = log_dm(np.rint(nwk), 0.1) + log_dm(np.rint(ndk), ASYMMETRIC_PRIOR)
+    assert_allclose(model.trace_["log_likelihood"][-1], expected, rtol=1e-10)
+
+
+@pytest.mark.parametrize("asymmetric", [False, True])
+def test_score_matches_numpy_reference(fitted, fitted_asymmetric, held_out, asymmetric):
+    """score and perplexity against an independent NumPy document completion:
+    the alternate split of the class Notes, the fold-in fixed point of
+    ``_sampling.fold_in``'s docstring and the log-likelihood of each half."""
+    model = fitted_asymmetric if asymmetric else fitted
+    alpha = np.broadcast_to(np.asarray(model.doc_topic_prior_, dtype=float), (4,))
+    phi = model.components_ / model.components_.sum(axis=1, keepdims=True)
+    X = held_out[:40].copy()
+    X[3] = 0  # an empty document scores 0
+    X[5] = 0
+    X[5, 7] = 1  # one token: it is scored under the prior mean
+    per_doc = score_reference(X, phi.T, alpha, model.max_doc_update_iter,
+                              model.mean_change_tol)
+    assert per_doc[3] == 0.0
+    # Same computation in another summation order: rounding-level agreement.
+    assert_allclose(model.score(X), per_doc.sum(), rtol=1e-10)
+    assert_allclose(model.perplexity(X), np.exp(-per_doc.sum() / X.sum()), rtol=1e-10)
+
 
 
 def test_held_out_score_prefers_the_right_model(fitted, corpus, held_out):

@@ -279,7 +279,11 @@ def test_lda_gibbs_pipeline_score_under_routing(routing):
     assert np.isfinite(score)
     assert score == pipe[-1].score(pipe[:-1].transform(TEXTS))
 
-    search = GridSearchCV(pipe, {"ldagibbs__n_components": [2, 3]}, cv=3)
+    # The texts have three themes. Measured mean held-out scores (model seeds
+    # 0-2): K=1 -1253, K=2 -1167 to -1169, K=3 -1095 to -1098 (K=4..9 tie
+    # with K=3 on these 8-16-word documents, so they are left out).
+    search = GridSearchCV(pipe, {"ldagibbs__n_components": [1, 2, 3]}, cv=3)
     search.fit(TEXTS)
-    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
-    assert search.best_params_["ldagibbs__n_components"] in (2, 3)
+    scores = search.cv_results_["mean_test_score"]
+    assert np.all(np.diff(scores) > 30), scores
+    assert search.best_params_["ldagibbs__n_components"] == 3

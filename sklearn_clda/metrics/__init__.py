@@ -6,12 +6,15 @@
   tokens of held-out documents given their observed tokens with any fitted
   topic model; :func:`perplexity_from_estimates` does so from given point
   estimates;
-- :func:`topic_coherence` is the coherence of Mimno et al. (2011);
+- :func:`topic_coherence` scores how often each topic's top words occur
+  together in a reference corpus (UMass of Mimno et al. 2011, NPMI, C_V);
+- :func:`topic_exclusivity` is stm's exclusivity of each topic's top words;
 - :func:`topic_sizes`, :func:`top_words`, :func:`top_word_indices` and
   :func:`align_topics` summarize and compare topics.
 """
 
 from ._coherence import topic_coherence
+from ._exclusivity import topic_exclusivity
 from ._perplexity import (
     doc_completion_split,
     heldout_log_likelihood,
@@ -29,5 +32,6 @@ __all__ = [
     "top_word_indices",
     "top_words",
     "topic_coherence",
+    "topic_exclusivity",
     "topic_sizes",
 ]

@@ -62,7 +62,7 @@ def _check_nonneg_matrix(A, name, caller, *, rows_positive=True):
     if (A < 0).any():
         raise ValueError(f"{name} passed to {caller} must be non-negative.")
     if rows_positive:
-        bad = np.flatnonzero(A.sum(axis=1) <= 0)
+        bad = np.flatnonzero(A.max(axis=1) <= 0)  # (a sum could overflow)
         if bad.size:
             raise ValueError(
                 f"{name} passed to {caller} has rows summing to zero (rows "
@@ -73,6 +73,9 @@ def _check_nonneg_matrix(A, name, caller, *, rows_positive=True):
 
 
 def _normalize_rows(A):
+    """Rows as distributions; scaled by their maximum first, so that rows of
+    huge finite weights (near 1e308) do not overflow their sum."""
+    A = A / A.max(axis=1, keepdims=True)
     return A / A.sum(axis=1, keepdims=True)
 
 

@@ -16,6 +16,10 @@ with a ``from_estimator`` class method:
   ``cv_results_`` or by fitting the models;
 - :class:`TraceDisplay`: log-likelihood and learned priors against the
   Gibbs sweep;
+- :class:`CollectionTrendDisplay`: each topic's share across ordered
+  collections (years, ratings), with posterior bands;
+- :class:`SelectNComponentsDisplay`: held-out perplexity, coherence,
+  exclusivity and fit time against the number of topics;
 - :func:`autocorrelation`: the sample autocorrelation of a chain.
 
 matplotlib is imported only when something is drawn (``pip install
@@ -26,13 +30,17 @@ from ._acf import autocorrelation
 from ._collection_topic import CollectionTopicDisplay
 from ._perplexity import PerplexityDisplay
 from ._pi_trace import PiTraceDisplay
+from ._select import SelectNComponentsDisplay
 from ._topic_words import TopicWordsDisplay
 from ._trace import TraceDisplay
+from ._trend import CollectionTrendDisplay
 
 __all__ = [
     "CollectionTopicDisplay",
+    "CollectionTrendDisplay",
     "PerplexityDisplay",
     "PiTraceDisplay",
+    "SelectNComponentsDisplay",
     "TopicWordsDisplay",
     "TraceDisplay",
     "autocorrelation",

@@ -519,7 +519,11 @@ def test_align_fitted_model_to_truth():
     )
     lda = LDAGibbs(n_components=3, max_iter=150, random_state=0).fit(corpus.data)
     perm, d = align_topics(corpus.beta, lda.components_, metric="hellinger")
-    assert sorted(perm.tolist()) == [0, 1, 2]
+    P = corpus.beta / corpus.beta.sum(axis=1, keepdims=True)
+    Q = lda.components_ / lda.components_.sum(axis=1, keepdims=True)
+    H = np.sqrt(0.5 * ((np.sqrt(P)[:, None, :] - np.sqrt(Q)[None, :, :]) ** 2).sum(axis=-1))
+    np.testing.assert_array_equal(perm, H.argmin(axis=1))  # each true topic's nearest fit
+    np.testing.assert_allclose(d, H[np.arange(3), perm])
     assert d.max() < 0.2
 
 
@@ -630,3 +634,11 @@ def test_topic_sizes_dataframe_is_a_matrix_not_an_estimator():
     doc_topic = pd.DataFrame([[0.5, 0.5], [1.0, 0.0]])
     X = np.array([[2, 2, 0], [0, 1, 5]])
     np.testing.assert_allclose(topic_sizes(doc_topic, X), [8.0, 2.0])
+
+
+def test_topic_sizes_with_huge_finite_weights_does_not_overflow():
+    # Rows are weights: scaled before summing, so 1e308 + 1e308 is no overflow.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sizes = topic_sizes(np.array([[0.0, 0, 1], [0, 1e308, 1e308]]), np.array([[1], [2]]))
+    np.testing.assert_allclose(sizes, [0.0, 1.0, 2.0])

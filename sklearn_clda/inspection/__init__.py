@@ -1,0 +1,36 @@
+"""Reading a fitted topic model: labels, documents, collections, choosing K.
+
+Tools for the question compound LDA is fitted to answer, how collections
+differ in what they talk about, in the spirit of R's ``stm``:
+
+- :func:`topic_labels`: words that label each topic, by probability, FREX,
+  lift, score or relevance (``stm::labelTopics``, LDAvis);
+- :func:`representative_documents`: the documents most about each topic,
+  optionally within one collection (``stm::findThoughts``);
+- :func:`collection_topic_summary`: every collection's topic shares with
+  posterior intervals and effective sample sizes;
+- :func:`compare_collections`: the posterior difference of two
+  collections' topic shares, from the joint draws
+  (``stm::estimateEffect``);
+- :func:`effective_sample_size`: the effective sample size of MCMC draws;
+- :func:`select_n_components`: held-out perplexity, coherence, exclusivity
+  and fit time against the number of topics (``stm::searchK``).
+
+The functions that return tables return pandas DataFrames and need pandas
+(``pip install pandas``), imported only when they are called.
+"""
+
+from ._collections import collection_topic_summary, compare_collections
+from ._documents import representative_documents
+from ._ess import effective_sample_size
+from ._labels import topic_labels
+from ._select import select_n_components
+
+__all__ = [
+    "collection_topic_summary",
+    "compare_collections",
+    "effective_sample_size",
+    "representative_documents",
+    "select_n_components",
+    "topic_labels",
+]

@@ -1,0 +1,299 @@
+"""Choosing the number of topics: held-out perplexity, coherence, exclusivity
+and fit time against K (stm's ``searchK``)."""
+
+import time
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.model_selection import KFold, StratifiedKFold, check_cv
+from sklearn.utils import _safe_indexing
+from sklearn.utils._param_validation import HasMethods, StrOptions, validate_params
+from sklearn.utils.parallel import Parallel, delayed
+from sklearn.utils.validation import _num_samples
+
+from .._corpus import check_group_labels
+from ..metrics import topic_coherence
+from ._labels import frex_scores, top_indices
+from ._utils import accepts, require_pandas, unwrap
+
+__all__ = ["select_n_components"]
+
+#: The measures of each fit, in the order of the result's columns.
+MEASURES = ("perplexity", "coherence", "exclusivity", "fit_time")
+
+# stm's defaults: the top 10 words of each topic, FREX weight 0.7.
+_N_TOP_WORDS = 10
+_EXCLUSIVITY_WEIGHT = 0.7
+
+
+def exclusivity(components, n_words=_N_TOP_WORDS, weight=_EXCLUSIVITY_WEIGHT):
+    """stm's exclusivity of each topic: the sum of the FREX scores (weight
+    ``weight`` on exclusivity) of its ``n_words`` most probable words."""
+    components = np.asarray(components, dtype=np.float64)
+    phi = components / components.sum(axis=1, keepdims=True)
+    frex = frex_scores(phi, weight)
+    top = top_indices(phi, min(n_words, phi.shape[1]))
+    return np.take_along_axis(frex, top, axis=1).sum(axis=1)
+
+
+def umass_coherence(components, X):
+    """Mimno et al.'s coherence of each topic's top 10 words on ``X`` (stm's
+    ``semanticCoherence``, a sum over word pairs)."""
+    return topic_coherence(X, components, top_n=min(_N_TOP_WORDS, np.shape(components)[1]))
+
+
+def _check_n_components(n_components):
+    values = np.asarray(n_components)
+    if values.ndim != 1 or values.size == 0 or values.dtype.kind not in "iu":
+        raise ValueError(
+            "n_components passed to select_n_components must be a non-empty list "
+            f"of numbers of topics, got {n_components!r}."
+        )
+    if (values < 1).any() or np.unique(values).size != values.size:
+        raise ValueError(
+            "n_components passed to select_n_components must hold distinct "
+            f"positive integers, got {values.tolist()}."
+        )
+    return np.sort(values).tolist()
+
+
+def _folds(cv, X, labels, random_state):
+    """The (train, test) index pairs, the same for every number of topics.
+
+    An int gives shuffled folds, stratified by collection when ``labels``
+    are given (so that every collection is seen in every training fold).
+    """
+    n = _num_samples(X)
+    if isinstance(cv, Integral):
+        if labels is not None:
+            return list(StratifiedKFold(cv, shuffle=True, random_state=random_state)
+                        .split(np.zeros(n), labels))
+        return list(KFold(cv, shuffle=True, random_state=random_state).split(np.zeros(n)))
+    return list(check_cv(cv).split(X, labels, labels))
+
+
+def _call_with_groups(method, X, groups):
+    """``method(X, groups=groups)`` when it takes groups and they are given."""
+    if groups is not None and accepts(method, "groups"):
+        return method(X, groups=groups)
+    return method(X)
+
+
+def _evaluate(estimator, X, labels, train, test, n_topics, coherence):
+    """Fit one clone with ``n_topics`` topics on ``train``; measure it on ``test``."""
+    est = clone(estimator)
+    model, pre, _ = unwrap(est)
+    model.set_params(n_components=n_topics)
+    X_train, X_test = _safe_indexing(X, train), _safe_indexing(X, test)
+    if pre is not None:
+        X_train = pre.fit_transform(X_train)
+        X_test = pre.transform(X_test)
+    g_train = None if labels is None else labels[train]
+    g_test = None if labels is None else labels[test]
+    start = time.perf_counter()
+    _call_with_groups(model.fit, X_train, g_train)
+    fit_time = time.perf_counter() - start
+    scores = np.asarray(coherence(model.components_, X_train), dtype=np.float64)
+    return {
+        "perplexity": float(_call_with_groups(model.perplexity, X_test, g_test)),
+        "coherence": float(scores.mean()),
+        "exclusivity": float(exclusivity(model.components_).mean()),
+        "fit_time": fit_time,
+    }
+
+
+def search_n_components(estimator, X, groups, n_components, cv, coherence, n_jobs,
+                        random_state):
+    """The measures of every (K, fold): a dict of arrays of shape (n_K, n_folds)
+    under the names of ``MEASURES``, plus ``"n_components"`` (n_K,)."""
+    model, _, _ = unwrap(estimator)
+    if not hasattr(model, "perplexity"):
+        raise ValueError(
+            "select_n_components needs a topic model with a perplexity method "
+            f"(CompoundLDA, LDAGibbs, LatentDirichletAllocation), got "
+            f"{type(model).__name__}."
+        )
+    values = _check_n_components(n_components)
+    labels = None if groups is None else check_group_labels(
+        groups, _num_samples(X), method="select_n_components"
+    )
+    score = umass_coherence if coherence == "umass" else coherence
+    folds = _folds(cv, X, labels, random_state)
+    results = Parallel(n_jobs=n_jobs)(
+        delayed(_evaluate)(estimator, X, labels, train, test, k, score)
+        for k in values for train, test in folds
+    )
+    out = {"n_components": np.asarray(values)}
+    for name in MEASURES:
+        out[name] = np.array([r[name] for r in results]).reshape(len(values), len(folds))
+    return out
+
+
+@validate_params(
+    {
+        "estimator": [HasMethods(["fit"])],
+        "X": ["array-like", "sparse matrix"],
+        "groups": ["array-like", None],
+        "n_components": ["array-like"],
+        "cv": ["cv_object"],
+        "coherence": [StrOptions({"umass"}), callable],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+    },
+    # The clones' fit, perplexity and the coherence validate their inputs.
+    prefer_skip_nested_validation=False,
+)
+def select_n_components(
+    estimator,
+    X,
+    groups=None,
+    *,
+    n_components,
+    cv=3,
+    coherence="umass",
+    n_jobs=None,
+    random_state=None,
+):
+    """Held-out perplexity, coherence, exclusivity and fit time for each number of topics.
+
+    There is no single right number of topics; this puts the usual
+    evidence side by side, as R's ``stm::searchK`` does. For every ``K``
+    in ``n_components`` and every cross-validation fold, a clone of
+    ``estimator`` with ``n_components=K`` is fitted on the training
+    documents and measured:
+
+    - ``perplexity``: the estimator's ``perplexity`` on the fold's held-out
+      documents (lower is better), with their collection labels for
+      :class:`~sklearn_clda.CompoundLDA`;
+    - ``coherence``: the mean over topics of a coherence score on the
+      fold's training documents (higher is better): by default Mimno et
+      al.'s (UMass) coherence of each topic's 10 most probable words, as
+      stm's ``semanticCoherence``;
+    - ``exclusivity``: the mean over topics of stm's exclusivity (higher
+      is better): the sum of the FREX scores, with weight 0.7 on
+      exclusivity, of the topic's 10 most probable words;
+    - ``fit_time``: seconds of ``fit``.
+
+    Coherence tends to fall and exclusivity to rise with ``K``; a good
+    ``K`` is often where perplexity stops improving much and the two are
+    balanced, then checked by reading the topics.
+
+    Parameters
+    ----------
+    estimator : estimator or Pipeline
+        An unfitted (or fitted: it is cloned) topic model with an
+        ``n_components`` parameter and a ``perplexity`` method
+        (:class:`~sklearn_clda.CompoundLDA`,
+        :class:`~sklearn_clda.LDAGibbs`,
+        :class:`~sklearn.decomposition.LatentDirichletAllocation`), or a
+        Pipeline ending with one, whose other steps (e.g. a
+        CountVectorizer) are refitted on each training fold. Its other
+        parameters (sweeps, priors, ``random_state``) are kept.
+
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Document-term counts, or the Pipeline's input (e.g. texts).
+
+    groups : array-like of shape (n_samples,), default=None
+        Collection label of each document. Passed to ``fit`` and
+        ``perplexity`` of a model that accepts them, and used to stratify
+        the folds.
+
+    n_components : array-like of int
+        The numbers of topics to try (distinct positive integers).
+
+    cv : int, cross-validation generator or iterable, default=3
+        How documents are split. An int gives that many shuffled folds
+        (:class:`~sklearn.model_selection.StratifiedKFold` on ``groups``
+        when given, so that every collection is in every training fold;
+        :class:`~sklearn.model_selection.KFold` otherwise). A splitter is
+        called as ``cv.split(X, groups, groups)``: a splitter that holds
+        out whole collections leaves their documents without a fitted
+        mixture (see :class:`~sklearn_clda.CompoundLDA`). Every ``K`` uses
+        the same folds.
+
+    coherence : "umass" or callable, default="umass"
+        Coherence score of the topics. ``"umass"`` is
+        :func:`~sklearn_clda.metrics.topic_coherence` with ``top_n=10``.
+        A callable is called as ``coherence(components, X_train)`` with the
+        fitted ``components_`` and the fold's training counts, and returns
+        one score per topic (higher is better), e.g.
+        ``lambda c, X: topic_coherence(X, c, top_n=20)``.
+
+    n_jobs : int, default=None
+        Number of (K, fold) fits run in parallel with joblib. ``None``
+        means 1. Each fit also uses the estimator's own ``n_jobs``.
+
+    random_state : int, RandomState instance or None, default=None
+        Shuffles the documents into folds when ``cv`` is an int.
+
+    Returns
+    -------
+    results : pandas.DataFrame
+        One row per number of topics, increasing, with columns
+        ``n_components`` and, for each measure, its mean over the folds
+        (``perplexity``, ``coherence``, ``exclusivity``, ``fit_time``) and
+        standard deviation (``perplexity_std``, ...; ``ddof=0`` as in
+        scikit-learn's ``cv_results_``). ``results.attrs["n_splits"]``
+        holds the number of folds.
+
+    See Also
+    --------
+    sklearn_clda.plotting.SelectNComponentsDisplay : The four measures in
+        one figure.
+    sklearn_clda.metrics.topic_coherence : The UMass coherence.
+    sklearn.model_selection.GridSearchCV : Searching ``n_components`` with
+        the estimator's ``score`` alone.
+
+    Notes
+    -----
+    The perplexity is the estimators' own: document completion for the
+    Gibbs models (comparable between :class:`~sklearn_clda.LDAGibbs` and
+    :class:`~sklearn_clda.CompoundLDA`), a variational bound for
+    scikit-learn's LDA. Coherence is computed on the training documents
+    (stm does the same); pass a callable to use another reference corpus
+    or measure.
+
+    References
+    ----------
+    .. [1] M. E. Roberts, B. M. Stewart and D. Tingley, "stm: An R package
+       for structural topic models", Journal of Statistical Software
+       91(2), 2019.
+    .. [2] D. Mimno, H. M. Wallach, E. Talley, M. Leenders and
+       A. McCallum, "Optimizing semantic coherence in topic models",
+       EMNLP 2011.
+
+    Examples
+    --------
+    >>> from sklearn_clda import CompoundLDA
+    >>> from sklearn_clda.datasets import make_compound_corpus
+    >>> from sklearn_clda.inspection import select_n_components
+    >>> corpus = make_compound_corpus(n_topics=3, n_features=40, n_collections=2,
+    ...                               docs_per_collection=40, doc_length=60,
+    ...                               random_state=0)
+    >>> results = select_n_components(
+    ...     CompoundLDA(max_iter=60, random_state=0), corpus.data, corpus.groups,
+    ...     n_components=[1, 3], cv=2, random_state=0)
+    >>> results.columns.tolist()  # doctest: +NORMALIZE_WHITESPACE
+    ['n_components', 'perplexity', 'perplexity_std', 'coherence',
+     'coherence_std', 'exclusivity', 'exclusivity_std', 'fit_time',
+     'fit_time_std']
+    >>> results["n_components"].tolist()
+    [1, 3]
+
+    The corpus has three topics: one topic explains held-out words worse.
+
+    >>> bool(results["perplexity"].iloc[1] < results["perplexity"].iloc[0])
+    True
+    """
+    pd = require_pandas("select_n_components")
+    raw = search_n_components(
+        estimator, X, groups, n_components, cv, coherence, n_jobs, random_state
+    )
+    columns = {"n_components": raw["n_components"]}
+    for name in MEASURES:
+        columns[name] = raw[name].mean(axis=1)
+        columns[f"{name}_std"] = raw[name].std(axis=1)
+    out = pd.DataFrame(columns)
+    out.attrs["n_splits"] = raw["perplexity"].shape[1]
+    return out

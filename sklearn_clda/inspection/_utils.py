@@ -1,0 +1,170 @@
+"""Shared helpers of the inspection functions: unwrapping, names, pandas."""
+
+import inspect
+from numbers import Integral
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+__all__ = []
+
+#: Fewest kept draws of ``pi`` that posterior intervals and ESS are computed from.
+MIN_DRAWS = 4
+
+
+def require_pandas(caller):
+    """Import pandas, or raise an ImportError that says how to install it."""
+    try:
+        import pandas
+    except ImportError as exc:
+        raise ImportError(
+            f"{caller} returns a pandas DataFrame, but pandas could not be "
+            "imported. Install it with `pip install pandas`."
+        ) from exc
+    return pandas
+
+
+def unwrap(estimator):
+    """``(model, preprocessor, feature_names)`` of an estimator or a Pipeline.
+
+    For a Pipeline, ``model`` is its last step and ``preprocessor`` the
+    steps before it (e.g. a CountVectorizer), whose output vocabulary gives
+    ``feature_names`` when it can be computed. For a bare estimator,
+    ``preprocessor`` and ``feature_names`` are None.
+    """
+    from sklearn.pipeline import Pipeline
+
+    if isinstance(estimator, Pipeline):
+        pre = estimator[:-1]
+        try:
+            names = pre.get_feature_names_out()
+        except (AttributeError, TypeError, ValueError):
+            names = None
+        return estimator[-1], pre, names
+    return estimator, None, None
+
+
+def topic_word(model, caller):
+    """Row-normalized ``components_`` of a fitted topic model, shape (K, V)."""
+    check_is_fitted(model, "components_")
+    components = np.asarray(model.components_, dtype=np.float64)
+    if components.ndim != 2 or not np.all(np.isfinite(components)):
+        raise ValueError(
+            f"{caller} needs a fitted topic model whose components_ is a finite "
+            f"2-d array, got {type(model).__name__} with components_ of shape "
+            f"{components.shape}."
+        )
+    if (components < 0).any() or (components.sum(axis=1) <= 0).any():
+        raise ValueError(
+            f"{caller} needs non-negative components_ with a positive sum in "
+            f"every row (topic-word weights); {type(model).__name__} has others."
+        )
+    return components
+
+
+def resolve_feature_names(model, given, from_pipeline, n_features):
+    """The vocabulary: ``given``, else the Pipeline's, else ``feature_names_in_``,
+    else ``"word 0"``, ``"word 1"``, ... (as the plotting displays)."""
+    names = given
+    if names is None:
+        names = from_pipeline
+    if names is None:
+        names = getattr(model, "feature_names_in_", None)
+    if names is None:
+        return np.array([f"word {i}" for i in range(n_features)], dtype=object)
+    names = np.asarray(names, dtype=object)
+    if names.ndim != 1 or names.shape[0] != n_features:
+        raise ValueError(
+            f"feature_names has shape {names.shape} but the model has "
+            f"{n_features} features (columns of components_)."
+        )
+    return np.array([str(name) for name in names], dtype=object)
+
+
+def accepts(method, name):
+    """Whether ``method`` takes a parameter called ``name``."""
+    try:
+        return name in inspect.signature(method).parameters
+    except (TypeError, ValueError):  # pragma: no cover - builtins
+        return False
+
+
+def collection_position(labels, label, name, caller):
+    """Index of collection ``label`` in ``labels`` (a fitted model's ``groups_``)."""
+    if isinstance(label, (bool, np.bool_)) or not isinstance(label, (str, Integral)):
+        raise ValueError(
+            f"{name} passed to {caller} must be a collection label (str or int "
+            f"as in groups_), got {type(label).__name__} {label!r}."
+        )
+    hits = [i for i, value in enumerate(labels.tolist()) if value == label]
+    if not hits:
+        shown = labels.tolist()
+        raise ValueError(
+            f"{name}={label!r} passed to {caller} is not a collection of the "
+            f"model; its collections (groups_) are {shown[:20]}"
+            f"{'...' if len(shown) > 20 else ''}."
+        )
+    return hits[0]
+
+
+def check_topic_indices(topics, n_components, caller):
+    """``topics`` (None, an int or a list of ints) as an array of valid indices."""
+    if topics is None:
+        return np.arange(n_components)
+    arr = np.atleast_1d(np.asarray(topics))
+    if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iu":
+        raise ValueError(
+            f"topic passed to {caller} must be None, a topic index or a list "
+            f"of topic indices, got {topics!r}."
+        )
+    bad = arr[(arr < 0) | (arr >= n_components)]
+    if bad.size:
+        raise ValueError(
+            f"topic index {int(bad[0])} passed to {caller} is out of range for a "
+            f"model with {n_components} topics (valid: 0..{n_components - 1})."
+        )
+    if np.unique(arr).size != arr.size:
+        raise ValueError(f"topic passed to {caller} repeats indices: {arr.tolist()}.")
+    return arr.astype(np.intp)
+
+
+def collection_draws(estimator, caller):
+    """``(model, samples, labels)``: the kept draws of ``pi`` of a fitted CompoundLDA.
+
+    ``samples`` has shape (n_draws, n_collections, n_components); ``labels``
+    are the collection labels (``groups_``, or ``["all"]`` for a model
+    fitted without groups). Fewer than ``MIN_DRAWS`` draws (a VEM fit, or a
+    chain that kept too few states) raise a ValueError: there is no
+    posterior interval or ESS to compute.
+    """
+    model, _, _ = unwrap(estimator)
+    if not hasattr(model, "fit"):
+        raise ValueError(f"{caller} needs a fitted CompoundLDA, got {type(model).__name__}.")
+    check_is_fitted(model)
+    if not hasattr(model, "collection_topic_samples_"):
+        raise ValueError(
+            f"{caller} needs a fitted CompoundLDA (an estimator with "
+            f"collection_topic_samples_), got {type(model).__name__}."
+        )
+    samples = np.asarray(model.collection_topic_samples_, dtype=np.float64)
+    if samples.ndim != 3:
+        raise ValueError(
+            f"{caller} needs collection_topic_samples_ of shape (n_draws, "
+            f"n_collections, n_components), got shape {samples.shape}."
+        )
+    if samples.shape[0] < MIN_DRAWS:
+        how = (
+            "algorithm='vem' gives a point estimate of pi, not posterior draws; "
+            "refit with algorithm='ags' (the default)"
+            if getattr(model, "algorithm", None) == "vem"
+            else "refit keeping more draws (a larger max_iter - burn_in, or a "
+            "smaller thin)"
+        )
+        raise ValueError(
+            f"{caller} needs at least {MIN_DRAWS} posterior draws of pi for "
+            f"intervals and effective sample sizes, but the model has "
+            f"{samples.shape[0]}: {how}."
+        )
+    groups = getattr(model, "groups_", None)
+    labels = np.array(["all"], dtype=object) if groups is None else np.asarray(groups)
+    return model, samples, labels

@@ -1,0 +1,179 @@
+"""CollectionTrendDisplay and SelectNComponentsDisplay draw the right numbers."""
+
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from numpy.testing import assert_allclose  # noqa: E402
+
+from sklearn_clda import CompoundLDA  # noqa: E402
+from sklearn_clda.datasets import make_compound_corpus  # noqa: E402
+from sklearn_clda.inspection import select_n_components  # noqa: E402
+from sklearn_clda.plotting import (  # noqa: E402
+    CollectionTrendDisplay,
+    SelectNComponentsDisplay,
+)
+
+VOCAB = np.array([f"w{i:02d}" for i in range(30)])
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return make_compound_corpus(n_topics=3, n_features=30, n_collections=4,
+                                docs_per_collection=20, doc_length=40, random_state=0)
+
+
+def fit(corpus, labels, **params):
+    groups = np.asarray(labels)[corpus.groups]
+    params = {"n_components": 3, "max_iter": 80, "thin": 2, "random_state": 0, **params}
+    return CompoundLDA(**params).fit(corpus.data, groups=groups)
+
+
+def band(poly, n):
+    """(lower, upper) of a fill_between band over n points."""
+    v = poly.get_paths()[0].vertices
+    return v[1:1 + n, 1], v[n + 2:2 * n + 2, 1][::-1]
+
+
+def test_trend_draws_means_and_intervals_at_the_years(corpus):
+    clda = fit(corpus, [2010, 2001, 2005, 2002])
+    disp = CollectionTrendDisplay.from_estimator(clda, topics=[2, 0], ci=0.8)
+    # groups_ is sorted: 2001, 2002, 2005, 2010.
+    samples = clda.collection_topic_samples_
+    lower, upper = np.quantile(samples, [0.1, 0.9], axis=0)
+    assert len(disp.lines_) == 2
+    for line, poly, k in zip(disp.lines_, disp.fill_between_, [2, 0]):
+        assert_allclose(line.get_xdata(), [2001, 2002, 2005, 2010])
+        assert_allclose(line.get_ydata(), samples[:, :, k].mean(axis=0))
+        lo, hi = band(poly, 4)
+        assert_allclose(lo, lower[:, k])
+        assert_allclose(hi, upper[:, k])
+    assert [t.get_text() for t in disp.legend_.get_texts()] == ["Topic 2", "Topic 0"]
+    assert "80% posterior intervals" in disp.ax_.get_title()
+
+
+def test_trend_numeric_strings_sort_as_numbers(corpus):
+    clda = fit(corpus, ["10", "2", "1", "30"], max_iter=40)
+    disp = CollectionTrendDisplay.from_estimator(clda, ci=None)
+    assert_allclose(disp.lines_[0].get_xdata(), [1, 2, 10, 30])
+    # groups_ is sorted as strings ("1", "10", "2", "30"): the line follows
+    # the numbers, not that order.
+    k = disp.topics[0]
+    assert_allclose(disp.lines_[0].get_ydata(), clda.collection_topic_[[0, 2, 1, 3], k])
+    assert disp.fill_between_ is None
+
+
+def test_trend_iso_dates(corpus):
+    clda = fit(corpus, ["2021-03", "2020-01", "2020-07", "2021-01"], max_iter=40)
+    disp = CollectionTrendDisplay.from_estimator(clda, ci=None)
+    x = disp.lines_[0].get_xdata()
+    assert x.dtype.kind == "M"
+    assert x.astype(str).tolist() == ["2020-01", "2020-07", "2021-01", "2021-03"]
+
+
+def test_trend_order_and_labels(corpus):
+    clda = fit(corpus, ["low", "high", "mid", "top"], max_iter=40)
+    with pytest.raises(ValueError, match="Pass order="):
+        CollectionTrendDisplay.from_estimator(clda)
+    disp = CollectionTrendDisplay.from_estimator(
+        clda, order=["low", "mid", "high"], topics=[1], feature_names=VOCAB, top_words=2,
+    )
+    assert_allclose(disp.lines_[0].get_xdata(), [0, 1, 2])
+    # groups_ sorted: high, low, mid, top.
+    assert_allclose(disp.lines_[0].get_ydata(), clda.collection_topic_[[1, 2, 0], 1])
+    lower, upper = np.quantile(clda.collection_topic_samples_[:, [1, 2, 0], 1],
+                               [0.05, 0.95], axis=0)
+    lo, hi = band(disp.fill_between_[0], 3)
+    assert_allclose(lo, lower)
+    assert_allclose(hi, upper)
+    assert [t.get_text() for t in disp.ax_.get_xticklabels()] == ["low", "mid", "high"]
+    label = disp.legend_.get_texts()[0].get_text()
+    assert label.startswith("Topic 1: ") and len(label.split()) == 4
+    with pytest.raises(ValueError, match="Unknown collection 'none'"):
+        CollectionTrendDisplay.from_estimator(clda, order=["low", "none"])
+
+
+def test_displays_need_no_pandas(corpus, monkeypatch):
+    clda = fit(corpus, [1, 2, 3, 4], max_iter=40)
+    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas fails
+    CollectionTrendDisplay.from_estimator(clda)
+    SelectNComponentsDisplay.from_estimator(
+        CompoundLDA(max_iter=10, random_state=0), corpus.data, corpus.groups,
+        n_components=[2], cv=2,
+    )
+
+
+def test_trend_default_topics_vary_most(corpus):
+    clda = fit(corpus, [1, 2, 3, 4], max_iter=40)
+    disp = CollectionTrendDisplay.from_estimator(clda, n_topics=1, ci=None)
+    spread = np.ptp(clda.collection_topic_, axis=0)
+    assert disp.topics.tolist() == [int(np.argmax(spread))]
+
+
+def test_trend_errors(corpus):
+    single = CompoundLDA(n_components=3, max_iter=20, random_state=0).fit(corpus.data)
+    with pytest.raises(ValueError, match="several collections"):
+        CollectionTrendDisplay.from_estimator(single)
+    vem = CompoundLDA(n_components=3, algorithm="vem", max_iter=5, random_state=0)
+    with pytest.warns(Warning):
+        vem.fit(corpus.data, groups=corpus.groups)
+    with pytest.raises(ValueError, match="point estimate"):
+        CollectionTrendDisplay.from_estimator(vem)
+    disp = CollectionTrendDisplay.from_estimator(vem, ci=None)
+    assert_allclose(disp.lines_[0].get_ydata(), vem.collection_topic_[:, disp.topics[0]])
+    with pytest.raises(ValueError, match="one position per row"):
+        CollectionTrendDisplay([1, 2], np.ones((3, 2))).plot()
+
+
+@pytest.fixture(scope="module")
+def results(corpus):
+    return select_n_components(
+        CompoundLDA(max_iter=30, random_state=0), corpus.data, corpus.groups,
+        n_components=[4, 2], cv=2, random_state=0,
+    )
+
+
+def test_select_display_from_results(results):
+    disp = SelectNComponentsDisplay.from_results(results)
+    assert disp.axes_.shape == (2, 2)
+    for name in ("perplexity", "coherence", "exclusivity", "fit_time"):
+        assert_allclose(disp.lines_[name].get_xdata(), [2, 4])
+        assert_allclose(disp.lines_[name].get_ydata(), results[name])
+        lo, hi = band(disp.fill_between_[name], 2)
+        assert_allclose(lo, results[name] - results[f"{name}_std"])
+        assert_allclose(hi, results[name] + results[f"{name}_std"])
+    titles = [ax.get_title() for ax in disp.axes_.ravel()]
+    assert titles == ["Held-out perplexity", "Coherence", "Exclusivity", "Fit time (s)"]
+
+
+def test_select_display_from_estimator(corpus, results):
+    disp = SelectNComponentsDisplay.from_estimator(
+        CompoundLDA(max_iter=30, random_state=0), corpus.data, corpus.groups,
+        n_components=[4, 2], cv=2, random_state=0, n_cols=4,
+    )
+    assert disp.axes_.shape == (1, 4)
+    # Same folds and seeds: the same numbers as the search (but the time).
+    for name in ("perplexity", "coherence", "exclusivity"):
+        assert_allclose(disp.lines_[name].get_ydata(), results[name])
+
+
+def test_select_display_errors():
+    with pytest.raises(ValueError, match="'n_components'"):
+        SelectNComponentsDisplay.from_results({"perplexity": [1.0]})
+    with pytest.raises(ValueError, match="no 'coherence'"):
+        SelectNComponentsDisplay.from_results({"n_components": [2], "perplexity": [1.0]})
+    with pytest.raises(ValueError, match="has 1 values for 2"):
+        SelectNComponentsDisplay(
+            [2, 3], {"perplexity": [1.0], "coherence": [1.0, 2.0],
+                     "exclusivity": [1.0, 2.0], "fit_time": [1.0, 2.0]}).plot()

@@ -1,0 +1,135 @@
+"""representative_documents on a corpus with planted topics."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.pipeline import make_pipeline
+from sklearn.utils._param_validation import InvalidParameterError
+
+from sklearn_clda import CompoundLDA, LDAGibbs
+from sklearn_clda.inspection import representative_documents
+
+# Three planted topics on disjoint blocks of four words. Documents 0-23 are
+# pure (8 per topic, block = index % 3); documents 24-29 mix all blocks.
+N_PURE, BLOCK = 24, 4
+
+
+def planted_corpus():
+    rng = np.random.default_rng(0)
+    X = np.zeros((30, 3 * BLOCK), dtype=np.int64)
+    for d in range(N_PURE):
+        block = d % 3
+        X[d, block * BLOCK:(block + 1) * BLOCK] = rng.integers(2, 6, size=BLOCK)
+    X[N_PURE:] = rng.integers(1, 3, size=(30 - N_PURE, 3 * BLOCK))
+    groups = np.where(np.arange(30) % 2 == 0, "even", "odd")
+    return sp.csr_matrix(X), groups
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return planted_corpus()
+
+
+@pytest.fixture(scope="module")
+def lda(corpus):
+    X, _ = corpus
+    return LDAGibbs(n_components=3, max_iter=150, random_state=0).fit(X)
+
+
+@pytest.fixture(scope="module")
+def clda(corpus):
+    X, groups = corpus
+    return CompoundLDA(n_components=3, max_iter=150, random_state=0).fit(X, groups=groups)
+
+
+def block_of_topic(model):
+    """The planted block each fitted topic found (its heaviest block)."""
+    weights = model.components_.reshape(3, 3, BLOCK).sum(axis=2)
+    blocks = weights.argmax(axis=1)
+    assert sorted(blocks) == [0, 1, 2]
+    return blocks
+
+
+def test_top_documents_are_pure_documents_of_the_topic(corpus, lda):
+    X, _ = corpus
+    docs = representative_documents(lda, X, n=5)
+    assert docs.columns.tolist() == ["topic", "rank", "document", "theta"]
+    assert docs["topic"].tolist() == [0] * 5 + [1] * 5 + [2] * 5
+    assert docs["rank"].tolist() == [1, 2, 3, 4, 5] * 3
+    blocks = block_of_topic(lda)
+    theta = lda.transform(X)
+    for k, rows in docs.groupby("topic"):
+        documents = rows["document"].to_numpy()
+        # Pure documents of the topic's block, never a mixed one ...
+        assert np.all(documents < N_PURE)
+        assert np.all(documents % 3 == blocks[k])
+        # ... with their proportions, by decreasing share.
+        np.testing.assert_allclose(rows["theta"], theta[documents, k])
+        assert np.all(np.diff(rows["theta"]) <= 0)
+        # No other document has a larger share than the last one shown.
+        others = np.setdiff1d(np.arange(30), documents)
+        assert theta[others, k].max() <= rows["theta"].min()
+
+
+def test_collection_restricts_the_candidates(corpus, clda):
+    X, groups = corpus
+    docs = representative_documents(clda, X, groups, n=3, collection="odd")
+    assert docs.columns.tolist() == ["topic", "rank", "document", "theta", "collection"]
+    assert set(docs["collection"]) == {"odd"}
+    assert np.all(docs["document"] % 2 == 1)
+    # The shares are CompoundLDA's transform with each document's collection.
+    theta = clda.transform(X, groups=groups)
+    np.testing.assert_allclose(docs["theta"], theta[docs["document"], docs["topic"]])
+    blocks = block_of_topic(clda)
+    for k, rows in docs.groupby("topic"):
+        assert np.all(rows["document"] % 3 == blocks[k])
+
+
+def test_topic_selection_and_short_collections(corpus, lda):
+    X, groups = corpus
+    docs = representative_documents(lda, X, n=2, topic=[2, 0])
+    assert docs["topic"].tolist() == [2, 2, 0, 0]
+    docs = representative_documents(lda, X, n=1, topic=1)
+    assert docs["topic"].tolist() == [1]
+    # More documents asked than the collection has: all of them.
+    small = np.array(["a"] * 28 + ["b"] * 2)
+    docs = representative_documents(lda, X, small, n=5, topic=0, collection="b")
+    assert sorted(docs["document"]) == [28, 29]
+
+
+def test_scikit_learn_lda_with_collections(corpus):
+    from sklearn.decomposition import LatentDirichletAllocation
+
+    X, groups = corpus
+    lda = LatentDirichletAllocation(n_components=3, max_iter=20, random_state=0).fit(X)
+    docs = representative_documents(lda, X, groups, n=2, collection="even")
+    assert np.all(docs["document"] % 2 == 0)
+    theta = lda.transform(X)
+    np.testing.assert_allclose(docs["theta"], theta[docs["document"], docs["topic"]])
+
+
+def test_pipeline_on_texts():
+    texts = ["apple banana apple", "banana apple", "dog cat dog", "cat dog dog"] * 4
+    pipe = make_pipeline(CountVectorizer(), LDAGibbs(n_components=2, max_iter=100,
+                                                     random_state=0)).fit(texts)
+    docs = representative_documents(pipe, texts, n=2)
+    for _, rows in docs.groupby("topic"):
+        themes = {"fruit" if "apple" in texts[d] else "pet" for d in rows["document"]}
+        assert len(themes) == 1
+
+
+def test_errors(corpus, lda):
+    X, groups = corpus
+    with pytest.raises(ValueError, match="needs groups"):
+        representative_documents(lda, X, collection="odd")
+    with pytest.raises(ValueError, match="labels none of the documents"):
+        representative_documents(lda, X, groups, collection="none")
+    with pytest.raises(ValueError, match="out of range"):
+        representative_documents(lda, X, topic=3)
+    with pytest.raises(ValueError, match="repeats"):
+        representative_documents(lda, X, topic=[0, 0])
+    with pytest.raises(ValueError, match="has 2 labels"):
+        representative_documents(lda, X, groups[:2])
+    with pytest.raises(InvalidParameterError, match="'n'"):
+        representative_documents(lda, X, n=0)

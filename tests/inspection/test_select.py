@@ -1,0 +1,141 @@
+"""select_n_components and stm's exclusivity."""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.model_selection import KFold
+from sklearn.pipeline import make_pipeline
+
+from sklearn_clda import CompoundLDA, LDAGibbs
+from sklearn_clda.datasets import make_compound_corpus
+from sklearn_clda.inspection import select_n_components
+from sklearn_clda.inspection._select import exclusivity
+from sklearn_clda.metrics import topic_coherence
+
+
+def test_exclusivity_by_hand():
+    # stm's exclusivity(model, M, frexw = 0.7): per topic, the sum over its M
+    # most probable words of 1 / (0.7 / ecdf(excl) + 0.3 / ecdf(phi)).
+    # Topic 0 of phi = (.5, .3, .1, .1), (.4, .1, .4, .1), (.1, .1, .2, .6):
+    # probability ranks (1, .75, .375, .375), exclusivity ranks (.75, 1, .5,
+    # .25) (see test_labels); its top 2 words are w0 and w1:
+    #   1 / (.7/.75 + .3/1) + 1 / (.7/1 + .3/.75) = 30/37 + 1/1.1.
+    # Topic 2: phi ranks (1.5, 1.5, 3, 4) / 4, exclusivity (.1, .2, .2857,
+    # .75) ranks (1, 2, 3, 4) / 4; top words w3 and w2: 1 + 1 / (.7/.75 +
+    # .3/.75) = 1 + .75.
+    components = np.array([[5.0, 3.0, 1.0, 1.0],
+                           [4.0, 1.0, 4.0, 1.0],
+                           [1.0, 1.0, 2.0, 6.0]])
+    excl = exclusivity(components, n_words=2)
+    assert_allclose(excl[[0, 2]], [30 / 37 + 1 / 1.1, 1.75])
+    # The words are the most probable, not those of highest FREX: topic 0's
+    # top word is w0 (FREX 30/37), though w1 has the higher FREX (1/1.1).
+    assert_allclose(exclusivity(components, n_words=1)[0], 30 / 37)
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return make_compound_corpus(n_topics=3, n_features=30, n_collections=2,
+                                docs_per_collection=30, doc_length=40, random_state=0)
+
+
+class RecordingCLDA(CompoundLDA):
+    """CompoundLDA that records the labels its fit and perplexity receive."""
+
+    calls = []
+
+    def fit(self, X, y=None, groups=None):
+        RecordingCLDA.calls.append(("fit", X.shape[0], np.asarray(groups).copy()))
+        return super().fit(X, groups=groups)
+
+    def perplexity(self, X, groups=None, sub_sampling=False):
+        RecordingCLDA.calls.append(("perplexity", X.shape[0], np.asarray(groups).copy()))
+        return super().perplexity(X, groups=groups)
+
+
+def test_groups_follow_the_folds(corpus):
+    # Seven collections in a pattern, so that each call's labels can be told
+    # apart from another fold's.
+    groups = np.array([f"c{i % 7}" for i in range(60)])
+    RecordingCLDA.calls.clear()
+    folds = list(KFold(3, shuffle=True, random_state=0).split(corpus.data))
+    results = select_n_components(
+        RecordingCLDA(max_iter=20, random_state=0), corpus.data, groups,
+        n_components=[2], cv=folds,
+    )
+    assert len(results) == 1 and results.attrs["n_splits"] == 3
+    calls = RecordingCLDA.calls
+    assert [c[0] for c in calls] == ["fit", "perplexity"] * 3
+    for (train, test), fit, perp in zip(folds, calls[0::2], calls[1::2]):
+        assert fit[1] == train.size and perp[1] == test.size
+        assert np.array_equal(fit[2], groups[train])
+        assert np.array_equal(perp[2], groups[test])
+
+
+def test_int_cv_stratifies_by_collection(corpus):
+    RecordingCLDA.calls.clear()
+    select_n_components(RecordingCLDA(max_iter=10, random_state=0), corpus.data,
+                        corpus.groups, n_components=[2], cv=3, random_state=0)
+    for name, _, groups in RecordingCLDA.calls:
+        counts = np.bincount(groups, minlength=2)
+        assert counts[0] == counts[1]  # 30 + 30 documents, 3 stratified folds
+
+
+def test_measures_per_number_of_topics(corpus):
+    seen = []
+
+    def coherence(components, X):
+        seen.append(X.shape[0])
+        return np.full(components.shape[0], float(X.shape[0]))
+
+    results = select_n_components(
+        CompoundLDA(max_iter=60, random_state=0), corpus.data, corpus.groups,
+        n_components=[3, 1], cv=3, coherence=coherence, random_state=0,
+    )
+    assert results["n_components"].tolist() == [1, 3]
+    # The callable gets each fold's training counts (40 of 60 documents).
+    assert seen == [40] * 6
+    assert_allclose(results["coherence"], [40.0, 40.0])
+    assert_allclose(results["coherence_std"], [0.0, 0.0])
+    # Three planted topics: three explain held-out words better than one.
+    assert results["perplexity"][1] < results["perplexity"][0]
+    assert np.all(results["perplexity_std"] > 0)
+    assert np.all(results["fit_time"] > 0)
+    assert np.all(np.isfinite(results["exclusivity"]))
+
+
+def test_default_coherence_is_umass_on_the_training_fold(corpus):
+    folds = [(np.arange(0, 60, 2), np.arange(1, 60, 2))]
+    results = select_n_components(
+        LDAGibbs(max_iter=40, random_state=0), corpus.data, n_components=[3], cv=folds,
+    )
+    lda = LDAGibbs(n_components=3, max_iter=40, random_state=0).fit(corpus.data[::2])
+    expected = topic_coherence(corpus.data[::2], lda.components_, top_n=10).mean()
+    assert_allclose(results["coherence"], [expected])
+    assert_allclose(results["exclusivity"], [exclusivity(lda.components_).mean()])
+
+
+def test_pipeline_refits_the_vectorizer_per_fold():
+    texts = ["apple banana apple", "banana cherry", "dog cat dog", "cat mouse dog"] * 6
+    pipe = make_pipeline(CountVectorizer(), LDAGibbs(max_iter=30, random_state=0))
+    results = select_n_components(pipe, texts, n_components=[1, 2], cv=2, random_state=0)
+    assert results["n_components"].tolist() == [1, 2]
+    assert np.all(np.isfinite(results["perplexity"]))
+
+
+@pytest.mark.parametrize(
+    "n_components, match",
+    [([], "non-empty"), ([2, 2], "distinct"), ([0, 2], "positive"), ([[2]], "non-empty"),
+     ([2.5], "non-empty")],
+)
+def test_bad_n_components(corpus, n_components, match):
+    with pytest.raises(ValueError, match=match):
+        select_n_components(LDAGibbs(), corpus.data, n_components=n_components)
+
+
+def test_estimator_without_perplexity(corpus):
+    from sklearn.decomposition import NMF
+
+    with pytest.raises(ValueError, match="perplexity method"):
+        select_n_components(NMF(), corpus.data, n_components=[2])

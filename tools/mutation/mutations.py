@@ -1,0 +1,252 @@
+"""The curated mutations of ``tools/mutation/run.py``.
+
+Each mutation replaces one exact snippet of a source file (it must occur
+exactly once, else the runner reports the entry as stale) and names the
+tests that should notice. Kinds:
+
+- ``issue``: the bugs that issue 11's mutation audit planted and the
+  suite missed (or caught only by a hair), one entry each;
+- ``model``: further wrong-model or wrong-protocol bugs of the same style
+  (a plausible slip that gives a silently wrong answer);
+- ``operator``: single operator, constant or index swaps, the kind a
+  generic mutation tool produces.
+"""
+
+from collections import namedtuple
+
+Mutation = namedtuple("Mutation", "name kind path old new tests")
+
+CLDA = "sklearn_clda/_clda.py"
+PI_UPDATE = "sklearn_clda/_pi_update.py"
+BASE = "sklearn_clda/_base.py"
+HYPER = "sklearn_clda/_hyper.py"
+CORPUS = "sklearn_clda/_corpus.py"
+LDA = "sklearn_clda/_lda_gibbs.py"
+COHERENCE = "sklearn_clda/metrics/_coherence.py"
+PERPLEXITY = "sklearn_clda/metrics/_perplexity.py"
+TOPICS = "sklearn_clda/metrics/_topics.py"
+
+T_CLDA = ("tests/test_clda.py",)
+T_PRIORS = ("tests/test_priors.py",)
+T_LDA = ("tests/test_lda_gibbs.py",)
+T_CORPUS = ("tests/test_corpus.py", "tests/test_lda_gibbs.py")
+T_METRICS = ("tests/metrics/test_metrics.py",)
+
+MUTATIONS = [
+    # ------------------------------------------------------------- issue 11
+    Mutation(
+        "fallback-prior-unweighted-mean", "issue", CLDA,
+        "weights = self.collection_sizes_ / self.collection_sizes_.sum()",
+        "weights = np.full(n_groups, 1.0 / n_groups)",
+        T_CLDA,
+    ),
+    Mutation(
+        "alpha-sampled-against-uniform-pi", "issue", CLDA,
+        "run.alpha, _ = sample_alpha(run.pi, run.alpha, rng)",
+        "run.alpha, _ = sample_alpha(np.full_like(run.pi, 1.0 / run.pi.shape[1]),"
+        " run.alpha, rng)",
+        T_PRIORS,
+    ),
+    Mutation(
+        "lda-fold-in-with-prior-mean", "issue", LDA,
+        "return _prior_row(self.doc_topic_prior_, self.n_components), np.zeros(",
+        "return _prior_row(np.mean(self.doc_topic_prior_), self.n_components), np.zeros(",
+        T_LDA,
+    ),
+    Mutation(
+        "vem-wrapper-uniform-collection-topic", "issue", CLDA,
+        '"collection_topic_": result["collection_topic"],',
+        '"collection_topic_": np.full_like(result["collection_topic"], 1.0 / self.n_components),',
+        ("tests/test_vem.py",),
+    ),
+    Mutation(
+        "score-fold-in-sees-held-out-half", "issue", BASE,
+        "theta = self._fold_in(observed, prior_rows, doc_rows, phi)",
+        "theta = self._fold_in(X, prior_rows, doc_rows, phi)",
+        T_LDA + T_CLDA,
+    ),
+    Mutation(
+        "gamma-update-no-op", "issue", HYPER,
+        "new = gamma * num / den",
+        "new = gamma",
+        T_PRIORS,
+    ),
+    Mutation(
+        "estimator-gamma-update-no-op", "issue", CLDA,
+        'run.gamma = update_concentration(stats["docs"], stats["lengths"], run.gamma)',
+        "run.gamma = run.gamma",
+        T_PRIORS,
+    ),
+    Mutation(
+        "sample-alpha-without-jacobian", "issue", HYPER,
+        "if np.log(rng.random()) < new + np.log(proposal) - current - np.log(alpha):",
+        "if np.log(rng.random()) < new - current:",
+        T_PRIORS,
+    ),
+    # ----------------------------------------------------- model / protocol
+    Mutation(
+        "ags-pi-ignores-table-counts", "model", PI_UPDATE,
+        "return _normalized(rng.standard_gamma(run.alpha + tables))",
+        "return _normalized(rng.standard_gamma(run.alpha + 0 * tables))",
+        ("tests/test_geweke.py",),
+    ),
+    Mutation(
+        "mgs-step-adapted-after-burn-in", "model", PI_UPDATE,
+        "adapt=self.adapt and sweep <= run.burn_in,",
+        "adapt=self.adapt,",
+        ("tests/test_priors.py", "tests/test_geweke.py"),
+    ),
+    Mutation(
+        "clda-fold-in-prior-without-gamma", "model", CLDA,
+        "prior = self.gamma_ * self.collection_topic_",
+        "prior = self.collection_topic_",
+        T_CLDA,
+    ),
+    Mutation(
+        "learned-alpha-is-last-draw", "model", CLDA,
+        "alpha = float(np.mean(run.alpha_draws)) if",
+        "alpha = float(run.alpha_draws[-1]) if",
+        T_PRIORS + T_CLDA,
+    ),
+    Mutation(
+        "eta-update-drops-dimension", "model", HYPER,
+        "den = dim * np.dot(tm, _psi_diff(tv, dim * value))",
+        "den = np.dot(tm, _psi_diff(tv, dim * value))",
+        T_PRIORS,
+    ),
+    Mutation(
+        "completion-split-per-entry", "model", CORPUS,
+        "a = (s + data + 1) // 2 - (s + 1) // 2",
+        "a = (data + 1) // 2",
+        T_CORPUS,
+    ),
+    Mutation(
+        "kept-samples-include-burn-in-sweep", "model", BASE,
+        "if it > burn_in and (it - burn_in) % self.thin == 0:",
+        "if it >= burn_in and (it - burn_in) % self.thin == 0:",
+        T_LDA + T_CLDA,
+    ),
+    Mutation(
+        "components-without-eta", "model", BASE,
+        '"components_": np.ascontiguousarray((self.nwk / n).T) + eta,',
+        '"components_": np.ascontiguousarray((self.nwk / n).T) + 0.0,',
+        T_LDA + ("tests/test_parallel.py",),
+    ),
+    Mutation(
+        "doc-topic-estimate-without-prior", "model", BASE,
+        "def keep(self, state, doc_prior):\n        theta = state.ndk + doc_prior",
+        "def keep(self, state, doc_prior):\n        theta = state.ndk + 0.0 * doc_prior + 1e-300",
+        T_CLDA + T_LDA + T_METRICS,
+    ),
+    Mutation(
+        "counts-floored-not-rounded", "model", CORPUS,
+        "rounded = np.rint(data)",
+        "rounded = np.floor(data)",
+        T_CORPUS,
+    ),
+    Mutation(
+        "coherence-scores-self-pairs", "model", COHERENCE,
+        "below = np.tril(np.ones((m, m), dtype=bool), k=-1)",
+        "below = np.tril(np.ones((m, m), dtype=bool), k=0)",
+        T_METRICS + (COHERENCE,),
+    ),
+    Mutation(
+        "topic-sizes-unweighted-by-length", "model", TOPICS,
+        "return lengths @ _normalize_rows(theta)",
+        "return lengths.mean() * _normalize_rows(theta).sum(axis=0)",
+        T_METRICS + (TOPICS,),
+    ),
+    # ------------------------------------------------------------- operators
+    # (alpha - 1) -> (alpha + 1) in the same function is an equivalent
+    # mutant: the constant cancels in the Metropolis ratio.
+    Mutation(
+        "alpha-posterior-one-collection-short", "operator", HYPER,
+        "n_groups * (gammaln(K * alpha) - K * gammaln(alpha))",
+        "(n_groups - 1) * (gammaln(K * alpha) - K * gammaln(alpha))",
+        T_PRIORS,
+    ),
+    Mutation(
+        "alpha-prior-rate", "operator", HYPER,
+        "shape=1.0, rate=1.0, step=0.3",
+        "shape=1.0, rate=2.0, step=0.3",
+        T_PRIORS,
+    ),
+    Mutation(
+        "asymmetric-update-mean-for-sum", "operator", HYPER,
+        "den = np.dot(tm, _psi_diff(tv, alpha.sum()))",
+        "den = np.dot(tm, _psi_diff(tv, alpha.mean()))",
+        T_PRIORS,
+    ),
+    Mutation(
+        "count-histogram-drops-ones", "operator", HYPER,
+        "hist = np.bincount(counts[counts > 0])",
+        "hist = np.bincount(counts[counts > 1])",
+        T_PRIORS,
+    ),
+    Mutation(
+        "pi-log-prior-sign", "operator", CLDA,
+        "+ (a - 1.0) * np.log(run.pi).sum()",
+        "+ (a + 1.0) * np.log(run.pi).sum()",
+        T_CLDA + T_PRIORS,
+    ),
+    Mutation(
+        "unseen-label-lookup-off-by-one", "operator", CLDA,
+        "pos_clipped = np.minimum(pos, n_groups - 1)",
+        "pos_clipped = np.minimum(pos, max(n_groups - 2, 0))",
+        T_CLDA,
+    ),
+    Mutation(
+        "default-burn-in-third", "operator", BASE,
+        "burn_in = self.max_iter // 2 if self.burn_in is None else self.burn_in",
+        "burn_in = self.max_iter // 3 if self.burn_in is None else self.burn_in",
+        T_LDA + T_CLDA,
+    ),
+    Mutation(
+        "joint-log-likelihood-sign", "operator", BASE,
+        "ll += (gammaln(nz + eta) - gammaln(eta)).sum()",
+        "ll += (gammaln(nz + eta) + gammaln(eta)).sum()",
+        T_LDA + T_CLDA,
+    ),
+    Mutation(
+        "perplexity-sign", "operator", BASE,
+        "return float(np.exp(-ll.sum() / n_tokens))",
+        "return float(np.exp(ll.sum() / n_tokens))",
+        T_LDA + T_CLDA,
+    ),
+    Mutation(
+        "count-limit-boundary", "operator", CORPUS,
+        "if data.size and data.max() > _INT32_MAX:",
+        "if data.size and data.max() > _INT32_MAX + 1:",
+        T_CORPUS,
+    ),
+    Mutation(
+        "coherence-smoothing-doubled", "operator", COHERENCE,
+        "terms[scored] = np.log((pair_df[scored] + smoothing) / cond_df[scored])",
+        "terms[scored] = np.log((pair_df[scored] + 2 * smoothing) / cond_df[scored])",
+        T_METRICS + (COHERENCE,),
+    ),
+    Mutation(
+        "perplexity-metric-sign", "operator", PERPLEXITY,
+        "return float(np.exp(-ll / n_tokens))",
+        "return float(np.exp(ll / n_tokens))",
+        T_METRICS + (PERPLEXITY,),
+    ),
+    Mutation(
+        "split-rounding", "operator", PERPLEXITY,
+        "n_obs = np.floor(word_share * lengths + 0.5).astype(np.int64)",
+        "n_obs = np.floor(word_share * lengths).astype(np.int64)",
+        T_METRICS + (PERPLEXITY,),
+    ),
+    Mutation(
+        "hellinger-without-sqrt", "operator", TOPICS,
+        "bc = np.sqrt(P) @ np.sqrt(Q).T",
+        "bc = P @ Q.T",
+        T_METRICS + (TOPICS,),
+    ),
+    Mutation(
+        "top-words-ascending", "operator", TOPICS,
+        'order = np.argsort(-components, axis=1, kind="stable")',
+        'order = np.argsort(components, axis=1, kind="stable")',
+        T_METRICS + (TOPICS,),
+    ),
+]
