@@ -295,8 +295,8 @@ def _check_args(parser, args):
         parser.error(f"--report: {_report_dependencies_missing()}")
 
 
-def format_topic_table(model, feature_names, top_words=8):
-    """Text table: one line per topic with its top words and collection shares.
+def format_topic_table(model, feature_names, top_words=8, method="prob"):
+    """Text table: one line per topic with its words and collection shares.
 
     Parameters
     ----------
@@ -306,26 +306,36 @@ def format_topic_table(model, feature_names, top_words=8):
         Vocabulary, in column order.
     top_words : int, default=8
         Words shown per topic.
+    method : {"prob", "frex", "lift", "score", "relevance"}, default="prob"
+        How the words are chosen: the most probable ones, or as
+        :func:`sklearn_clda.inspection.topic_labels` ranks them (the demo
+        shows FREX words).
 
     Returns
     -------
     table : str
     """
-    from sklearn_clda.metrics import top_word_indices
-
     feature_names = np.asarray(feature_names)
+    n_words = min(top_words, len(feature_names))
+    if method == "prob":
+        from sklearn_clda.metrics import top_word_indices
+
+        words = feature_names[top_word_indices(model.components_, n=n_words)].tolist()
+    else:
+        from sklearn_clda.inspection import topic_labels
+
+        words = topic_labels(model, feature_names, method=method, n_words=n_words)["words"]
     pi = model.collection_topic_
     labels = (
         ["all"] if model.groups_ is None else [str(g) for g in model.groups_]
     )
     width = max(8, *(len(label) for label in labels)) + 2
-    header = "topic " + "".join(f"{label:>{width}}" for label in labels) + "  top words"
+    title = "top words" if method == "prob" else f"{method.upper()} words"
+    header = "topic " + "".join(f"{label:>{width}}" for label in labels) + "  " + title
     lines = [header, "-" * len(header)]
-    order = top_word_indices(model.components_, n=min(top_words, len(feature_names)))
     for k in range(model.n_components):
         shares = "".join(f"{100 * pi[j, k]:>{width - 1}.1f}%" for j in range(pi.shape[0]))
-        words = " ".join(feature_names[order[k]])
-        lines.append(f"{k:>5} {shares}  {words}")
+        lines.append(f"{k:>5} {shares}  {' '.join(words[k])}")
     return "\n".join(lines)
 
 
@@ -676,9 +686,11 @@ def _run_demo(args):
         verbose=0 if args.no_progress else 1,
     )
     if args.report is not None:
-        # Record the log-likelihood along the run for the report; this draws no
-        # random numbers, so the fit (and the table) is the same as without.
+        # Record the log-likelihood along the run for the report, and keep the
+        # chain for the report to run further; neither draws random numbers,
+        # so the fit (and the table) is the same as without.
         model.set_params(evaluate_every=max(1, args.max_iter // 100))
+        _keep_chain(model)
     start = time.perf_counter()
     with _quiet_evaluations(model.verbose and args.report is not None):
         model.fit(news.data, groups=news.groups)
@@ -688,8 +700,11 @@ def _run_demo(args):
         f"{args.max_iter} sweeps in {seconds:.1f} s "
         f"({n_tokens * args.max_iter / seconds / 1e6:.1f}M tokens/s)\n"
     )
-    print("Topic proportions of each collection (pi_j, posterior mean) and top words:\n")
-    print(format_topic_table(model, news.feature_names, args.top_words))
+    print(
+        "Topic proportions of each collection (pi_j, posterior mean) and each topic's "
+        "FREX words\n(frequent in the topic and exclusive to it):\n"
+    )
+    print(format_topic_table(model, news.feature_names, args.top_words, method="frex"))
     if args.report is not None:
         return _write_demo_report(args, model, news, seconds)
     return 0

@@ -990,3 +990,23 @@ def test_missing_jinja2_names_the_extra(tmp_path, argv):
     assert "Jinja2" in proc.stderr and 'pip install "sklearn-clda[plot]"' in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "OUT").exists()
+
+
+def test_extend_chain_continues_a_kept_chain(small_corpus):
+    from sklearn_clda.report import extend_chain
+
+    X, groups, _ = small_corpus
+    model = CompoundLDA(n_components=3, max_iter=40, thin=1, random_state=0,
+                        warm_start=True)
+    model.fit(X, groups=groups)
+    extension = extend_chain(model, X, groups, min_ess=60, time_budget=60)
+    assert extension["method"] == "warm_start" and extension["reached"]
+    total = extension["sweeps_after"]
+    assert model.n_iter_ == model.max_iter == total > 40 and model.burn_in == 20
+    # The result is that of one fit of all the sweeps: the same chain, run further.
+    assert extension["ess_after"] >= 60
+    whole = CompoundLDA(n_components=3, max_iter=total, burn_in=20, thin=1,
+                        random_state=0).fit(X, groups=groups)
+    np.testing.assert_array_equal(model.collection_topic_samples_,
+                                  whole.collection_topic_samples_)
+    np.testing.assert_array_equal(model.components_, whole.components_)

@@ -20,13 +20,13 @@ def draw_figures(model, names, out_dir, parts, summary, dpi):
 
     stats, order = parts.stats, parts.order
     n_draws = stats.samples.shape[0]
-    words = [names[idx[:_LABEL_WORDS]].tolist() for idx in parts.labels.label_idx]
+    words = [list(label[:_LABEL_WORDS]) for label in parts.labels.label_words]
     saver = _Saver(out_dir, dpi)
     saver.save("heatmap", lambda: _heatmap(stats, order, words))
     saver.save("bars", lambda: _bars(stats, words, summary["collection_topic"]["interval"]))
     if summary["trend"]["ordered"]:
         saver.save("trend", lambda: _analysis.trend_display(
-            model, summary["trend"], words, summary["collection_topic"]["interval"]))
+            model, names, summary["collection_topic"]["interval"]))
     saver.save("words", lambda: _words(model, names, parts, words))
     saver.save("trace", lambda: TraceDisplay.from_estimator(model, keys=["log_likelihood"]),
                parse_math=True)

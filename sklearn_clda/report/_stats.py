@@ -3,27 +3,11 @@
 import numpy as np
 from sklearn.utils import Bunch
 
+from ._analysis import summarize_draws
+
 #: Effective sample size below which an interval is not trusted to call a
 #: difference clear.
 MIN_ESS = 100
-
-
-def effective_sample_size(draws):
-    """ESS of each series of ``draws`` (shape (n_draws, ...)), or None if < 4 draws.
-
-    ``n / (1 + 2 sum_t rho_t)``, summing the autocorrelations up to the
-    first lag where they are no longer positive.
-    """
-    from ..plotting import autocorrelation
-
-    n = draws.shape[0]
-    if n < 4:
-        return None
-    rho = autocorrelation(draws)[1:]
-    with np.errstate(invalid="ignore"):
-        positive = np.cumprod(np.nan_to_num(rho, nan=0.0) > 0, axis=0).astype(bool)
-    tau = 1.0 + 2.0 * np.where(positive, rho, 0.0).sum(axis=0)
-    return np.minimum(n / tau, n)
 
 
 def trend_after_burn_in(trace, burn_in):
@@ -49,20 +33,6 @@ def trend_after_burn_in(trace, burn_in):
     return float(rise / total)
 
 
-def draw_summary(draws, interval):
-    """Mean, equal-tailed interval and effective sample size of ``draws``.
-
-    ``draws`` has the draws along its first axis; the ESS is NaN when there
-    are fewer than 4 draws.
-    """
-    tail = (1.0 - interval) / 2.0
-    lower, upper = np.quantile(draws, [tail, 1.0 - tail], axis=0)
-    ess = effective_sample_size(draws)
-    if ess is None:
-        ess = np.full(draws.shape[1:], np.nan)
-    return Bunch(mean=draws.mean(axis=0), lower=lower, upper=upper, ess=ess)
-
-
 def collection_statistics(model, X, groups, interval):
     """Labels, document and token counts, pi with intervals, ESS, corpus mixture.
 
@@ -76,12 +46,12 @@ def collection_statistics(model, X, groups, interval):
     docs = np.asarray(model.collection_sizes_, dtype=np.int64)
     weights = docs / docs.sum()
     corpus_draws = np.einsum("sjk,j->sk", samples, weights)
-    pis = draw_summary(samples, interval)
+    pis = summarize_draws(samples, interval)
     return Bunch(
         labels=labels, docs=docs, tokens=_collection_tokens(model, X, groups, labels),
         pi=pi, samples=samples, lower=pis.lower, upper=pis.upper, ess=pis.ess,
         weights=weights, corpus=weights @ pi, corpus_draws=corpus_draws,
-        diff=draw_summary(samples - corpus_draws[:, None, :], interval),
+        diff=summarize_draws(samples - corpus_draws[:, None, :], interval),
     )
 
 

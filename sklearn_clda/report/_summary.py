@@ -16,6 +16,7 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from . import _analysis
+from ._analysis import MIN_DRAWS
 from ._stats import MIN_ESS, collection_statistics, trend_after_burn_in
 
 # Keys of ``texts_info`` shown in the page and kept in report.json.
@@ -50,9 +51,9 @@ def build_summary(model, X, names, options):
 
     ``options`` is the Bunch of :func:`~sklearn_clda.report.write_report`'s
     arguments. Returns ``(summary, parts)``; ``parts`` holds the collection
-    statistics (``stats``), the topics' word indices (``labels``), the table
-    order of the topics (``order``) and the documents' topic proportions
-    (``theta``, or None).
+    statistics (``stats``), the topics' words (``labels``), the table order
+    of the topics (``order``) and the documents' topic proportions from the
+    fit (``theta``, or None).
     """
     from .. import __version__
 
@@ -60,7 +61,7 @@ def build_summary(model, X, names, options):
     labels = _analysis.topic_words(model, names, options.top_words)
     topics = _topics(model, X, names, options.groups, labels, stats)
     theta = _analysis.document_topics(model, X)
-    docs = _DocumentPicker(model, X, names, options, theta)
+    docs = _DocumentPicker(model, X, names, options)
     info = _input_info(options.texts_info)
     summary = {
         "title": options.title,
@@ -82,9 +83,9 @@ def build_summary(model, X, names, options):
         "representative_documents": docs.by_topic(topics.order),
         "snippets": "words" if options.texts is None else "text",
         "collection_topic": _collection_topic(stats, options.interval),
-        "distinctive": _distinctive(stats, options.n_distinctive, docs),
+        "distinctive": _distinctive(model, stats, options.n_distinctive, docs),
         "comparisons": _comparisons(model, stats, options.interval),
-        "trend": _analysis.collection_order(stats.labels),
+        "trend": _analysis.collection_order(model),
         "diagnostics": _diagnostics(model, stats, options.extension),
         "notes": info["notes"] + topics.notes,
         "model_note": options.model_note,
@@ -158,8 +159,8 @@ def _topics(model, X, names, groups, labels, stats):
         peak = int(np.argmax(stats.pi[:, k]))
         rows.append({
             "topic": k,
-            "label_words": names[labels.label_idx[k]].tolist(),
-            "top_words": names[labels.prob_idx[k]].tolist(),
+            "label_words": labels.label_words[k],
+            "top_words": labels.prob_words[k],
             "tokens": float(sizes[k]),
             "share": float(shares[k]),
             "coherence": float(coherence[k]),
@@ -195,8 +196,9 @@ def verdict(lower, upper, ess):
     return "clear" if lower > 0 or upper < 0 else "uncertain"
 
 
-def _distinctive(stats, n_distinctive, docs):
-    """For each collection, its most over-represented topics (by difference)."""
+def _distinctive(model, stats, n_distinctive, docs):
+    """For each collection, its most over-represented topics (by difference),
+    with the collection's documents most about each of them."""
     diff = stats.diff
     out = []
     for j, label in enumerate(stats.labels):
@@ -220,8 +222,11 @@ def _distinctive(stats, n_distinctive, docs):
                 "difference_ess": diff.ess[j, k],
                 "verdict": said,
                 "clear": said == "clear",
-                "documents": docs.within(int(k), label),
             })
+        found = docs.within(None if model.groups_ is None else model.groups_[j],
+                            [row["topic"] for row in rows])
+        for row in rows:
+            row["documents"] = found.get(row["topic"], [])
         out.append({"collection": label, "documents": int(stats.docs[j]), "topics": rows})
     return out
 
@@ -233,12 +238,12 @@ def _comparisons(model, stats, interval):
         return {"pairs": [], "omitted": "a single collection"}
     if J > MAX_COMPARED:
         return {"pairs": [], "omitted": f"{J} collections (pairs shown up to {MAX_COMPARED})"}
+    if stats.samples.shape[0] < MIN_DRAWS:
+        return {"pairs": [], "omitted": f"fewer than {MIN_DRAWS} kept draws of the mixtures"}
     pairs = []
     for a in range(J):
         for b in range(a + 1, J):
             rows = _analysis.compare(model, stats, a, b, interval)
-            if rows is None:
-                return {"pairs": [], "omitted": "not available"}
             for row in rows:
                 row["verdict"] = verdict(row["lower"], row["upper"], row["ess"])
             pairs.append({"a": stats.labels[a], "b": stats.labels[b], "rows": rows})
@@ -274,8 +279,8 @@ def _diagnostics(model, stats, extension):
 class _DocumentPicker:
     """Representative documents with their snippets, for topics and collections."""
 
-    def __init__(self, model, X, names, options, theta):
-        self.model, self.X, self.names, self.theta = model, X, names, theta
+    def __init__(self, model, X, names, options):
+        self.model, self.X, self.names = model, X, names
         self.texts, self.groups = options.texts, options.groups
 
     def _rows(self, found):
@@ -286,20 +291,19 @@ class _DocumentPicker:
         ]
 
     def by_topic(self, order):
-        out = []
-        for k in order:
-            found = _analysis.representative(self.model, self.X, self.groups, self.theta,
-                                             _TOPIC_DOCUMENTS, topic=k)
-            if found is None:
-                return []
-            out.append({"topic": int(k), "documents": self._rows(found)})
-        return out
+        """``[{"topic": k, "documents": [...]}, ...]`` in the given topic order."""
+        found = _analysis.representative(self.model, self.X, self.groups,
+                                         _TOPIC_DOCUMENTS, order)
+        return [{"topic": int(k), "documents": self._rows(found.get(int(k), []))}
+                for k in order]
 
-    def within(self, topic, collection):
-        found = _analysis.representative(self.model, self.X, self.groups, self.theta,
-                                         _COLLECTION_DOCUMENTS, topic=topic,
-                                         collection=collection)
-        return [] if found is None else self._rows(found)
+    def within(self, collection, topics):
+        """``{topic: [...]}``: the collection's documents most about each topic."""
+        if not topics:
+            return {}
+        found = _analysis.representative(self.model, self.X, self.groups,
+                                         _COLLECTION_DOCUMENTS, topics, collection)
+        return {k: self._rows(rows) for k, rows in found.items()}
 
     def _collection(self, row):
         return None if self.groups is None else str(self.groups[row])
