@@ -614,6 +614,12 @@ def test_demo_report(tmp_path):
     assert "too few" in page
     summary = json.loads((folder / "report.json").read_text(encoding="utf-8"))
     assert summary["n_documents"] == 10764 and summary["vocabulary_size"] == 9208
+    # FREX labels, and the most probable words beside them where they differ.
+    flat = " ".join(page.split())
+    differ = [t for t in summary["topics"] if t["label_words"] != t["top_words"]]
+    assert differ
+    for topic in differ:
+        assert "most probable: " + " ".join(topic["top_words"]) in flat
     assert summary["model_file_contents"] == "CompoundLDA"
 
     from sklearn_clda.datasets import load_news16
@@ -1010,3 +1016,118 @@ def test_extend_chain_continues_a_kept_chain(small_corpus):
     np.testing.assert_array_equal(model.collection_topic_samples_,
                                   whole.collection_topic_samples_)
     np.testing.assert_array_equal(model.components_, whole.components_)
+
+
+def test_topics_are_labelled_by_frex_with_probable_words_beside(csv_report):
+    from sklearn_clda.inspection import topic_labels
+
+    out = csv_report["out"]
+    summary = _summary(out)
+    model = load_model(out / "model.npz")
+    vocabulary = (out / "vocabulary.txt").read_text(encoding="utf-8").splitlines()
+    labels = topic_labels(model, vocabulary, method="frex", n_words=10)
+    assert summary["labels"]["method"] == "frex"
+    assert [t["label_words"] for t in summary["topics"]] == labels["words"].tolist()
+    assert [t["top_words"] for t in summary["topics"]] == labels["prob_words"].tolist()
+    page = (out / "index.html").read_text(encoding="utf-8")
+    table = page[page.index('id="topics-table"'):page.index("</table>", page.index(
+        'id="topics-table"'))]
+    for topic in summary["topics"]:
+        assert " ".join(topic["label_words"]) in table
+        if topic["label_words"] != topic["top_words"]:
+            assert "most probable: " + " ".join(topic["top_words"]) in table
+
+
+def test_representative_documents_of_topics_and_collections(csv_report):
+    out = csv_report["out"]
+    summary = _summary(out)
+    pipe = joblib.load(out / "model.joblib")
+    texts = [t for t, _ in csv_report["docs"]]
+    groups = [g for _, g in csv_report["docs"]]
+    theta = pipe[-1].transform(pipe[:-1].transform(texts), groups=groups)
+    entries = summary["representative_documents"]
+    assert [e["topic"] for e in entries] == summary["topic_order"]
+    for entry in entries:
+        k = entry["topic"]
+        rows = [d["row"] for d in entry["documents"]]
+        assert rows == np.argsort(-theta[:, k], kind="stable")[:3].tolist()
+        for doc in entry["documents"]:
+            assert doc["weight"] == pytest.approx(theta[doc["row"], k])
+            text, snippet = texts[doc["row"]], doc["snippet"]
+            assert snippet == text or text.startswith(snippet.removesuffix(" \u2026"))
+            assert doc["collection"] == groups[doc["row"]]
+    for entry in summary["distinctive"]:
+        mine = [d for d, g in enumerate(groups) if g == entry["collection"]]
+        for row in entry["topics"]:
+            k = row["topic"]
+            best = sorted(mine, key=lambda d: (-theta[d, k], d))[:2]
+            assert [d["row"] for d in row["documents"]] == best
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert page.count('<ul class="docs">') == len(entries) + sum(
+        1 for e in summary["distinctive"] for r in e["topics"] if r["documents"])
+
+
+def test_document_snippets_are_escaped_and_shortened(csv_report, tmp_path):
+    pipe = joblib.load(csv_report["out"] / "model.joblib")
+    texts = [t for t, _ in csv_report["docs"]]
+    groups = [g for _, g in csv_report["docs"]]
+    X = pipe[:-1].transform(texts)
+    marked = ["<img src=x onerror=alert(1)> " + t + " tail" * 100 for t in texts]
+    summary = write_report(pipe, X, pipe[:-1].get_feature_names_out(), tmp_path / "r",
+                           groups=groups, texts=marked)
+    page = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert "<img src=x" not in page
+    snippets = [d["snippet"] for e in summary["representative_documents"]
+                for d in e["documents"]]
+    assert snippets and all(len(s) <= 282 and s.endswith("\u2026") for s in snippets)
+    assert all(s.startswith("<img src=x onerror=alert(1)> ") for s in snippets)
+
+
+def test_every_pair_of_collections_is_compared(csv_report):
+    from sklearn_clda.inspection import compare_collections
+
+    out = csv_report["out"]
+    summary = _summary(out)
+    model = load_model(out / "model.npz")
+    pairs = summary["comparisons"]["pairs"]
+    labels = model.groups_.tolist()
+    assert [(p["a"], p["b"]) for p in pairs] == [
+        (labels[a], labels[b]) for a in range(3) for b in range(a + 1, 3)]
+    for pair in pairs:
+        expected = compare_collections(model, pair["a"], pair["b"], ci=0.9)
+        rows = pair["rows"]
+        np.testing.assert_allclose([r["difference"] for r in rows], expected["mean"])
+        np.testing.assert_allclose([r["lower"] for r in rows], expected["lower"])
+        np.testing.assert_allclose([r["p_greater"] for r in rows], expected["prob_greater"])
+        np.testing.assert_allclose([r["ess"] for r in rows], expected["ess"])
+        for r in rows:
+            a, b = labels.index(pair["a"]), labels.index(pair["b"])
+            assert r["share_a"] == pytest.approx(model.collection_topic_[a, r["topic"]])
+            assert r["share_b"] == pytest.approx(model.collection_topic_[b, r["topic"]])
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert page.count('<div class="pair" id="pair-') == 3
+    with open(out / "collection_comparisons.csv", newline="", encoding="utf-8") as fh:
+        assert len(list(csv.DictReader(fh))) == 3 * 3
+
+
+@pytest.mark.parametrize("labels, ordered", [
+    (["2001", "2005", "2010"], "numbers"), (["2020-01", "2020-06", "2021-01"], "dates"),
+    (["north", "south", "west"], None),
+])
+def test_trend_figure_for_ordered_collections(small_corpus, tmp_path, labels, ordered):
+    X, groups, names = small_corpus
+    rename = dict(zip(COLLECTIONS, labels))
+    groups = [rename[g] for g in groups]
+    model = CompoundLDA(n_components=3, max_iter=40, thin=2, random_state=0)
+    model.fit(X, groups=groups)
+    summary = write_report(model, X, names, tmp_path / "r", groups=groups)
+    assert summary["trend"]["ordered"] == (ordered is not None)
+    assert summary["trend"]["kind"] == ordered
+    trend = tmp_path / "r" / "collection_trends.png"
+    if ordered:
+        assert summary["trend"]["order"] == labels
+        assert summary["figures"]["trend"] == trend.name
+        _check_pngs(tmp_path / "r", [trend.name])
+    else:
+        assert "trend" not in summary["figures"] and not trend.exists()

@@ -5,7 +5,8 @@ import time
 
 import numpy as np
 
-from ._stats import MIN_ESS, effective_sample_size
+from ._analysis import smallest_ess
+from ._stats import MIN_ESS
 
 _SAFETY = 1.25  # sweeps planned beyond the ESS's linear extrapolation
 _BUDGET_USE = 0.9  # share of the remaining time a planned run may take
@@ -73,7 +74,7 @@ def extend_chain(model, X, groups=None, *, min_ess=MIN_ESS, time_budget=30.0):
     """
     start = time.perf_counter()
     method = "warm_start" if model.get_params().get("warm_start") else "refit"
-    ess = _smallest_ess(model)
+    ess = smallest_ess(model)
     info = {
         "target": float(min_ess), "budget": float(time_budget), "method": None,
         "rounds": 0, "sweeps_before": int(model.n_iter_), "ess_before": ess,
@@ -88,7 +89,7 @@ def extend_chain(model, X, groups=None, *, min_ess=MIN_ESS, time_budget=30.0):
         _run_to(model, X, groups, total, method)
         swept = total - done if method == "warm_start" else total
         rate = (time.perf_counter() - run_start) / swept
-        ess = _smallest_ess(model)
+        ess = smallest_ess(model)
         info["rounds"] += 1
         info["method"] = method
     info.update(
@@ -96,11 +97,6 @@ def extend_chain(model, X, groups=None, *, min_ess=MIN_ESS, time_budget=30.0):
         seconds=time.perf_counter() - start, ess_after=ess,
     )
     return info
-
-
-def _smallest_ess(model):
-    ess = effective_sample_size(np.asarray(model.collection_topic_samples_, dtype=float))
-    return None if ess is None else float(np.min(ess))
 
 
 def _seconds_per_sweep(model):
@@ -130,10 +126,11 @@ def _planned_sweeps(model, ess, target, sweeps_left, method):
 
 def _run_to(model, X, groups, total, method):
     """Run the chain to ``total`` sweeps; the parameters then describe the whole chain."""
+    burn_in = int(model.burn_in_)
     if method == "warm_start":
-        model.set_params(max_iter=total - int(model.n_iter_))
+        model.set_params(max_iter=total - int(model.n_iter_), burn_in=burn_in)
         model.fit(X, groups=groups)
         model.set_params(max_iter=total)
     else:
-        model.set_params(max_iter=total, burn_in=int(model.burn_in_))
+        model.set_params(max_iter=total, burn_in=burn_in)
         model.fit(X, groups=groups)
