@@ -1131,3 +1131,33 @@ def test_trend_figure_for_ordered_collections(small_corpus, tmp_path, labels, or
         _check_pngs(tmp_path / "r", [trend.name])
     else:
         assert "trend" not in summary["figures"] and not trend.exists()
+
+
+def test_collection_documents_come_from_the_collection(tmp_path):
+    # Collection "A" mixes sport (60%) with money; "B" is money but holds three
+    # purely sport documents, the corpus' most sporty ones. A's documents on
+    # sport must still be A's own.
+    rng = random.Random(1)
+
+    def doc(sport_share):
+        return " ".join(rng.choice(THEMES["sport"] if rng.random() < sport_share
+                                   else THEMES["money"]) for _ in range(40))
+
+    texts = [doc(0.6) for _ in range(20)] + [doc(0.0) for _ in range(17)] + [
+        doc(1.0) for _ in range(3)]
+    groups = ["A"] * 20 + ["B"] * 20
+    vectorizer = CountVectorizer()
+    X = vectorizer.fit_transform(texts)
+    model = CompoundLDA(n_components=2, max_iter=60, thin=2, random_state=0)
+    model.fit(X, groups=groups)
+    summary = write_report(model, X, vectorizer.get_feature_names_out(), tmp_path / "r",
+                           groups=groups, texts=texts)
+    entry = next(e for e in summary["distinctive"] if e["collection"] == "A")
+    (row,) = entry["topics"]
+    sport = row["topic"]
+    assert summary["topics"][sport]["top_words"][0] in THEMES["sport"]
+    best = {d["row"] for e in summary["representative_documents"] if e["topic"] == sport
+            for d in e["documents"]}
+    assert best & {37, 38, 39}  # overall, B's pure sport documents lead
+    assert len(row["documents"]) == 2
+    assert all(d["row"] < 20 and d["collection"] == "A" for d in row["documents"])
