@@ -1096,7 +1096,9 @@ def test_every_pair_of_collections_is_compared(csv_report):
         (labels[a], labels[b]) for a in range(3) for b in range(a + 1, 3)]
     for pair in pairs:
         expected = compare_collections(model, pair["a"], pair["b"], ci=0.9)
+        expected = expected.set_index("topic").loc[summary["topic_order"]]
         rows = pair["rows"]
+        assert [r["topic"] for r in rows] == summary["topic_order"]
         np.testing.assert_allclose([r["difference"] for r in rows], expected["mean"])
         np.testing.assert_allclose([r["lower"] for r in rows], expected["lower"])
         np.testing.assert_allclose([r["p_greater"] for r in rows], expected["prob_greater"])

@@ -84,7 +84,7 @@ def build_summary(model, X, names, options):
         "snippets": "words" if options.texts is None else "text",
         "collection_topic": _collection_topic(stats, options.interval),
         "distinctive": _distinctive(model, stats, options.n_distinctive, docs),
-        "comparisons": _comparisons(model, stats, options.interval),
+        "comparisons": _comparisons(model, stats, options.interval, topics.order),
         "trend": _analysis.collection_order(model),
         "diagnostics": _diagnostics(model, stats, options.extension),
         "notes": info["notes"] + topics.notes,
@@ -231,8 +231,9 @@ def _distinctive(model, stats, n_distinctive, docs):
     return out
 
 
-def _comparisons(model, stats, interval):
-    """Every pair of collections compared topic by topic (for J <= MAX_COMPARED)."""
+def _comparisons(model, stats, interval, order):
+    """Every pair of collections compared topic by topic (for J <= MAX_COMPARED),
+    the topics in the topic table's order."""
     J = len(stats.labels)
     if J < 2:
         return {"pairs": [], "omitted": "a single collection"}
@@ -243,7 +244,9 @@ def _comparisons(model, stats, interval):
     pairs = []
     for a in range(J):
         for b in range(a + 1, J):
-            rows = _analysis.compare(model, stats, a, b, interval)
+            by_topic = {row["topic"]: row for row in _analysis.compare(model, stats, a, b,
+                                                                      interval)}
+            rows = [by_topic[k] for k in order]
             for row in rows:
                 row["verdict"] = verdict(row["lower"], row["upper"], row["ess"])
             pairs.append({"a": stats.labels[a], "b": stats.labels[b], "rows": rows})
