@@ -43,7 +43,7 @@ class InputError(ValueError):
 
 
 def load_documents(path, text_column="text", group_column="group"):
-    """Read documents and their collection labels from files.
+    r"""Read documents and their collection labels from files.
 
     Parameters
     ----------
@@ -96,6 +96,19 @@ def load_documents(path, text_column="text", group_column="group"):
     an infinity): such a document is skipped rather than put in a
     collection named ``"nan"``. JSON numbers are read as strings, e.g.
     ``2024`` as ``"2024"``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from sklearn_clda.report import load_documents
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "docs.csv"
+    ...     _ = path.write_text("text,group\ngoals and matches,sport\n,sport\n"
+    ...                         "rates and bonds,money\n", encoding="utf-8")
+    ...     docs = load_documents(path)
+    >>> docs.texts, docs.groups, docs.n_skipped
+    (['goals and matches', 'rates and bonds'], ['sport', 'money'], 1)
     """
     path = Path(path)
     if not path.exists():

@@ -155,6 +155,29 @@ def write_report(
     ValueError
         If the model is not a fitted CompoundLDA or the inputs do not match
         it (e.g. a feature name with a line break).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from sklearn_clda import CompoundLDA
+    >>> from sklearn_clda.datasets import make_compound_corpus
+    >>> from sklearn_clda.report import write_report
+    >>> corpus = make_compound_corpus(n_topics=3, n_features=30, n_collections=2,
+    ...                               docs_per_collection=20, doc_length=30,
+    ...                               random_state=0)
+    >>> clda = CompoundLDA(n_components=3, max_iter=60, thin=2, random_state=0)
+    >>> clda = clda.fit(corpus.data, groups=corpus.groups)
+    >>> words = [f"w{i}" for i in range(30)]
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     summary = write_report(clda, corpus.data, words, folder, groups=corpus.groups)
+    ...     page = Path(summary["index_html"]).read_text(encoding="utf-8")
+    >>> summary["n_components"], summary["labels"]["method"]
+    (3, 'frex')
+    >>> "index.html" in summary["files"] and "collection_topics.csv" in summary["files"]
+    True
     """
     model, given_pipeline, X, names, groups = _check_inputs(model, X, feature_names, groups)
     texts = _check_texts(texts, X.shape[0])
