@@ -592,7 +592,10 @@ def _extend_for_report(args, model, X, groups):
     with _quiet_fit(model.verbose):
         extension = extend_chain(model, X, groups, time_budget=args.time_budget)
     if "warm_start" in model.get_params():
-        model.set_params(warm_start=False)  # a refit of the saved model starts afresh
+        # A refit of the saved model starts afresh, and the saved files need
+        # not carry the chain's state (4 bytes per token and the sample sums).
+        model.set_params(warm_start=False)
+        vars(model).pop("_warm_chain", None)
     if extension["rounds"]:
         ess = extension["ess_after"]
         print(

@@ -1163,3 +1163,12 @@ def test_collection_documents_come_from_the_collection(tmp_path):
     assert best & {37, 38, 39}  # overall, B's pure sport documents lead
     assert len(row["documents"]) == 2
     assert all(d["row"] < 20 and d["collection"] == "A" for d in row["documents"])
+
+
+def test_saved_model_carries_no_kept_chain(csv_report):
+    # The report runs the chain further with warm_start, then saves the model
+    # as if fitted in one go: no chain state in model.joblib.
+    model = joblib.load(csv_report["out"] / "model.joblib")[-1]
+    assert model.get_params()["warm_start"] is False
+    assert not hasattr(model, "_warm_chain")
+    assert model.max_iter == model.n_iter_ and model.burn_in == model.burn_in_
