@@ -12,10 +12,10 @@ class UnseenCollectionWarning(UserWarning):
 
 
 class FitInterruptedWarning(UserWarning):
-    """``fit`` was interrupted (Ctrl-C).
+    """``fit`` or ``partial_fit`` was interrupted (Ctrl-C).
 
-    The estimator keeps the fitted state it had before that call to ``fit``
-    (or stays unfitted): nothing of the interrupted fit is published.
+    The estimator keeps the fitted state it had before that call (or stays
+    unfitted): nothing of the interrupted call is published.
     """
 
 

@@ -92,7 +92,6 @@ from sklearn.utils.fixes import CSR_CONTAINERS
 from sklearn_clda import LDAGibbs as LatentDirichletAllocation
 
 # sklearn-clda: marks used below.
-PARTIAL_FIT_PENDING = "partial_fit/warm_start: pending"
 ROUNDING_WARNING = "ignore:X passed to LDAGibbs.* non-integer values:UserWarning"
 VERBOSE_FORMAT_DIFFERS = pytest.mark.xfail(
     strict=True,
@@ -182,8 +181,6 @@ def test_lda_fit_online(csr_container):
         assert tuple(sorted(top_idx)) in correct_idx_grps
 
 
-# sklearn-clda: partial_fit is not implemented yet (AttributeError).
-@pytest.mark.xfail(strict=True, raises=AttributeError, reason=PARTIAL_FIT_PENDING)
 @pytest.mark.parametrize("csr_container", CSR_CONTAINERS)
 def test_lda_partial_fit(csr_container):
     # Test LDA online learning (`partial_fit` method)
@@ -301,8 +298,6 @@ def test_lda_multi_jobs(method, csr_container):
 
 # sklearn-clda: thread_unsafe mark (pytest-run-parallel) dropped.
 @if_safe_multiprocessing_with_blas
-# sklearn-clda: partial_fit is not implemented yet (AttributeError).
-@pytest.mark.xfail(strict=True, raises=AttributeError, reason=PARTIAL_FIT_PENDING)
 @pytest.mark.parametrize("csr_container", CSR_CONTAINERS)
 def test_lda_partial_fit_multi_jobs(csr_container):
     # Test LDA online training with multi CPU

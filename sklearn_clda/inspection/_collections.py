@@ -3,8 +3,9 @@
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import HasMethods, Interval, validate_params
+from sklearn.utils._param_validation import HasMethods, validate_params
 
+from .._corpus import StrictInterval
 from ._ess import effective_sample_size
 from ._utils import collection_draws, collection_position, require_pandas
 
@@ -28,7 +29,7 @@ def pi_summary(samples, ci):
 @validate_params(
     {
         "estimator": [HasMethods(["fit"])],
-        "ci": [Interval(Real, 0, 1, closed="neither")],
+        "ci": [StrictInterval(Real, 0, 1, closed="neither")],
     },
     prefer_skip_nested_validation=True,
 )
@@ -131,7 +132,7 @@ def collection_topic_summary(estimator, ci=0.9):
         "estimator": [HasMethods(["fit"])],
         "a": [str, Integral],
         "b": [str, Integral],
-        "ci": [Interval(Real, 0, 1, closed="neither")],
+        "ci": [StrictInterval(Real, 0, 1, closed="neither")],
     },
     prefer_skip_nested_validation=True,
 )

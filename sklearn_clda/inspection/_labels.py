@@ -3,10 +3,11 @@
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.stats import rankdata
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions, validate_params
+from sklearn.utils._param_validation import HasMethods, StrOptions, validate_params
 
 from .._corpus import StrictInterval
+from ..metrics._exclusivity import frex_scores
+from ..metrics._topics import _top_indices
 from ._utils import require_pandas, resolve_feature_names, topic_word, unwrap
 
 __all__ = ["topic_labels"]
@@ -17,24 +18,6 @@ LABEL_METHODS = ("prob", "frex", "lift", "score", "relevance")
 def _log(a):
     """``log(a)``, with zeros read as the smallest positive double (no -inf)."""
     return np.log(np.maximum(a, np.finfo(np.float64).tiny))
-
-
-def _ecdf_ranks(a):
-    """Average rank of each entry within its row, divided by the row length:
-    the empirical CDF of the row at each value, ties sharing their mean rank."""
-    return rankdata(a, method="average", axis=1) / a.shape[1]
-
-
-def frex_scores(phi, weight):
-    """FREX of every word in every topic, shape (K, V).
-
-    ``1 / (weight / ecdf(excl) + (1 - weight) / ecdf(phi))`` with the
-    exclusivity ``excl[k, v] = phi[k, v] / sum_j phi[j, v]`` and the ECDF
-    ranks taken within each topic (row).
-    """
-    totals = phi.sum(axis=0, keepdims=True)
-    excl = np.divide(phi, totals, out=np.zeros_like(phi), where=totals > 0)
-    return 1.0 / (weight / _ecdf_ranks(excl) + (1.0 - weight) / _ecdf_ranks(phi))
 
 
 def word_scores(components, method, *, frex_weight=0.5, relevance_lambda=0.6):
@@ -59,19 +42,14 @@ def word_scores(components, method, *, frex_weight=0.5, relevance_lambda=0.6):
     return lam * _log(phi) + (1.0 - lam) * log_lift
 
 
-def top_indices(scores, n):
-    """Columns of each row's ``n`` largest scores, ties by lower column first."""
-    return np.argsort(-scores, axis=1, kind="stable")[:, :n]
-
-
 @validate_params(
     {
         "estimator": [HasMethods(["fit"])],
         "feature_names": ["array-like", None],
         "method": [StrOptions(set(LABEL_METHODS))],
         "n_words": [StrictInterval(Integral, 1, None, closed="left")],
-        "frex_weight": [Interval(Real, 0, 1, closed="both")],
-        "relevance_lambda": [Interval(Real, 0, 1, closed="both")],
+        "frex_weight": [StrictInterval(Real, 0, 1, closed="both")],
+        "relevance_lambda": [StrictInterval(Real, 0, 1, closed="both")],
     },
     prefer_skip_nested_validation=True,
 )
@@ -221,8 +199,8 @@ def topic_labels(
     scores = word_scores(
         components, method, frex_weight=frex_weight, relevance_lambda=relevance_lambda
     )
-    best = top_indices(scores, n)
-    probable = top_indices(components, n)
+    best = _top_indices(scores, n)
+    probable = _top_indices(components, n)
     return pd.DataFrame({
         "topic": np.arange(components.shape[0]),
         "words": [names[row].tolist() for row in best],

@@ -13,8 +13,7 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _num_samples
 
 from .._corpus import check_group_labels
-from ..metrics import topic_coherence
-from ._labels import frex_scores, top_indices
+from ..metrics import topic_coherence, topic_exclusivity
 from ._utils import accepts, require_pandas, unwrap
 
 __all__ = ["select_n_components"]
@@ -25,16 +24,6 @@ MEASURES = ("perplexity", "coherence", "exclusivity", "fit_time")
 # stm's defaults: the top 10 words of each topic, FREX weight 0.7.
 _N_TOP_WORDS = 10
 _EXCLUSIVITY_WEIGHT = 0.7
-
-
-def exclusivity(components, n_words=_N_TOP_WORDS, weight=_EXCLUSIVITY_WEIGHT):
-    """stm's exclusivity of each topic: the sum of the FREX scores (weight
-    ``weight`` on exclusivity) of its ``n_words`` most probable words."""
-    components = np.asarray(components, dtype=np.float64)
-    phi = components / components.sum(axis=1, keepdims=True)
-    frex = frex_scores(phi, weight)
-    top = top_indices(phi, min(n_words, phi.shape[1]))
-    return np.take_along_axis(frex, top, axis=1).sum(axis=1)
 
 
 def umass_coherence(components, X):
@@ -98,7 +87,10 @@ def _evaluate(estimator, X, labels, train, test, n_topics, coherence):
     return {
         "perplexity": float(_call_with_groups(model.perplexity, X_test, g_test)),
         "coherence": float(scores.mean()),
-        "exclusivity": float(exclusivity(model.components_).mean()),
+        "exclusivity": float(topic_exclusivity(
+            model.components_, min(_N_TOP_WORDS, model.components_.shape[1]),
+            frex_weight=_EXCLUSIVITY_WEIGHT,
+        ).mean()),
         "fit_time": fit_time,
     }
 

@@ -19,7 +19,8 @@ def require_pandas(caller):
     except ImportError as exc:
         raise ImportError(
             f"{caller} returns a pandas DataFrame, but pandas could not be "
-            "imported. Install it with `pip install pandas`."
+            'imported. Install it with `pip install "sklearn-clda[inspect]"` '
+            "(or `pip install pandas`)."
         ) from exc
     return pandas
 

@@ -106,13 +106,20 @@ def topic_exclusivity(components, top_n=10, *, frex_weight=0.7):
     caller = "topic_exclusivity"
     beta = _normalize_rows(_check_nonneg_matrix(components, "components", caller))
     top_n = _check_at_most_features(top_n, "top_n", beta.shape[1], caller)
-    frex = _frex(beta, frex_weight)
+    frex = frex_scores(beta, frex_weight)
     top = _top_indices(beta, top_n)
     return np.take_along_axis(frex, top, axis=1).sum(axis=1)
 
 
-def _frex(beta, weight):
-    """stm's FREX of every topic and word from row-normalized ``beta``."""
+def frex_scores(beta, weight):
+    """stm's FREX of every topic and word from row-normalized ``beta``, (K, V).
+
+    ``1 / (weight / E + (1 - weight) / F)`` with ``E`` and ``F`` the
+    within-topic average ranks (divided by ``V``) of the exclusivity
+    ``beta[k, v] / sum_j beta[j, v]`` and of ``beta`` itself. The package's
+    one FREX: :func:`topic_exclusivity` and the "frex" topic labels of
+    :func:`sklearn_clda.inspection.topic_labels` use it.
+    """
     n_features = beta.shape[1]
     totals = beta.sum(axis=0)
     exclusive = np.zeros_like(beta)

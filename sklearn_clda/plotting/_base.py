@@ -7,6 +7,7 @@ from sklearn.utils._param_validation import (
 )
 from sklearn.utils.validation import check_is_fitted
 
+from ..inspection._utils import unwrap
 from ..metrics import top_word_indices
 
 __all__ = []
@@ -127,21 +128,10 @@ def merge_kw(defaults, user):
 
 
 def unwrap_estimator(estimator):
-    """Return ``(model, feature_names)`` for an estimator or a Pipeline.
-
-    For a Pipeline the model is the last step and the feature names are
-    those output by the steps before it (e.g. a CountVectorizer's
-    vocabulary), if they can be computed.
-    """
-    from sklearn.pipeline import Pipeline
-
-    if isinstance(estimator, Pipeline):
-        try:
-            names = estimator[:-1].get_feature_names_out()
-        except (AttributeError, TypeError, ValueError):
-            names = None
-        return estimator[-1], names
-    return estimator, None
+    """Return ``(model, feature_names)`` for an estimator or a Pipeline
+    (:func:`sklearn_clda.inspection._utils.unwrap` without the preprocessor)."""
+    model, _, names = unwrap(estimator)
+    return model, names
 
 
 def topic_word_distributions(model, caller):

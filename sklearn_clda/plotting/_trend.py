@@ -7,7 +7,8 @@ from sklearn.utils._param_validation import StrOptions, validate_params
 
 from .._corpus import StrictInterval
 from ..inspection._collections import pi_summary
-from ..inspection._labels import LABEL_METHODS, top_indices, word_scores
+from ..inspection._labels import LABEL_METHODS, word_scores
+from ..metrics._topics import _top_indices
 from ..inspection._utils import collection_draws
 from ._base import (
     DEFAULT_N_TOPICS,
@@ -402,5 +403,5 @@ def _topic_labels(model, topics, feature_names, pipeline_names, method, n_words)
     names = resolve_feature_names(model, feature_names, pipeline_names, components.shape[1])
     if names is None:
         return None
-    best = top_indices(word_scores(components, method), min(n_words, components.shape[1]))
+    best = _top_indices(word_scores(components, method), min(n_words, components.shape[1]))
     return [f"Topic {k}: {' '.join(names[best[k]])}" for k in topics]

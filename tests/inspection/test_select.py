@@ -10,7 +10,11 @@ from sklearn.pipeline import make_pipeline
 from sklearn_clda import CompoundLDA, LDAGibbs
 from sklearn_clda.datasets import make_compound_corpus
 from sklearn_clda.inspection import select_n_components
-from sklearn_clda.inspection._select import exclusivity
+from sklearn_clda.metrics import topic_exclusivity
+
+
+def exclusivity(components, n_words=10):
+    return topic_exclusivity(components, min(n_words, np.shape(components)[1]))
 from sklearn_clda.metrics import topic_coherence
 
 
