@@ -379,15 +379,23 @@ _PLOT_MISSING = (
     "the report's figures and page need matplotlib and Jinja2, optional "
     'dependencies: pip install "sklearn-clda[plot]"'
 )
+_INSPECT_MISSING = (
+    "the report's analysis (sklearn_clda.inspection) needs pandas, an optional "
+    'dependency: pip install "sklearn-clda[inspect]"'
+)
 
 
 def _report_dependencies_missing():
-    """The message naming the extra to install, if matplotlib or Jinja2 is missing."""
+    """The message naming the extra to install, if one the report needs is missing."""
     try:
         import jinja2  # noqa: F401
         import matplotlib  # noqa: F401
     except ImportError:
         return _PLOT_MISSING
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        return _INSPECT_MISSING
     return None
 
 

@@ -979,12 +979,13 @@ def test_time_budget_must_be_a_number_of_seconds(capsys):
     assert "--time-budget must be a number of seconds >= 0, got -1.0" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("module, extra", [("jinja2", "plot"), ("pandas", "inspect")])
 @pytest.mark.parametrize("argv", [["report", "--input", "x.csv", "--out", "OUT"],
                                   ["-n", "2", "--report", "OUT"]])
-def test_missing_jinja2_names_the_extra(tmp_path, argv):
+def test_a_missing_dependency_names_its_extra(tmp_path, argv, module, extra):
     argv = [str(tmp_path / a) if a in ("x.csv", "OUT") else a for a in argv]
     (tmp_path / "x.csv").write_text("text,group\na b c,x\nd e f,y\n", encoding="utf-8")
-    code = ("import sys; sys.modules['jinja2'] = None; "
+    code = (f"import sys; sys.modules[{module!r}] = None; "
             "from sklearn_clda.__main__ import _run; "
             f"sys.argv = ['sklearn-clda'] + {argv!r}; sys.exit(_run())")
     env = dict(os.environ)
@@ -993,7 +994,7 @@ def test_missing_jinja2_names_the_extra(tmp_path, argv):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, cwd=tmp_path, env=env)
     assert proc.returncode == 2, proc.stderr
-    assert "Jinja2" in proc.stderr and 'pip install "sklearn-clda[plot]"' in proc.stderr
+    assert f'pip install "sklearn-clda[{extra}]"' in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "OUT").exists()
 
