@@ -9,7 +9,7 @@ also writes the HTML report of the fit.
 ``python -m sklearn_clda report --input PATH --out DIR`` fits compound LDA
 on your own documents (a CSV/TSV file, a JSON-lines file or a folder of
 ``.txt`` files per collection) and writes an HTML report for people: see
-:func:`sklearn_clda._report.write_report`.
+:func:`sklearn_clda.report.write_report`.
 
 Exit status: 0 on success; 2 on a usage or input error (bad option, missing
 file or column, file not UTF-8, empty vocabulary, unwritable output), with
@@ -33,6 +33,14 @@ from ._clda import too_many_collections
 from .exceptions import ManyCollectionsWarning
 
 MAX_SEED = 2**32 - 1  # seeds are those of numpy.random.RandomState
+# Seconds of further sweeps for the report: keeps the whole report on
+# 16-newsgroups at K=20 under a minute on two cores.
+TIME_BUDGET = 25.0
+_TIME_BUDGET_HELP = (
+    "seconds the report may spend running the chain further, until every "
+    "collection's topic proportions have an effective sample size of 100; "
+    "0 runs no further sweeps (default: %(default)g)"
+)
 
 
 def _prog():
@@ -49,22 +57,27 @@ def _report_prog():
 def _usage():
     return (
         f"{_prog()} [-h] [-k K] [-n SWEEPS] [--seed SEED] [--top-words N]\n"
-        "       [--gamma GAMMA] [--no-progress] [--report DIR]\n"
+        "       [--gamma GAMMA] [--no-progress] [--report DIR] [--time-budget SECONDS]\n"
         f"       {_report_prog()} --input PATH --out DIR [options]"
     )
 
 _REPORT_DESCRIPTION = """\
 Fit compound LDA on your own documents, split into collections (news
 outlets, years, authors, ...), and write an HTML report for people to --out:
-index.html (summary, topics with their top words, sizes and coherence, topic
-proportions of each collection as a heatmap and bars, what distinguishes each
-collection, fit diagnostics), the figures as PNG files, report.json with the
-main numbers, model.npz with vocabulary.txt (the fitted CompoundLDA as plain
+index.html (summary; topics with their FREX and most probable words, sizes,
+coherence and representative documents; topic proportions of each collection
+as a heatmap, bars, a table with intervals and, for ordered labels, trends;
+what distinguishes each collection; pairwise comparisons; fit diagnostics),
+the figures as PNG files, every table as CSV, report.json with the page's
+numbers, model.npz with vocabulary.txt (the fitted CompoundLDA as plain
 arrays: load it with sklearn_clda.load_model, which runs no code from the
 file) and model.joblib, the fitted scikit-learn pipeline (CountVectorizer +
 CompoundLDA; joblib.load runs code stored in the file: load it only if you
-trust its source). The page works offline: inline CSS, no scripts, figures
-in the same folder.
+trust its source). Before writing, the chain runs further until every
+collection's topic proportions have an effective sample size of 100 or
+--time-budget ends; intervals resting on fewer effective draws are marked
+and never called clear. The page works offline: its style sheet, script,
+figures and tables sit in the same folder.
 """
 
 _REPORT_EPILOG = """\
@@ -141,6 +154,10 @@ def _build_parser():
         help="also write the HTML report of the fit (figures, topics, what "
         "distinguishes each collection, diagnostics) to the folder DIR; "
         "model.npz and model.joblib there hold the CompoundLDA model alone",
+    )
+    parser.add_argument(
+        "--time-budget", type=float, default=TIME_BUDGET, metavar="SECONDS",
+        help="with --report: " + _TIME_BUDGET_HELP,
     )
     commands = parser.add_subparsers(
         dest="command", title="commands", metavar="COMMAND",
@@ -234,6 +251,10 @@ def _add_report_parser(commands):
         "(default: %(default)s)",
     )
     fit.add_argument(
+        "--time-budget", type=float, default=TIME_BUDGET, metavar="SECONDS",
+        help=_TIME_BUDGET_HELP,
+    )
+    fit.add_argument(
         "--no-progress", action="store_true", help="do not show the progress bar",
     )
 
@@ -244,9 +265,15 @@ def _seed_problem(seed):
     return None
 
 
+def _time_budget_problem(seconds):
+    if not (seconds >= 0 and math.isfinite(seconds)):
+        return f"--time-budget must be a number of seconds >= 0, got {seconds}"
+    return None
+
+
 def _check_args(parser, args):
     """Exit with a usage error for an invalid demo option."""
-    from sklearn_clda._report import output_problem
+    from sklearn_clda.report import output_problem
 
     if args.n_components < 1:
         parser.error("--n-components must be at least 1")
@@ -262,12 +289,14 @@ def _check_args(parser, args):
         parser.error("--report: the folder name is empty")
     if args.report is not None and output_problem(args.report):
         parser.error(f"--report: {output_problem(args.report)}")
-    if args.report is not None and _matplotlib_missing():
-        parser.error(f"--report: {_MATPLOTLIB_MISSING}")
+    if _time_budget_problem(args.time_budget):
+        parser.error(_time_budget_problem(args.time_budget))
+    if args.report is not None and _report_dependencies_missing():
+        parser.error(f"--report: {_report_dependencies_missing()}")
 
 
-def format_topic_table(model, feature_names, top_words=8):
-    """Text table: one line per topic with its top words and collection shares.
+def format_topic_table(model, feature_names, top_words=8, method="prob"):
+    """Text table: one line per topic with its words and collection shares.
 
     Parameters
     ----------
@@ -277,26 +306,36 @@ def format_topic_table(model, feature_names, top_words=8):
         Vocabulary, in column order.
     top_words : int, default=8
         Words shown per topic.
+    method : {"prob", "frex", "lift", "score", "relevance"}, default="prob"
+        How the words are chosen: the most probable ones, or as
+        :func:`sklearn_clda.inspection.topic_labels` ranks them (the demo
+        shows FREX words).
 
     Returns
     -------
     table : str
     """
-    from sklearn_clda.metrics import top_word_indices
-
     feature_names = np.asarray(feature_names)
+    n_words = min(top_words, len(feature_names))
+    if method == "prob":
+        from sklearn_clda.metrics import top_word_indices
+
+        words = feature_names[top_word_indices(model.components_, n=n_words)].tolist()
+    else:
+        from sklearn_clda.inspection import topic_labels
+
+        words = topic_labels(model, feature_names, method=method, n_words=n_words)["words"]
     pi = model.collection_topic_
     labels = (
         ["all"] if model.groups_ is None else [str(g) for g in model.groups_]
     )
     width = max(8, *(len(label) for label in labels)) + 2
-    header = "topic " + "".join(f"{label:>{width}}" for label in labels) + "  top words"
+    title = "top words" if method == "prob" else f"{method.upper()} words"
+    header = "topic " + "".join(f"{label:>{width}}" for label in labels) + "  " + title
     lines = [header, "-" * len(header)]
-    order = top_word_indices(model.components_, n=min(top_words, len(feature_names)))
     for k in range(model.n_components):
         shares = "".join(f"{100 * pi[j, k]:>{width - 1}.1f}%" for j in range(pi.shape[0]))
-        words = " ".join(feature_names[order[k]])
-        lines.append(f"{k:>5} {shares}  {words}")
+        lines.append(f"{k:>5} {shares}  {' '.join(words[k])}")
     return "\n".join(lines)
 
 
@@ -318,9 +357,11 @@ def _check_report_args(args):
             )
     if _seed_problem(args.seed):
         return _seed_problem(args.seed)
+    if _time_budget_problem(args.time_budget):
+        return _time_budget_problem(args.time_budget)
     if args.out == "":
         return "--out is empty; name the folder to write the report to, e.g. --out report"
-    from sklearn_clda._report import output_problem
+    from sklearn_clda.report import output_problem
 
     return output_problem(args.out)
 
@@ -334,18 +375,28 @@ def _note(message):
     print(f"{_report_prog()}: note: {message}", file=sys.stderr)
 
 
-_MATPLOTLIB_MISSING = (
-    "the report's figures need matplotlib, an optional dependency: "
-    'pip install "sklearn-clda[plot]"'
+_PLOT_MISSING = (
+    "the report's figures and page need matplotlib and Jinja2, optional "
+    'dependencies: pip install "sklearn-clda[plot]"'
+)
+_INSPECT_MISSING = (
+    "the report's analysis (sklearn_clda.inspection) needs pandas, an optional "
+    'dependency: pip install "sklearn-clda[inspect]"'
 )
 
 
-def _matplotlib_missing():
+def _report_dependencies_missing():
+    """The message naming the extra to install, if one the report needs is missing."""
     try:
+        import jinja2  # noqa: F401
         import matplotlib  # noqa: F401
     except ImportError:
-        return True
-    return False
+        return _PLOT_MISSING
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        return _INSPECT_MISSING
+    return None
 
 
 def _use_agg():
@@ -410,29 +461,47 @@ def _vocabulary_error(exc, args, n_docs):
 
 
 def _run_report(args):
-    """The ``report`` command: load, vectorize, fit, write; return the exit code."""
-    error = _check_report_args(args)
+    """The ``report`` command: load, vectorize, fit, extend, write; return the exit code."""
+    error = _check_report_args(args) or _report_dependencies_missing()
     if error:
         return _fail(error)
-    if _matplotlib_missing():
-        return _fail(_MATPLOTLIB_MISSING)
     _use_agg()
-
-    from sklearn.feature_extraction.text import CountVectorizer
-    from sklearn.pipeline import Pipeline
-
-    from sklearn_clda import CompoundLDA
-    from sklearn_clda._report import InputError, load_documents, write_report
+    from sklearn_clda.report import InputError
 
     try:
-        docs = load_documents(args.input, args.text_column, args.group_column)
+        docs = _load_report_documents(args)
+        vectorizer, X = _vectorize(args, docs)
     except InputError as exc:
         return _fail(str(exc))
+    pipeline, seconds = _fit_report_model(args, vectorizer, X, docs.groups)
+    model = pipeline[-1]
+    extension = _extend_for_report(args, model, X, docs.groups)
+    model.set_params(verbose=0)  # the saved pipeline refits without a progress bar
+    settings = {
+        "Vectorizer": (
+            f"CountVectorizer(stop_words={vectorizer.stop_words!r}, "
+            f"min_df={args.min_df!r}, max_df={args.max_df!r})"
+        ),
+    }
+    title = args.title or f"Topics of {Path(args.input).name or args.input}"
+    return _write_report_folder(
+        args.out, _fail, pipeline, X, vectorizer.get_feature_names_out(),
+        title=title, groups=docs.groups, texts=docs.texts, texts_info=dict(docs),
+        settings=settings, fit_seconds=seconds + extension["seconds"],
+        top_words=args.top_words, extension=extension,
+    )
+
+
+def _load_report_documents(args):
+    """The documents of ``--input``, with notes on stderr; InputError if unusable."""
+    from sklearn_clda.report import InputError, load_documents
+
+    docs = load_documents(args.input, args.text_column, args.group_column)
     for note in docs.notes:
         _note(note)
     n_docs = len(docs.texts)
     if n_docs < 2:
-        return _fail(
+        raise InputError(
             f"{args.input} holds only {n_docs} document with text; a topic model "
             "needs at least 2"
         )
@@ -446,6 +515,14 @@ def _run_report(args):
             f"{n_groups:,} collections for {n_docs:,} documents: is "
             f"--group-column {args.group_column!r} the right column?"
         )
+    return docs
+
+
+def _vectorize(args, docs):
+    """The fitted CountVectorizer and the counts X; InputError for an empty vocabulary."""
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    from sklearn_clda.report import InputError
 
     stop_words = None if args.stop_words == "none" else "english"
     vectorizer = CountVectorizer(
@@ -454,13 +531,22 @@ def _run_report(args):
     try:
         X = vectorizer.fit_transform(docs.texts)
     except ValueError as exc:
-        return _fail(_vocabulary_error(exc, args, n_docs))
+        raise InputError(_vocabulary_error(exc, args, len(docs.texts))) from None
     n_empty = int(np.sum(np.asarray(X.sum(axis=1)).ravel() == 0))
     if n_empty:
         _note(
             f"{n_empty:,} document(s) have no word left in the vocabulary (only "
             "stop words or rare words); they are kept but do not shape the topics"
         )
+    return vectorizer, X
+
+
+def _fit_report_model(args, vectorizer, X, groups):
+    """Fit CompoundLDA on X; return the pipeline (vectorizer + model) and the seconds."""
+    from sklearn.pipeline import Pipeline
+
+    from sklearn_clda import CompoundLDA
+
     thin, evaluate_every = _report_sampling(args.max_iter)
     model = CompoundLDA(
         n_components=args.n_components,
@@ -470,41 +556,74 @@ def _run_report(args):
         random_state=args.seed,
         verbose=0 if args.no_progress else 1,
     )
+    _keep_chain(model)
     # The steps of ``pipeline.fit(texts, compoundlda__groups=groups)`` run one
     # at a time, so that a vocabulary problem is reported before sampling and
     # the counts X are kept for the report.
     pipeline = Pipeline([("countvectorizer", vectorizer), ("compoundlda", model)])
-    n_tokens = int(X.sum())
     print(
-        f"Vocabulary: {X.shape[1]:,} terms, {n_tokens:,} tokens. Fitting "
+        f"Vocabulary: {X.shape[1]:,} terms, {int(X.sum()):,} tokens. Fitting "
         f"CompoundLDA(K={args.n_components}) for {args.max_iter:,} sweeps..."
     )
     start = time.perf_counter()
-    with _quiet_evaluations(model.verbose), warnings.catch_warnings():
-        # The loader has already said so in a note when the collections are many.
-        warnings.simplefilter("ignore", ManyCollectionsWarning)
-        model.fit(X, groups=docs.groups)
+    with _quiet_fit(model.verbose):
+        model.fit(X, groups=groups)
     seconds = time.perf_counter() - start
-    print(f"Fitted in {seconds:.1f} s; writing the report...")
-    model.set_params(verbose=0)  # the saved pipeline refits without a progress bar
+    print(f"Fitted in {seconds:.1f} s.")
+    return pipeline, seconds
 
-    settings = {
-        "Vectorizer": (
-            f"CountVectorizer(stop_words={stop_words!r}, min_df={args.min_df!r}, "
-            f"max_df={args.max_df!r})"
-        ),
-    }
-    title = args.title or f"Topics of {Path(args.input).name or args.input}"
-    try:
-        summary = write_report(
-            pipeline, X, vectorizer.get_feature_names_out(), args.out,
-            title=title, groups=docs.groups, texts_info=dict(docs),
-            settings=settings, fit_seconds=seconds, top_words=args.top_words,
+
+def _keep_chain(model):
+    """Let a later fit continue the chain (``warm_start``), where the estimator can."""
+    if "warm_start" in model.get_params():
+        model.set_params(warm_start=True)
+
+
+@contextlib.contextmanager
+def _quiet_fit(verbose):
+    """No per-evaluation lines on stdout; no warning about many collections (the
+    loader has already said so in a note)."""
+    with _quiet_evaluations(verbose), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ManyCollectionsWarning)
+        yield
+
+
+def _extend_for_report(args, model, X, groups):
+    """Continue the chain for the report until its draws suffice or the budget ends."""
+    from sklearn_clda.report import extend_chain
+
+    if args.time_budget > 0:
+        print(
+            f"Running the chain further (at most {args.time_budget:g} s) until every "
+            "topic proportion has 100 effective draws..."
         )
-    except InputError as exc:
-        return _fail(str(exc))
-    except OSError as exc:
-        return _fail(f"cannot write the report to {args.out}: {exc.strerror or exc}")
+    with _quiet_fit(model.verbose):
+        extension = extend_chain(model, X, groups, time_budget=args.time_budget)
+    if "warm_start" in model.get_params():
+        # A refit of the saved model starts afresh, and the saved files need
+        # not carry the chain's state (4 bytes per token and the sample sums).
+        model.set_params(warm_start=False)
+        vars(model).pop("_warm_chain", None)
+    if extension["rounds"]:
+        ess = extension["ess_after"]
+        print(
+            f"{extension['sweeps_after']:,} sweeps in all; smallest effective sample "
+            f"size {'n/a' if ess is None else f'{ess:.0f}'} "
+            f"({'reached' if extension['reached'] else 'the time budget ended first'})."
+        )
+    return extension
+
+
+def _write_report_folder(out, fail, model, X, names, **kwargs):
+    """``write_report(...)``; print where the page is, or fail with one line."""
+    from sklearn_clda.report import InputError, write_report
+
+    print("Writing the report...")
+    try:
+        summary = write_report(model, X, names, out, **kwargs)
+    except (InputError, OSError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        return fail(f"cannot write the report to {out}: {reason}")
     print(f"Report: {summary['index_html']}")
     return 0
 
@@ -512,35 +631,31 @@ def _run_report(args):
 def _write_demo_report(args, model, news, seconds):
     """Write the HTML report of the demo's fit to ``args.report``."""
     _use_agg()
-    from sklearn_clda._report import InputError, write_report
-
     note = (
         "16-newsgroups ships as counts, without its raw texts, hence no "
         "vectorizer: apply the model to rows of load_news16().data, e.g. "
         "clda.transform(news.data[:5], groups=news.groups[:5])."
     )
-    try:
-        summary = write_report(
-            model, news.data, news.feature_names, args.report,
-            title="Compound LDA on 16-newsgroups",
-            groups=news.groups,
-            texts_info={
-                "source": "16-newsgroups, bundled with sklearn-clda (load_news16)",
-                "format": "document-term counts; stop words and rare words removed "
-                "upstream",
-            },
-            settings={"Command": f"{_prog()} -k {args.n_components} -n {args.max_iter} "
-                                 f"--seed {args.seed}"
-                                 + (f" --gamma {args.gamma:g}" if args.gamma else "")},
-            fit_seconds=seconds, top_words=args.top_words, model_note=note,
-        )
-    except (InputError, OSError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        print(f"{_prog()}: error: cannot write the report to {args.report}: {reason}",
-              file=sys.stderr)
-        return 2
-    print(f"\nReport: {summary['index_html']}")
-    return 0
+    print()
+    extension = _extend_for_report(args, model, news.data, news.groups)
+    model.set_params(verbose=0)
+    command = (f"{_prog()} -k {args.n_components} -n {args.max_iter} --seed {args.seed}"
+               + (f" --gamma {args.gamma:g}" if args.gamma else ""))
+    return _write_report_folder(
+        args.report, _demo_fail, model, news.data, news.feature_names,
+        title="Compound LDA on 16-newsgroups", groups=news.groups,
+        texts_info={
+            "source": "16-newsgroups, bundled with sklearn-clda (load_news16)",
+            "format": "document-term counts; stop words and rare words removed upstream",
+        },
+        settings={"Command": command}, fit_seconds=seconds + extension["seconds"],
+        top_words=args.top_words, model_note=note, extension=extension,
+    )
+
+
+def _demo_fail(message):
+    print(f"{_prog()}: error: {message}", file=sys.stderr)
+    return 2
 
 
 def main(argv=None):
@@ -582,9 +697,11 @@ def _run_demo(args):
         verbose=0 if args.no_progress else 1,
     )
     if args.report is not None:
-        # Record the log-likelihood along the run for the report; this draws no
-        # random numbers, so the fit (and the table) is the same as without.
+        # Record the log-likelihood along the run for the report, and keep the
+        # chain for the report to run further; neither draws random numbers,
+        # so the fit (and the table) is the same as without.
         model.set_params(evaluate_every=max(1, args.max_iter // 100))
+        _keep_chain(model)
     start = time.perf_counter()
     with _quiet_evaluations(model.verbose and args.report is not None):
         model.fit(news.data, groups=news.groups)
@@ -594,8 +711,11 @@ def _run_demo(args):
         f"{args.max_iter} sweeps in {seconds:.1f} s "
         f"({n_tokens * args.max_iter / seconds / 1e6:.1f}M tokens/s)\n"
     )
-    print("Topic proportions of each collection (pi_j, posterior mean) and top words:\n")
-    print(format_topic_table(model, news.feature_names, args.top_words))
+    print(
+        "Topic proportions of each collection (pi_j, posterior mean) and each topic's "
+        "FREX words\n(frequent in the topic and exclusive to it):\n"
+    )
+    print(format_topic_table(model, news.feature_names, args.top_words, method="frex"))
     if args.report is not None:
         return _write_demo_report(args, model, news, seconds)
     return 0

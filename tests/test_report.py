@@ -25,9 +25,9 @@ from matplotlib.image import imread  # noqa: E402
 from sklearn.feature_extraction.text import CountVectorizer  # noqa: E402
 
 from sklearn_clda import CompoundLDA, load_model  # noqa: E402
-from sklearn_clda import _report as report_module  # noqa: E402
+from sklearn_clda.report import _files as files_module  # noqa: E402
 from sklearn_clda.__main__ import main  # noqa: E402
-from sklearn_clda._report import InputError, load_documents, write_report  # noqa: E402
+from sklearn_clda.report import InputError, load_documents, write_report  # noqa: E402
 from sklearn_clda.exceptions import UnseenCollectionWarning  # noqa: E402
 from sklearn_clda.metrics import top_words, topic_sizes  # noqa: E402
 
@@ -224,14 +224,21 @@ def test_csv_report_numbers_are_the_model_s(csv_report):
 
 
 def test_csv_report_page_is_self_contained(csv_report):
-    page = (csv_report["out"] / "index.html").read_text(encoding="utf-8")
+    out = csv_report["out"]
+    page = (out / "index.html").read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>")
-    assert "<style>" in page
-    assert "<script" not in page.lower()
-    for ref in re.findall(r'(?:src|href)="([^"]*)"', page):
+    # The style sheet and the one script are files of the folder, not fetched.
+    assert '<link rel="stylesheet" href="report.css">' in page
+    assert re.findall(r"<script[^>]*>", page) == ['<script src="report.js" defer>']
+    refs = re.findall(r'(?:src|href)="([^"]*)"', page)
+    assert {"report.css", "report.js"} <= set(refs)
+    for ref in refs:
         assert not re.match(r"[a-z]+:", ref), ref  # no http:, https:, file:
         if not ref.startswith("#"):
-            assert (csv_report["out"] / ref).is_file(), ref
+            assert (out / ref).is_file(), ref
+    for name in ["report.css", "report.js"]:
+        text = (out / name).read_text(encoding="utf-8")
+        assert not re.search(r"https?:|@import|url\(|fetch\(|XMLHttpRequest", text), name
 
 
 def test_csv_report_escapes_collection_labels(csv_report):
@@ -257,7 +264,7 @@ def test_csv_report_model_loads_and_transforms(csv_report):
 def test_csv_report_shows_the_safe_way_first_and_it_works(csv_report):
     out = csv_report["out"]
     page = (out / "index.html").read_text(encoding="utf-8")
-    section = page[page.index('<section id="model">'):]
+    section = " ".join(page[page.index('<section id="model">'):].split())
     assert section.index("load_model") < section.index("joblib.load")
     assert "runs code stored in the file" in section
     assert "only if you trust" in section
@@ -292,8 +299,8 @@ def test_write_report_escapes_words_and_saves_model_alone(csv_report, tmp_path):
     summary = write_report(model, X, names, tmp_path / "r", title="<i>T</i> & co",
                            top_words=4)
     page = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
-    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
-    assert "<script" not in page
+    assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in page
+    assert "<script>" not in page and "alert('x')" not in page
     assert "<title>&lt;i&gt;T&lt;/i&gt; &amp; co</title>" in page
     assert "model alone" in page
     assert isinstance(joblib.load(tmp_path / "r" / "model.joblib"), CompoundLDA)
@@ -458,6 +465,10 @@ def _bad_inputs(tmp):
     (tmp / "gone").symlink_to(tmp / "no-such-folder")
     case("output folder a dangling link", ["--input", str(good), "--out", str(tmp / "gone")],
          "is a symbolic link to a missing folder")
+    case("negative time budget", ["--input", str(good), "--time-budget", "-5"],
+         "--time-budget must be a number of seconds >= 0, got -5.0")
+    case("time budget not a number", ["--input", str(good), "--time-budget", "nan"],
+         "--time-budget must be a number of seconds >= 0, got nan")
     (tmp / "holder").mkdir()
     (tmp / "holder" / "model.npz").mkdir()
     case("output file a folder", ["--input", str(good), "--out", str(tmp / "holder")],
@@ -474,7 +485,7 @@ _BAD_CASE_NAMES = [
     "n-components 0", "max-df out of range", "output is a file", "output inside a file",
     "same column twice", "deeply nested JSON", "deeply nested JSON line", "negative seed",
     "seed too large", "empty output path", "output folder a dangling link",
-    "output file a folder",
+    "output file a folder", "negative time budget", "time budget not a number",
 ]
 
 
@@ -586,7 +597,7 @@ TIMING = re.compile(r"sweeps in [\d.]+ s \([\d.]+M tokens/s\)")
 
 def test_demo_report(tmp_path):
     demo = ["-k", "3", "-n", "10", "--no-progress", "--seed", "0"]
-    code, out, err = _run(demo + ["--report", str(tmp_path / "news")])
+    code, out, err = _run(demo + ["--report", str(tmp_path / "news"), "--time-budget", "0"])
     assert code == 0, err
     code_plain, out_plain, _ = _run(demo)
     assert code_plain == 0
@@ -603,6 +614,12 @@ def test_demo_report(tmp_path):
     assert "too few" in page
     summary = json.loads((folder / "report.json").read_text(encoding="utf-8"))
     assert summary["n_documents"] == 10764 and summary["vocabulary_size"] == 9208
+    # FREX labels, and the most probable words beside them where they differ.
+    flat = " ".join(page.split())
+    differ = [t for t in summary["topics"] if t["label_words"] != t["top_words"]]
+    assert differ
+    for topic in differ:
+        assert "most probable: " + " ".join(topic["top_words"]) in flat
     assert summary["model_file_contents"] == "CompoundLDA"
 
     from sklearn_clda.datasets import load_news16
@@ -692,8 +709,8 @@ def test_write_report_refuses_symlinked_output_files(name, dangling, csv_report,
 def test_a_link_made_after_the_check_is_replaced_not_followed(tmp_path, monkeypatch):
     out, victim = _planted_link(tmp_path, "index.html", dangling=False)
     # As if the link appeared between the check and the write:
-    monkeypatch.setattr(report_module.Path, "is_symlink", lambda self: False)
-    report_module._write_text(out, "index.html", "<p>new</p>")
+    monkeypatch.setattr(files_module.Path, "is_symlink", lambda self: False)
+    files_module.write_text(out, "index.html", "<p>new</p>")
     assert victim.read_text(encoding="utf-8") == "precious"
     assert not (out / "index.html").is_symlink()
     assert (out / "index.html").read_text(encoding="utf-8") == "<p>new</p>"
@@ -707,7 +724,7 @@ def test_a_failed_write_keeps_the_old_file(tmp_path):
         raise OSError(28, "No space left on device")
 
     with pytest.raises(OSError, match="No space"):
-        report_module._write_file(tmp_path, "report.json", fail)
+        files_module.write_file(tmp_path, "report.json", fail)
     assert (tmp_path / "report.json").read_text(encoding="utf-8") == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["report.json"]  # no temporary file
 
@@ -797,3 +814,362 @@ def test_ctrl_c_in_the_report_exits_130_without_traceback(tmp_path):
     assert "Traceback" not in err
     assert err.strip().splitlines()[-1] == "python -m sklearn_clda report: interrupted"
     assert not (out / "index.html").exists()
+
+
+# ---------------------------------------------------------------------------
+# The rebuilt report: one summary, CSV tables, ordering, effective draws
+# ---------------------------------------------------------------------------
+
+
+def _summary(out):
+    return json.loads((out / "report.json").read_text(encoding="utf-8"))
+
+
+def test_page_is_rendered_from_report_json(csv_report):
+    from sklearn_clda.report._render import render_page
+
+    out = csv_report["out"]
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert render_page(_summary(out)) == page
+
+
+def test_input_is_named_by_its_file_name_not_its_path(csv_report):
+    out = csv_report["out"]
+    folder = str(out.parent)
+    assert _summary(out)["input"]["source"] == "docs.csv"
+    for name in ["index.html", "report.json", *[p.name for p in out.glob("*.csv")]]:
+        assert folder not in (out / name).read_text(encoding="utf-8"), name
+
+
+@pytest.mark.parametrize("thin, words", [
+    (1, "every sweep"), (2, "every 2nd sweep"), (3, "every 3rd sweep"),
+    (4, "every 4th sweep"), (11, "every 11th sweep"), (12, "every 12th sweep"),
+    (13, "every 13th sweep"), (21, "every 21st sweep"), (22, "every 22nd sweep"),
+    (101, "every 101st sweep"), (111, "every 111th sweep"), (1002, "every 1,002nd sweep"),
+])
+def test_how_often_draws_are_kept_reads_as_an_ordinal(thin, words):
+    from sklearn_clda.report._render import every
+
+    assert every(thin) == words
+
+
+def test_csv_tables_hold_the_page_s_numbers(csv_report):
+    out = csv_report["out"]
+    summary = _summary(out)
+    model = load_model(out / "model.npz")
+    pipe = joblib.load(out / "model.joblib")
+
+    def read(name):
+        with open(out / name, newline="", encoding="utf-8") as fh:
+            return list(csv.DictReader(fh))
+
+    rows = read("collection_topics.csv")
+    K, J = model.n_components, len(model.groups_)
+    assert len(rows) == J * K
+    for row in rows:
+        j, k = model.groups_.tolist().index(row["collection"]), int(row["topic"])
+        assert float(row["mean"]) == pytest.approx(model.collection_topic_[j, k], rel=1e-12)
+        assert float(row["lower"]) <= float(row["mean"]) <= float(row["upper"])
+        assert float(row["ess"]) == pytest.approx(summary["collection_topic"]["ess"][j][k])
+    topics = read("topics.csv")
+    assert [int(t["topic"]) for t in topics] == summary["topic_order"]
+    assert [t["top_words"].split() for t in topics] == [
+        summary["topics"][k]["top_words"] for k in summary["topic_order"]]
+    documents = read("document_topics.csv")
+    assert len(documents) == 60
+    assert [d["collection"] for d in documents] == [g for _, g in csv_report["docs"]]
+    theta = np.array([[float(d[f"topic_{k}"]) for k in range(K)] for d in documents])
+    np.testing.assert_allclose(theta, pipe[-1].doc_topic_, rtol=1e-5)
+    assert {d["collection"] for d in read("distinctive_topics.csv")} == set(COLLECTIONS)
+    assert set(summary["downloads"].values()) <= set(summary["files"])
+
+
+def test_heatmap_and_tables_follow_the_topic_table(csv_report, tmp_path, monkeypatch):
+    from sklearn_clda.plotting import CollectionTopicDisplay
+
+    drawn = {}
+    plot = CollectionTopicDisplay.plot
+
+    def record(self, *args, **kwargs):
+        drawn[kwargs.get("kind") or self.kind] = (list(self.topics), self.proportions)
+        return plot(self, *args, **kwargs)
+
+    monkeypatch.setattr(CollectionTopicDisplay, "plot", record)
+    pipe = joblib.load(csv_report["out"] / "model.joblib")
+    X = pipe[:-1].transform([t for t, _ in csv_report["docs"]])
+    summary = write_report(pipe, X, pipe[:-1].get_feature_names_out(), tmp_path / "r")
+    order = summary["topic_order"]
+    shares = [summary["topics"][k]["share"] for k in order]
+    assert shares == sorted(shares, reverse=True) and order != sorted(order)
+    topics, proportions = drawn["heatmap"]
+    assert topics == order
+    np.testing.assert_array_equal(proportions, pipe[-1].collection_topic_[:, order])
+    page = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+    for table in ["topics-table", "collection-topic-table"]:
+        body = page[page.index(f'id="{table}"'):]
+        body = body[:body.index("</tbody>")]
+        rows = re.findall(r'<tr><td class="num" data-sort="(\d+)">', body)
+        assert [int(k) for k in rows] == order, table
+
+
+@pytest.mark.parametrize("lower, upper, ess, expected", [
+    (0.01, 0.05, 150.0, "clear"), (-0.05, -0.01, 100.0, "clear"),
+    (-0.01, 0.05, 150.0, "uncertain"), (0.01, 0.05, 99.9, "few draws"),
+    (0.01, 0.05, None, "few draws"), (0.01, 0.05, float("nan"), "few draws"),
+])
+def test_a_difference_is_clear_only_on_enough_effective_draws(lower, upper, ess, expected):
+    from sklearn_clda.report._summary import verdict
+
+    assert verdict(lower, upper, ess) == expected
+
+
+@pytest.fixture(scope="module")
+def small_corpus():
+    docs = _make_documents()
+    vectorizer = CountVectorizer()
+    X = vectorizer.fit_transform([t for t, _ in docs])
+    return X, [g for _, g in docs], vectorizer.get_feature_names_out()
+
+
+def test_report_on_too_few_effective_draws_calls_nothing_clear(small_corpus, tmp_path):
+    from sklearn_clda.report import extend_chain
+
+    X, groups, names = small_corpus
+    model = CompoundLDA(n_components=3, max_iter=24, thin=1, random_state=0)
+    model.fit(X, groups=groups)
+    extension = extend_chain(model, X, groups, time_budget=0)
+    assert extension["rounds"] == 0 and extension["method"] is None
+    assert extension["sweeps_after"] == extension["sweeps_before"] == 24
+    assert not extension["reached"] and extension["ess_after"] < 100
+    summary = write_report(model, X, names, tmp_path / "r", groups=groups,
+                           extension=extension)
+    # The themes are plain: with enough draws these differences would be clear.
+    rows = [row for entry in summary["distinctive"] for row in entry["topics"]]
+    assert rows and all(row["difference_lower"] > 0 for row in rows)
+    assert all(row["verdict"] == "few draws" and not row["clear"] for row in rows)
+    diag = summary["diagnostics"]
+    assert diag["n_below_target"] == diag["n_intervals"] == 9
+    page = " ".join((tmp_path / "r" / "index.html").read_text(encoding="utf-8").split())
+    assert 'class="clear"' not in page.split('id="distinctive"')[1].split("</p>", 1)[1]
+    assert "The time budget of 0.0 s ended first" in page
+    assert page.count("&dagger;") >= 9
+
+
+def test_extend_chain_runs_the_same_chain_further(small_corpus):
+    from sklearn_clda.report import extend_chain
+
+    X, groups, _ = small_corpus
+    model = CompoundLDA(n_components=3, max_iter=40, thin=1, random_state=0)
+    model.fit(X, groups=groups)
+    before = model.collection_topic_samples_.copy()
+    extension = extend_chain(model, X, groups, min_ess=60, time_budget=60)
+    assert extension["reached"] and extension["rounds"] >= 1
+    assert extension["ess_after"] >= 60 > extension["ess_before"]
+    assert model.n_iter_ == model.max_iter == extension["sweeps_after"] > 40
+    assert model.burn_in_ == 20
+    # The first draws are those of the shorter fit: the same chain, run further.
+    np.testing.assert_array_equal(model.collection_topic_samples_[:20], before)
+    assert model.collection_topic_samples_.shape[0] == model.n_iter_ - 20
+
+
+def test_time_budget_must_be_a_number_of_seconds(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["-n", "4", "--report", "out", "--time-budget", "-1"])
+    assert exc.value.code == 2
+    assert "--time-budget must be a number of seconds >= 0, got -1.0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("module, extra", [("jinja2", "plot"), ("pandas", "inspect")])
+@pytest.mark.parametrize("argv", [["report", "--input", "x.csv", "--out", "OUT"],
+                                  ["-n", "2", "--report", "OUT"]])
+def test_a_missing_dependency_names_its_extra(tmp_path, argv, module, extra):
+    argv = [str(tmp_path / a) if a in ("x.csv", "OUT") else a for a in argv]
+    (tmp_path / "x.csv").write_text("text,group\na b c,x\nd e f,y\n", encoding="utf-8")
+    code = (f"import sys; sys.modules[{module!r}] = None; "
+            "from sklearn_clda.__main__ import _run; "
+            f"sys.argv = ['sklearn-clda'] + {argv!r}; sys.exit(_run())")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path, env=env)
+    assert proc.returncode == 2, proc.stderr
+    assert f'pip install "sklearn-clda[{extra}]"' in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "OUT").exists()
+
+
+def test_extend_chain_continues_a_kept_chain(small_corpus):
+    from sklearn_clda.report import extend_chain
+
+    X, groups, _ = small_corpus
+    model = CompoundLDA(n_components=3, max_iter=40, thin=1, random_state=0,
+                        warm_start=True)
+    model.fit(X, groups=groups)
+    extension = extend_chain(model, X, groups, min_ess=60, time_budget=60)
+    assert extension["method"] == "warm_start" and extension["reached"]
+    total = extension["sweeps_after"]
+    assert model.n_iter_ == model.max_iter == total > 40 and model.burn_in == 20
+    # The result is that of one fit of all the sweeps: the same chain, run further.
+    assert extension["ess_after"] >= 60
+    whole = CompoundLDA(n_components=3, max_iter=total, burn_in=20, thin=1,
+                        random_state=0).fit(X, groups=groups)
+    np.testing.assert_array_equal(model.collection_topic_samples_,
+                                  whole.collection_topic_samples_)
+    np.testing.assert_array_equal(model.components_, whole.components_)
+
+
+def test_topics_are_labelled_by_frex_with_probable_words_beside(csv_report):
+    from sklearn_clda.inspection import topic_labels
+
+    out = csv_report["out"]
+    summary = _summary(out)
+    model = load_model(out / "model.npz")
+    vocabulary = (out / "vocabulary.txt").read_text(encoding="utf-8").splitlines()
+    labels = topic_labels(model, vocabulary, method="frex", n_words=10)
+    assert summary["labels"]["method"] == "frex"
+    assert [t["label_words"] for t in summary["topics"]] == labels["words"].tolist()
+    assert [t["top_words"] for t in summary["topics"]] == labels["prob_words"].tolist()
+    page = (out / "index.html").read_text(encoding="utf-8")
+    table = page[page.index('id="topics-table"'):page.index("</table>", page.index(
+        'id="topics-table"'))]
+    for topic in summary["topics"]:
+        assert " ".join(topic["label_words"]) in table
+        if topic["label_words"] != topic["top_words"]:
+            assert "most probable: " + " ".join(topic["top_words"]) in table
+
+
+def test_representative_documents_of_topics_and_collections(csv_report):
+    out = csv_report["out"]
+    summary = _summary(out)
+    pipe = joblib.load(out / "model.joblib")
+    texts = [t for t, _ in csv_report["docs"]]
+    groups = [g for _, g in csv_report["docs"]]
+    theta = pipe[-1].transform(pipe[:-1].transform(texts), groups=groups)
+    entries = summary["representative_documents"]
+    assert [e["topic"] for e in entries] == summary["topic_order"]
+    for entry in entries:
+        k = entry["topic"]
+        rows = [d["row"] for d in entry["documents"]]
+        assert rows == np.argsort(-theta[:, k], kind="stable")[:3].tolist()
+        for doc in entry["documents"]:
+            assert doc["weight"] == pytest.approx(theta[doc["row"], k])
+            text, snippet = texts[doc["row"]], doc["snippet"]
+            assert snippet == text or text.startswith(snippet.removesuffix(" \u2026"))
+            assert doc["collection"] == groups[doc["row"]]
+    for entry in summary["distinctive"]:
+        mine = [d for d, g in enumerate(groups) if g == entry["collection"]]
+        for row in entry["topics"]:
+            k = row["topic"]
+            best = sorted(mine, key=lambda d: (-theta[d, k], d))[:2]
+            assert [d["row"] for d in row["documents"]] == best
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert page.count('<ul class="docs">') == len(entries) + sum(
+        1 for e in summary["distinctive"] for r in e["topics"] if r["documents"])
+
+
+def test_document_snippets_are_escaped_and_shortened(csv_report, tmp_path):
+    pipe = joblib.load(csv_report["out"] / "model.joblib")
+    texts = [t for t, _ in csv_report["docs"]]
+    groups = [g for _, g in csv_report["docs"]]
+    X = pipe[:-1].transform(texts)
+    marked = ["<img src=x onerror=alert(1)> " + t + " tail" * 100 for t in texts]
+    summary = write_report(pipe, X, pipe[:-1].get_feature_names_out(), tmp_path / "r",
+                           groups=groups, texts=marked)
+    page = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert "<img src=x" not in page
+    snippets = [d["snippet"] for e in summary["representative_documents"]
+                for d in e["documents"]]
+    assert snippets and all(len(s) <= 282 and s.endswith("\u2026") for s in snippets)
+    assert all(s.startswith("<img src=x onerror=alert(1)> ") for s in snippets)
+
+
+def test_every_pair_of_collections_is_compared(csv_report):
+    from sklearn_clda.inspection import compare_collections
+
+    out = csv_report["out"]
+    summary = _summary(out)
+    model = load_model(out / "model.npz")
+    pairs = summary["comparisons"]["pairs"]
+    labels = model.groups_.tolist()
+    assert [(p["a"], p["b"]) for p in pairs] == [
+        (labels[a], labels[b]) for a in range(3) for b in range(a + 1, 3)]
+    for pair in pairs:
+        expected = compare_collections(model, pair["a"], pair["b"], ci=0.9)
+        expected = expected.set_index("topic").loc[summary["topic_order"]]
+        rows = pair["rows"]
+        assert [r["topic"] for r in rows] == summary["topic_order"]
+        np.testing.assert_allclose([r["difference"] for r in rows], expected["mean"])
+        np.testing.assert_allclose([r["lower"] for r in rows], expected["lower"])
+        np.testing.assert_allclose([r["p_greater"] for r in rows], expected["prob_greater"])
+        np.testing.assert_allclose([r["ess"] for r in rows], expected["ess"])
+        for r in rows:
+            a, b = labels.index(pair["a"]), labels.index(pair["b"])
+            assert r["share_a"] == pytest.approx(model.collection_topic_[a, r["topic"]])
+            assert r["share_b"] == pytest.approx(model.collection_topic_[b, r["topic"]])
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert page.count('<div class="pair" id="pair-') == 3
+    with open(out / "collection_comparisons.csv", newline="", encoding="utf-8") as fh:
+        assert len(list(csv.DictReader(fh))) == 3 * 3
+
+
+@pytest.mark.parametrize("labels, ordered", [
+    (["2001", "2005", "2010"], "numbers"), (["2020-01", "2020-06", "2021-01"], "dates"),
+    (["north", "south", "west"], None),
+])
+def test_trend_figure_for_ordered_collections(small_corpus, tmp_path, labels, ordered):
+    X, groups, names = small_corpus
+    rename = dict(zip(COLLECTIONS, labels))
+    groups = [rename[g] for g in groups]
+    model = CompoundLDA(n_components=3, max_iter=40, thin=2, random_state=0)
+    model.fit(X, groups=groups)
+    summary = write_report(model, X, names, tmp_path / "r", groups=groups)
+    assert summary["trend"]["ordered"] == (ordered is not None)
+    assert summary["trend"]["kind"] == ordered
+    trend = tmp_path / "r" / "collection_trends.png"
+    if ordered:
+        assert summary["trend"]["order"] == labels
+        assert summary["figures"]["trend"] == trend.name
+        _check_pngs(tmp_path / "r", [trend.name])
+    else:
+        assert "trend" not in summary["figures"] and not trend.exists()
+
+
+def test_collection_documents_come_from_the_collection(tmp_path):
+    # Collection "A" mixes sport (60%) with money; "B" is money but holds three
+    # purely sport documents, the corpus' most sporty ones. A's documents on
+    # sport must still be A's own.
+    rng = random.Random(1)
+
+    def doc(sport_share):
+        return " ".join(rng.choice(THEMES["sport"] if rng.random() < sport_share
+                                   else THEMES["money"]) for _ in range(40))
+
+    texts = [doc(0.6) for _ in range(20)] + [doc(0.0) for _ in range(17)] + [
+        doc(1.0) for _ in range(3)]
+    groups = ["A"] * 20 + ["B"] * 20
+    vectorizer = CountVectorizer()
+    X = vectorizer.fit_transform(texts)
+    model = CompoundLDA(n_components=2, max_iter=60, thin=2, random_state=0)
+    model.fit(X, groups=groups)
+    summary = write_report(model, X, vectorizer.get_feature_names_out(), tmp_path / "r",
+                           groups=groups, texts=texts)
+    entry = next(e for e in summary["distinctive"] if e["collection"] == "A")
+    (row,) = entry["topics"]
+    sport = row["topic"]
+    assert summary["topics"][sport]["top_words"][0] in THEMES["sport"]
+    best = {d["row"] for e in summary["representative_documents"] if e["topic"] == sport
+            for d in e["documents"]}
+    assert best & {37, 38, 39}  # overall, B's pure sport documents lead
+    assert len(row["documents"]) == 2
+    assert all(d["row"] < 20 and d["collection"] == "A" for d in row["documents"])
+
+
+def test_saved_model_carries_no_kept_chain(csv_report):
+    # The report runs the chain further with warm_start, then saves the model
+    # as if fitted in one go: no chain state in model.joblib.
+    model = joblib.load(csv_report["out"] / "model.joblib")[-1]
+    assert model.get_params()["warm_start"] is False
+    assert not hasattr(model, "_warm_chain")
+    assert model.max_iter == model.n_iter_ and model.burn_in == model.burn_in_

@@ -1,0 +1,131 @@
+"""What the report takes from the analysis API, in the shapes the summary needs.
+
+The one place where the report calls :mod:`sklearn_clda.inspection` (topic
+labels, representative documents, posterior summaries, comparisons) and
+the ordering of :class:`~sklearn_clda.plotting.CollectionTrendDisplay`.
+"""
+
+import warnings
+
+import numpy as np
+from sklearn.utils import Bunch
+
+from ..inspection._utils import MIN_DRAWS
+
+#: How the topics are labelled: stm's FREX, with its default weight.
+LABEL_METHOD = "frex"
+
+
+def topic_words(model, names, n_words):
+    """Label (FREX) words and most probable words of each topic.
+
+    Returns a Bunch with ``label_words`` and ``prob_words`` (lists of
+    lists of str, one per topic), ``prob_idx`` (indices of the most
+    probable words, K x n, for the word figure), ``method`` and ``n_words``.
+    """
+    from ..inspection import topic_labels
+    from ..metrics import top_word_indices
+
+    n = max(1, min(int(n_words), names.shape[0]))
+    labels = topic_labels(model, names, method=LABEL_METHOD, n_words=n)
+    return Bunch(
+        method=LABEL_METHOD, n_words=n,
+        label_words=[list(words) for words in labels["words"]],
+        prob_words=[list(words) for words in labels["prob_words"]],
+        prob_idx=top_word_indices(model.components_, n=n),
+    )
+
+
+def summarize_draws(draws, interval):
+    """Posterior mean, equal-tailed interval and ESS of draws of shape (n, J, K).
+
+    The ESS is NaN with fewer draws than the estimator needs.
+    """
+    from ..inspection._collections import equal_tailed_interval, pi_summary
+
+    if draws.shape[0] >= MIN_DRAWS:
+        mean, lower, upper, ess = pi_summary(draws, interval)
+    else:
+        lower, upper = equal_tailed_interval(draws, interval)
+        mean, ess = draws.mean(axis=0), np.full(draws.shape[1:], np.nan)
+    return Bunch(mean=mean, lower=lower, upper=upper, ess=ess)
+
+
+def smallest_ess(model):
+    """The smallest ESS over the draws of every ``pi_jk``, or None (too few draws)."""
+    from ..inspection import effective_sample_size
+
+    samples = np.asarray(model.collection_topic_samples_, dtype=np.float64)
+    if samples.shape[0] < MIN_DRAWS:
+        return None
+    ess = effective_sample_size(samples)
+    return float(np.nanmin(ess)) if np.isfinite(ess).any() else None
+
+
+def document_topics(model, X):
+    """The documents' topic proportions from the fit, or None if not these rows."""
+    theta = getattr(model, "doc_topic_", None)
+    if theta is None or theta.shape[0] != X.shape[0]:
+        return None
+    return np.asarray(theta)
+
+
+def representative(model, X, groups, n, topics, collection=None):
+    """``{topic: [(row, theta), ...]}``: the documents most about each topic.
+
+    Within ``collection`` when given (which needs ``groups``: without them
+    the answer is empty).
+    """
+    from ..exceptions import UnseenCollectionWarning
+    from ..inspection import representative_documents
+
+    if collection is not None and groups is None:
+        return {}
+    with warnings.catch_warnings():
+        # Without groups, every document gets the corpus-wide mixture as prior.
+        warnings.simplefilter("ignore", UnseenCollectionWarning)
+        found = representative_documents(model, X, groups, n=n, topic=list(topics),
+                                         collection=collection)
+    out = {}
+    for k, row, theta in found[["topic", "document", "theta"]].itertuples(index=False):
+        out.setdefault(int(k), []).append((int(row), float(theta)))
+    return out
+
+
+def compare(model, stats, a, b, interval):
+    """Rows comparing collections ``a`` and ``b`` (positions) topic by topic."""
+    from ..inspection import compare_collections
+
+    found = compare_collections(model, model.groups_[a], model.groups_[b], ci=interval)
+    return [
+        {"topic": int(row.topic), "share_a": stats.pi[a, row.topic],
+         "share_b": stats.pi[b, row.topic], "difference": row.mean, "lower": row.lower,
+         "upper": row.upper, "p_greater": row.prob_greater, "ess": row.ess}
+        for row in found.itertuples(index=False)
+    ]
+
+
+def collection_order(model):
+    """Whether the collections' labels order them (numbers or dates), and how."""
+    from ..plotting._trend import ordered_positions
+
+    if model.groups_ is None:
+        return {"ordered": False, "order": None, "kind": None}
+    try:
+        positions, x, _ = ordered_positions(model, None, "write_report")
+    except ValueError:
+        return {"ordered": False, "order": None, "kind": None}
+    return {
+        "ordered": True,
+        "order": [str(model.groups_[j]) for j in positions],
+        "kind": "dates" if np.asarray(x).dtype.kind == "M" else "numbers",
+    }
+
+
+def trend_display(model, names, interval):
+    """Each topic's share across the ordered collections, labelled by FREX words."""
+    from ..plotting import CollectionTrendDisplay
+
+    ci = interval if model.collection_topic_samples_.shape[0] >= MIN_DRAWS else None
+    return CollectionTrendDisplay.from_estimator(
+        model, feature_names=names, ci=ci, label_method=LABEL_METHOD)

@@ -1,0 +1,136 @@
+"""Continuing a fitted chain until its draws of the collection mixtures suffice."""
+
+import math
+import time
+
+import numpy as np
+
+from ._analysis import smallest_ess
+from ._stats import MIN_ESS
+
+_SAFETY = 1.25  # sweeps planned beyond the ESS's linear extrapolation
+_BUDGET_USE = 0.9  # share of the remaining time a planned run may take
+
+
+def extend_chain(model, X, groups=None, *, min_ess=MIN_ESS, time_budget=30.0):
+    """Run a fitted CompoundLDA's chain further until its draws of pi suffice.
+
+    The effective sample size (ESS) of the kept draws of every topic
+    proportion ``pi_jk`` should reach ``min_ess``. While it does not and
+    the time budget allows, the chain runs further: the number of sweeps
+    is extrapolated from the ESS so far (which grows about linearly with
+    the kept sweeps) and capped by what the remaining time affords at the
+    sweep rate measured so far.
+
+    The chain continues in one of two ways. If the model was fitted with
+    ``warm_start=True`` (where the estimator has that parameter), the kept
+    chain runs the extra sweeps only. Otherwise the model is refitted from
+    the start with more sweeps and its burn-in fixed (``burn_in`` set to
+    ``burn_in_``): with an integer ``random_state`` this replays the same
+    chain bit for bit and runs it further, at the cost of the sweeps run
+    before (with another ``random_state`` it is a new, longer chain). The
+    model's ``max_iter`` and ``burn_in`` then describe the whole chain.
+
+    Parameters
+    ----------
+    model : CompoundLDA
+        A fitted :class:`~sklearn_clda.CompoundLDA` (Gibbs sampling),
+        changed in place.
+
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        The counts it was fitted on.
+
+    groups : array-like of shape (n_samples,), default=None
+        The collections it was fitted with.
+
+    min_ess : float, default=100
+        Target for the smallest ESS over all ``pi_jk``.
+
+    time_budget : float, default=30.0
+        Seconds that the further sweeps may take; 0 runs none.
+
+    Returns
+    -------
+    extension : dict
+        ``target``, ``budget``, ``reached`` (bool), ``method``
+        (``"warm_start"``, ``"refit"`` or ``None`` when no sweep was
+        added), ``rounds``, ``sweeps_before``, ``sweeps_after``,
+        ``seconds`` (spent), ``ess_before`` and ``ess_after`` (smallest
+        ESS, ``None`` with fewer than 4 draws).
+
+    Examples
+    --------
+    >>> from sklearn_clda import CompoundLDA
+    >>> from sklearn_clda.datasets import make_compound_corpus
+    >>> from sklearn_clda.report import extend_chain
+    >>> corpus = make_compound_corpus(n_topics=3, n_features=30, n_collections=2,
+    ...                               docs_per_collection=20, doc_length=30,
+    ...                               random_state=0)
+    >>> clda = CompoundLDA(n_components=3, max_iter=40, thin=1, random_state=0)
+    >>> clda = clda.fit(corpus.data, groups=corpus.groups)
+    >>> info = extend_chain(clda, corpus.data, corpus.groups, min_ess=50, time_budget=20)
+    >>> info["reached"], clda.n_iter_ == info["sweeps_after"] >= 40
+    (True, True)
+    """
+    start = time.perf_counter()
+    method = "warm_start" if model.get_params().get("warm_start") else "refit"
+    ess = smallest_ess(model)
+    info = {
+        "target": float(min_ess), "budget": float(time_budget), "method": None,
+        "rounds": 0, "sweeps_before": int(model.n_iter_), "ess_before": ess,
+    }
+    rate = _seconds_per_sweep(model)
+    while not (ess is not None and ess >= min_ess):
+        remaining = time_budget - (time.perf_counter() - start)
+        total = _planned_sweeps(model, ess, min_ess, remaining / rate, method)
+        if total is None:
+            break
+        run_start, done = time.perf_counter(), int(model.n_iter_)
+        _run_to(model, X, groups, total, method)
+        swept = total - done if method == "warm_start" else total
+        rate = (time.perf_counter() - run_start) / swept
+        ess = smallest_ess(model)
+        info["rounds"] += 1
+        info["method"] = method
+    info.update(
+        reached=bool(ess is not None and ess >= min_ess), sweeps_after=int(model.n_iter_),
+        seconds=time.perf_counter() - start, ess_after=ess,
+    )
+    return info
+
+
+def _seconds_per_sweep(model):
+    """Wall time per sweep of the fit so far (the sampler's own clock)."""
+    seconds = (getattr(model, "trace_", None) or {}).get("seconds")
+    if seconds is not None and len(seconds) and seconds[-1] > 0:
+        return max(float(seconds[-1]) / int(model.n_iter_), 1e-9)
+    return max(float(np.sum(model.sweep_times_)) / len(model.sweep_times_), 1e-9)
+
+
+def _planned_sweeps(model, ess, target, sweeps_left, method):
+    """Total sweeps of the next run, or None when it would not pay.
+
+    ``sweeps_left`` is how many sweeps the remaining time affords.
+    """
+    done, burn_in, thin = int(model.n_iter_), int(model.burn_in_), int(model.thin)
+    kept = max(done - burn_in, 1)
+    factor = 4.0 if ess is None else _SAFETY * target / max(ess, 1.0)
+    wanted = burn_in + math.ceil(kept * factor)
+    affordable = math.floor(max(sweeps_left, 0.0) * _BUDGET_USE)
+    total = min(wanted, done + affordable if method == "warm_start" else affordable)
+    # More sweeps only pay off if they add a fair share of kept draws.
+    if total < done + max(2 * thin, math.ceil(0.25 * kept)):
+        return None
+    return total
+
+
+def _run_to(model, X, groups, total, method):
+    """Run the chain to ``total`` sweeps; the parameters then describe the whole chain."""
+    burn_in = int(model.burn_in_)
+    if method == "warm_start":
+        model.set_params(max_iter=total - int(model.n_iter_), burn_in=burn_in)
+        model.fit(X, groups=groups)
+        model.set_params(max_iter=total)
+    else:
+        model.set_params(max_iter=total, burn_in=burn_in)
+        model.fit(X, groups=groups)

@@ -1,0 +1,109 @@
+"""The report's figures, drawn with the package's displays and saved as PNG."""
+
+import numpy as np
+
+from . import _analysis
+from ._files import FIGURE_FILES, write_file
+
+_MAX_TRACE_PANELS = 6  # collections drawn in the pi trace and ACF figures
+_LABEL_WORDS = 3  # words in a topic's label in the figures
+_BAR_TOPICS = 6  # topics in the bar chart
+
+
+def draw_figures(model, names, out_dir, parts, summary, dpi):
+    """Draw and save every figure; return ``{key: file name}``.
+
+    The heatmap and the word panels follow the topic table's order; topic
+    labels use the table's label words (FREX when available).
+    """
+    from ..plotting import TraceDisplay
+
+    stats, order = parts.stats, parts.order
+    n_draws = stats.samples.shape[0]
+    words = [list(label[:_LABEL_WORDS]) for label in parts.labels.label_words]
+    saver = _Saver(out_dir, dpi)
+    saver.save("heatmap", lambda: _heatmap(stats, order, words))
+    saver.save("bars", lambda: _bars(stats, words, summary["collection_topic"]["interval"]))
+    if summary["trend"]["ordered"]:
+        saver.save("trend", lambda: _analysis.trend_display(
+            model, names, summary["collection_topic"]["interval"]))
+    saver.save("words", lambda: _words(model, names, parts, words))
+    saver.save("trace", lambda: TraceDisplay.from_estimator(model, keys=["log_likelihood"]),
+               parse_math=True)
+    if n_draws >= 2:
+        shown = np.argsort(-stats.docs, kind="stable")[:_MAX_TRACE_PANELS]
+        collections = None
+        if model.groups_ is not None and len(stats.labels) > _MAX_TRACE_PANELS:
+            collections = [model.groups_[j] for j in sorted(shown)]
+        saver.save("pi_trace", lambda: _pi_display(model, collections, "trace", n_draws))
+        saver.save("pi_acf", lambda: _pi_display(model, collections, "acf", n_draws))
+    return saver.files
+
+
+class _Saver:
+    """Draws a display, saves its figure to the folder and closes it."""
+
+    def __init__(self, out_dir, dpi):
+        self.out_dir, self.dpi, self.files = out_dir, dpi, {}
+
+    def save(self, key, make, parse_math=False):
+        import matplotlib.pyplot as plt
+        from matplotlib import rc_context
+
+        before = set(plt.get_fignums())
+        # Labels are user text: do not let a "$" start matplotlib's mathtext.
+        with rc_context({} if parse_math else {"text.parse_math": False}):
+            try:
+                fig = make().figure_
+                write_file(self.out_dir, FIGURE_FILES[key], lambda fh: fig.savefig(
+                    fh, format="png", dpi=self.dpi, facecolor="white"))
+            finally:
+                for num in set(plt.get_fignums()) - before:
+                    plt.close(num)
+        self.files[key] = FIGURE_FILES[key]
+
+
+def _heatmap(stats, order, words):
+    from ..plotting import CollectionTopicDisplay
+
+    return CollectionTopicDisplay(
+        stats.pi[:, order], topics=order, topic_words=[words[k] for k in order],
+        collection_labels=stats.labels, kind="heatmap",
+    ).plot()
+
+
+def _bars(stats, words, interval):
+    from ..plotting import CollectionTopicDisplay
+    from ..plotting._base import select_topics
+
+    topics = select_topics(stats.pi, _BAR_TOPICS)
+    intervals = stats.samples.shape[0] > 1
+    return CollectionTopicDisplay(
+        stats.pi[:, topics],
+        lower=stats.lower[:, topics] if intervals else None,
+        upper=stats.upper[:, topics] if intervals else None,
+        topics=topics, topic_words=[words[k] for k in topics],
+        collection_labels=stats.labels, interval=interval if intervals else None,
+        kind="bars",
+    ).plot()
+
+
+def _words(model, names, parts, words):
+    """Most probable words of each topic (table order), titled with its label."""
+    from ..plotting import TopicWordsDisplay
+    from ..plotting._base import topic_word_distributions
+
+    phi = topic_word_distributions(model, "write_report")
+    order = parts.order
+    idx = parts.labels.prob_idx[order]
+    return TopicWordsDisplay(
+        names[idx], np.take_along_axis(phi[order], idx, axis=1), topics=order,
+        topic_labels=[f"{k}: {' '.join(words[k])}" for k in order],
+    ).plot()
+
+
+def _pi_display(model, collections, kind, n_draws):
+    from ..plotting import PiTraceDisplay
+
+    extra = {"max_lag": min(50, n_draws - 1)} if kind == "acf" else {}
+    return PiTraceDisplay.from_estimator(model, collections=collections, kind=kind, **extra)

@@ -1,0 +1,146 @@
+"""The report's output folder: its file names, checks and atomic writes.
+
+Every file is written to a new temporary file in the folder and then moved
+over the old one with ``os.replace``: a failed write leaves the old file as
+it was, and a symbolic link in place of a report file is refused (it could
+point outside the folder) or, if it appears after the check, replaced
+rather than followed.
+"""
+
+import contextlib
+import csv
+import io
+import os
+import secrets
+from importlib import resources
+from pathlib import Path
+
+from ._load import InputError
+
+#: Figures of the report: key -> file name.
+FIGURE_FILES = {
+    "heatmap": "collection_topics_heatmap.png",
+    "bars": "collection_topics_bars.png",
+    "trend": "collection_trends.png",
+    "words": "topic_words.png",
+    "trace": "log_likelihood_trace.png",
+    "pi_trace": "pi_trace.png",
+    "pi_acf": "pi_autocorrelation.png",
+}
+
+#: Tables offered as CSV downloads: key -> file name.
+TABLE_FILES = {
+    "collections": "collections.csv",
+    "topics": "topics.csv",
+    "collection_topics": "collection_topics.csv",
+    "distinctive": "distinctive_topics.csv",
+    "comparisons": "collection_comparisons.csv",
+    "representative": "representative_documents.csv",
+    "documents": "document_topics.csv",
+}
+
+#: The page's style sheet and script, copied from the package next to it.
+STATIC_FILES = ("report.css", "report.js")
+
+#: The model files and the page.
+MAIN_FILES = ("index.html", "report.json", "model.npz", "model.joblib", "vocabulary.txt")
+
+#: Every file the report may write.
+REPORT_FILES = (
+    MAIN_FILES + STATIC_FILES + tuple(TABLE_FILES.values()) + tuple(FIGURE_FILES.values())
+)
+
+
+def _symlink_problem(path):
+    return (
+        f"{path} is a symbolic link; the report does not write through links "
+        "(it could overwrite a file outside the output folder): remove the link "
+        "or choose another output folder"
+    )
+
+
+def output_problem(out):
+    """Why the report cannot be written to the folder ``out``, or None.
+
+    Checked before fitting, and again by
+    :func:`~sklearn_clda.report.write_report` before it writes anything.
+    The folder may itself be a symbolic link to a folder (it is then
+    written into), but none of the report's files in it may be a symbolic
+    link or anything other than a regular file.
+    """
+    out = Path(out)
+    if out.is_symlink() and not out.exists():
+        return f"the output folder {out} is a symbolic link to a missing folder"
+    if not out.exists():
+        parent = out.parent
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+        if not parent.is_dir():
+            return f"cannot create the output folder {out}: {parent} is a file"
+        if not os.access(parent, os.W_OK):
+            return f"cannot create the output folder {out}: {parent} is not writable"
+        return None
+    if not out.is_dir():
+        return f"the output path {out} is an existing file; give a folder for --out"
+    for name in REPORT_FILES:
+        target = out / name
+        if target.is_symlink():
+            return _symlink_problem(target)
+        if target.exists() and not target.is_file():
+            return f"{target} exists and is not a file; remove it or choose another folder"
+    if not os.access(out, os.W_OK):
+        return f"cannot write to the output folder {out}: permission denied"
+    return None
+
+
+def write_file(out_dir, name, write):
+    """Write the file ``out_dir / name`` with ``write(binary file)``; return ``name``.
+
+    The content goes to a new temporary file in ``out_dir`` that then
+    replaces ``name`` (``os.replace``): a symbolic link at ``name`` is
+    refused, and even one created meanwhile would be replaced rather than
+    followed, so nothing outside ``out_dir`` is written. A failed write
+    leaves the old file as it was and no temporary file.
+    """
+    target = Path(out_dir) / name
+    if target.is_symlink():
+        raise InputError(_symlink_problem(target))
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    tmp = Path(out_dir) / f".{name}.{secrets.token_hex(6)}.part"
+    fd = os.open(tmp, flags | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return name
+
+
+def write_text(out_dir, name, text):
+    """Write ``text`` (UTF-8) to ``out_dir / name`` with :func:`write_file`."""
+    return write_file(out_dir, name, lambda fh: fh.write(text.encode("utf-8")))
+
+
+def write_csv(out_dir, name, header, rows):
+    """Write a CSV file (UTF-8, a header row, then ``rows``); return ``name``.
+
+    Numbers are written as they are (``repr`` of floats, full precision);
+    ``None`` is an empty cell.
+    """
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return write_text(out_dir, name, buffer.getvalue())
+
+
+def copy_static(out_dir):
+    """Copy the page's style sheet and script into ``out_dir``; return their names."""
+    folder = resources.files(__package__) / "static"
+    return [
+        write_file(out_dir, name, lambda fh, n=name: fh.write((folder / n).read_bytes()))
+        for name in STATIC_FILES
+    ]

@@ -1,0 +1,389 @@
+"""Loading documents and their collection labels from files.
+
+:func:`load_documents` reads texts and their collection labels from a CSV
+(or TSV) file, a JSON-lines file, or a folder holding one sub-folder of
+``.txt`` files per collection; problems with the input raise
+:class:`InputError` with a one-line message.
+"""
+
+import contextlib
+import csv
+import json
+import math
+import sys
+from pathlib import Path
+
+from sklearn.utils import Bunch
+
+__all__ = ["InputError", "load_documents"]
+
+#: File name endings read by :func:`load_documents`, and their formats.
+SUPPORTED_EXTENSIONS = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "json",
+}
+
+_MAX_LISTED = 5  # documents named in a note about skipped documents
+
+
+class InputError(ValueError):
+    """A problem with the input documents or the report's options.
+
+    Its message is one line meant for the person who ran the command: it
+    names the file (and line) at fault and says what to do.
+    """
+
+
+# ---------------------------------------------------------------------------
+# Loading documents
+# ---------------------------------------------------------------------------
+
+
+def load_documents(path, text_column="text", group_column="group"):
+    r"""Read documents and their collection labels from files.
+
+    Parameters
+    ----------
+    path : str or path-like
+        One of:
+
+        - a ``.csv`` (comma-separated) or ``.tsv`` (tab-separated) file with
+          a header row;
+        - a ``.jsonl`` / ``.ndjson`` file, or a ``.json`` file, with one
+          JSON object per line (a ``.json`` file holding a single JSON
+          array of objects is read too);
+        - a folder with one sub-folder per collection, each holding
+          ``.txt`` files (one document per file, searched recursively); the
+          sub-folder's name is the collection. Hidden files and folders
+          are ignored.
+
+        Every file must be UTF-8 (a byte-order mark is allowed).
+
+    text_column : str, default="text"
+        Column (CSV) or field (JSON) holding each document's text. Unused
+        for a folder.
+
+    group_column : str, default="group"
+        Column or field holding each document's collection label (read as
+        a string). Unused for a folder.
+
+    Returns
+    -------
+    documents : :class:`~sklearn.utils.Bunch`
+        With ``texts`` (list of str), ``groups`` (list of str, the
+        collection of each text), ``source`` (the path, as str),
+        ``format`` (``"CSV"``, ``"TSV"``, ``"JSON lines"``, ``"JSON"`` or
+        ``"folder of .txt files"``), ``n_read`` (documents read),
+        ``n_skipped`` (documents left out) and ``notes`` (list of str, one
+        per kind of skipped document).
+
+    Raises
+    ------
+    InputError
+        If the path does not exist, has an unsupported type, is not UTF-8,
+        cannot be parsed, lacks the named columns, or holds no document
+        with text.
+
+    Notes
+    -----
+    Documents whose text is empty or only whitespace, and documents
+    without a collection label, are skipped; ``notes`` says how many and
+    which (rows, lines or files). A label is missing when its CSV cell is
+    empty or only whitespace, or its JSON value is ``null`` or ``NaN`` (or
+    an infinity): such a document is skipped rather than put in a
+    collection named ``"nan"``. JSON numbers are read as strings, e.g.
+    ``2024`` as ``"2024"``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from sklearn_clda.report import load_documents
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "docs.csv"
+    ...     _ = path.write_text("text,group\ngoals and matches,sport\n,sport\n"
+    ...                         "rates and bonds,money\n", encoding="utf-8")
+    ...     docs = load_documents(path)
+    >>> docs.texts, docs.groups, docs.n_skipped
+    (['goals and matches', 'rates and bonds'], ['sport', 'money'], 1)
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"no such file or folder: {path}")
+    if path.is_dir():
+        fmt = "folder of .txt files"
+        records = _read_folder(path)
+        columns = None
+    else:
+        ext = path.suffix.lower()
+        kind = SUPPORTED_EXTENSIONS.get(ext)
+        if kind is None:
+            shown = f"'{path.suffix}'" if path.suffix else "(no extension)"
+            raise InputError(
+                f"cannot read {path}: unsupported file type {shown}; give a .csv, "
+                ".tsv, .jsonl, .ndjson or .json file, or a folder with one "
+                "sub-folder of .txt files per collection"
+            )
+        if text_column == group_column:
+            raise InputError(
+                f"--text-column and --group-column both name {text_column!r}; "
+                "the texts and their collections must be different columns"
+            )
+        columns = (text_column, group_column)
+        if kind in ("csv", "tsv"):
+            fmt = kind.upper()
+            records = _read_csv(path, text_column, group_column, kind)
+        else:
+            fmt = "JSON lines" if kind == "jsonl" else "JSON"
+            records = _read_json(path, text_column, group_column, kind)
+
+    texts, groups, empty, unlabelled = [], [], [], []
+    n_read = 0
+    for where, text, group in records:
+        n_read += 1
+        if not text.strip():
+            empty.append(where)
+        elif not group.strip():
+            unlabelled.append(where)
+        else:
+            texts.append(text)
+            groups.append(group.strip())
+
+    notes = []
+    if empty:
+        notes.append(
+            f"skipped {len(empty)} empty or whitespace-only document(s) "
+            f"({_list_places(empty)})"
+        )
+    if unlabelled:
+        column = f" (column {columns[1]!r})" if columns else ""
+        notes.append(
+            f"skipped {len(unlabelled)} document(s) without a collection label"
+            f"{column} ({_list_places(unlabelled)})"
+        )
+    if not texts:
+        if n_read == 0:
+            raise InputError(f"{path} holds no documents")
+        raise InputError(
+            f"{path} holds no document with text: all {n_read} document(s) "
+            "are empty, whitespace-only or unlabelled"
+        )
+    return Bunch(
+        texts=texts,
+        groups=groups,
+        source=str(path),
+        format=fmt,
+        text_column=columns[0] if columns else None,
+        group_column=columns[1] if columns else None,
+        n_read=n_read,
+        n_skipped=len(empty) + len(unlabelled),
+        notes=notes,
+    )
+
+
+def _list_places(places):
+    shown = ", ".join(places[:_MAX_LISTED])
+    more = f" and {len(places) - _MAX_LISTED} more" if len(places) > _MAX_LISTED else ""
+    return shown + more
+
+
+def _not_utf8(path, exc):
+    bad = exc.object[exc.start:exc.start + 1]
+    byte = f" (byte 0x{bad[0]:02x})" if bad else ""
+    return InputError(
+        f"{path} is not UTF-8 text{byte}; re-encode it as UTF-8, e.g. "
+        f"`iconv -f latin1 -t utf-8 {path.name} > utf8-{path.name}`, or save it "
+        "as 'CSV UTF-8' / 'UTF-8' from your editor or spreadsheet"
+    )
+
+
+def _open_text(path):
+    try:
+        # newline="" lets the csv module handle line ends inside quoted fields.
+        return open(path, encoding="utf-8-sig", errors="strict", newline="")
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+@contextlib.contextmanager
+def _large_csv_fields():
+    """Lift the csv module's 128 KiB field limit (long documents) for a while."""
+    limit = sys.maxsize
+    while True:
+        try:
+            old = csv.field_size_limit(limit)
+            break
+        except OverflowError:  # C long is 32-bit on some platforms
+            limit //= 16
+    try:
+        yield
+    finally:
+        csv.field_size_limit(old)
+
+
+def _find_column(header, name, option, path, delimiter):
+    if name in header:
+        return header.index(name)
+    folded = [h.casefold() for h in header]
+    if folded.count(name.casefold()) == 1:
+        return folded.index(name.casefold())
+    shown = ", ".join(repr(h) for h in header) or "none"
+    hint = ""
+    if len(header) == 1:
+        for sep, sep_name in ((";", "semicolons"), ("\t", "tabs"), ("|", "bars"), (",", "commas")):
+            if sep != delimiter and sep in header[0]:
+                hint = (
+                    f"; the header looks separated by {sep_name}: only "
+                    "comma-separated .csv and tab-separated .tsv files are read"
+                )
+                break
+    raise InputError(
+        f"{path} has no column {name!r} (set it with {option}); its columns "
+        f"are: {shown}{hint}"
+    )
+
+
+def _read_csv(path, text_column, group_column, kind):
+    delimiter = "\t" if kind == "tsv" else ","
+    records = []
+    with _open_text(path) as fh, _large_csv_fields():
+        reader = csv.reader(fh, delimiter=delimiter)
+        try:
+            header = next(reader, None)
+            if header is None:
+                raise InputError(
+                    f"{path} is empty; expected a header row naming the columns "
+                    f"(e.g. {text_column}{delimiter}{group_column}) and one row "
+                    "per document"
+                )
+            header = [h.strip() for h in header]
+            ti = _find_column(header, text_column, "--text-column", path, delimiter)
+            gi = _find_column(header, group_column, "--group-column", path, delimiter)
+            for row in reader:
+                if not row:
+                    continue  # a blank line
+                text = row[ti] if ti < len(row) else ""
+                group = row[gi] if gi < len(row) else ""
+                records.append((f"line {reader.line_num}", text, group))
+        except UnicodeDecodeError as exc:
+            raise _not_utf8(path, exc) from None
+        except csv.Error as exc:
+            raise InputError(
+                f"{path}, line {reader.line_num}: cannot parse the {kind.upper()} "
+                f"file ({exc})"
+            ) from None
+    return records
+
+
+def _json_field(obj, key, option, where, path):
+    if key not in obj:
+        shown = ", ".join(repr(k) for k in obj) or "none"
+        raise InputError(
+            f"{path}, {where}: no field {key!r} (set it with {option}); the "
+            f"object's fields are: {shown}"
+        )
+    value = obj[key]
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return ""  # null, NaN (and infinities): missing, the document is skipped
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    raise InputError(
+        f"{path}, {where}: field {key!r} is a JSON {_json_type(value)}; expected "
+        "a string"
+    )
+
+
+def _json_type(value):
+    if isinstance(value, bool):
+        return "boolean"
+    return {dict: "object", list: "array"}.get(type(value), type(value).__name__)
+
+
+def _parse_json(text, path, lineno):
+    """``json.loads(text)``, with an InputError for invalid or too deeply nested JSON.
+
+    ``lineno`` is the line of a JSON-lines file, or "" for a whole file.
+    """
+    hint = "; expected one JSON object per line" if lineno else ""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        line = lineno or exc.lineno
+        raise InputError(f"{path}, line {line}: not valid JSON ({exc.msg}){hint}") from None
+    except RecursionError:
+        where = f", line {lineno}" if lineno else ""
+        raise InputError(
+            f"{path}{where}: the JSON is nested too deeply to read; expected "
+            f"objects such as {{\"text\": \"...\", \"group\": \"...\"}}"
+        ) from None
+
+
+def _read_json(path, text_column, group_column, kind):
+    with _open_text(path) as fh:
+        try:
+            content = fh.read()
+        except UnicodeDecodeError as exc:
+            raise _not_utf8(path, exc) from None
+    objects = []
+    if kind == "json" and content.lstrip().startswith("["):
+        array = _parse_json(content, path, "")
+        objects = [(f"item {i}", obj) for i, obj in enumerate(array)]
+    else:
+        for lineno, line in enumerate(content.splitlines(), start=1):
+            if not line.strip():
+                continue
+            obj = _parse_json(line, path, lineno)
+            objects.append((f"line {lineno}", obj))
+    records = []
+    for where, obj in objects:
+        if not isinstance(obj, dict):
+            raise InputError(
+                f"{path}, {where}: expected a JSON object such as "
+                f'{{"{text_column}": "...", "{group_column}": "..."}}, got a JSON '
+                f"{_json_type(obj)}"
+            )
+        text = _json_field(obj, text_column, "--text-column", where, path)
+        group = _json_field(obj, group_column, "--group-column", where, path)
+        records.append((where, text, group))
+    return records
+
+
+def _hidden(parts):
+    return any(part.startswith(".") for part in parts)
+
+
+def _read_folder(path):
+    subfolders = sorted(
+        d for d in path.iterdir() if d.is_dir() and not d.name.startswith(".")
+    )
+    records = []
+    for folder in subfolders:
+        files = sorted(
+            f for f in folder.rglob("*")
+            if f.suffix.lower() == ".txt" and f.is_file()
+            and not _hidden(f.relative_to(folder).parts)
+        )
+        for file in files:
+            try:
+                text = file.read_text(encoding="utf-8-sig", errors="strict")
+            except UnicodeDecodeError as exc:
+                raise _not_utf8(file, exc) from None
+            except OSError as exc:
+                raise InputError(f"cannot read {file}: {exc.strerror or exc}") from None
+            records.append((str(file.relative_to(path)), text, folder.name))
+    if not records:
+        loose = [f for f in path.glob("*") if f.suffix.lower() == ".txt"]
+        found = (
+            f" ({len(loose)} .txt file(s) sit directly in it, outside any "
+            "collection sub-folder)" if loose else ""
+        )
+        raise InputError(
+            f"{path} holds no .txt files in sub-folders{found}; a folder input "
+            f"needs one sub-folder per collection, e.g. {path / 'news' / 'a.txt'}"
+        )
+    return records

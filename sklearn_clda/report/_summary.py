@@ -1,0 +1,324 @@
+"""The report's one summary: the content of ``report.json`` and the page's input.
+
+:func:`build_summary` computes every number the page shows into one dict of
+plain JSON values; the page's template renders that dict and nothing else,
+and ``report.json`` is the same dict. A new field is one line here and one
+in the template.
+"""
+
+import datetime
+import math
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.utils import Bunch
+
+from . import _analysis
+from ._analysis import MIN_DRAWS
+from ._stats import MIN_ESS, collection_statistics, trend_after_burn_in
+
+# Keys of ``texts_info`` shown in the page and kept in report.json.
+_INFO_KEYS = ("source", "format", "text_column", "group_column", "n_read", "n_skipped",
+              "notes")
+_SNIPPET_CHARS = 280  # characters of a document shown in the page
+_SNIPPET_WORDS = 25  # words shown for a document given as counts only
+_TOPIC_DOCUMENTS = 3  # representative documents per topic
+_COLLECTION_DOCUMENTS = 2  # ... per distinctive topic of a collection
+MAX_COMPARED = 12  # collections compared pairwise (all pairs) at most
+
+
+def jsonable(value):
+    """``value`` with NumPy values as Python ones and NaN/inf as None."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return jsonable(value.item())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def build_summary(model, X, names, options):
+    """The summary dict (JSON values) and the arrays the figures and tables need.
+
+    ``options`` is the Bunch of :func:`~sklearn_clda.report.write_report`'s
+    arguments. Returns ``(summary, parts)``; ``parts`` holds the collection
+    statistics (``stats``), the topics' words (``labels``), the table order
+    of the topics (``order``) and the documents' topic proportions from the
+    fit (``theta``, or None).
+    """
+    from .. import __version__
+
+    stats = collection_statistics(model, X, options.groups, options.interval)
+    labels = _analysis.topic_words(model, names, options.top_words)
+    topics = _topics(model, X, names, options.groups, labels, stats)
+    theta = _analysis.document_topics(model, X)
+    docs = _DocumentPicker(model, X, names, options)
+    info = _input_info(options.texts_info)
+    summary = {
+        "title": options.title,
+        "generated": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z").strip(),
+        "sklearn_clda_version": __version__,
+        "input": info,
+        "n_documents": X.shape[0],
+        "n_tokens": topics.n_tokens,
+        "vocabulary_size": names.shape[0],
+        "n_components": model.components_.shape[0],
+        "collections": _collections(stats),
+        "groups": [] if model.groups_ is None else model.groups_.tolist(),
+        "settings": dict(options.settings or {}),
+        "model": _model_settings(model),
+        "fit_seconds": options.fit_seconds,
+        "labels": {"method": labels.method, "n_words": labels.n_words},
+        "topics": topics.rows,
+        "topic_order": topics.order,
+        "representative_documents": docs.by_topic(topics.order),
+        "snippets": "words" if options.texts is None else "text",
+        "collection_topic": _collection_topic(stats, options.interval),
+        "distinctive": _distinctive(model, stats, options.n_distinctive, docs),
+        "comparisons": _comparisons(model, stats, options.interval, topics.order),
+        "trend": _analysis.collection_order(model),
+        "diagnostics": _diagnostics(model, stats, options.extension),
+        "notes": info["notes"] + topics.notes,
+        "model_note": options.model_note,
+        "model_file": "model.joblib",
+        "model_file_contents": "pipeline" if options.pipeline_saved else "CompoundLDA",
+        "safe_model_file": "model.npz",
+        "safe_model_file_contents": "CompoundLDA, read with sklearn_clda.load_model",
+    }
+    parts = Bunch(stats=stats, labels=labels, order=np.asarray(topics.order), theta=theta)
+    return jsonable(summary), parts
+
+
+def _input_info(texts_info):
+    """The input's description, naming the input file but not its folders."""
+    info = {key: (texts_info or {}).get(key) for key in _INFO_KEYS}
+    info["notes"] = list(info["notes"] or [])
+    if info["source"]:
+        source = str(info["source"])
+        info["source"] = Path(source).name or source
+    return info
+
+
+def _model_settings(model):
+    return {
+        "n_components": model.components_.shape[0], "alpha": model.alpha_,
+        "gamma": model.gamma_, "eta": model.eta_, "algorithm": model.algorithm,
+        "max_iter": model.max_iter, "random_state": model.random_state,
+    }
+
+
+def _collections(stats):
+    rows = []
+    for j, label in enumerate(stats.labels):
+        ess = stats.ess[j]
+        finite = np.isfinite(ess).all()
+        rows.append({
+            "name": label,
+            "documents": int(stats.docs[j]),
+            "document_share": float(stats.weights[j]),
+            "tokens": None if stats.tokens is None else int(stats.tokens[j]),
+            "ess_min": float(ess.min()) if finite else None,
+            "ess_median": float(np.median(ess)) if finite else None,
+        })
+    return rows
+
+
+def _topics(model, X, names, groups, labels, stats):
+    """One row per topic (in topic order), the table's order and notes."""
+    from ..metrics import topic_coherence, topic_sizes
+
+    K = model.components_.shape[0]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        coherence = topic_coherence(X, model.components_, top_n=labels.n_words)
+    notes = [str(w.message) for w in caught]
+    doc_topic = getattr(model, "doc_topic_", None)
+    if doc_topic is not None and doc_topic.shape[0] == X.shape[0]:
+        sizes = topic_sizes(doc_topic, X)
+    else:
+        sizes = topic_sizes(model, X, groups=groups)
+    total = sizes.sum()
+    shares = sizes / total if total > 0 else np.zeros(K)
+    empty_docs = int(np.sum(np.asarray(X.sum(axis=1)).ravel() == 0))
+    if empty_docs:
+        notes.append(
+            f"{empty_docs} document(s) have no word of the vocabulary (only stop "
+            "words or rare words); they are kept but do not shape the topics."
+        )
+    rows = []
+    for k in range(K):
+        peak = int(np.argmax(stats.pi[:, k]))
+        rows.append({
+            "topic": k,
+            "label_words": labels.label_words[k],
+            "top_words": labels.prob_words[k],
+            "tokens": float(sizes[k]),
+            "share": float(shares[k]),
+            "coherence": float(coherence[k]),
+            "largest_in": stats.labels[peak],
+            "largest_share": float(stats.pi[peak, k]),
+        })
+    order = np.argsort(-shares, kind="stable").tolist()
+    return Bunch(rows=rows, order=order, n_tokens=int(X.sum()), notes=notes)
+
+
+def _collection_topic(stats, interval):
+    return {
+        "collections": stats.labels,
+        "mean": stats.pi,
+        "lower": stats.lower,
+        "upper": stats.upper,
+        "ess": stats.ess,
+        "interval": interval,
+        "corpus_wide": stats.corpus,
+        "corpus_weights": "documents per collection",
+    }
+
+
+def verdict(lower, upper, ess):
+    """``"clear"``, ``"uncertain"`` or ``"few draws"`` for a difference's interval.
+
+    A difference is clear when its interval excludes 0 and rests on an
+    effective sample size of at least :data:`MIN_ESS` draws; with fewer
+    (or an unknown ESS) it is called neither clear nor uncertain.
+    """
+    if ess is None or not ess >= MIN_ESS:
+        return "few draws"
+    return "clear" if lower > 0 or upper < 0 else "uncertain"
+
+
+def _distinctive(model, stats, n_distinctive, docs):
+    """For each collection, its most over-represented topics (by difference),
+    with the collection's documents most about each of them."""
+    diff = stats.diff
+    out = []
+    for j, label in enumerate(stats.labels):
+        rows = []
+        for k in np.argsort(-diff.mean[j], kind="stable")[: max(1, int(n_distinctive))]:
+            if diff.mean[j, k] <= 0:
+                break
+            corpus = stats.corpus[k]
+            said = verdict(diff.lower[j, k], diff.upper[j, k], diff.ess[j, k])
+            rows.append({
+                "topic": int(k),
+                "share": stats.pi[j, k],
+                "lower": stats.lower[j, k],
+                "upper": stats.upper[j, k],
+                "ess": stats.ess[j, k],
+                "corpus_share": corpus,
+                "ratio": stats.pi[j, k] / corpus if corpus > 0 else None,
+                "difference": diff.mean[j, k],
+                "difference_lower": diff.lower[j, k],
+                "difference_upper": diff.upper[j, k],
+                "difference_ess": diff.ess[j, k],
+                "verdict": said,
+                "clear": said == "clear",
+            })
+        found = docs.within(None if model.groups_ is None else model.groups_[j],
+                            [row["topic"] for row in rows])
+        for row in rows:
+            row["documents"] = found.get(row["topic"], [])
+        out.append({"collection": label, "documents": int(stats.docs[j]), "topics": rows})
+    return out
+
+
+def _comparisons(model, stats, interval, order):
+    """Every pair of collections compared topic by topic (for J <= MAX_COMPARED),
+    the topics in the topic table's order."""
+    J = len(stats.labels)
+    if J < 2:
+        return {"pairs": [], "omitted": "a single collection"}
+    if J > MAX_COMPARED:
+        return {"pairs": [], "omitted": f"{J} collections (pairs shown up to {MAX_COMPARED})"}
+    if stats.samples.shape[0] < MIN_DRAWS:
+        return {"pairs": [], "omitted": f"fewer than {MIN_DRAWS} kept draws of the mixtures"}
+    pairs = []
+    for a in range(J):
+        for b in range(a + 1, J):
+            by_topic = {row["topic"]: row for row in _analysis.compare(model, stats, a, b,
+                                                                      interval)}
+            rows = [by_topic[k] for k in order]
+            for row in rows:
+                row["verdict"] = verdict(row["lower"], row["upper"], row["ess"])
+            pairs.append({"a": stats.labels[a], "b": stats.labels[b], "rows": rows})
+    return {"pairs": pairs, "omitted": None}
+
+
+def _diagnostics(model, stats, extension):
+    """The numbers and notes of the "Fit diagnostics" section."""
+    n_draws = stats.samples.shape[0]
+    trace = getattr(model, "trace_", {}) or {}
+    ll = np.asarray(trace.get("log_likelihood", [np.nan]), dtype=np.float64)
+    seconds = trace.get("seconds")
+    ess = stats.ess if np.isfinite(stats.ess).all() else None
+    trend = trend_after_burn_in(trace, model.burn_in_)
+    return {
+        "n_iter": int(model.n_iter_),
+        "burn_in": int(model.burn_in_),
+        "thin": int(model.thin),
+        "n_draws": int(n_draws),
+        "sampler_seconds": float(seconds[-1]) if seconds is not None and len(seconds) else None,
+        "final_log_likelihood": float(ll[-1]),
+        "log_likelihood_points": int(np.isfinite(ll).sum()),
+        "log_likelihood_rise_after_burn_in": trend,
+        "ess_median": None if ess is None else float(np.median(ess)),
+        "ess_min": None if ess is None else float(np.min(ess)),
+        "ess_target": MIN_ESS,
+        "n_below_target": int(np.sum(~(stats.ess >= MIN_ESS))),
+        "n_intervals": int(stats.ess.size),
+        "extension": None if extension is None else dict(extension),
+    }
+
+
+class _DocumentPicker:
+    """Representative documents with their snippets, for topics and collections."""
+
+    def __init__(self, model, X, names, options):
+        self.model, self.X, self.names = model, X, names
+        self.texts, self.groups = options.texts, options.groups
+
+    def _rows(self, found):
+        return [
+            {"row": int(row), "collection": self._collection(row), "weight": float(weight),
+             "snippet": self._snippet(row)}
+            for row, weight in found
+        ]
+
+    def by_topic(self, order):
+        """``[{"topic": k, "documents": [...]}, ...]`` in the given topic order."""
+        found = _analysis.representative(self.model, self.X, self.groups,
+                                         _TOPIC_DOCUMENTS, order)
+        return [{"topic": int(k), "documents": self._rows(found.get(int(k), []))}
+                for k in order]
+
+    def within(self, collection, topics):
+        """``{topic: [...]}``: the collection's documents most about each topic."""
+        if not topics:
+            return {}
+        found = _analysis.representative(self.model, self.X, self.groups,
+                                         _COLLECTION_DOCUMENTS, topics, collection)
+        return {k: self._rows(rows) for k, rows in found.items()}
+
+    def _collection(self, row):
+        return None if self.groups is None else str(self.groups[row])
+
+    def _snippet(self, row):
+        """The document's text, shortened; its most frequent words without texts."""
+        if self.texts is not None:
+            text = re.sub(r"\s+", " ", str(self.texts[row])).strip()
+            if len(text) <= _SNIPPET_CHARS:
+                return text
+            cut = text[:_SNIPPET_CHARS].rsplit(" ", 1)[0]
+            return cut + " \u2026"
+        counts = self.X.getrow(row)
+        order = np.argsort(-counts.data, kind="stable")[:_SNIPPET_WORDS]
+        return " ".join(self.names[counts.indices[order]].tolist())

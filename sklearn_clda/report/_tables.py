@@ -1,0 +1,76 @@
+"""The report's tables as CSV files, written from the summary."""
+
+from ._files import TABLE_FILES, write_csv
+
+_DISTINCTIVE = ("topic", "share", "lower", "upper", "ess", "corpus_share", "ratio",
+                "difference", "difference_lower", "difference_upper", "difference_ess",
+                "verdict")
+_COLLECTIONS = ("name", "documents", "document_share", "tokens", "ess_min", "ess_median")
+_TOPICS = ("topic", "share", "tokens", "coherence", "largest_in", "largest_share")
+_DOCUMENT = ("row", "collection", "weight", "snippet")
+
+
+def write_tables(out_dir, summary, theta, groups):
+    """Write every table of the page as CSV; return ``{key: file name}``.
+
+    ``theta`` (the documents' topic proportions, or None) and ``groups``
+    (their collections, or None) give ``document_topics.csv``.
+    """
+    tables = {
+        "collections": (_COLLECTIONS, [
+            [c[key] for key in _COLLECTIONS] for c in summary["collections"]]),
+        "topics": _topics(summary),
+        "collection_topics": _collection_topics(summary["collection_topic"]),
+        "distinctive": (("collection",) + _DISTINCTIVE, [
+            [entry["collection"]] + [row[key] for key in _DISTINCTIVE]
+            for entry in summary["distinctive"] for row in entry["topics"]]),
+        "representative": _representative(summary),
+    }
+    pairs = summary["comparisons"]["pairs"]
+    if pairs:
+        keys = [key for key in pairs[0]["rows"][0]]
+        tables["comparisons"] = (["a", "b"] + keys, [
+            [pair["a"], pair["b"]] + [row[key] for key in keys]
+            for pair in pairs for row in pair["rows"]])
+    if theta is not None:
+        tables["documents"] = _documents(theta, groups)
+    return {key: write_csv(out_dir, TABLE_FILES[key], header, rows)
+            for key, (header, rows) in tables.items()}
+
+
+def _topics(summary):
+    header = ("rank",) + _TOPICS[:1] + ("label_words", "top_words") + _TOPICS[1:]
+    rows = []
+    for rank, k in enumerate(summary["topic_order"], start=1):
+        topic = summary["topics"][k]
+        rows.append([rank, k, " ".join(topic["label_words"]), " ".join(topic["top_words"])]
+                    + [topic[key] for key in _TOPICS[1:]])
+    return header, rows
+
+
+def _collection_topics(table):
+    header = ("collection", "topic", "mean", "lower", "upper", "ess", "corpus_wide")
+    rows = [
+        [label, k, table["mean"][j][k], table["lower"][j][k], table["upper"][j][k],
+         table["ess"][j][k], table["corpus_wide"][k]]
+        for j, label in enumerate(table["collections"])
+        for k in range(len(table["corpus_wide"]))
+    ]
+    return header, rows
+
+
+def _representative(summary):
+    header = ("topic", "within_collection") + _DOCUMENT
+    rows = [[entry["topic"], None] + [doc[key] for key in _DOCUMENT]
+            for entry in summary["representative_documents"] for doc in entry["documents"]]
+    rows += [[row["topic"], entry["collection"]] + [doc[key] for key in _DOCUMENT]
+             for entry in summary["distinctive"] for row in entry["topics"]
+             for doc in row["documents"]]
+    return header, rows
+
+
+def _documents(theta, groups):
+    header = ["document", "collection"] + [f"topic_{k}" for k in range(theta.shape[1])]
+    rows = [[d, None if groups is None else str(groups[d])] + [f"{v:.6g}" for v in theta[d]]
+            for d in range(theta.shape[0])]
+    return header, rows

@@ -1,0 +1,287 @@
+"""``write_report``: the report folder of a fitted CompoundLDA."""
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import Bunch
+
+from .._corpus import check_sparse_structure
+from ._figures import draw_figures
+from ._files import copy_static, output_problem, write_file, write_text
+from ._load import InputError
+from ._render import render_page
+from ._summary import build_summary
+from ._tables import write_tables
+
+
+def write_report(
+    model,
+    X,
+    feature_names,
+    out_dir,
+    *,
+    title="Compound LDA report",
+    groups=None,
+    texts=None,
+    texts_info=None,
+    pipeline=None,
+    settings=None,
+    fit_seconds=None,
+    top_words=10,
+    n_distinctive=3,
+    interval=0.9,
+    model_note=None,
+    extension=None,
+    dpi=110,
+):
+    """Write an HTML report of a fitted CompoundLDA to a folder.
+
+    The folder gets ``index.html`` with its style sheet ``report.css`` and
+    script ``report.js`` (nothing is fetched from the network: the page
+    works offline, from this folder alone), the figures as PNG files, every
+    table of the page as a CSV file, ``report.json`` (the numbers the page
+    shows, from which it is rendered), ``model.npz`` (``model`` saved by
+    :func:`sklearn_clda.save_model`, which :func:`sklearn_clda.load_model`
+    reads without pickle), ``vocabulary.txt`` (``feature_names``, one per
+    line) and ``model.joblib`` (``pipeline`` if given, else ``model``; a
+    pickle, to be loaded only from a trusted source, as the page says).
+
+    Existing files of these names are replaced: each file is written to a
+    temporary file in ``out_dir`` and then moved over the old one with
+    ``os.replace``, so that a failed write leaves the old file intact. If
+    one of these files in ``out_dir`` is a symbolic link (which could point
+    outside the folder), or is not a regular file, nothing is written and
+    :class:`InputError` is raised. ``out_dir`` itself may be a symbolic
+    link to a folder.
+
+    The page shows: a summary (the input file's name, documents,
+    collections with their document and token counts and the effective
+    sample size of their mixtures, vocabulary, settings, fit time); the
+    topics with their label words (FREX when the analysis API provides it,
+    beside the most probable words), size, coherence and representative
+    documents; the collections' topic mixtures as a heatmap (in the topic
+    table's order), as bars and as a table with posterior intervals, and,
+    for ordered collection labels (numbers or dates), as trends; for each
+    collection the topics most over-represented relative to the
+    corpus-wide mixture, with documents; every pair of collections compared
+    topic by topic; and fit diagnostics. A difference is called clear only
+    when its interval excludes 0 and rests on an effective sample size of
+    at least 100 draws; the page names the intervals that rest on fewer.
+    Tables sort by a click on their headers. All user text (words, labels,
+    title, document snippets) is HTML-escaped by the templates.
+
+    Parameters
+    ----------
+    model : CompoundLDA or Pipeline
+        A fitted :class:`~sklearn_clda.CompoundLDA`, or a fitted Pipeline
+        ending with one (it is then also the saved ``pipeline``). Fit it
+        with ``evaluate_every > 0`` to get a log-likelihood curve, and keep
+        enough draws (``max_iter``, ``thin``) for posterior intervals.
+
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Document-term counts of the documents the model was fitted on, used
+        for coherence, topic sizes, token counts and document snippets.
+
+    feature_names : array-like of str of shape (n_features,)
+        The vocabulary, in column order.
+
+    out_dir : str or path-like
+        Folder to write to; created if needed. An empty string is refused
+        (it would mean the current folder).
+
+    title : str, default="Compound LDA report"
+        Title of the page.
+
+    groups : array-like of shape (n_samples,), default=None
+        Collection label of each row of ``X``; gives the collections'
+        token counts and the collection of each listed document.
+
+    texts : sequence of str of shape (n_samples,), default=None
+        The raw text of each row of ``X``, shown (shortened) for the
+        representative documents. ``None`` shows each document's most
+        frequent words instead.
+
+    texts_info : dict, default=None
+        Description of the input shown in the summary: ``"source"`` (only
+        its last component, the file or folder name, is shown and saved),
+        ``"format"``, ``"text_column"``, ``"group_column"``, ``"n_read"``,
+        ``"n_skipped"`` and ``"notes"`` (list of str), as returned by
+        :func:`load_documents`.
+
+    pipeline : Pipeline, default=None
+        The fitted pipeline (e.g. ``CountVectorizer`` + ``CompoundLDA``)
+        saved as ``model.joblib``. ``None`` saves ``model`` alone.
+        ``model.npz`` always holds ``model`` alone.
+
+    settings : dict, default=None
+        Further settings to list (e.g. the vectorizer's), name -> value.
+
+    fit_seconds : float, default=None
+        Wall-clock fit time; ``None`` uses the sampler's own timing.
+
+    top_words : int, default=10
+        Words per topic in the tables (and for the coherence).
+
+    n_distinctive : int, default=3
+        Topics listed per collection in "what distinguishes each
+        collection".
+
+    interval : float, default=0.9
+        Mass of the equal-tailed posterior intervals.
+
+    model_note : str, default=None
+        A sentence about the saved model, shown in the page.
+
+    extension : dict, default=None
+        What :func:`extend_chain` did to reach enough effective draws, as
+        it returns it; shown in the diagnostics.
+
+    dpi : int, default=110
+        Resolution of the PNG figures.
+
+    Returns
+    -------
+    summary : dict
+        The content of ``report.json``; ``summary["files"]`` lists the
+        files written and ``summary["index_html"]`` is the page's path.
+
+    Raises
+    ------
+    InputError
+        If ``out_dir`` cannot hold the report (see above).
+    ValueError
+        If the model is not a fitted CompoundLDA or the inputs do not match
+        it (e.g. a feature name with a line break).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from sklearn_clda import CompoundLDA
+    >>> from sklearn_clda.datasets import make_compound_corpus
+    >>> from sklearn_clda.report import write_report
+    >>> corpus = make_compound_corpus(n_topics=3, n_features=30, n_collections=2,
+    ...                               docs_per_collection=20, doc_length=30,
+    ...                               random_state=0)
+    >>> clda = CompoundLDA(n_components=3, max_iter=60, thin=2, random_state=0)
+    >>> clda = clda.fit(corpus.data, groups=corpus.groups)
+    >>> words = [f"w{i}" for i in range(30)]
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     summary = write_report(clda, corpus.data, words, folder, groups=corpus.groups)
+    ...     page = Path(summary["index_html"]).read_text(encoding="utf-8")
+    >>> summary["n_components"], summary["labels"]["method"]
+    (3, 'frex')
+    >>> "index.html" in summary["files"] and "collection_topics.csv" in summary["files"]
+    True
+    """
+    model, given_pipeline, X, names, groups = _check_inputs(model, X, feature_names, groups)
+    texts = _check_texts(texts, X.shape[0])
+    pipeline = pipeline if pipeline is not None else given_pipeline
+    out = _prepare_folder(out_dir)
+    options = Bunch(
+        title=title, groups=groups, texts=texts, texts_info=texts_info,
+        settings=settings, top_words=top_words, n_distinctive=n_distinctive,
+        interval=interval, model_note=model_note, extension=extension,
+        pipeline_saved=pipeline is not None,
+        fit_seconds=_fit_seconds(model, fit_seconds),
+    )
+    summary, parts = build_summary(model, X, names, options)
+    summary["figures"] = draw_figures(model, names, out, parts, summary, dpi)
+    summary["downloads"] = write_tables(out, summary, parts.theta, groups)
+    files = ["index.html", "report.json", *copy_static(out)]
+    files += _write_models(out, model, pipeline, names)
+    summary["files"] = sorted(
+        set(files) | set(summary["figures"].values()) | set(summary["downloads"].values())
+    )
+    write_text(out, "index.html", render_page(summary))
+    write_text(out, "report.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    summary["index_html"] = str(out / "index.html")
+    return summary
+
+
+def _prepare_folder(out_dir):
+    if os.fspath(out_dir) == "":
+        raise InputError("the output folder is an empty path; name a folder")
+    out = Path(out_dir)
+    problem = output_problem(out)
+    if problem:
+        raise InputError(problem)
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def _fit_seconds(model, fit_seconds):
+    if fit_seconds is not None:
+        return float(fit_seconds)
+    seconds = (getattr(model, "trace_", None) or {}).get("seconds")
+    return float(seconds[-1]) if seconds is not None and len(seconds) else None
+
+
+def _check_inputs(model, X, feature_names, groups):
+    from sklearn.pipeline import Pipeline
+    from sklearn.utils.validation import check_array, check_is_fitted
+
+    pipeline = None
+    if isinstance(model, Pipeline):
+        pipeline, model = model, model[-1]
+    check_is_fitted(model, "components_")
+    if not hasattr(model, "collection_topic_samples_"):
+        raise ValueError(
+            "write_report needs a fitted CompoundLDA (with collection_topic_), got "
+            f"{type(model).__name__}."
+        )
+    X = check_sparse_structure(X, "write_report")
+    X = sp.csr_matrix(check_array(X, accept_sparse="csr"))
+    n_features = model.components_.shape[1]
+    if X.shape[1] != n_features:
+        raise ValueError(
+            f"X has {X.shape[1]} columns but the model has {n_features} features."
+        )
+    names = np.asarray(feature_names, dtype=object).ravel()
+    if names.shape[0] != n_features:
+        raise ValueError(
+            f"feature_names has {names.shape[0]} entries but the model has "
+            f"{n_features} features."
+        )
+    names = np.array([str(n) for n in names], dtype=object)
+    broken = [n for n in names if n.splitlines() not in ([n], [])]
+    if broken:
+        raise ValueError(
+            f"feature_names must not hold line breaks (vocabulary.txt lists one per "
+            f"line), got {broken[0]!r}."
+        )
+    if groups is not None:
+        groups = list(np.asarray(groups, dtype=object).ravel())
+        if len(groups) != X.shape[0]:
+            raise ValueError(
+                f"groups has {len(groups)} labels but X has {X.shape[0]} rows."
+            )
+    return model, pipeline, X, names, groups
+
+
+def _check_texts(texts, n_samples):
+    if texts is None:
+        return None
+    texts = list(texts)
+    if len(texts) != n_samples:
+        raise ValueError(f"texts has {len(texts)} entries but X has {n_samples} rows.")
+    return texts
+
+
+def _write_models(out, model, pipeline, names):
+    """Write model.npz, vocabulary.txt and model.joblib; return the files' names."""
+    import joblib
+
+    from .._io import _dump_npz
+
+    saved = pipeline if pipeline is not None else model
+    return [
+        write_file(out, "model.npz", lambda fh: _dump_npz(model, fh)),
+        write_text(out, "vocabulary.txt", "".join(f"{n}\n" for n in names)),
+        write_file(out, "model.joblib", lambda fh: joblib.dump(saved, fh)),
+    ]

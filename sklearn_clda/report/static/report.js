@@ -1,0 +1,60 @@
+// The report's only script: sortable tables and the collection-pair picker.
+// It loads nothing: the page works offline, from its folder alone.
+"use strict";
+
+function cellValue(row, column, numeric) {
+  const cell = row.cells[column];
+  const raw = cell.dataset.sort !== undefined ? cell.dataset.sort : cell.textContent.trim();
+  if (!numeric) return raw.toLowerCase();
+  const value = parseFloat(raw);
+  return Number.isNaN(value) ? -Infinity : value;
+}
+
+function sortTable(table, header) {
+  const column = Array.prototype.indexOf.call(header.parentNode.cells, header);
+  const numeric = header.dataset.type === "num";
+  const ascending = header.getAttribute("aria-sort") !== "ascending";
+  const body = table.tBodies[0];
+  const rows = Array.from(body.rows).map((row, index) => ({ row, index }));
+  rows.sort((a, b) => {
+    const x = cellValue(a.row, column, numeric);
+    const y = cellValue(b.row, column, numeric);
+    const order = x < y ? -1 : x > y ? 1 : a.index - b.index;
+    return ascending ? order : -order;
+  });
+  for (const th of header.parentNode.cells) th.removeAttribute("aria-sort");
+  header.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+  for (const { row } of rows) body.appendChild(row);
+}
+
+function makeSortable(table) {
+  for (const header of table.tHead.rows[0].cells) {
+    header.tabIndex = 0;
+    header.title = "Sort by this column";
+    header.addEventListener("click", () => sortTable(table, header));
+    header.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" || event.key === " ") {
+        event.preventDefault();
+        sortTable(table, header);
+      }
+    });
+  }
+}
+
+function setUpPairPicker() {
+  const picker = document.getElementById("pair-picker");
+  if (!picker) return;
+  const select = picker.querySelector("select");
+  const pairs = document.querySelectorAll(".pair");
+  const show = () => {
+    for (const pair of pairs) pair.hidden = pair.id !== select.value;
+  };
+  select.addEventListener("change", show);
+  picker.hidden = false;
+  show();
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  for (const table of document.querySelectorAll("table.sortable")) makeSortable(table);
+  setUpPairPicker();
+});

@@ -1,0 +1,217 @@
+"""The report's page in a real browser: headless Chromium driven by Selenium.
+
+Loads ``index.html`` from a file:// URL and checks that the page logs no
+console error, that every image loads, that sorting a table by a click on
+its header works, that the collection-pair picker shows one pair at a time,
+that every CSV link resolves to a CSV file with the expected header, and
+that nothing is fetched from outside the report's folder.
+
+Skipped, with the reason, when Selenium, Chromium or its driver is missing
+(``apt-get install chromium chromium-driver``; ``pip install selenium``).
+"""
+
+import csv
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import pytest
+
+pytest.importorskip("matplotlib")
+pytest.importorskip("jinja2")
+webdriver = pytest.importorskip(
+    "selenium.webdriver", reason="selenium is not installed (pip install selenium)"
+)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_report import COLLECTIONS, _make_documents, _run, _write_csv  # noqa: E402
+
+CHROMIUM = [os.environ.get("CHROMIUM_BINARY"), "chromium", "chromium-browser",
+            "google-chrome", "google-chrome-stable"]
+DRIVERS = [os.environ.get("CHROMEDRIVER"), "chromedriver", "/usr/lib/chromium/chromedriver"]
+
+# The header row of every CSV file the page links to.
+CSV_HEADERS = {
+    "collections.csv": ["name", "documents", "document_share", "tokens", "ess_min",
+                        "ess_median"],
+    "topics.csv": ["rank", "topic", "label_words", "top_words", "share", "tokens",
+                   "coherence", "largest_in", "largest_share"],
+    "collection_topics.csv": ["collection", "topic", "mean", "lower", "upper", "ess",
+                              "corpus_wide"],
+    "distinctive_topics.csv": ["collection", "topic", "share", "lower", "upper", "ess",
+                               "corpus_share", "ratio", "difference", "difference_lower",
+                               "difference_upper", "difference_ess", "verdict"],
+    "representative_documents.csv": ["topic", "within_collection", "row", "collection",
+                                     "weight", "snippet"],
+}
+N_TOPICS = 12  # topic numbers 10 and 11 sort after 9 as numbers, before 2 as text
+CSV_HEADERS["document_topics.csv"] = (
+    ["document", "collection"] + [f"topic_{k}" for k in range(N_TOPICS)])
+
+
+def _find(candidates):
+    for name in candidates:
+        if name and (shutil.which(name) or (os.path.isabs(name) and os.access(name, os.X_OK))):
+            return shutil.which(name) or name
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser():
+    chromium, driver = _find(CHROMIUM), _find(DRIVERS)
+    if chromium is None:
+        pytest.skip("no Chromium browser found (apt-get install chromium, or set "
+                    "CHROMIUM_BINARY)")
+    if driver is None:
+        pytest.skip("no chromedriver found (apt-get install chromium-driver, or set "
+                    "CHROMEDRIVER)")
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+                "--window-size=1280,1000"]:
+        options.add_argument(arg)
+    options.binary_location = chromium
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    session = webdriver.Chrome(options=options, service=Service(driver))
+    yield session
+    session.quit()
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("browser_report")
+    path = _write_csv(tmp / "docs.csv", _make_documents())
+    out = tmp / "report"
+    code, _, err = _run(["report", "--input", str(path), "--text-column", "body",
+                         "--group-column", "outlet", "--out", str(out), "-k", str(N_TOPICS),
+                         "-n", "30", "--time-budget", "1", "--no-progress"])
+    assert code == 0, err
+    return out
+
+
+@pytest.fixture(scope="module")
+def page(browser, report):
+    browser.get((report / "index.html").as_uri())
+    browser.execute_script("return document.readyState")  # waits for the load
+    return browser
+
+
+def _severe(browser):
+    return [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+
+
+def test_page_logs_no_console_error(page):
+    assert _severe(page) == []
+    # The check can fail: a script error is logged as SEVERE.
+    page.execute_script("setTimeout(() => { throw new Error('planted'); }, 0)")
+    page.execute_script("return 1")
+    assert any("planted" in entry["message"] for entry in _severe(page))
+
+
+def test_every_image_loads(page):
+    # Lazy images load once wanted: ask for each and wait until it is decoded
+    # (decode() fails for an image that cannot be loaded: width 0).
+    page.set_script_timeout(60)
+    images = page.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        Promise.all(Array.from(document.images, img => {
+          img.loading = "eager";
+          return img.decode().then(() => [img.getAttribute("src"), img.naturalWidth],
+                                   () => [img.getAttribute("src"), 0]);
+        })).then(done);
+    """)
+    assert len(images) >= 6, images
+    assert all(width > 0 for _, width in images), images
+
+
+def _requested_urls(browser):
+    """URLs the browser requested since the last call (the DevTools network log)."""
+    urls = []
+    for entry in browser.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message["method"] == "Network.requestWillBeSent":
+            urls.append(message["params"]["request"]["url"])
+    return urls
+
+
+def test_nothing_is_fetched_from_outside_the_folder(page, report):
+    urls = _requested_urls(page)
+    names = {Path(unquote(urlparse(url).path)).name for url in urls}
+    assert {"index.html", "report.css", "report.js", "topic_words.png"} <= names, urls
+    folder = report.resolve()
+    for url in urls:
+        parsed = urlparse(url)
+        assert parsed.scheme == "file", url
+        assert Path(unquote(parsed.path)).resolve().parent == folder, url
+
+
+def _column(page, table_id, index):
+    return page.execute_script(
+        "return Array.from(document.querySelectorAll(`#${arguments[0]} tbody tr`), "
+        "row => row.cells[arguments[1]].dataset.sort ?? row.cells[arguments[1]].textContent);",
+        table_id, index)
+
+
+def _click_header(page, table_id, text):
+    header = page.find_element(
+        "xpath", f"//table[@id='{table_id}']/thead//th[normalize-space()='{text}']")
+    header.click()
+    return header
+
+
+def test_clicking_a_header_sorts_the_table(page):
+    before = _column(page, "collections-table", 0)
+    header = _click_header(page, "collections-table", "Collection")
+    names = _column(page, "collections-table", 0)
+    assert names == sorted(COLLECTIONS, key=str.lower)
+    assert header.get_attribute("aria-sort") == "ascending"
+    _click_header(page, "collections-table", "Collection")
+    assert _column(page, "collections-table", 0) == names[::-1]
+    assert sorted(before) == sorted(names)
+
+    # A numeric column sorts by value, not as text ("10" after "9").
+    _click_header(page, "topics-table", "Topic")
+    topics = [int(v) for v in _column(page, "topics-table", 0)]
+    assert topics == list(range(N_TOPICS))
+    header = _click_header(page, "topics-table", "Size")
+    sizes = [float(v) for v in _column(page, "topics-table", 2)]
+    assert sizes == sorted(sizes) and header.get_attribute("aria-sort") == "ascending"
+    _click_header(page, "topics-table", "Size")
+    assert [float(v) for v in _column(page, "topics-table", 2)] == sorted(sizes, reverse=True)
+
+
+def test_pair_picker_shows_one_pair_at_a_time(page):
+    pairs = page.find_elements("css selector", ".pair")
+    if not pairs:
+        pytest.skip("this report shows no pairwise comparison")
+    from selenium.webdriver.support.ui import Select
+
+    n = len(COLLECTIONS)
+    assert len(pairs) == n * (n - 1) // 2
+    picker = page.find_element("id", "pair-picker")
+    assert picker.is_displayed()
+    select = Select(page.find_element("id", "pair-select"))
+    for option in range(len(pairs)):
+        select.select_by_index(option)
+        shown = [pair.get_attribute("id") for pair in pairs if pair.is_displayed()]
+        assert shown == [f"pair-{option}"]
+
+
+def test_csv_links_resolve_to_csv_files(page, report):
+    links = page.execute_script(
+        "return Array.from(document.querySelectorAll('a[href$=\".csv\"]'), a => a.href);")
+    names = [Path(unquote(urlparse(link).path)).name for link in links]
+    assert set(CSV_HEADERS) <= set(names), names
+    for link in links:
+        path = Path(unquote(urlparse(link).path))
+        assert path.resolve().parent == report.resolve(), link
+        with open(path, newline="", encoding="utf-8") as fh:
+            rows = list(csv.reader(fh))
+        assert len(rows) > 1, path.name
+        if path.name in CSV_HEADERS:
+            assert rows[0] == CSV_HEADERS[path.name], path.name
+        assert all(len(row) == len(rows[0]) for row in rows), path.name
