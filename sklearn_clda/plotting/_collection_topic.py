@@ -6,6 +6,8 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions, validate_params
 
 from .._corpus import StrictInterval
+from ..inspection._labels import LABEL_METHODS, word_scores
+from ..metrics._topics import _top_indices
 from ._base import (
     DEFAULT_N_TOPICS,
     check_attribute,
@@ -21,7 +23,6 @@ from ._base import (
     topic_word_distributions,
     unwrap_estimator,
 )
-from ._base import top_words as _top_words
 
 __all__ = ["CollectionTopicDisplay"]
 
@@ -386,6 +387,7 @@ class CollectionTopicDisplay:
             "interval": [StrictInterval(Real, 0, 1, closed="neither"), None],
             "feature_names": ["array-like", None],
             "top_words": [StrictInterval(Integral, 0, None, closed="left")],
+            "label_method": [StrOptions(set(LABEL_METHODS))],
             "n_topics": [StrictInterval(Integral, 1, None, closed="left")],
         },
         # plot_kw is checked by plot, and the vocabulary by top_word_indices.
@@ -400,6 +402,7 @@ class CollectionTopicDisplay:
         interval=0.9,
         feature_names=None,
         top_words=3,
+        label_method="frex",
         n_topics=DEFAULT_N_TOPICS,
         ax=None,
         **plot_kw,
@@ -440,6 +443,14 @@ class CollectionTopicDisplay:
         top_words : int, default=3
             Number of top words in each topic label (0 for none).
 
+        label_method : {"frex", "prob", "lift", "score", "relevance"}, \
+                default="frex"
+            How the label's words are ranked (see
+            :func:`~sklearn_clda.inspection.topic_labels`): by default FREX,
+            words frequent in the topic and exclusive to it, which keeps
+            corpus-wide words out of every label; ``"prob"`` for the most
+            probable words.
+
         n_topics : int, default=6
             Number of topics chosen when ``topics=None`` and
             ``kind="bars"``.
@@ -479,8 +490,10 @@ class CollectionTopicDisplay:
             phi = topic_word_distributions(model, caller)
             names = resolve_feature_names(model, feature_names, pipeline_names, phi.shape[1])
             if names is not None:
-                _, word_names, _ = _top_words(phi, topics, names, top_words)
-                words = [list(row) for row in word_names]
+                scores = word_scores(np.asarray(model.components_, dtype=np.float64),
+                                     label_method)
+                index = _top_indices(scores[topics], min(top_words, phi.shape[1]))
+                words = [list(row) for row in names[index]]
 
         display = cls(
             pi[:, topics],

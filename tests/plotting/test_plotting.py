@@ -626,3 +626,17 @@ def test_pi_trace_default_line_style(clda_chain):
     assert acf.lines_[0, 0].get_linewidth() == 1.0
     styled = PiTraceDisplay(samples).plot(kind="acf", max_lag=5, line_kw={"marker": "x"})
     assert styled.lines_[0, 0].get_marker() == "x"
+
+
+def test_collection_topic_labels_use_frex_by_default(clda):
+    from sklearn_clda.inspection import topic_labels
+
+    names = np.array([f"w{i}" for i in range(clda.components_.shape[1])])
+    frex = CollectionTopicDisplay.from_estimator(
+        clda, kind="heatmap", feature_names=names, top_words=3)
+    prob = CollectionTopicDisplay.from_estimator(
+        clda, kind="heatmap", feature_names=names, top_words=3, label_method="prob")
+    expected = topic_labels(clda, names, method="frex", n_words=3)
+    assert frex.topic_words == [list(w) for w in expected["words"]]
+    assert prob.topic_words == [list(w) for w in expected["prob_words"]]
+    assert frex.topic_words != prob.topic_words
