@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import HasMethods, StrOptions, validate_par
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _num_samples
 
-from .._corpus import check_group_labels
+from .._corpus import StrictInterval, check_group_labels
 from ..metrics import topic_coherence, topic_exclusivity
 from ._utils import accepts, require_pandas, unwrap
 
@@ -122,17 +122,21 @@ def search_n_components(estimator, X, groups, n_components, cv, coherence, n_job
     return out
 
 
+#: The parameters of ``select_n_components`` (and of the display that runs it).
+PARAMETER_CONSTRAINTS = {
+    "estimator": [HasMethods(["fit"])],
+    "X": ["array-like", "sparse matrix"],
+    "groups": ["array-like", None],
+    "n_components": ["array-like"],
+    "cv": ["cv_object"],
+    "coherence": [StrOptions({"umass"}), callable],
+    "n_jobs": [StrictInterval(Integral, None, None, closed="neither"), None],
+    "random_state": ["random_state"],
+}
+
+
 @validate_params(
-    {
-        "estimator": [HasMethods(["fit"])],
-        "X": ["array-like", "sparse matrix"],
-        "groups": ["array-like", None],
-        "n_components": ["array-like"],
-        "cv": ["cv_object"],
-        "coherence": [StrOptions({"umass"}), callable],
-        "n_jobs": [Integral, None],
-        "random_state": ["random_state"],
-    },
+    PARAMETER_CONSTRAINTS,
     # The clones' fit, perplexity and the coherence validate their inputs.
     prefer_skip_nested_validation=False,
 )

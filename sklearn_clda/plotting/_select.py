@@ -3,10 +3,10 @@
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils._param_validation import HasMethods, StrOptions, validate_params
+from sklearn.utils._param_validation import validate_params
 
 from .._corpus import StrictInterval
-from ..inspection._select import MEASURES, search_n_components
+from ..inspection._select import MEASURES, PARAMETER_CONSTRAINTS, search_n_components
 from ._base import axes_grid, check_matplotlib, merge_kw
 
 __all__ = ["SelectNComponentsDisplay"]
@@ -207,19 +207,7 @@ class SelectNComponentsDisplay:
         return display.plot(ax=ax, **plot_kw)
 
     @classmethod
-    @validate_params(
-        {
-            "estimator": [HasMethods(["fit"])],
-            "X": ["array-like", "sparse matrix"],
-            "groups": ["array-like", None],
-            "n_components": ["array-like"],
-            "cv": ["cv_object"],
-            "coherence": [StrOptions({"umass"}), callable],
-            "n_jobs": [Integral, None],
-            "random_state": ["random_state"],
-        },
-        prefer_skip_nested_validation=False,
-    )
+    @validate_params(PARAMETER_CONSTRAINTS, prefer_skip_nested_validation=False)
     def from_estimator(
         cls,
         estimator,
