@@ -315,16 +315,15 @@ def format_topic_table(model, feature_names, top_words=8, method="prob"):
     -------
     table : str
     """
+    # The word ranking of topic_labels, without its pandas table: the demo
+    # runs on the core dependencies.
+    from sklearn_clda.inspection._labels import word_scores
+    from sklearn_clda.metrics._topics import _top_indices
+
     feature_names = np.asarray(feature_names)
     n_words = min(top_words, len(feature_names))
-    if method == "prob":
-        from sklearn_clda.metrics import top_word_indices
-
-        words = feature_names[top_word_indices(model.components_, n=n_words)].tolist()
-    else:
-        from sklearn_clda.inspection import topic_labels
-
-        words = topic_labels(model, feature_names, method=method, n_words=n_words)["words"]
+    scores = word_scores(np.asarray(model.components_, dtype=np.float64), method)
+    words = feature_names[_top_indices(scores, n_words)].tolist()
     pi = model.collection_topic_
     labels = (
         ["all"] if model.groups_ is None else [str(g) for g in model.groups_]

@@ -255,3 +255,15 @@ def test_console_script_help_shows_its_own_name():
     module = subprocess.run([sys.executable, "-m", "sklearn_clda", "--help"],
                             capture_output=True, text=True, timeout=60)
     assert module.stdout.startswith("usage: python -m sklearn_clda ")
+
+
+def test_demo_runs_on_the_core_dependencies():
+    # README's first command installs no extra: the demo must not need pandas
+    # (nor matplotlib) for its FREX table.
+    code = ("import sys; sys.modules['pandas'] = None; sys.modules['matplotlib'] = None; "
+            "from sklearn_clda.__main__ import main; "
+            "sys.exit(main(['-k', '3', '-n', '4', '--no-progress']))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "FREX words" in proc.stdout
