@@ -83,7 +83,8 @@ import numpy as np
 import pytest
 
 from sklearn_clda import CompoundLDA, LDAGibbs, _sampling
-from sklearn_clda._base import _FitRun, _ShardedSweeper
+from sklearn_clda._base import _FitRun
+from sklearn_clda._sweeper import _ShardedSweeper
 from sklearn_clda._mgs import MMALAState
 
 N_BATCHES = 50
@@ -106,7 +107,7 @@ class _Spec:
 
 
 class _State:
-    """The attributes of ``_base._GibbsState`` that the sweeper and hooks read."""
+    """The attributes of ``_sweeper._GibbsState`` that the sweeper and hooks read."""
 
     def __init__(self, spec, z, w):
         K, V = spec.K, spec.V

@@ -21,7 +21,8 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_clda import CompoundLDA, LDAGibbs
-from sklearn_clda._base import MAX_CONCENTRATION, _shard_count, _ShardedSweeper
+from sklearn_clda._base import MAX_CONCENTRATION
+from sklearn_clda._sweeper import _shard_count, _ShardedSweeper
 from sklearn_clda.datasets import make_compound_corpus, make_lda_corpus
 from sklearn_clda.exceptions import ManyCollectionsWarning
 
@@ -226,26 +227,25 @@ def test_shards_are_capped_by_the_data():
 def test_n_jobs_1000_uses_at_most_one_thread_per_cpu(corpus):
     X, _ = corpus
     est = LDAGibbs(n_components=3, max_iter=3, random_state=0, n_jobs=1000)
-    from sklearn_clda._base import _FitRun, _GibbsState
+    from sklearn_clda._sweeper import _GibbsState
 
     state = _GibbsState(X.tocsr(), np.zeros(X.shape[0]), 3, np.random.default_rng(0))
     sweeper = _ShardedSweeper(state, 1000, np.random.SeedSequence(0), 0)
     assert len(sweeper.shards) == min(1000, X.shape[0])
     assert len(sweeper.private) <= (os.cpu_count() or 1)
-    del _FitRun
     est.fit(X)  # runs, with bounded threads and tables
 
 
 def test_n_jobs_results_do_not_depend_on_the_number_of_cpus(monkeypatch):
     # A thread that runs several shards must give each the start-of-sweep
     # counts, so that a machine with fewer CPUs gives the same chain.
-    from sklearn_clda import _base
+    from sklearn_clda import _sweeper
 
     X = make_lda_corpus(n_topics=4, n_features=100, n_samples=200, doc_length=60,
                         random_state=1).data
     results = []
     for cpus in (1, 2, 3, 8):
-        monkeypatch.setattr(_base, "_n_threads", lambda n, c=cpus: max(1, min(n, c)))
+        monkeypatch.setattr(_sweeper, "_n_threads", lambda n, c=cpus: max(1, min(n, c)))
         est = LDAGibbs(n_components=4, max_iter=15, random_state=0, n_jobs=8).fit(X)
         results.append(est.components_)
     for other in results[1:]:

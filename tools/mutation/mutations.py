@@ -122,8 +122,8 @@ MUTATIONS = [
     ),
     Mutation(
         "kept-samples-include-burn-in-sweep", "model", BASE,
-        "if it > burn_in and (it - burn_in) % self.thin == 0:",
-        "if it >= burn_in and (it - burn_in) % self.thin == 0:",
+        "if it > burn_in and (it - burn_in) % thin == 0:",
+        "if it >= burn_in and (it - burn_in) % thin == 0:",
         T_LDA + T_CLDA,
     ),
     Mutation(
@@ -197,8 +197,8 @@ MUTATIONS = [
     ),
     Mutation(
         "default-burn-in-third", "operator", BASE,
-        "burn_in = self.max_iter // 2 if self.burn_in is None else self.burn_in",
-        "burn_in = self.max_iter // 3 if self.burn_in is None else self.burn_in",
+        "burn_in = max_iter // 2 if self.burn_in is None else int(self.burn_in)",
+        "burn_in = max_iter // 3 if self.burn_in is None else int(self.burn_in)",
         T_LDA + T_CLDA,
     ),
     Mutation(
