@@ -647,11 +647,6 @@ class CompoundLDA(_BaseGibbsTopicModel):
             X = check_counts(self, X, reset=True, method="fit")
             self._check_common_params()
             self._learned_priors()
-            if self.warm_start and self.algorithm == "vem":
-                raise ValueError(
-                    "CompoundLDA(algorithm='vem') does not support warm_start=True "
-                    "(it continues Gibbs chains); use algorithm='ags' or 'mgs'."
-                )
             labels, codes = _encode_groups(groups, X.shape[0])
             n_groups = 1 if labels is None else len(labels)
             _warn_many_collections(n_groups, X.shape[0])
@@ -667,6 +662,11 @@ class CompoundLDA(_BaseGibbsTopicModel):
     def _fit_vem(self, X, codes, n_groups):
         """Variational EM (the paper's Algorithm vem) instead of sampling;
         returns the fitted attributes."""
+        if self.warm_start:
+            raise ValueError(
+                "CompoundLDA(algorithm='vem') does not support warm_start=True "
+                "(it continues Gibbs chains); use algorithm='ags' or 'mgs'."
+            )
         if count_tokens(X) == 0:
             raise ValueError(
                 "X passed to CompoundLDA.fit contains no tokens (all counts are "
