@@ -30,14 +30,15 @@ T_CLDA = ("tests/test_clda.py",)
 T_PRIORS = ("tests/test_priors.py",)
 T_LDA = ("tests/test_lda_gibbs.py",)
 T_CORPUS = ("tests/test_corpus.py", "tests/test_lda_gibbs.py")
-T_METRICS = ("tests/metrics/test_metrics.py",)
+T_METRICS = ("tests/metrics/test_metrics.py", "tests/metrics/test_coherence_measures.py")
 
 MUTATIONS = [
     # ------------------------------------------------------------- issue 11
     Mutation(
         "fallback-prior-unweighted-mean", "issue", CLDA,
-        "weights = self.collection_sizes_ / self.collection_sizes_.sum()",
-        "weights = np.full(n_groups, 1.0 / n_groups)",
+        "weights = self.collection_sizes_ / self.collection_sizes_.sum()\n"
+        "        fallback = ",
+        "weights = np.full(n_groups, 1.0 / n_groups)\n        fallback = ",
         T_CLDA,
     ),
     Mutation(
@@ -146,8 +147,8 @@ MUTATIONS = [
     ),
     Mutation(
         "coherence-scores-self-pairs", "model", COHERENCE,
-        "below = np.tril(np.ones((m, m), dtype=bool), k=-1)",
-        "below = np.tril(np.ones((m, m), dtype=bool), k=0)",
+        "scored = np.tril(np.ones((m, m), dtype=bool), k=-1) & (cond > 0)",
+        "scored = np.tril(np.ones((m, m), dtype=bool), k=0) & (cond > 0)",
         T_METRICS + (COHERENCE,),
     ),
     Mutation(
@@ -221,8 +222,8 @@ MUTATIONS = [
     ),
     Mutation(
         "coherence-smoothing-doubled", "operator", COHERENCE,
-        "terms[scored] = np.log((pair_df[scored] + smoothing) / cond_df[scored])",
-        "terms[scored] = np.log((pair_df[scored] + 2 * smoothing) / cond_df[scored])",
+        "terms[scored] = np.log((pair[scored] + smoothing) / cond[scored])",
+        "terms[scored] = np.log((pair[scored] + 2 * smoothing) / cond[scored])",
         T_METRICS + (COHERENCE,),
     ),
     Mutation(
