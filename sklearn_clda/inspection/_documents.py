@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, validate_params
 
 from .._corpus import StrictInterval, check_group_labels
-from ._utils import accepts, check_topic_indices, require_pandas, unwrap
+from ._utils import accepts, check_topics, require_pandas, unwrap
 
 __all__ = ["representative_documents"]
 
@@ -156,7 +156,8 @@ def representative_documents(estimator, X, groups=None, *, n=3, topic=None, coll
     rows = _candidate_rows(labels, collection, caller)
     if rows is None:
         rows = np.arange(theta.shape[0])
-    topics = check_topic_indices(topic, theta.shape[1], caller)
+    topics = (np.arange(theta.shape[1]) if topic is None
+              else check_topics(topic, theta.shape[1], name=f"topic passed to {caller}"))
     columns = {"topic": [], "rank": [], "document": [], "theta": []}
     for k in topics:
         best = rows[np.argsort(-theta[rows, k], kind="stable")[:n]]

@@ -108,24 +108,27 @@ def collection_position(labels, label, name, caller):
     return hits[0]
 
 
-def check_topic_indices(topics, n_components, caller):
-    """``topics`` (None, an int or a list of ints) as an array of valid indices."""
-    if topics is None:
-        return np.arange(n_components)
-    arr = np.atleast_1d(np.asarray(topics))
-    if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iu":
+def check_topics(topics, n_components, name="topics"):
+    """Validate topic indices: 1-D unique integers in ``0..n_components-1``."""
+    arr = np.asarray(topics)
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    if arr.ndim != 1 or arr.size == 0:
         raise ValueError(
-            f"topic passed to {caller} must be None, a topic index or a list "
-            f"of topic indices, got {topics!r}."
+            f"{name} must be a non-empty list of topic indices, got {topics!r}."
+        )
+    if arr.dtype.kind not in "iu":
+        raise ValueError(
+            f"{name} must hold integer topic indices, got {topics!r}."
         )
     bad = arr[(arr < 0) | (arr >= n_components)]
     if bad.size:
         raise ValueError(
-            f"topic index {int(bad[0])} passed to {caller} is out of range for a "
+            f"{name} contains topic index {int(bad[0])}, out of range for a "
             f"model with {n_components} topics (valid: 0..{n_components - 1})."
         )
     if np.unique(arr).size != arr.size:
-        raise ValueError(f"topic passed to {caller} repeats indices: {arr.tolist()}.")
+        raise ValueError(f"{name} repeats topic indices: {arr.tolist()}.")
     return arr.astype(np.intp)
 
 

@@ -7,7 +7,7 @@ from sklearn.utils._param_validation import (
 )
 from sklearn.utils.validation import check_is_fitted
 
-from ..inspection._utils import unwrap
+from ..inspection._utils import check_topics, unwrap  # noqa: F401 (re-exported for the displays)
 from ..metrics import top_word_indices
 
 __all__ = []
@@ -200,30 +200,6 @@ def check_attribute(display, name, constraints):
             f"called with {name}=None."
         ) from None
     return value
-
-
-def check_topics(topics, n_components, name="topics"):
-    """Validate topic indices: 1-D unique integers in ``0..n_components-1``."""
-    arr = np.asarray(topics)
-    if arr.ndim == 0:
-        arr = arr.reshape(1)
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(
-            f"{name} must be a non-empty list of topic indices, got {topics!r}."
-        )
-    if arr.dtype.kind not in "iu":
-        raise ValueError(
-            f"{name} must hold integer topic indices, got {topics!r}."
-        )
-    bad = arr[(arr < 0) | (arr >= n_components)]
-    if bad.size:
-        raise ValueError(
-            f"{name} contains topic index {int(bad[0])}, out of range for a "
-            f"model with {n_components} topics (valid: 0..{n_components - 1})."
-        )
-    if np.unique(arr).size != arr.size:
-        raise ValueError(f"{name} contains repeated topic indices: {arr.tolist()}.")
-    return arr.astype(np.intp)
 
 
 def select_topics(pi, n_topics):
