@@ -86,7 +86,7 @@ from ._sweeper import (
     _GibbsState,
     _n_threads,
     _shard_count,
-    _ShardedSweeper,
+    make_sweeper,
 )
 from .exceptions import FitInterruptedWarning
 
@@ -398,7 +398,7 @@ class _BaseGibbsTopicModel(
 
     def _sweeper(self, state, run, n_groups, seed_sequence):
         n_shards = _shard_count(self.n_jobs, state.doc_len.shape[0], state.words.shape[0])
-        return _ShardedSweeper(
+        return make_sweeper(
             state, n_shards, seed_sequence, n_groups if self._draw_tables(run) else 0
         )
 
