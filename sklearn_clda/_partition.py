@@ -133,7 +133,7 @@ class _PartitionedSweeper:
             state.nwk_padded, state.ndk, state.nk, self.n_threads,
             [b["bitgen"] for b in self.blocks], self.stop,
         )
-        self._cell_piece, self._piece_start = cell_piece, piece_start
+        self._cell_piece, self._piece_start, self._piece_doc = cell_piece, piece_start, piece_doc
         self.pool = None
 
     @property
