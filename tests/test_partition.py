@@ -112,9 +112,17 @@ def test_counts_stay_the_tallies_of_z(corpus):
     X, _ = corpus
     state, sw = _sweeper(corpus, 4, 2)
     z0 = state.z.copy()
+    groups = state.doc_group
     with sw:
         for _ in range(3):
-            sw.sweep(_prior(), 0.1)
+            tables = sw.sweep(_prior(), 0.1)
+            # Each sweep's AGS table counts: between one per (document,
+            # topic) with customers and the customers themselves.
+            per_group = np.zeros((G, K), dtype=np.int64)
+            np.add.at(per_group, groups, state.ndk)
+            occupied = np.zeros((G, K), dtype=np.int64)
+            np.add.at(occupied, groups, state.ndk > 0)
+            assert np.all(occupied <= tables) and np.all(tables <= per_group)
     # state.z is back in document order: the tallies match token by token.
     assert not np.array_equal(state.z, z0)
     doc = np.repeat(np.arange(X.shape[0]), state.doc_len)
@@ -148,6 +156,12 @@ def test_document_tables_matches_reference():
     _sampling._add_small_tables(ndk, doc_group, prior, want, bitgen)
     assert (ndk >= 64).any() and (ndk[ndk > 0] < 64).any()
     assert np.array_equal(got, want)
+
+
+def test_word_blocks_deal_by_frequency_in_alternating_directions():
+    freq = np.arange(12, 0, -1)  # word w has 12 - w tokens
+    words = np.repeat(np.arange(12, dtype=np.int32), freq)
+    assert word_blocks(words, 12, 4).tolist() == [0, 1, 2, 3, 3, 2, 1, 0, 0, 1, 2, 3]
 
 
 def test_word_blocks_balance_zipf_frequencies():
