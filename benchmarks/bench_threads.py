@@ -225,15 +225,18 @@ def main(argv=None):
     args = p.parse_args(argv)
 
     counts = worker_counts(args.max_workers)
-    env = environment_info()
-    print(f"# machine: {env['processor'] or env['machine']}, {env['cpu_count']} CPUs; "
-          f"load {load_average()}")
     if args.tomotopy_isa is None:
         isa, isa_rates = best_isa(args.K, 5, 5)
     else:
         isa, isa_rates = args.tomotopy_isa, {}
-    os.environ["TOMOTOPY_ISA"] = isa  # before the first import of tomotopy here
+    if "tomotopy" in sys.modules:
+        raise RuntimeError("tomotopy was imported before its build was chosen")
+    os.environ["TOMOTOPY_ISA"] = isa  # read when tomotopy is first imported
     import tomotopy as tp
+
+    env = environment_info()
+    print(f"# machine: {env['processor'] or env['machine']}, {env['cpu_count']} CPUs; "
+          f"load {load_average()}")
 
     print(f"# tomotopy {tp.__version__}, build {tp.isa} (probe: "
           + ", ".join(f"{k} {v / 1e6:.2f}M" for k, v in isa_rates.items()) + ")")
