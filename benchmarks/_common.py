@@ -316,7 +316,10 @@ def _tomotopy_token_lists(split):
     return [a.tolist() for a in np.split(tok_words, ends[:-1])]
 
 
-def _tomotopy_estimates(model, split, K):
+def _tomotopy_estimates(model, split, K, normalize=True):
+    """theta of the held-out rows, and phi in our column order (with
+    ``normalize=False``: tomotopy's raw ``n_kw + eta``).  theta is always
+    normalized."""
     # tomotopy 0.14's ``model.docs[i]`` raises IndexError for i > 0, so
     # iterate (documents come back in insertion order = our row order).
     docs = list(model.docs)
@@ -335,7 +338,7 @@ def _tomotopy_estimates(model, split, K):
         )
     phi = np.zeros((K, len(split.feature_names)))
     for k in range(K):
-        phi[k, col] = model.get_topic_word_dist(k, normalize=True)
+        phi[k, col] = model.get_topic_word_dist(k, normalize=normalize)
     return theta, phi
 
 
