@@ -3,13 +3,20 @@
 Tables (all on this machine, one thread unless stated):
 
 1. news16 throughput at each K: LDAGibbs, CompoundLDA (AGS, including the
-   Antoniak and pi steps), tomotopy ``LDAModel(workers=1)`` and the ``lda``
-   package, as the median seconds per sweep over ``--sweeps`` sweeps after
-   ``--warmup`` sweeps; ratios to tomotopy and to ``lda``; the CompoundLDA /
-   LDAGibbs sweep-cost ratio. Warm-up defaults to 50 sweeps so that the
-   timed sweeps are like most of a fit's (the first sweeps after a random
-   start move most tokens and are slower for every library). Ours and
-   tomotopy are timed ``--rounds`` times in turn and the medians reported.
+   Antoniak and pi steps), tomotopy ``LDAModel(workers=1)`` under each of
+   its instruction-set builds that loads here (``--tomotopy-isa``; each in
+   a fresh process, since tomotopy picks its build at import and its
+   automatic choice is not always its fastest) and the ``lda`` package, as
+   seconds per sweep over ``--sweeps`` sweeps after ``--warmup`` sweeps.
+   Every library is timed once per round and the ``--rounds`` rounds run in
+   turn, so drift in the machine's speed and other work hit all alike;
+   tokens/s is the median over rounds, and each ratio the median of the
+   per-round ratios. "vs fastest tomotopy" is against its fastest build.
+   Warm-up defaults to 50 sweeps so that the timed sweeps are like most of
+   a fit's (the first sweeps after a random start move most tokens and are
+   slower for every library). ``--clock cpu`` times process CPU seconds
+   instead of wall-clock seconds, which other processes taking turns on a
+   shared machine do not inflate (every library here runs on one thread).
 2. ``n_jobs=2`` against ``n_jobs=1`` (AD-LDA shards): throughput and
    held-out perplexity (document completion) at equal sweeps; and the
    machine's own ceiling for two threads: two single-thread fits run as
@@ -19,15 +26,20 @@ Tables (all on this machine, one thread unless stated):
    by ``make_compound_corpus`` (K=100), and for K = 30..200 on news16,
    timed after ``--scaling-warmup`` sweeps; peak memory (max RSS of a fresh
    process) of a 5M-token K=100 fit.
-4. Time to quality: CompoundLDA given the wall-clock seconds tomotopy's
-   DMRModel needs for ``--quality-sweeps`` sweeps on news16 (K=30), and the
-   held-out perplexities of both.
+4. Time to quality: CompoundLDA given the seconds tomotopy's DMRModel (its
+   fastest build in table 1) needs for ``--quality-sweeps`` sweeps on
+   news16 (K=30), and the held-out perplexities of both, last state against
+   last state and averaged against averaged (each over the second half of
+   its own sweeps, every 10th; DMR's averaged estimate from its count
+   tables, see ``_stepped.py``).
 
-Our per-sweep times come from the estimators' ``sweep_times_``; tomotopy is
-timed over ``train(1)`` calls; ``lda`` by the difference of two fits
-(``n_iter = warmup`` and ``warmup + sweeps``, log-likelihood refresh off).
+Wall-clock seconds per sweep: ours from the estimators' ``sweep_times_``,
+tomotopy over ``train(1)`` calls, ``lda`` over its own sweep stepped
+(``_stepped.LdaChain``: no log-likelihood refresh). CPU seconds: ours as
+the difference of a ``warmup + sweeps`` and a ``warmup`` fit, the peers
+over the same calls.
 
-Run: python benchmarks/bench_speed.py [--ks 30 50 100] [--skip-scaling] ...
+Run: python benchmarks/bench_speed.py [--ks 30 50 100] [--clock cpu] [--skip-scaling] ...
 """
 
 import _common  # noqa: F401  (pins BLAS/OpenMP threads first)
@@ -57,21 +69,50 @@ from _common import (  # noqa: E402
 
 
 CLDA_AGS = "CompoundLDA (AGS)"
+CLOCKS = {
+    "wall": "wall-clock, median over the timed sweeps",
+    "cpu": "process CPU time, mean over the timed sweeps (insensitive to other "
+           "processes taking turns on the cores)",
+}
 
 
-def ours_seconds_per_sweep(est, X, groups, warmup, sweeps):
-    est.set_params(max_iter=warmup + sweeps, burn_in=warmup + sweeps - 1, thin=1)
-    if groups is None:
-        est.fit(X)
-    else:
-        est.fit(X, groups=groups)
+def ours_seconds_per_sweep(est, X, groups, warmup, sweeps, clock="wall"):
+    """Seconds per sweep after ``warmup`` sweeps. ``clock="wall"``: the median
+    of the fit's ``sweep_times_``; ``"cpu"``: this process's CPU time of a
+    ``warmup + sweeps`` fit minus that of a ``warmup`` fit (same seed, so the
+    same first ``warmup`` sweeps), over ``sweeps`` (a mean)."""
+    def fit(n_iter):
+        est.set_params(max_iter=n_iter, burn_in=n_iter - 1, thin=1)
+        t0 = time.process_time()
+        est.fit(X) if groups is None else est.fit(X, groups=groups)
+        return time.process_time() - t0
+
+    if clock == "cpu":
+        return (fit(warmup + sweeps) - fit(warmup)) / sweeps
+    fit(warmup + sweeps)
     return float(np.median(est.sweep_times_[warmup:]))
 
 
-def tomotopy_seconds_per_sweep(corpus, K, warmup, sweeps, seed=0):
-    """Median seconds of ``train(1)`` after ``train(warmup)`` (tomotopy
-    ``LDAModel``, fixed alpha, one worker); run it under each build with
-    ``_isa.call_with_isa``."""
+def _timed_steps(step, sweeps, clock):
+    """Seconds per call of ``step()``: the median of ``sweeps`` wall-clock
+    timings, or (``clock="cpu"``) their total process CPU time over ``sweeps``."""
+    if clock == "cpu":
+        t0 = time.process_time()
+        for _ in range(sweeps):
+            step()
+        return (time.process_time() - t0) / sweeps
+    times = []
+    for _ in range(sweeps):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def tomotopy_seconds_per_sweep(corpus, K, warmup, sweeps, seed=0, clock="wall"):
+    """Seconds per ``train(1)`` after ``train(warmup)`` (tomotopy
+    ``LDAModel``, fixed alpha, one worker, which runs in the calling
+    thread); run it under each build with ``_isa.call_with_isa``."""
     import tomotopy as tp
 
     model = tp.LDAModel(k=K, alpha=0.1, eta=0.01, seed=seed)
@@ -81,31 +122,21 @@ def tomotopy_seconds_per_sweep(corpus, K, warmup, sweeps, seed=0):
         lo, hi = X.indptr[d], X.indptr[d + 1]
         model.add_doc(np.repeat(words[X.indices[lo:hi]], X.data[lo:hi]).tolist())
     model.train(warmup, workers=1)
-    times = []
-    for _ in range(sweeps):
-        t0 = time.perf_counter()
-        model.train(1, workers=1)
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+    return _timed_steps(lambda: model.train(1, workers=1), sweeps, clock)
 
 
-def lda_seconds_per_sweep(X, K, warmup, sweeps, seed=0):
-    """Median seconds of one ``lda`` sweep after ``warmup`` sweeps: its own
-    start and sweep, stepped (``_stepped.LdaChain``), so each sweep is timed
-    like tomotopy's ``train(1)`` (no log-likelihood refresh)."""
+def lda_seconds_per_sweep(X, K, warmup, sweeps, seed=0, clock="wall"):
+    """Seconds per ``lda`` sweep after ``warmup`` sweeps: its own start and
+    sweep, stepped (``_stepped.LdaChain``), so each sweep is timed like
+    tomotopy's ``train(1)`` (no log-likelihood refresh)."""
     logging.getLogger("lda").setLevel(logging.ERROR)
     chain = LdaChain(X, np.arange(0), K, 0.1, 0.01, seed)
     chain.start()
     chain.sweep(warmup)
-    times = []
-    for _ in range(sweeps):
-        t0 = time.perf_counter()
-        chain.sweep(1)
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+    return _timed_steps(lambda: chain.sweep(1), sweeps, clock)
 
 
-def _time_round(corpus, K, r, warmup, sweeps, peers, isas):
+def _time_round(corpus, K, r, warmup, sweeps, peers, isas, clock):
     """Seconds per sweep of every library, one after another (round ``r``)."""
     from sklearn_clda import CompoundLDA, LDAGibbs
 
@@ -113,19 +144,20 @@ def _time_round(corpus, K, r, warmup, sweeps, peers, isas):
     log(f"K={K}, round {r + 1}: LDAGibbs")
     out["LDAGibbs"] = ours_seconds_per_sweep(
         LDAGibbs(K, doc_topic_prior=0.1, topic_word_prior=0.01, random_state=r),
-        corpus.X, None, warmup, sweeps)
+        corpus.X, None, warmup, sweeps, clock)
     log(f"K={K}, round {r + 1}: CompoundLDA (AGS)")
     out[CLDA_AGS] = ours_seconds_per_sweep(
-        CompoundLDA(K, eta=0.01, random_state=r), corpus.X, corpus.groups, warmup, sweeps)
+        CompoundLDA(K, eta=0.01, random_state=r), corpus.X, corpus.groups, warmup, sweeps,
+        clock)
     if "tomotopy" in peers:
         for isa in isas:
             name = f"tomotopy LDAModel [{isa or 'auto'}]"
             log(f"K={K}, round {r + 1}: {name} (workers=1)")
             out[name] = call_with_isa(isa, "bench_speed", "tomotopy_seconds_per_sweep",
-                                      corpus, K, warmup, sweeps, seed=r)
+                                      corpus, K, warmup, sweeps, seed=r, clock=clock)
     if "lda" in peers:
         log(f"K={K}, round {r + 1}: lda")
-        out["lda"] = lda_seconds_per_sweep(corpus.X, K, warmup, sweeps, seed=r)
+        out["lda"] = lda_seconds_per_sweep(corpus.X, K, warmup, sweeps, seed=r, clock=clock)
     return out
 
 
@@ -136,7 +168,7 @@ def _ratio(per_round, num, den):
     return (float(np.median(vals)) if vals else float("nan")), vals
 
 
-def throughput_table(corpus, ks, warmup, sweeps, peers, rounds, isas):
+def throughput_table(corpus, ks, warmup, sweeps, peers, rounds, isas, clock="wall"):
     """Every library is timed once per round, the rounds run in turn, so that
     the machine's drift and other work hit them alike. tokens/s: median over
     rounds; ratios: median of the per-round ratios. "vs tomotopy" is against
@@ -144,7 +176,7 @@ def throughput_table(corpus, ks, warmup, sweeps, peers, rounds, isas):
     N = int(corpus.X.sum())
     rows, records, notes = [], [], []
     for K in ks:
-        per_round = [_time_round(corpus, K, r, warmup, sweeps, peers, isas)
+        per_round = [_time_round(corpus, K, r, warmup, sweeps, peers, isas, clock)
                      for r in range(rounds)]
         names = list(per_round[0])
         med = {n: float(np.median([rd[n] for rd in per_round])) for n in names}
@@ -168,9 +200,9 @@ def throughput_table(corpus, ks, warmup, sweeps, peers, rounds, isas):
                          f"{', '.join(f'{v:.2f}' for v in vals)})")
     print(format_table(["corpus", "K", "library", "tokens/s", "vs fastest tomotopy", "vs lda"],
                        rows, align="lrlrrr"))
-    print(f"(tokens/s: median of {rounds} rounds; ratios: median of the per-round ratios, every "
-          f"library timed once per round in turn; tomotopy builds: {', '.join(map(str, isas))}; "
-          f"load {_common.load_average()})")
+    print(f"(seconds per sweep: {CLOCKS[clock]}; tokens/s: median of {rounds} rounds; "
+          f"ratios: median of the per-round ratios, every library timed once per round in "
+          f"turn; tomotopy builds: {', '.join(map(str, isas))}; load {_common.load_average()})")
     print("\n".join(notes))
     return records
 
@@ -289,27 +321,28 @@ def scaling_table(corpus, sweeps, warmup):
     return records
 
 
-def quality_table(corpus, K, dmr_sweeps, isa=None, seed=0):
-    """CompoundLDA given the wall-clock seconds tomotopy's DMRModel (build
-    ``isa``) takes for ``dmr_sweeps`` sweeps; both scored with their last
-    state and with their average over the sweeps each keeps by default
-    (burn-in half the sweeps, every 10th sweep after it)."""
+def quality_table(corpus, K, dmr_sweeps, isa=None, seed=0, clock="wall"):
+    """CompoundLDA given the seconds (``clock``: wall-clock or CPU) tomotopy's
+    DMRModel (build ``isa``) takes for ``dmr_sweeps`` sweeps; both scored
+    with their last state and with their average over the sweeps each keeps
+    by default (burn-in half the sweeps, every 10th sweep after it)."""
     from sklearn_clda import CompoundLDA
 
     split = document_completion_split(corpus, seed=seed)
     log(f"time to quality: tomotopy DMR [{isa or 'auto'}], K={K}, {dmr_sweeps} sweeps")
     dmr_last, dmr_avg = call_with_isa(isa, "_stepped", "run_tomotopy_stepped", split, K,
-                                      dmr_sweeps, dmr_sweeps // 2, 10, seed=seed, dmr=True)
+                                      dmr_sweeps, dmr_sweeps // 2, 10, seed=seed, dmr=True,
+                                      clock=clock)
     # Our sweep cost on this split, then as many sweeps as fit in DMR's time.
-    probe = CompoundLDA(K, eta=0.01, max_iter=12, random_state=seed).fit(
-        split.X_train_full, groups=split.groups)
-    per_sweep = float(np.median(probe.sweep_times_[2:]))
+    per_sweep = ours_seconds_per_sweep(CompoundLDA(K, eta=0.01, random_state=seed),
+                                       split.X_train_full, split.groups, 20, 20, clock)
     budget = dmr_last.fit_seconds
     n_iter = max(20, int(budget / per_sweep * 0.97))
     log(f"time to quality: CompoundLDA, {n_iter} sweeps in ~{budget:.1f}s (twice: averaged, "
         f"last state)")
-    ours_avg = run_compound_lda(split, K, n_iter, seed=seed)
-    ours_last = run_compound_lda(split, K, n_iter, seed=seed, **last_state_kwargs(n_iter))
+    ours_avg = run_compound_lda(split, K, n_iter, seed=seed, clock=clock)
+    ours_last = run_compound_lda(split, K, n_iter, seed=seed, clock=clock,
+                                 **last_state_kwargs(n_iter))
     dmr_name = f"tomotopy DMR [{dmr_last.extra['isa']}]"
     rows = [[dmr_name, "last state", dmr_sweeps, f"{dmr_last.fit_seconds:.1f}",
              f"{dmr_last.perplexity:.2f}"],
@@ -319,11 +352,11 @@ def quality_table(corpus, K, dmr_sweeps, isa=None, seed=0):
              f"{ours_last.perplexity:.2f}"],
             [CLDA_AGS, "averaged", n_iter, f"{ours_avg.fit_seconds:.1f}",
              f"{ours_avg.perplexity:.2f}"]]
-    print(format_table(["model", "estimate", "sweeps", "fit s", "held-out perplexity"], rows,
-                       align="llrrr"))
+    print(format_table(["model", "estimate", "sweeps", f"fit s ({clock})",
+                        "held-out perplexity"], rows, align="llrrr"))
     last_ratio = ours_last.perplexity / dmr_last.perplexity
     avg_ratio = ours_avg.perplexity / dmr_avg.perplexity
-    print(f"perplexity CompoundLDA / DMR at equal wall-clock: last state vs last state "
+    print(f"perplexity CompoundLDA / DMR at equal {clock} time: last state vs last state "
           f"{last_ratio:.4f} ({(last_ratio - 1) * 100:+.1f}%), averaged vs averaged "
           f"{avg_ratio:.4f} ({(avg_ratio - 1) * 100:+.1f}%) (averaged: each model over the "
           f"second half of its own sweeps, every 10th)")
@@ -349,6 +382,10 @@ def main(argv=None):
     p.add_argument("--scaling-warmup", type=int, default=20,
                    help="sweeps before timing in the scaling table")
     p.add_argument("--peers", nargs="*", default=["tomotopy", "lda"])
+    p.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
+                   help="what the throughput and time-to-quality tables time: wall-clock "
+                        "seconds, or process CPU seconds, which other work sharing the "
+                        "cores does not inflate (every library here runs on one thread)")
     p.add_argument("--tomotopy-isa", default="all",
                    help="tomotopy builds to time: all (every one that loads here, each in "
                         "a fresh process), auto (its own choice, in this process), or a "
@@ -368,7 +405,7 @@ def main(argv=None):
           else json.dumps(environment_info()))
     isas = parse_isa_list(args.tomotopy_isa)
     out = {"throughput": throughput_table(corpus, args.ks, args.warmup, args.sweeps,
-                                          args.peers, args.rounds, isas)}
+                                          args.peers, args.rounds, isas, args.clock)}
     fastest = next((r["fastest_tomotopy"] for r in out["throughput"]
                     if r.get("fastest_tomotopy")), None)
     dmr_isa = None if fastest is None else fastest.split("[")[1].rstrip("]")
@@ -381,7 +418,7 @@ def main(argv=None):
     if not args.skip_quality:
         print()
         out["quality"] = quality_table(corpus, 30, args.quality_sweeps,
-                                       None if dmr_isa == "auto" else dmr_isa)
+                                       None if dmr_isa == "auto" else dmr_isa, clock=args.clock)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1, default=float)
