@@ -60,13 +60,6 @@ def available_isas():
     return tuple(found)
 
 
-def default_isa():
-    """The build tomotopy chooses by itself on this machine."""
-    out = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True,
-                         env={k: v for k, v in os.environ.items() if k != "TOMOTOPY_ISA"})
-    return out.stdout.strip()
-
-
 def parse_isa_list(text):
     """``--tomotopy-isa`` values: ``all`` (every build that loads), ``auto``
     (tomotopy's own choice, in this process) or a comma list of builds."""
