@@ -1,0 +1,91 @@
+"""The Metropolis-Hastings sweeper: the O(1)-per-token sampler for many topics.
+
+:class:`_MHSweeper` runs the kernel ``_mh_sampling.mh_sweep`` over a
+:class:`~sklearn_clda._sweeper._GibbsState` with the interface of
+``_sweeper._ShardedSweeper`` (``sweep(prior, eta)`` returns the Antoniak
+table sums, ``bit_states``/``set_bit_states``, ``shards``, a context
+manager), so that the fit loop of ``_base`` runs either.
+:func:`uses_mh` resolves the estimators' ``sampler`` parameter.
+"""
+
+import warnings
+
+import numpy as np
+
+from . import _mh_sampling
+from ._sweeper import _effective_n_jobs
+
+__all__ = ["AUTO_MH_MIN_COMPONENTS", "SAMPLERS", "_MHSweeper", "uses_mh"]
+
+SAMPLERS = ("dense", "mh", "auto")
+# sampler="auto" runs the MH kernel from this many topics on, the dense one
+# below: the measured crossover of their time per token on news16 (see the
+# user guide, "Many topics"), rounded up so that K <= 100 stays dense.
+AUTO_MH_MIN_COMPONENTS = 400
+
+
+def uses_mh(sampler, n_components):
+    """Whether ``sampler`` (one of ``SAMPLERS``) runs the MH kernel at this K."""
+    if sampler == "auto":
+        return n_components >= AUTO_MH_MIN_COMPONENTS
+    return sampler == "mh"
+
+
+class _MHSweeper:
+    """Runs MH sweeps over all documents on one thread.
+
+    ``n_jobs`` other than one thread is not supported yet: the AD-LDA
+    shards of the dense sampler work on private copies of the word-topic
+    table, which the MH sampler's word proposals (tokens of a word across
+    all documents) cannot use. A fit asking for several threads warns and
+    runs on one (``name`` is the estimator's, for the message).
+    """
+
+    def __init__(self, state, seed_sequence, n_table_rows, mh_steps, n_jobs=None,
+                 name="the estimator"):
+        if _effective_n_jobs(n_jobs) > 1:
+            warnings.warn(
+                f"{name} with sampler='mh' runs on one thread; n_jobs={n_jobs} is "
+                "ignored (the MH sampler has no multi-threaded sweep yet).",
+                UserWarning,
+                stacklevel=5,
+            )
+        self.state = state
+        self.mh_steps = int(mh_steps)
+        K = state.nk.shape[0]
+        self.shards = [dict(
+            bitgen=np.random.PCG64(seed_sequence),
+            tables=np.zeros((n_table_rows, K), dtype=np.int64),
+        )]
+        self.refresh_word_index()
+
+    def refresh_word_index(self):
+        """Rebuild the tokens-by-word index from ``state.words`` (done once per
+        fit; again only if the words change, as in the Geweke tests)."""
+        V = self.state.nwk_padded.shape[0]
+        self.word_ptr, self.word_tokens = _mh_sampling.word_index(self.state.words, V)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def bit_states(self):
+        """The state of the random stream (to continue a chain)."""
+        return [shard["bitgen"].state for shard in self.shards]
+
+    def set_bit_states(self, states):
+        for shard, state in zip(self.shards, states, strict=True):
+            shard["bitgen"].state = state
+
+    def sweep(self, prior, eta):
+        """One sweep over all documents; returns the summed Antoniak table counts."""
+        st, shard = self.state, self.shards[0]
+        shard["tables"].fill(0)
+        _mh_sampling.mh_sweep(
+            st.words, st.doc_ptr, st.doc_group, st.z, st.nwk_padded, st.ndk, st.nk,
+            prior, eta, self.word_ptr, self.word_tokens, self.mh_steps,
+            shard["tables"], shard["bitgen"],
+        )
+        return shard["tables"]
