@@ -78,6 +78,7 @@ from ._online import (
     online_step,
     sub_batches,
 )
+from ._mh_sweeper import _MHSweeper, uses_mh
 from ._progress import LOGGER as _LOGGER
 from ._progress import progress as _progress
 from ._progress import verbose_logging as _verbose_logging
@@ -397,10 +398,12 @@ class _BaseGibbsTopicModel(
                                fingerprint=fingerprint)
 
     def _sweeper(self, state, run, n_groups, seed_sequence):
+        n_table_rows = n_groups if self._draw_tables(run) else 0
+        if uses_mh(self.sampler, int(self.n_components)):
+            return _MHSweeper(state, seed_sequence, n_table_rows, self.mh_steps, self.n_jobs,
+                              type(self).__name__)
         n_shards = _shard_count(self.n_jobs, state.doc_len.shape[0], state.words.shape[0])
-        return _ShardedSweeper(
-            state, n_shards, seed_sequence, n_groups if self._draw_tables(run) else 0
-        )
+        return _ShardedSweeper(state, n_shards, seed_sequence, n_table_rows)
 
     def _run_chain(self, X, run, state, sweeper, rng, averager, done=0, previous=None,
                    fingerprint=None):
@@ -456,7 +459,8 @@ class _BaseGibbsTopicModel(
                 )
             return None
         self._check_common_params()
-        n_shards = _shard_count(self.n_jobs, X.shape[0], fingerprint[1])
+        n_shards = (1 if uses_mh(self.sampler, int(self.n_components))
+                    else _shard_count(self.n_jobs, X.shape[0], fingerprint[1]))
         chain.check_continues(name, fingerprint, chain_settings(self), n_shards, self.burn_in)
         return chain
 

@@ -9,15 +9,24 @@ manager), so that the fit loop of ``_base`` runs either.
 """
 
 import warnings
+from numbers import Integral
 
 import numpy as np
+from sklearn.utils._param_validation import StrOptions
 
 from . import _mh_sampling
+from ._corpus import StrictInterval
 from ._sweeper import _effective_n_jobs
 
-__all__ = ["AUTO_MH_MIN_COMPONENTS", "SAMPLERS", "_MHSweeper", "uses_mh"]
+__all__ = ["AUTO_MH_MIN_COMPONENTS", "SAMPLER_CONSTRAINTS", "_MHSweeper", "uses_mh"]
 
-SAMPLERS = ("dense", "mh", "auto")
+# Most MH steps per token (a document's uniforms are drawn together, 3 per step).
+MAX_MH_STEPS = 1000
+# The estimators' ``_parameter_constraints`` entries of the sampler settings.
+SAMPLER_CONSTRAINTS = {
+    "sampler": [StrOptions({"auto", "dense", "mh"})],
+    "mh_steps": [StrictInterval(Integral, 1, MAX_MH_STEPS, closed="both")],
+}
 # sampler="auto" runs the MH kernel from this many topics on, the dense one
 # below: the measured crossover of their time per token on news16 (see the
 # user guide, "Many topics"), rounded up so that K <= 100 stays dense.
@@ -25,7 +34,7 @@ AUTO_MH_MIN_COMPONENTS = 400
 
 
 def uses_mh(sampler, n_components):
-    """Whether ``sampler`` (one of ``SAMPLERS``) runs the MH kernel at this K."""
+    """Whether ``sampler`` ("auto", "dense" or "mh") runs the MH kernel at this K."""
     if sampler == "auto":
         return n_components >= AUTO_MH_MIN_COMPONENTS
     return sampler == "mh"
