@@ -57,7 +57,7 @@ class _MHSweeper:
                 f"{name} with sampler='mh' runs on one thread; n_jobs={n_jobs} is "
                 "ignored (the MH sampler has no multi-threaded sweep yet).",
                 UserWarning,
-                stacklevel=5,
+                stacklevel=6,
             )
         self.state = state
         self.mh_steps = int(mh_steps)
