@@ -87,7 +87,7 @@ from ._sweeper import (
     _GibbsState,
     _n_threads,
     _shard_count,
-    _ShardedSweeper,
+    make_sweeper,
 )
 from .exceptions import FitInterruptedWarning
 
@@ -403,7 +403,7 @@ class _BaseGibbsTopicModel(
             return _MHSweeper(state, seed_sequence, n_table_rows, self.mh_steps, self.n_jobs,
                               type(self).__name__)
         n_shards = _shard_count(self.n_jobs, state.doc_len.shape[0], state.words.shape[0])
-        return _ShardedSweeper(state, n_shards, seed_sequence, n_table_rows)
+        return make_sweeper(state, n_shards, seed_sequence, n_table_rows)
 
     def _run_chain(self, X, run, state, sweeper, rng, averager, done=0, previous=None,
                    fingerprint=None):

@@ -103,18 +103,22 @@ class LDAGibbs(_BaseGibbsTopicModel):
         steps is one word proposal and one document proposal.
 
     n_jobs : int, default=None
-        Number of document shards of a sweep, run on threads. ``None``
-        means 1 and ``-1`` one per processor. With more than one, each sweep
-        runs approximate distributed Gibbs sampling (AD-LDA, Newman et al.
-        2009): each shard of about equal token count is swept against a
-        private copy of the word-topic counts, merged after the sweep.
-        Shards are capped at one per document and per 1,024 tokens, and run
-        on at most one thread per CPU. Results are reproducible for a given
-        ``n_jobs`` and ``random_state`` (whatever the number of CPUs) but
-        differ between values of ``n_jobs``; only ``n_jobs=1`` is the exact
-        serial sampler. ``transform``, ``score`` and ``perplexity`` also use
-        the threads (over documents; their results do not depend on
-        ``n_jobs``).
+        Number of blocks a sweep is split into, run on threads. ``None``
+        means 1 and ``-1`` one per processor. With more than one, sweeps are
+        partitioned (Yan et al. 2009): documents and words are cut into
+        ``n_jobs`` blocks each, and each sweep runs ``n_jobs`` sub-steps in
+        which the threads sweep cells that share no word or document
+        counts; only the topic totals are up to one sub-step old. Where
+        that split would be too uneven (a vocabulary of a few dozen words),
+        sweeps run AD-LDA instead (Newman et al. 2009: document shards
+        against private copies of the word-topic counts, merged after the
+        sweep). Blocks are capped at one per document and per 1,024 tokens,
+        and run on at most one thread per CPU. Results are reproducible for
+        a given ``n_jobs`` and ``random_state`` (whatever the number of
+        CPUs) but differ between values of ``n_jobs``; only ``n_jobs=1`` is
+        the exact serial sampler. ``transform``, ``score`` and
+        ``perplexity`` also use the threads (over documents; their results
+        do not depend on ``n_jobs``).
 
     verbose : int, default=0
         If positive, show each evaluation of the log-likelihood on stdout

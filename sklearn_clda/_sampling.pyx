@@ -47,6 +47,41 @@ cdef extern from "_gibbs_kernel.h":
         const double* prior_g, const double* u_buf, int64_t next_word) noexcept nogil
     int clda_cpu_has_avx2() noexcept nogil
 
+cdef extern from "_partition_kernel.h":
+    ctypedef struct clda_barrier:
+        int64_t n_threads
+        int64_t arrived
+        int64_t generation
+        const int32_t* stop
+    ctypedef struct clda_partition_ctx:
+        Py_ssize_t P
+        Py_ssize_t n_threads
+        Py_ssize_t K
+        Py_ssize_t n_blocks
+        Py_ssize_t nwk_stride
+        Py_ssize_t K_pad
+        const int32_t* words
+        int32_t* z
+        const int64_t* piece_start
+        const int32_t* piece_doc
+        const int64_t* cell_piece
+        const int32_t* doc_group
+        int32_t* nwk
+        int32_t* ndk
+        int32_t* nk
+        int32_t* nk_cell
+        const double* prior
+        double eta
+        double veta
+        bitgen_t** bitgen
+        clda_sweep_document_fn sweep_document
+        clda_barrier barrier
+        int32_t* stop
+        int32_t aborted
+    int clda_partition_worker(
+        clda_partition_ctx* c, Py_ssize_t t, clda_sweep_ctx* local, double* u_buf
+    ) noexcept nogil
+
 import numpy as np
 cimport numpy as np
 
@@ -328,7 +363,6 @@ def gibbs_sweep(
     max_len = int(np.max(np.diff(np.asarray(doc_ptr)))) if n_docs > 0 else 0
     u_arr = _line_buffer(max(max_len, 1))
     cdef double* u_buf = <double*> np.PyArray_DATA(u_arr)
-    cdef int32_t n_dk
     cdef bitgen_t* rng = _get_bitgen(bit_generator)
     cdef Py_ssize_t d, k
     cdef int64_t t, i0, i1, next_word
@@ -368,12 +402,52 @@ def gibbs_sweep(
             next_word = ctx.words[i1] if i1 < n_tokens else -1
             sweep_document(&ctx, i0, i1, ndk_d, prior_g, u_buf, next_word)
             if draw_tables:  # the counts below _CRP_HIST are drawn after the sweep
-                for k in range(K):
-                    n_dk = ndk_d[k]
-                    if n_dk >= _CRP_HIST:
-                        tables[g, k] += _crp_tables(n_dk, prior_g[k], rng)
+                _add_big_tables(ndk_d, prior_g, &tables[g, 0], K, rng)
     if draw_tables:
         _add_small_tables(ndk, doc_group, prior, tables, bit_generator)
+
+
+cdef inline void _add_big_tables(
+    const int32_t* ndk_d, const double* prior_g, int64_t* tables_g, Py_ssize_t K,
+    bitgen_t* rng,
+) noexcept nogil:
+    """Antoniak table counts of one document's counts >= _CRP_HIST, in topic order."""
+    cdef Py_ssize_t k
+    for k in range(K):
+        if ndk_d[k] >= _CRP_HIST:
+            tables_g[k] += _crp_tables(ndk_d[k], prior_g[k], rng)
+
+
+def document_tables(
+    const int32_t[:, ::1] ndk,
+    const int32_t[::1] doc_group,
+    const double[:, ::1] prior,
+    int64_t[:, ::1] tables,
+    object bit_generator,
+):
+    """AGS's Antoniak table counts of documents, drawn from their final counts.
+
+    The draws of ``gibbs_sweep`` with ``tables`` (see there), made after a
+    sweep instead of during it: every document's counts ``>= M`` first, in
+    document and topic order, then the aggregate step of the smaller ones::
+
+        for d in range(n_docs):
+            g = doc_group[d]; big = ndk[d] >= M
+            tables[g, big] += crp_tables(ndk[d, big], prior[g, big], bit_generator)
+        # then the binomial step of gibbs_sweep's docstring on ndk < M
+
+    The partitioned sweep uses it once per document block, whose counts are
+    final only when every sub-step is done.
+    """
+    cdef Py_ssize_t n_docs = ndk.shape[0], K = ndk.shape[1], d
+    if (doc_group.shape[0] != n_docs or prior.shape[1] != K
+            or tables.shape[1] != K or tables.shape[0] != prior.shape[0]):
+        raise ValueError("inconsistent array shapes passed to document_tables")
+    cdef bitgen_t* rng = _get_bitgen(bit_generator)
+    with bit_generator.lock, nogil:
+        for d in range(n_docs):
+            _add_big_tables(&ndk[d, 0], &prior[doc_group[d], 0], &tables[doc_group[d], 0], K, rng)
+    _add_small_tables(ndk, doc_group, prior, tables, bit_generator)
 
 
 def _add_small_tables(
@@ -633,3 +707,167 @@ def doc_log_likelihood(
                     dot = dot + theta[d, k] * phi[indices[j], k]
                 acc = acc + counts[j] * log(dot)
             out[d] = acc
+
+
+cdef class PartitionedSweep:
+    """The z-step of a sweep split into ``P`` x ``P`` cells, for ``n_threads`` threads.
+
+    Documents and words are each cut into ``P`` blocks; the tokens are
+    stored cell by cell (``words``, ``z`` in that order), each cell as a
+    list of pieces, runs of tokens of one document: piece ``j`` is tokens
+    ``piece_start[j]:piece_start[j + 1]`` of document ``piece_doc[j]``, and
+    cell ``(p, q)`` (documents of block ``p``, words of block ``q``) is
+    pieces ``cell_piece[p * P + q]:cell_piece[p * P + q + 1]``. A sweep is
+    ``P`` sub-steps; in sub-step ``s`` the cells ``(p, (p + s) % P)`` are
+    swept at once, each with a copy of ``nk`` taken at the start of the
+    sub-step, and ``nk`` then gets the sum of the copies' changes. As NumPy
+    (``sweep_piece`` the z-step of ``gibbs_sweep`` on one document's run of
+    tokens, its uniforms drawn first, one per token, from ``bitgens[p]``)::
+
+        for s in range(P):
+            copies = [nk.copy() for p in range(P)]
+            for p in range(P):
+                q = (p + s) % P
+                for j in range(cell_piece[p * P + q], cell_piece[p * P + q + 1]):
+                    sweep_piece(words, z, piece_start[j], piece_start[j + 1],
+                                nwk, ndk[piece_doc[j]], copies[p],
+                                prior[doc_group[piece_doc[j]]], eta, bitgens[p])
+            nk += sum(c - nk for c in copies)
+
+    The cells of a sub-step share no rows of ``nwk`` or ``ndk``, so
+    ``run_thread(t)`` for ``t = 0 .. n_threads - 1``, called at the same
+    time from ``n_threads`` threads, computes exactly this: thread ``t``
+    sweeps the cells of document blocks ``t, t + n_threads, ...``, and the
+    threads meet after every sub-step. The result does not depend on
+    ``n_threads``. Every thread must call ``run_thread`` once per sweep
+    (after ``set_prior``), or the others wait until ``stop[0]`` is set:
+    ``stop`` is polled between sub-steps and while waiting, and a nonzero
+    value abandons the sweep (``run_thread`` returns -1).
+
+    The arrays are trusted to be consistent (the sweeper builds them):
+    words, documents and collections in range, the cells' pieces disjoint
+    and covering the tokens, the counts the tallies of ``z``. The bit
+    generators are used without their locks: they must be private to this
+    object.
+    """
+    cdef clda_partition_ctx c
+    cdef object _arrays
+    cdef object _bitgens
+    cdef object _bitgen_ptrs
+    cdef object _stop
+    cdef object _prior
+    cdef list _scratch
+    cdef readonly Py_ssize_t n_threads
+
+    def __init__(
+        self,
+        const int32_t[::1] words,
+        int32_t[::1] z,
+        const int64_t[::1] piece_start,
+        const int32_t[::1] piece_doc,
+        const int64_t[::1] cell_piece,
+        const int32_t[::1] doc_group,
+        int32_t[:, ::1] nwk,
+        int32_t[:, ::1] ndk,
+        int32_t[::1] nk,
+        Py_ssize_t n_threads,
+        list bitgens,
+        int32_t[::1] stop,
+    ):
+        cdef Py_ssize_t K = nk.shape[0], P = len(bitgens)
+        cdef Py_ssize_t n_blocks = (K + _BLOCK - 1) // _BLOCK
+        cdef Py_ssize_t K_pad = n_blocks * _BLOCK
+        cdef Py_ssize_t i
+        if (P < 1 or not 1 <= n_threads <= P or cell_piece.shape[0] != P * P + 1
+                or z.shape[0] != words.shape[0] or piece_doc.shape[0] + 1 != piece_start.shape[0]
+                or (nwk.shape[1] != K and nwk.shape[1] != K_pad) or ndk.shape[1] != K
+                or doc_group.shape[0] != ndk.shape[0] or stop.shape[0] != 1 or K < 1):
+            raise ValueError("inconsistent arrays passed to PartitionedSweep")
+        if (piece_start[0] != 0 or piece_start[piece_start.shape[0] - 1] != words.shape[0]
+                or cell_piece[0] != 0 or cell_piece[P * P] != piece_doc.shape[0]):
+            raise ValueError("the pieces of PartitionedSweep do not cover the tokens")
+        self.n_threads = n_threads
+        self._arrays = (words, z, piece_start, piece_doc, cell_piece, doc_group, nwk, ndk, nk)
+        self._bitgens = bitgens
+        self._bitgen_ptrs = np.array(
+            [<Py_ssize_t> _get_bitgen(b) for b in bitgens], dtype=np.intp)
+        self._stop = stop
+        nk_cell = _line_buffer(P * K_pad, np.int32)
+        self._scratch = [self._thread_scratch(K_pad, n_blocks, piece_start)
+                         for i in range(n_threads)]
+        self._arrays += (nk_cell,)
+        self.c.P = P
+        self.c.n_threads = n_threads
+        self.c.K = K
+        self.c.n_blocks = n_blocks
+        self.c.nwk_stride = nwk.strides[0] // sizeof(int32_t)
+        self.c.K_pad = K_pad
+        self.c.words = &words[0] if words.shape[0] else NULL
+        self.c.z = &z[0] if z.shape[0] else NULL
+        self.c.piece_start = &piece_start[0]
+        self.c.piece_doc = &piece_doc[0] if piece_doc.shape[0] else NULL
+        self.c.cell_piece = &cell_piece[0]
+        self.c.doc_group = &doc_group[0] if doc_group.shape[0] else NULL
+        self.c.nwk = &nwk[0, 0]
+        self.c.ndk = &ndk[0, 0] if ndk.shape[0] else NULL
+        self.c.nk = &nk[0]
+        self.c.nk_cell = <int32_t*> np.PyArray_DATA(nk_cell)
+        self.c.bitgen = <bitgen_t**> np.PyArray_DATA(self._bitgen_ptrs)
+        self.c.sweep_document = clda_sweep_document_portable
+        if _kernel_name(nwk.shape[1], K) == "avx2":
+            self.c.sweep_document = clda_sweep_document_avx2
+        self.c.stop = &stop[0]
+        self.c.barrier.n_threads = n_threads
+        self.c.barrier.stop = &stop[0]
+        self.c.prior = NULL
+
+    @staticmethod
+    def _thread_scratch(Py_ssize_t K_pad, Py_ssize_t n_blocks, piece_start):
+        """One thread's buffers: inv, invm, r, p, cum (with cum[-1] = 0) and
+        the uniforms of its longest piece."""
+        longest = int(np.max(np.diff(np.asarray(piece_start)), initial=1))
+        return [_line_buffer(K_pad), _line_buffer(K_pad), _line_buffer(K_pad),
+                _line_buffer(K_pad), _line_buffer(n_blocks + 1), _line_buffer(max(longest, 1))]
+
+    def set_prior(self, const double[:, ::1] prior, double eta):
+        """The document-topic prior rows (one per collection) and eta of the
+        next sweep; also readies the barrier for it."""
+        if prior.shape[1] != self.c.K:
+            raise ValueError("prior has the wrong number of topics")
+        doc_group = np.asarray(self._arrays[5])
+        if doc_group.size and (doc_group.max() >= prior.shape[0]):
+            raise ValueError("a document's collection has no row in prior")
+        self._prior = prior
+        self.c.prior = &prior[0, 0]
+        self.c.eta = eta
+        self.c.veta = self._arrays[6].shape[0] * eta
+        self.c.barrier.arrived = 0
+        self.c.aborted = 0
+
+    def run_thread(self, Py_ssize_t t):
+        """Thread ``t``'s part of one sweep (GIL released); 0, or -1 if it
+        was abandoned through ``stop``."""
+        if not 0 <= t < self.n_threads or self.c.prior == NULL:
+            raise ValueError("run_thread needs 0 <= t < n_threads and set_prior first")
+        cdef clda_sweep_ctx local
+        cdef list buf = self._scratch[t]
+        cdef int rc
+        local.K = self.c.K
+        local.n_blocks = self.c.n_blocks
+        local.n_tokens = self._arrays[0].shape[0]
+        local.words = self.c.words
+        local.z = self.c.z
+        local.nwk = self.c.nwk
+        local.nwk_stride = self.c.nwk_stride
+        local.nk = NULL
+        local.eta = self.c.eta
+        local.veta = self.c.veta
+        local.inv = <double*> np.PyArray_DATA(buf[0])
+        local.invm = <double*> np.PyArray_DATA(buf[1])
+        local.r = <double*> np.PyArray_DATA(buf[2])
+        local.p = <double*> np.PyArray_DATA(buf[3])
+        local.cum = (<double*> np.PyArray_DATA(buf[4])) + 1
+        cdef double* u_buf = <double*> np.PyArray_DATA(buf[5])
+        with nogil:
+            rc = clda_partition_worker(&self.c, t, &local, u_buf)
+        return rc

@@ -15,12 +15,19 @@ import numpy as np
 from . import _sampling
 from ._chunking import balanced_bounds, pieces
 from ._corpus import csr_to_tokens
+from ._partition import _PartitionedSweeper, sub_step_imbalance
 
-__all__ = ["_GibbsState", "_ShardedSweeper", "_shard_count"]
+__all__ = ["_GibbsState", "_ShardedSweeper", "_shard_count", "make_sweeper"]
 
 # Fewest tokens per shard of an n_jobs sweep: a smaller shard costs more to
 # copy and merge than its sampling.
 _MIN_TOKENS_PER_SHARD = 1024
+
+# Largest sub-step imbalance at which n_jobs sweeps use the partitioned
+# scheme; past it (a vocabulary of a few dozen words split into many
+# blocks) copying the small word-topic table is cheaper than waiting for
+# the largest cell. See the user guide, "Parallel sweeps".
+_MAX_PARTITION_IMBALANCE = 1.25
 
 
 class _GibbsState:
@@ -97,6 +104,22 @@ def _shard_count(n_jobs, n_docs, n_tokens):
 
 def _n_threads(n_tasks):
     return max(1, min(n_tasks, os.cpu_count() or 1))
+
+
+def make_sweeper(state, n_shards, seed_sequence, n_table_rows):
+    """The sweeper of a fit: the exact serial sweep for one shard; for more,
+    the partitioned scheme unless its sub-steps would be too uneven, then
+    copy-and-merge (AD-LDA). The choice depends only on the data and
+    ``n_shards``, so a seed gives the same chain on any machine."""
+    if n_shards > 1:
+        imbalance = sub_step_imbalance(
+            state.words, state.doc_ptr, state.nwk.shape[0], n_shards
+        )
+        if imbalance <= _MAX_PARTITION_IMBALANCE:
+            return _PartitionedSweeper(
+                state, n_shards, seed_sequence, n_table_rows, _n_threads(n_shards)
+            )
+    return _ShardedSweeper(state, n_shards, seed_sequence, n_table_rows)
 
 
 class _ShardedSweeper:

@@ -39,6 +39,7 @@ SDIST_REQUIRED = LICENSE_FILES + [
     "MANIFEST.in",
     "sklearn_clda/_sampling.pyx",
     "sklearn_clda/_gibbs_kernel.h",
+    "sklearn_clda/_partition_kernel.h",
     "sklearn_clda/_mh_sampling.pyx",
     "sklearn_clda/_mh_kernel.h",
     "sklearn_clda/datasets/data/news16.npz",

@@ -78,8 +78,9 @@ with tarfile.open(sdist) as tf:
     names = [n.split("/", 1)[1] for n in tf.getnames() if "/" in n]
 for required in ["LICENSE", "sklearn_clda/datasets/data/LICENSE-news16.txt",
                  "README.md", "sklearn_clda/_sampling.pyx",
-                 "sklearn_clda/_gibbs_kernel.h", "sklearn_clda/_mh_sampling.pyx",
-                 "sklearn_clda/_mh_kernel.h", "doc/conf.py", "doc/Makefile",
+                 "sklearn_clda/_gibbs_kernel.h", "sklearn_clda/_partition_kernel.h",
+                 "sklearn_clda/_mh_sampling.pyx", "sklearn_clda/_mh_kernel.h",
+                 "doc/conf.py", "doc/Makefile",
                  "benchmarks/_common.py", "tests/test_docs.py"]:
     if required not in names:
         problems.append(f"sdist lacks {required}")

@@ -25,12 +25,14 @@ LDA = "sklearn_clda/_lda_gibbs.py"
 COHERENCE = "sklearn_clda/metrics/_coherence.py"
 PERPLEXITY = "sklearn_clda/metrics/_perplexity.py"
 TOPICS = "sklearn_clda/metrics/_topics.py"
+PARTITION = "sklearn_clda/_partition.py"
 
 T_CLDA = ("tests/test_clda.py",)
 T_PRIORS = ("tests/test_priors.py",)
 T_LDA = ("tests/test_lda_gibbs.py",)
 T_CORPUS = ("tests/test_corpus.py", "tests/test_lda_gibbs.py")
 T_METRICS = ("tests/metrics/test_metrics.py", "tests/metrics/test_coherence_measures.py")
+T_PARTITION = ("tests/test_partition.py",)
 
 MUTATIONS = [
     # ------------------------------------------------------------- issue 11
@@ -249,5 +251,24 @@ MUTATIONS = [
         'order = np.argsort(-components, axis=1, kind="stable")',
         'order = np.argsort(components, axis=1, kind="stable")',
         T_METRICS + (TOPICS,),
+    ),
+    # ------------------------------------------------------------- issue 10
+    Mutation(
+        "partition-z-not-written-back", "model", PARTITION,
+        "self.state.z[self.perm] = self.z",
+        "pass",
+        T_PARTITION,
+    ),
+    Mutation(
+        "word-blocks-not-snaked", "operator", PARTITION,
+        "block = np.where(lap % 2 == 0, pos, n_blocks - 1 - pos).astype(np.int32)",
+        "block = pos.astype(np.int32)",
+        T_PARTITION,
+    ),
+    Mutation(
+        "block-tables-not-reset", "model", PARTITION,
+        'b["tables"].fill(0)',
+        "pass",
+        T_PARTITION,
     ),
 ]

@@ -1,0 +1,196 @@
+"""The partitioned parallel sweep: P blocks of documents times P blocks of
+words, P diagonal sub-steps per sweep (Yan, Xu and Qi 2009), no copies of
+the word-topic table.
+
+:class:`_PartitionedSweeper` lays the tokens out cell by cell and runs the
+kernel ``_sampling.PartitionedSweep`` on up to P threads; see the kernel's
+docstring for the scheme and the user guide ("Parallel sweeps") for how it
+compares with the copy-and-merge scheme of ``_sweeper._ShardedSweeper``.
+"""
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from . import _sampling
+from ._chunking import balanced_bounds, pieces
+
+__all__ = ["_PartitionedSweeper", "cell_layout", "sub_step_imbalance", "word_blocks"]
+
+
+def word_blocks(words, n_features, n_blocks):
+    """Block of each word: words dealt out by decreasing frequency, in
+    alternating directions (0 .. P-1, P-1 .. 0, ...), so that the blocks'
+    token counts differ by at most about one word's count.
+
+    >>> word_blocks(np.array([0, 0, 0, 1, 1, 2, 3], dtype=np.int32), 4, 2)
+    array([0, 1, 1, 0], dtype=int32)
+    """
+    freq = np.bincount(words, minlength=n_features)
+    order = np.argsort(-freq, kind="stable")
+    rank = np.arange(n_features)
+    lap, pos = np.divmod(rank, n_blocks)
+    block = np.where(lap % 2 == 0, pos, n_blocks - 1 - pos).astype(np.int32)
+    out = np.empty(n_features, dtype=np.int32)
+    out[order] = block
+    return out
+
+
+def sub_step_imbalance(words, doc_ptr, n_features, n_blocks):
+    """How uneven the partitioned sweep's sub-steps are: the sum over
+    sub-steps of the largest cell, over the average sub-step (1.0 when
+    every cell of a sub-step has the same number of tokens).
+
+    A sub-step lasts as long as its largest cell, so with as many threads
+    as blocks this is the factor by which a sweep is slower than perfect
+    balance.
+    """
+    doc_bounds = balanced_bounds(doc_ptr, n_blocks)
+    P = len(doc_bounds) - 1
+    n_tokens = len(words)
+    if P == 1 or n_tokens == 0:
+        return 1.0
+    doc_block = np.repeat(np.arange(P, dtype=np.int64), np.diff(doc_bounds))
+    token_block = np.repeat(doc_block, np.diff(doc_ptr)[: len(doc_block)])
+    cells = np.bincount(
+        token_block * P + word_blocks(words, n_features, P)[words], minlength=P * P
+    ).reshape(P, P)
+    p = np.arange(P)
+    largest = sum(cells[p, (p + s) % P].max() for s in range(P))
+    return float(largest / (n_tokens / P))
+
+
+def cell_layout(words, doc_ptr, doc_bounds, word_block):
+    """Tokens in cell order, and the pieces of each cell.
+
+    Token ``i`` of document ``d`` is in cell ``p * P + q`` with ``p`` the
+    block of ``d`` (``doc_bounds``) and ``q = word_block[words[i]]``; the
+    tokens are sorted by cell, keeping document and position order within
+    a cell (a stable sort). A piece is a run of one document's tokens in
+    one cell.
+
+    Returns
+    -------
+    perm : ndarray of shape (n_tokens,), int64
+        Original index of each token in cell order.
+    piece_start : ndarray of shape (n_pieces + 1,), int64
+    piece_doc : ndarray of shape (n_pieces,), int32
+    cell_piece : ndarray of shape (P * P + 1,), int64
+        Cell ``c`` is pieces ``cell_piece[c]:cell_piece[c + 1]``.
+    """
+    P = len(doc_bounds) - 1
+    n_docs = len(doc_ptr) - 1
+    doc_block = np.repeat(np.arange(P, dtype=np.int64), np.diff(doc_bounds))
+    doc_of_token = np.repeat(np.arange(n_docs, dtype=np.int32), np.diff(doc_ptr))
+    key_dtype = np.uint16 if P * P <= np.iinfo(np.uint16).max else np.int64
+    cell = (doc_block[doc_of_token] * P + word_block[words]).astype(key_dtype)
+    perm = np.argsort(cell, kind="stable")
+    cell, doc_of_token = cell[perm], doc_of_token[perm]
+    n = len(perm)
+    new_piece = np.ones(n, dtype=bool)
+    new_piece[1:] = (cell[1:] != cell[:-1]) | (doc_of_token[1:] != doc_of_token[:-1])
+    starts = np.flatnonzero(new_piece)
+    piece_start = np.append(starts, n).astype(np.int64)
+    per_cell = np.bincount(cell[starts].astype(np.int64), minlength=P * P)
+    cell_piece = np.zeros(P * P + 1, dtype=np.int64)
+    np.cumsum(per_cell, out=cell_piece[1:])
+    return perm.astype(np.int64, copy=False), piece_start, doc_of_token[starts], cell_piece
+
+
+class _PartitionedSweeper:
+    """Runs partitioned sweeps over ``n_blocks`` x ``n_blocks`` cells on
+    ``n_threads`` threads (the same interface as ``_ShardedSweeper``).
+
+    The word-topic and document-topic tables are the state's own, updated
+    in place; the topic totals are exact after every sweep. The tokens and
+    their topics are kept in cell order while sampling and ``state.z`` is
+    brought up to date when the sweeper is closed (``with`` block).
+    Randomness: one stream per document block, spawned from
+    ``seed_sequence``, which also draws the block's AGS table counts after
+    each sweep; the draws depend on ``n_blocks`` but not on ``n_threads``.
+    """
+
+    def __init__(self, state, n_blocks, seed_sequence, n_table_rows, n_threads):
+        self.state = state
+        K = state.nk.shape[0]
+        doc_bounds = balanced_bounds(state.doc_ptr, n_blocks)
+        P = len(doc_bounds) - 1
+        block = word_blocks(state.words, state.nwk.shape[0], P)
+        self.perm, piece_start, piece_doc, cell_piece = cell_layout(
+            state.words, state.doc_ptr, doc_bounds, block
+        )
+        self.words = state.words[self.perm]
+        self.z = state.z[self.perm]
+        self.blocks = [
+            dict(docs=(lo, hi), bitgen=np.random.PCG64(ss),
+                 tables=np.zeros((n_table_rows, K), dtype=np.int64))
+            for (lo, hi), ss in zip(pieces(doc_bounds), seed_sequence.spawn(P))
+        ]
+        self.stop = np.zeros(1, dtype=np.int32)
+        self.n_threads = max(1, min(n_threads, P))
+        self.kernel = _sampling.PartitionedSweep(
+            self.words, self.z, piece_start, piece_doc, cell_piece, state.doc_group,
+            state.nwk_padded, state.ndk, state.nk, self.n_threads,
+            [b["bitgen"] for b in self.blocks], self.stop,
+        )
+        self._cell_piece, self._piece_start, self._piece_doc = cell_piece, piece_start, piece_doc
+        self.pool = None
+
+    @property
+    def shards(self):
+        """The document blocks (their number identifies the scheme of a chain)."""
+        return self.blocks
+
+    def cell_token_counts(self):
+        """Tokens of each cell, shape (P, P): the balance of the sub-steps."""
+        P = len(self.blocks)
+        ends = self._piece_start[self._cell_piece]
+        return np.diff(ends).reshape(P, P)
+
+    def __enter__(self):
+        self.stop[0] = 0
+        if self.n_threads > 1:
+            self.pool = ThreadPoolExecutor(self.n_threads)
+        return self
+
+    def __exit__(self, *exc):
+        # Threads still in a sweep (Ctrl-C) see the flag within a sub-step.
+        self.stop[0] = 1
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+        self.state.z[self.perm] = self.z
+        return False
+
+    def bit_states(self):
+        """The states of the blocks' random streams (to continue a chain)."""
+        return [b["bitgen"].state for b in self.blocks]
+
+    def set_bit_states(self, states):
+        for b, state in zip(self.blocks, states, strict=True):
+            b["bitgen"].state = state
+
+    def _thread(self, t, prior):
+        """Thread ``t``: its part of the z-step, then its blocks' table counts."""
+        if self.kernel.run_thread(t) != 0:
+            return
+        if self.blocks[0]["tables"].shape[0] == 0:
+            return
+        st = self.state
+        for b in self.blocks[t :: self.n_threads]:
+            lo, hi = b["docs"]
+            b["tables"].fill(0)
+            _sampling.document_tables(
+                st.ndk[lo:hi], st.doc_group[lo:hi], prior, b["tables"], b["bitgen"]
+            )
+
+    def sweep(self, prior, eta):
+        """One sweep over all documents; returns the summed AGS table counts."""
+        prior = np.ascontiguousarray(prior, dtype=np.float64)
+        self.kernel.set_prior(prior, float(eta))
+        if self.pool is None:
+            self._thread(0, prior)
+        else:
+            for f in [self.pool.submit(self._thread, t, prior) for t in range(self.n_threads)]:
+                f.result()
+        return sum(b["tables"] for b in self.blocks)

@@ -1,0 +1,253 @@
+"""The partitioned parallel sweep (``_sampling.PartitionedSweep`` and
+``_partition._PartitionedSweeper``): its NumPy reference bit for bit, its
+independence of the thread count, its layout, its stop flag, and its
+quality against the serial sampler."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sklearn_clda import CompoundLDA, LDAGibbs, _sampling
+from sklearn_clda._partition import (
+    _PartitionedSweeper,
+    cell_layout,
+    sub_step_imbalance,
+    word_blocks,
+)
+from sklearn_clda._sweeper import _GibbsState, _ShardedSweeper, make_sweeper
+from sklearn_clda.datasets import make_compound_corpus
+
+K = 7
+G = 3
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    bunch = make_compound_corpus(
+        n_topics=5, n_features=60, n_collections=G, docs_per_collection=15,
+        doc_length=30, random_state=0,
+    )
+    return sp.csr_matrix(bunch.data), bunch.groups
+
+
+def _prior():
+    return np.random.default_rng(2).uniform(0.1, 1.0, (G, K))
+
+
+def _sweeper(corpus, P, n_threads, tables=True):
+    X, groups = corpus
+    state = _GibbsState(X, groups, K, np.random.default_rng(1))
+    sweeper = _PartitionedSweeper(
+        state, P, np.random.SeedSequence(5), G if tables else 0, n_threads
+    )
+    return state, sweeper
+
+
+def _reference_sweeps(corpus, P, n_sweeps, eta=0.1):
+    """The docstring's NumPy form: each piece swept by ``gibbs_sweep`` as a
+    one-document corpus, against its block's copy of the totals."""
+    state, sw = _sweeper(corpus, P, 1, tables=False)
+    words, z = sw.words.copy(), sw.z.copy()
+    nwk, ndk, nk = state.nwk_padded.copy(), state.ndk.copy(), state.nk.copy()
+    start, cell = sw._piece_start, sw._cell_piece
+    doc = sw._piece_doc
+    bitgens = [np.random.PCG64(ss) for ss in np.random.SeedSequence(5).spawn(P)]
+    prior = _prior()
+    no_tables = np.zeros((0, K), dtype=np.int64)
+    for _ in range(n_sweeps):
+        for s in range(P):
+            copies = [nk.copy() for _ in range(P)]
+            for p in range(P):
+                q = (p + s) % P
+                for j in range(cell[p * P + q], cell[p * P + q + 1]):
+                    i0, i1, d = start[j], start[j + 1], doc[j]
+                    _sampling.gibbs_sweep(
+                        words[i0:i1], np.array([0, i1 - i0], dtype=np.int64),
+                        np.zeros(1, dtype=np.int32), z[i0:i1], nwk, ndk[d : d + 1],
+                        copies[p], prior[state.doc_group[d] : state.doc_group[d] + 1],
+                        eta, no_tables, bitgens[p],
+                    )
+            nk += sum(c - nk for c in copies)
+    return z, nwk, ndk, nk
+
+
+@pytest.mark.parametrize("kernel", ["auto", "portable"])
+@pytest.mark.parametrize("P", [1, 2, 3])
+def test_matches_numpy_reference(corpus, P, kernel):
+    old = _sampling._set_kernel(kernel)
+    try:
+        z_ref, nwk_ref, ndk_ref, nk_ref = _reference_sweeps(corpus, P, 3)
+        state, sw = _sweeper(corpus, P, P, tables=False)
+        with sw:
+            for _ in range(3):
+                sw.sweep(_prior(), 0.1)
+                z_cells = sw.z.copy()
+    finally:
+        _sampling._set_kernel(old)
+    assert np.array_equal(z_cells, z_ref)
+    assert np.array_equal(state.nwk_padded, nwk_ref)
+    assert np.array_equal(state.ndk, ndk_ref)
+    assert np.array_equal(state.nk, nk_ref)
+
+
+@pytest.mark.parametrize("P", [2, 3, 5])
+def test_threads_do_not_change_the_chain(corpus, P):
+    """Results depend on the number of blocks, not on the threads."""
+    results = []
+    for n_threads in range(1, P + 1):
+        state, sw = _sweeper(corpus, P, n_threads)
+        with sw:
+            tables = [sw.sweep(_prior(), 0.1).copy() for _ in range(3)]
+        results.append((state.z.copy(), state.nwk.copy(), tables))
+    for z, nwk, tables in results[1:]:
+        assert np.array_equal(z, results[0][0])
+        assert np.array_equal(nwk, results[0][1])
+        assert all(np.array_equal(a, b) for a, b in zip(tables, results[0][2]))
+
+
+def test_counts_stay_the_tallies_of_z(corpus):
+    X, _ = corpus
+    state, sw = _sweeper(corpus, 4, 2)
+    z0 = state.z.copy()
+    groups = state.doc_group
+    with sw:
+        for _ in range(3):
+            tables = sw.sweep(_prior(), 0.1)
+            # Each sweep's AGS table counts: between one per (document,
+            # topic) with customers and the customers themselves.
+            per_group = np.zeros((G, K), dtype=np.int64)
+            np.add.at(per_group, groups, state.ndk)
+            occupied = np.zeros((G, K), dtype=np.int64)
+            np.add.at(occupied, groups, state.ndk > 0)
+            assert np.all(occupied <= tables) and np.all(tables <= per_group)
+    # state.z is back in document order: the tallies match token by token.
+    assert not np.array_equal(state.z, z0)
+    doc = np.repeat(np.arange(X.shape[0]), state.doc_len)
+    nwk = np.zeros_like(state.nwk)
+    np.add.at(nwk, (state.words, state.z), 1)
+    ndk = np.zeros_like(state.ndk)
+    np.add.at(ndk, (doc, state.z), 1)
+    assert np.array_equal(nwk, state.nwk)
+    assert np.array_equal(ndk, state.ndk)
+    assert np.array_equal(state.nk, np.bincount(state.z, minlength=K))
+    assert not state.nwk_padded[:, K:].any()
+
+
+def test_document_tables_matches_reference():
+    rng = np.random.default_rng(0)
+    ndk = rng.integers(0, 150, size=(12, 5)).astype(np.int32)
+    ndk[rng.random(ndk.shape) < 0.5] = 0
+    doc_group = rng.integers(0, 2, size=12).astype(np.int32)
+    prior = rng.uniform(0.2, 2.0, size=(2, 5))
+    got = np.zeros((2, 5), dtype=np.int64)
+    _sampling.document_tables(ndk, doc_group, prior, got, np.random.PCG64(3))
+    want = np.zeros((2, 5), dtype=np.int64)
+    bitgen = np.random.PCG64(3)
+    for d in range(12):
+        big = ndk[d] >= 64
+        if big.any():
+            g = doc_group[d]
+            want[g, big] += _sampling.crp_tables(
+                ndk[d, big].astype(np.int64), np.ascontiguousarray(prior[g, big]), bitgen
+            )
+    _sampling._add_small_tables(ndk, doc_group, prior, want, bitgen)
+    assert (ndk >= 64).any() and (ndk[ndk > 0] < 64).any()
+    assert np.array_equal(got, want)
+
+
+def test_word_blocks_deal_by_frequency_in_alternating_directions():
+    freq = np.arange(12, 0, -1)  # word w has 12 - w tokens
+    words = np.repeat(np.arange(12, dtype=np.int32), freq)
+    assert word_blocks(words, 12, 4).tolist() == [0, 1, 2, 3, 3, 2, 1, 0, 0, 1, 2, 3]
+
+
+def test_word_blocks_balance_zipf_frequencies():
+    rng = np.random.default_rng(0)
+    freq = (1e5 / np.arange(1, 2001)).astype(int) + 1
+    words = np.repeat(np.arange(2000, dtype=np.int32), freq)
+    rng.shuffle(words)
+    for P in (2, 7, 16):
+        block = word_blocks(words, 2000, P)
+        assert set(np.unique(block)) == set(range(P))
+        load = np.bincount(block[words], minlength=P)
+        assert load.max() - load.min() <= freq.max()
+
+
+def test_cell_layout_is_a_stable_sort_into_cells():
+    rng = np.random.default_rng(1)
+    doc_ptr = np.concatenate([[0], np.cumsum(rng.integers(0, 9, size=20))]).astype(np.int64)
+    words = rng.integers(0, 30, size=doc_ptr[-1]).astype(np.int32)
+    doc_bounds = np.array([0, 6, 13, 20])
+    block = word_blocks(words, 30, 3)
+    perm, start, doc, cell_piece = cell_layout(words, doc_ptr, doc_bounds, block)
+    assert np.array_equal(np.sort(perm), np.arange(len(words)))
+    doc_of = np.repeat(np.arange(20), np.diff(doc_ptr))
+    dblock = np.searchsorted(doc_bounds, doc_of, side="right") - 1
+    key = dblock * 3 + block[words]
+    assert np.array_equal(perm, np.lexsort((np.arange(len(words)), key)))
+    for c in range(9):
+        for j in range(cell_piece[c], cell_piece[c + 1]):
+            toks = perm[start[j] : start[j + 1]]
+            assert len(toks) > 0
+            assert np.all(doc_of[toks] == doc[j]) and np.all(key[toks] == c)
+            assert np.all(np.diff(toks) > 0)
+
+
+def test_stop_flag_ends_a_sweep_whose_threads_never_all_arrive(corpus):
+    """Only one of two threads runs: it must give up at the barrier when
+    the stop flag is set instead of waiting forever."""
+    state, sw = _sweeper(corpus, 2, 2)
+    sw.kernel.set_prior(_prior(), 0.1)
+    out = []
+    worker = threading.Thread(target=lambda: out.append(sw.kernel.run_thread(0)), daemon=True)
+    worker.start()
+    time.sleep(0.2)
+    assert worker.is_alive()  # waiting for thread 1
+    sw.stop[0] = 1
+    worker.join(timeout=5)
+    assert not worker.is_alive()
+    assert out == [-1]
+
+
+def test_sweeper_choice():
+    """Partitioned where the sub-steps are even, copy-and-merge for a tiny
+    vocabulary in many blocks, the exact serial sweep for one shard."""
+    big = make_compound_corpus(n_topics=4, n_features=400, n_collections=2,
+                               docs_per_collection=200, doc_length=60, random_state=0)
+    tiny = make_compound_corpus(n_topics=4, n_features=12, n_collections=2,
+                                docs_per_collection=200, doc_length=60, random_state=0)
+    ss = np.random.SeedSequence(0)
+    for bunch, n_shards, kind in [(big, 4, _PartitionedSweeper), (tiny, 8, _ShardedSweeper),
+                                  (big, 1, _ShardedSweeper)]:
+        X = sp.csr_matrix(bunch.data)
+        state = _GibbsState(X, bunch.groups, 4, np.random.default_rng(0))
+        assert type(make_sweeper(state, n_shards, ss, 0)) is kind
+    words = np.repeat(np.arange(12, dtype=np.int32), 10)
+    assert sub_step_imbalance(words, np.array([0, 60, 120]), 12, 2) >= 1.0
+
+
+@pytest.mark.parametrize("Estimator", [LDAGibbs, CompoundLDA])
+def test_n_jobs_4_perplexity_within_one_percent(Estimator):
+    """Issue 10's quality bar, in CI: held-out perplexity of n_jobs=4
+    (partitioned) within 1% of n_jobs=1 on a synthetic corpus."""
+    bunch = make_compound_corpus(n_topics=8, n_features=500, n_collections=4,
+                                 docs_per_collection=150, doc_length=80, random_state=3)
+    X, groups = sp.csr_matrix(bunch.data), bunch.groups
+    test = np.arange(X.shape[0]) % 5 == 0
+    Xtr, Xte, gtr, gte = X[~test], X[test], groups[~test], groups[test]
+    state = _GibbsState(Xtr, gtr, 8, np.random.default_rng(0))
+    assert type(make_sweeper(state, 4, np.random.SeedSequence(0), 0)) is _PartitionedSweeper
+    perplexity = {}
+    for n_jobs in (1, 4):
+        values = []
+        for seed in range(3):
+            est = Estimator(n_components=8, max_iter=60, burn_in=30, n_jobs=n_jobs,
+                            random_state=seed)
+            est.fit(Xtr, groups=gtr) if Estimator is CompoundLDA else est.fit(Xtr)
+            values.append(est.perplexity(Xte, groups=gte) if Estimator is CompoundLDA
+                          else est.perplexity(Xte))
+        perplexity[n_jobs] = np.mean(values)
+    assert abs(perplexity[4] / perplexity[1] - 1) < 0.01, perplexity
