@@ -168,7 +168,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
         steps per token that leave the same conditional invariant
         (alternating word and document proposals, WarpLDA-style), in time
         independent of ``n_components`` but mixing less per sweep.
-        ``"auto"`` runs ``"mh"`` from 400 topics on and ``"dense"`` below
+        ``"auto"`` runs ``"mh"`` from 2000 topics on and ``"dense"`` below
         (the measured crossover; see the user guide, "Many topics"). With
         ``"mh"``, ``n_jobs`` other than one thread warns and runs on one.
 
