@@ -51,6 +51,9 @@ def parse_args(argv=None):
     p.add_argument("--mh-factor", type=float, default=4.0,
                    help="MH chains run up to this many times the dense sweeps")
     p.add_argument("--mh-steps", default="2,4", help="comma list of mh_steps")
+    p.add_argument("--target", type=float, default=None,
+                   help="part 2 without the dense chain: MH chains run until this perplexity "
+                        "(e.g. a dense result of an earlier run)")
     p.add_argument("--rounds", type=int, default=None,
                    help="alternating rounds of part 1 (default 3, --quick 1)")
     p.add_argument("--no-tomotopy", action="store_true")
@@ -166,9 +169,13 @@ def part_quality(corpus, args):
     K = args.quality_k
     n_dense = args.dense_sweeps or (100 if args.quick else 1000)
     split = C.document_completion_split(corpus, 0.2, seed=0)
-    dense = _curve(split, K, "dense", n_dense)
-    target = dense[-1][2]
-    curves, rows = {"dense": dense}, []
+    if args.target is None:
+        dense = _curve(split, K, "dense", n_dense)
+        target = dense[-1][2]
+        curves = {"dense": dense}
+    else:
+        dense, target, curves = [(n_dense, float("nan"), args.target)], args.target, {}
+    rows = []
     for steps in [int(s) for s in args.mh_steps.split(",")]:
         curves[f"mh-{steps}"] = _curve(split, K, "mh", int(args.mh_factor * n_dense), steps,
                                        stop_at=target)

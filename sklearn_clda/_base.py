@@ -67,6 +67,7 @@ from ._corpus import (
     count_tokens,
     split_alternate,
 )
+from ._mh_sweeper import make_mh_sweeper, uses_mh
 from ._online import (
     LOCAL_ITERATIONS,
     WarmChain,
@@ -78,7 +79,6 @@ from ._online import (
     online_step,
     sub_batches,
 )
-from ._mh_sweeper import _MHSweeper, uses_mh
 from ._progress import LOGGER as _LOGGER
 from ._progress import progress as _progress
 from ._progress import verbose_logging as _verbose_logging
@@ -399,10 +399,9 @@ class _BaseGibbsTopicModel(
 
     def _sweeper(self, state, run, n_groups, seed_sequence):
         n_table_rows = n_groups if self._draw_tables(run) else 0
-        if uses_mh(self.sampler, int(self.n_components)):
-            return _MHSweeper(state, seed_sequence, n_table_rows, self.mh_steps, self.n_jobs,
-                              type(self).__name__)
         n_shards = _shard_count(self.n_jobs, state.doc_len.shape[0], state.words.shape[0])
+        if uses_mh(self.sampler, int(self.n_components)):
+            return make_mh_sweeper(state, n_shards, seed_sequence, n_table_rows, self.mh_steps)
         return make_sweeper(state, n_shards, seed_sequence, n_table_rows)
 
     def _run_chain(self, X, run, state, sweeper, rng, averager, done=0, previous=None,
@@ -459,8 +458,7 @@ class _BaseGibbsTopicModel(
                 )
             return None
         self._check_common_params()
-        n_shards = (1 if uses_mh(self.sampler, int(self.n_components))
-                    else _shard_count(self.n_jobs, X.shape[0], fingerprint[1]))
+        n_shards = _shard_count(self.n_jobs, X.shape[0], fingerprint[1])
         chain.check_continues(name, fingerprint, chain_settings(self), n_shards, self.burn_in)
         return chain
 

@@ -80,10 +80,15 @@ static inline Py_ssize_t clda_mh_floor_index(double y, Py_ssize_t n)
 }
 
 /* The MH steps of the tokens i0:i1 of one document, whose counts are
-   ndk_d, with 3 * mh_steps uniforms per token in u_buf (token order). */
+   ndk_d, with 3 * mh_steps uniforms per token in u_buf (token order).
+   The document's tokens (for its proposals) are doc_len tokens starting
+   at doc_i0, or, when doc_tok is not NULL, the tokens doc_tok[0 ..
+   doc_len - 1] (a piece of a document in the partitioned sweep: i0:i1
+   are then some of them). */
 static void clda_mh_sweep_document(
     const clda_mh_ctx *ctx, int64_t i0, int64_t i1, int32_t *ndk_d,
-    const clda_mh_prior *pg, const double *u_buf)
+    const clda_mh_prior *pg, const double *u_buf,
+    const int64_t *doc_tok, int64_t doc_i0, int64_t doc_len)
 {
     const Py_ssize_t K = ctx->K;
     const int32_t mh_steps = ctx->mh_steps;
@@ -93,8 +98,8 @@ static void clda_mh_sweep_document(
     const double eta = ctx->eta, veta = ctx->veta, keta = ctx->keta;
     const double *const prior = pg->prior, *const prob = pg->prob;
     const int32_t *const alias = pg->alias;
-    const double doc_mass = (double)(i1 - i0) + pg->total;
-    const double L = (double)(i1 - i0);
+    const double doc_mass = (double)doc_len + pg->total;
+    const double L = (double)doc_len;
     int64_t i;
     int32_t j;
     for (i = i0; i < i1; i++) {
@@ -124,7 +129,8 @@ static void clda_mh_sweep_document(
             } else {  /* doc proposal */
                 const double x = u[0] * doc_mass;
                 if (x < L) {
-                    t = z[i0 + (int64_t)x];
+                    const int64_t m = (int64_t)x;
+                    t = z[doc_tok != NULL ? doc_tok[m] : doc_i0 + m];
                 } else {
                     const double y = u[1] * (double)K;
                     const Py_ssize_t c = clda_mh_floor_index(y, K);

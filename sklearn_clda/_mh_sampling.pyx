@@ -34,7 +34,8 @@ cdef extern from "_mh_kernel.h":
         const int32_t* alias
     void clda_mh_sweep_document(
         const clda_mh_ctx* ctx, int64_t i0, int64_t i1, int32_t* ndk_d,
-        const clda_mh_prior* pg, const double* u_buf) noexcept nogil
+        const clda_mh_prior* pg, const double* u_buf,
+        const int64_t* doc_tok, int64_t doc_i0, int64_t doc_len) noexcept nogil
 
 import numpy as np
 cimport numpy as np
@@ -42,10 +43,6 @@ cimport numpy as np
 from . import _sampling
 
 np.import_array()
-
-cdef enum:
-    _CRP_HIST = 64  # as in _sampling: counts below this are drawn in aggregate
-
 
 def build_alias_tables(const double[:, ::1] prior):
     """Walker alias tables of each row of ``prior`` (Vose's construction).
@@ -206,9 +203,8 @@ def mh_sweep(
 
     (see ``_mh_kernel.h`` for why this leaves the collapsed conditional
     invariant). Then, if ``tables`` has rows, the Antoniak table sums of
-    the final ``ndk`` are added as in ``gibbs_sweep``, drawn after the
-    sweep: first the counts of 64 or more, in ``(d, k)`` C order, one
-    ``_sampling.crp_tables`` call; then ``_sampling._add_small_tables``.
+    the final ``ndk`` are added by ``_sampling.document_tables`` (the draws
+    of ``gibbs_sweep``, made after the sweep).
 
     The arrays are trusted to be consistent (the estimators build them),
     as for ``gibbs_sweep``; ``word_ptr``/``word_tokens`` must be
@@ -266,38 +262,86 @@ def mh_sweep(
             pg.total = totals[g]
             pg.prob = &prob[g, 0]
             pg.alias = &alias[g, 0]
-            clda_mh_sweep_document(&ctx, i0, i1, &ndk[d, 0], &pg, &u_buf[0])
+            clda_mh_sweep_document(&ctx, i0, i1, &ndk[d, 0], &pg, &u_buf[0], NULL, i0, i1 - i0)
     if tables.shape[0] > 0:
-        _add_tables(ndk, doc_group, prior, tables, bit_generator)
+        _sampling.document_tables(ndk, doc_group, prior, tables, bit_generator)
 
 
-def _add_tables(ndk, doc_group, prior, tables, bit_generator):
-    """The Antoniak table sums of ``ndk`` (see ``mh_sweep``), added to ``tables``."""
-    d, k = _large_counts(ndk)
-    if d.shape[0]:
-        g = np.asarray(doc_group)[d]
-        n = np.asarray(ndk)[d, k].astype(np.int64)
-        a = np.ascontiguousarray(np.asarray(prior)[g, k])
-        np.add.at(np.asarray(tables), (g, k), _sampling.crp_tables(n, a, bit_generator))
-    _sampling._add_small_tables(ndk, doc_group, prior, tables, bit_generator)
+def mh_sweep_pieces(
+    const int32_t[::1] words,
+    int32_t[::1] z,
+    const int64_t[::1] piece_start,
+    const int32_t[::1] piece_doc,
+    int64_t piece_lo,
+    int64_t piece_hi,
+    const int32_t[::1] doc_group,
+    const int64_t[::1] doc_ptr,
+    const int64_t[::1] doc_tokens,
+    int32_t[:, ::1] nwk,
+    int32_t[:, ::1] ndk,
+    int32_t[::1] nk,
+    const double[:, ::1] prior,
+    double eta,
+    const double[:, ::1] prob,
+    const int32_t[:, ::1] alias,
+    const double[::1] totals,
+    const int64_t[::1] word_ptr,
+    const int64_t[::1] word_tokens,
+    int mh_steps,
+    double[::1] u_buf,
+    object bit_generator,
+):
+    """The MH steps of the pieces ``piece_lo:piece_hi`` of a partitioned sweep.
 
+    The tokens are in the partitioned sweep's cell order: piece ``j`` is
+    the tokens ``piece_start[j]:piece_start[j + 1]`` of document
+    ``piece_doc[j]``, whose tokens (all its pieces) are
+    ``doc_tokens[doc_ptr[d]:doc_ptr[d + 1]]``. Equivalent, piece by piece,
+    to the token loop of :func:`mh_sweep` with the piece's uniforms drawn
+    together before its tokens, and the document proposal's token drawn
+    from all of the document's tokens
+    (``z[doc_tokens[doc_ptr[d] + int(x)]]`` with ``x < L_d``, ``L_d`` the
+    document's length). ``prob``, ``alias`` and ``totals`` are
+    :func:`build_alias_tables` of ``prior``; ``u_buf`` holds at least
+    ``3 * mh_steps`` uniforms per token of the longest piece.
 
-def _large_counts(const int32_t[:, ::1] ndk):
-    """``np.nonzero(ndk >= 64)`` without the (n_docs, K) mask."""
-    cdef Py_ssize_t d, k, n = 0
-    with nogil:
-        for d in range(ndk.shape[0]):
-            for k in range(ndk.shape[1]):
-                n += ndk[d, k] >= _CRP_HIST
-    rows_arr = np.empty(n, dtype=np.int64)
-    cols_arr = np.empty(n, dtype=np.int64)
-    cdef int64_t[::1] rows = rows_arr, cols = cols_arr
-    n = 0
-    with nogil:
-        for d in range(ndk.shape[0]):
-            for k in range(ndk.shape[1]):
-                if ndk[d, k] >= _CRP_HIST:
-                    rows[n] = d
-                    cols[n] = k
-                    n += 1
-    return rows_arr, cols_arr
+    Trusted (``_mh_sweeper._MHPartitionedSweeper`` builds everything);
+    the GIL is released while sampling, so the cells of a sub-step run on
+    threads in parallel (they share no counts but ``nk``, of which each
+    gets a copy).
+    """
+    cdef Py_ssize_t K = nk.shape[0]
+    cdef Py_ssize_t V = nwk.shape[0]
+    if piece_lo >= piece_hi:
+        return
+    cdef bitgen_t* rng = _get_bitgen(bit_generator)
+    cdef clda_mh_ctx ctx
+    cdef clda_mh_prior pg
+    cdef int64_t j, t, i0, i1
+    cdef int32_t d, g
+    ctx.K = K
+    ctx.mh_steps = mh_steps
+    ctx.words = &words[0]
+    ctx.z = &z[0]
+    ctx.nwk = &nwk[0, 0]
+    ctx.nwk_stride = nwk.strides[0] // sizeof(int32_t)
+    ctx.nk = &nk[0]
+    ctx.eta = eta
+    ctx.veta = V * eta
+    ctx.keta = K * eta
+    ctx.word_ptr = &word_ptr[0]
+    ctx.word_tokens = &word_tokens[0]
+    with bit_generator.lock, nogil:
+        for j in range(piece_lo, piece_hi):
+            d = piece_doc[j]
+            g = doc_group[d]
+            i0 = piece_start[j]
+            i1 = piece_start[j + 1]
+            for t in range(3 * mh_steps * (i1 - i0)):
+                u_buf[t] = rng.next_double(rng.state)
+            pg.prior = &prior[g, 0]
+            pg.total = totals[g]
+            pg.prob = &prob[g, 0]
+            pg.alias = &alias[g, 0]
+            clda_mh_sweep_document(&ctx, i0, i1, &ndk[d, 0], &pg, &u_buf[0],
+                                   &doc_tokens[doc_ptr[d]], 0, doc_ptr[d + 1] - doc_ptr[d])

@@ -1,7 +1,6 @@
 """The estimators with ``sampler="mh"``: dispatch, settings, reproducibility, fits."""
 
 import os
-import warnings
 
 import numpy as np
 import pytest
@@ -93,25 +92,6 @@ def test_mh_fits_are_seeded_and_continue_bit_for_bit(make, corpus):
     fit(warm)
     fit(warm)
     np.testing.assert_array_equal(warm.components_, a.components_)
-
-
-def test_mh_with_n_jobs_warns_and_runs_serially(corpus):
-    X, _ = corpus
-    serial = LDAGibbs(4, sampler="mh", max_iter=10, burn_in=4, random_state=0).fit(X)
-    with pytest.warns(UserWarning, match="runs on one thread; n_jobs=2 is ignored"):
-        threaded = LDAGibbs(4, sampler="mh", max_iter=10, burn_in=4, random_state=0,
-                            n_jobs=2).fit(X)
-    np.testing.assert_array_equal(serial.components_, threaded.components_)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        LDAGibbs(4, sampler="mh", max_iter=2, n_jobs=1).fit(X)
-    # a kept chain of one shard continues under n_jobs=2
-    warm = LDAGibbs(4, sampler="mh", max_iter=5, burn_in=4, random_state=0, n_jobs=2,
-                    warm_start=True)
-    with pytest.warns(UserWarning, match="runs on one thread"):
-        warm.fit(X)
-        warm.fit(X)
-    np.testing.assert_array_equal(warm.components_, serial.components_)
 
 
 def test_mh_recovers_the_topics_of_a_synthetic_corpus():

@@ -30,59 +30,74 @@ def _reference_alias(a):
     return prob, alias, total
 
 
+def _reference_mh_token(s, i, d, U, doc_toks, index, aliases, eta, mh_steps):
+    """The MH steps of token ``i`` of document ``d`` (whose tokens are
+    ``doc_toks``) with its uniforms ``U``, as in ``mh_sweep``'s docstring."""
+    words, z, nwk, ndk, nk, prior = (s[k] for k in ("words", "z", "nwk", "ndk", "nk", "prior"))
+    V, K = nwk.shape[0], nk.shape[0]
+    word_ptr, word_tokens = index
+    g = s["doc_group"][d]
+    prob, alias, total = aliases[g]
+    w, s_ = words[i], int(z[i])
+    ndk[d, s_] -= 1
+    nwk[w, s_] -= 1
+    nk[s_] -= 1
+    n_w, L = int(word_ptr[w + 1] - word_ptr[w]), len(doc_toks)
+    for j in range(mh_steps):
+        u0, u1, u2 = (float(x) for x in U[3 * j : 3 * j + 3])
+        if j % 2 == 0:
+            x = u0 * (n_w + K * eta)
+            if x < n_w:
+                t = int(z[word_tokens[word_ptr[w] + int(x)]])
+            else:
+                t = min(int(u1 * K), K - 1)
+            num = (int(ndk[d, t]) + prior[g, t]) * (int(nk[s_]) + V * eta)
+            den = (int(ndk[d, s_]) + prior[g, s_]) * (int(nk[t]) + V * eta)
+        else:
+            x = u0 * (L + total)
+            if x < L:
+                t = int(z[doc_toks[int(x)]])
+            else:
+                c = min(int(u1 * K), K - 1)
+                t = c if u1 * K - c < prob[c] else alias[c]
+            num = (int(nwk[w, t]) + eta) * (int(nk[s_]) + V * eta)
+            den = (int(nwk[w, s_]) + eta) * (int(nk[t]) + V * eta)
+        if t != s_ and u2 * den < num:
+            s_ = t
+            z[i] = t
+    ndk[d, s_] += 1
+    nwk[w, s_] += 1
+    nk[s_] += 1
+
+
+def _reference_tables_of(ndk, doc_group, prior, tables, gen):
+    """AGS's table draws from final counts (``_sampling.document_tables``)."""
+    K = ndk.shape[1]
+    hist = np.zeros((tables.shape[0], K, 64), dtype=np.int64)
+    for d in range(ndk.shape[0]):
+        g = doc_group[d]
+        for k in range(K):
+            n = ndk[d, k]
+            if n >= 64:
+                tables[g, k] += _reference_tables(n, prior[g, k], gen)
+            else:
+                hist[g, k, n] += 1
+    _reference_binomial_tables(hist, prior, tables, gen)
+
+
 def _reference_mh_sweep(s, eta, mh_steps, tables, gen):
     """The NumPy equivalent stated in ``mh_sweep``'s docstring."""
-    words, doc_ptr, doc_group = s["words"], s["doc_ptr"], s["doc_group"]
-    z, nwk, ndk, nk, prior = s["z"], s["nwk"], s["ndk"], s["nk"], s["prior"]
-    V, K = nwk.shape[0], nk.shape[0]
-    aliases = [_reference_alias(row) for row in prior]
-    word_ptr, word_tokens = _mh_sampling.word_index(words, V)
+    doc_ptr = s["doc_ptr"]
+    aliases = [_reference_alias(row) for row in s["prior"]]
+    index = _mh_sampling.word_index(s["words"], s["nwk"].shape[0])
     for d in range(len(doc_ptr) - 1):
-        g, i0, i1 = doc_group[d], int(doc_ptr[d]), int(doc_ptr[d + 1])
-        prob, alias, total = aliases[g]
+        i0, i1 = int(doc_ptr[d]), int(doc_ptr[d + 1])
         U = gen.random(3 * mh_steps * (i1 - i0))
         for i in range(i0, i1):
-            w, s_ = words[i], int(z[i])
-            ndk[d, s_] -= 1
-            nwk[w, s_] -= 1
-            nk[s_] -= 1
-            n_w = int(word_ptr[w + 1] - word_ptr[w])
-            for j in range(mh_steps):
-                u0, u1, u2 = (float(x) for x in U[3 * (mh_steps * (i - i0) + j):][:3])
-                if j % 2 == 0:
-                    x = u0 * (n_w + K * eta)
-                    if x < n_w:
-                        t = int(z[word_tokens[word_ptr[w] + int(x)]])
-                    else:
-                        t = min(int(u1 * K), K - 1)
-                    num = (int(ndk[d, t]) + prior[g, t]) * (int(nk[s_]) + V * eta)
-                    den = (int(ndk[d, s_]) + prior[g, s_]) * (int(nk[t]) + V * eta)
-                else:
-                    x = u0 * ((i1 - i0) + total)
-                    if x < i1 - i0:
-                        t = int(z[i0 + int(x)])
-                    else:
-                        c = min(int(u1 * K), K - 1)
-                        t = c if u1 * K - c < prob[c] else alias[c]
-                    num = (int(nwk[w, t]) + eta) * (int(nk[s_]) + V * eta)
-                    den = (int(nwk[w, s_]) + eta) * (int(nk[t]) + V * eta)
-                if t != s_ and u2 * den < num:
-                    s_ = t
-                    z[i] = t
-            ndk[d, s_] += 1
-            nwk[w, s_] += 1
-            nk[s_] += 1
+            u = U[3 * mh_steps * (i - i0) :][: 3 * mh_steps]
+            _reference_mh_token(s, i, d, u, np.arange(i0, i1), index, aliases, eta, mh_steps)
     if tables.shape[0]:
-        hist = np.zeros((tables.shape[0], K, 64), dtype=np.int64)
-        for d in range(len(doc_ptr) - 1):
-            g = doc_group[d]
-            for k in range(K):
-                n = ndk[d, k]
-                if n >= 64:
-                    tables[g, k] += _reference_tables(n, prior[g, k], gen)
-                else:
-                    hist[g, k, n] += 1
-        _reference_binomial_tables(hist, prior, tables, gen)
+        _reference_tables_of(s["ndk"], s["doc_group"], s["prior"], tables, gen)
 
 
 def _kernel_mh_sweep(s, eta, mh_steps, tables, bitgen, nwk=None):
