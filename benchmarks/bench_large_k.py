@@ -204,7 +204,8 @@ def part_auto(corpus, args):
     """Part 3: auto's choice by K, and auto against dense at K = 100."""
     from sklearn_clda._mh_sweeper import uses_mh
 
-    picks = {K: ("mh" if uses_mh("auto", K) else "dense") for K in (10, 100, 101, 1999, 2000, 10000)}
+    ks = (10, 100, 101, 1999, 2000, 10000)
+    picks = {K: ("mh" if uses_mh("auto", K) else "dense") for K in ks}
     print("sampler='auto' picks: " + ", ".join(f"K={k}: {v}" for k, v in picks.items()))
     assert all(v == "dense" for k, v in picks.items() if k <= 100)
     n_tokens = int(corpus.X.sum())

@@ -5,8 +5,9 @@
 ``_sampling.gibbs_sweep``: the same arrays, the same collapsed conditional
 left invariant, the same Antoniak table draws, but each token takes
 ``mh_steps`` Metropolis-Hastings steps instead of one exact O(K) draw (see
-``_mh_kernel.h``). Its docstring states its NumPy equivalent and
-``tests/test_mh_sampling.py`` holds it to that bit for bit.
+``_mh_kernel.h``). Each kernel's docstring states its NumPy equivalent,
+and ``tests/test_mh_sampling.py`` and ``tests/test_mh_partition.py`` hold
+them to it bit for bit.
 """
 
 from libc.stdint cimport int32_t, int64_t
@@ -305,7 +306,7 @@ def mh_sweep_pieces(
     :func:`build_alias_tables` of ``prior``; ``u_buf`` holds at least
     ``3 * mh_steps`` uniforms per token of the longest piece.
 
-    Trusted (``_mh_sweeper._MHPartitionedSweeper`` builds everything);
+    Trusted (``_mh_partition._MHPartitionedSweeper`` builds everything);
     the GIL is released while sampling, so the cells of a sub-step run on
     threads in parallel (they share no counts but ``nk``, of which each
     gets a copy).

@@ -13,7 +13,8 @@ from test_sampling import _random_state
 
 from sklearn_clda import LDAGibbs, _mh_sampling
 from sklearn_clda._chunking import balanced_bounds, pieces
-from sklearn_clda._mh_sweeper import _MHPartitionedSweeper, _MHSweeper
+from sklearn_clda._mh_partition import _MHPartitionedSweeper
+from sklearn_clda._mh_sweeper import _MHSweeper
 from sklearn_clda._partition import cell_layout, word_blocks
 from sklearn_clda.datasets import make_lda_corpus
 

@@ -27,6 +27,7 @@ PERPLEXITY = "sklearn_clda/metrics/_perplexity.py"
 TOPICS = "sklearn_clda/metrics/_topics.py"
 PARTITION = "sklearn_clda/_partition.py"
 MH = "sklearn_clda/_mh_sweeper.py"
+MH_PARTITION = "sklearn_clda/_mh_partition.py"
 
 T_CLDA = ("tests/test_clda.py",)
 T_PRIORS = ("tests/test_priors.py",)
@@ -287,13 +288,13 @@ MUTATIONS = [
         T_MH,
     ),
     Mutation(
-        "mh-cells-share-stale-totals", "model", MH,
+        "mh-cells-share-stale-totals", "model", MH_PARTITION,
         'np.copyto(b["nk"], st.nk)',
         "pass",
         T_MH,
     ),
     Mutation(
-        "mh-partition-z-not-written-back", "model", MH,
+        "mh-partition-z-not-written-back", "model", MH_PARTITION,
         "self.state.z[self.perm] = self.z",
         "pass",
         T_MH,
