@@ -4,8 +4,9 @@ Set ``SKLEARN_CLDA_CYTHON_DEBUG=1`` to compile with bounds and
 initialization checks switched on and debug symbols kept (slow; for
 debugging kernels).
 
-The source distribution ships ``_sampling.pyx`` and the C headers it includes,
-not the C file Cython generates from them: the C is generated at build
+The source distribution ships the ``.pyx`` sources (``_sampling.pyx``,
+``_mh_sampling.pyx``) and the C headers they include, not the C files
+Cython generates from them: the C is generated at build
 time, so Cython is a build requirement (``pip`` installs it from
 ``build-system.requires``).
 """
@@ -102,7 +103,13 @@ extensions = [
         ["sklearn_clda/_sampling.pyx"],
         depends=["sklearn_clda/_gibbs_kernel.h", "sklearn_clda/_partition_kernel.h"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-    )
+    ),
+    Extension(
+        "sklearn_clda._mh_sampling",
+        ["sklearn_clda/_mh_sampling.pyx"],
+        depends=["sklearn_clda/_mh_kernel.h"],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    ),
 ]
 
 # setuptools runs this file as __main__; tests import it for compiler_flags.

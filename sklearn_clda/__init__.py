@@ -2,19 +2,21 @@
 
 from importlib.machinery import PathFinder as _PathFinder
 
-if _PathFinder.find_spec(f"{__name__}._sampling", __path__) is None:
+for _ext in ("_sampling", "_mh_sampling"):
+    if _PathFinder.find_spec(f"{__name__}.{_ext}", __path__) is not None:
+        continue
     # Without this check the first import of the extension fails deep inside
     # the package with a misleading "circular import" message (or loads the
     # extension of another copy of the package).
     raise ImportError(
-        f"The compiled extension {__name__}._sampling is missing from "
+        f"The compiled extension {__name__}.{_ext} is missing from "
         f"{__path__[0]}: this is a source tree in which it was never built. "
         "From the repository root, build it with `pip install -e .` (needs a "
         "C compiler). If you installed sklearn-clda from a wheel instead, "
         "run Python from another directory, so that this source tree does "
         "not shadow the installed package."
     )
-del _PathFinder
+del _PathFinder, _ext
 
 from ._clda import CompoundLDA  # noqa: E402
 from ._io import load_model, save_model  # noqa: E402

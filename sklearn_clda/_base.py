@@ -67,6 +67,7 @@ from ._corpus import (
     count_tokens,
     split_alternate,
 )
+from ._mh_sweeper import make_mh_sweeper, uses_mh
 from ._online import (
     LOCAL_ITERATIONS,
     WarmChain,
@@ -397,10 +398,11 @@ class _BaseGibbsTopicModel(
                                fingerprint=fingerprint)
 
     def _sweeper(self, state, run, n_groups, seed_sequence):
+        n_table_rows = n_groups if self._draw_tables(run) else 0
         n_shards = _shard_count(self.n_jobs, state.doc_len.shape[0], state.words.shape[0])
-        return make_sweeper(
-            state, n_shards, seed_sequence, n_groups if self._draw_tables(run) else 0
-        )
+        if uses_mh(self.sampler, int(self.n_components)):
+            return make_mh_sweeper(state, n_shards, seed_sequence, n_table_rows, self.mh_steps)
+        return make_sweeper(state, n_shards, seed_sequence, n_table_rows)
 
     def _run_chain(self, X, run, state, sweeper, rng, averager, done=0, previous=None,
                    fingerprint=None):

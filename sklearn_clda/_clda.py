@@ -29,6 +29,7 @@ from ._hyper import (
 )
 from ._online import expected_table_sums, merge_labels, online_step
 from ._mgs import MAX_STEP_SIZE, MIN_STEP_SIZE
+from ._mh_sweeper import SAMPLER_CONSTRAINTS
 from ._pi_update import PI_UPDATES
 from ._vem import fit_vem
 from .exceptions import ManyCollectionsWarning, UnseenCollectionWarning
@@ -159,6 +160,22 @@ class CompoundLDA(_BaseGibbsTopicModel):
         Fold-in tolerance on the mean absolute change of a document's
         topic proportions (for the VEM E-step: relative to the mean of its
         variational parameters), in [0, 1].
+
+    sampler : {"auto", "dense", "mh"}, default="auto"
+        The z-step kernel of AGS and MGS (ignored by VEM). ``"dense"`` draws each token's topic
+        exactly from its full conditional, in time proportional to
+        ``n_components``; ``"mh"`` takes ``mh_steps`` Metropolis-Hastings
+        steps per token that leave the same conditional invariant
+        (alternating word and document proposals, WarpLDA-style), in time
+        independent of ``n_components`` but mixing less per sweep.
+        ``"auto"`` runs ``"mh"`` from 2000 topics on and ``"dense"`` below
+        (the measured crossover; see the user guide, "Many topics"). Both
+        run ``n_jobs`` blocks in the partitioned scheme described there.
+
+    mh_steps : int, default=2
+        Metropolis-Hastings steps per token and sweep of the ``"mh"``
+        sampler (in [1, 1000]; ignored by the dense one). Each pair of
+        steps is one word proposal and one document proposal.
 
     n_jobs : int, default=None
         Number of blocks a sweep is split into, run on threads. ``None``
@@ -385,6 +402,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
 
     _parameter_constraints: dict = {
         **_BaseGibbsTopicModel._parameter_constraints,
+        **SAMPLER_CONSTRAINTS,
         "alpha": [concentration_interval()],
         "gamma": [None, concentration_interval()],
         "eta": [None, concentration_interval()],
@@ -417,6 +435,8 @@ class CompoundLDA(_BaseGibbsTopicModel):
         evaluate_every=-1,
         max_doc_update_iter=100,
         mean_change_tol=1e-5,
+        sampler="auto",
+        mh_steps=2,
         n_jobs=None,
         verbose=0,
         random_state=None,
@@ -438,6 +458,8 @@ class CompoundLDA(_BaseGibbsTopicModel):
         self.evaluate_every = evaluate_every
         self.max_doc_update_iter = max_doc_update_iter
         self.mean_change_tol = mean_change_tol
+        self.sampler = sampler
+        self.mh_steps = mh_steps
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.random_state = random_state

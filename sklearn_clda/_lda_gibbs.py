@@ -14,6 +14,7 @@ from ._base import (
 )
 from ._corpus import check_counts
 from ._hyper import count_histogram, topic_histogram, update_asymmetric, update_symmetric
+from ._mh_sweeper import SAMPLER_CONSTRAINTS
 
 __all__ = ["LDAGibbs"]
 
@@ -84,6 +85,22 @@ class LDAGibbs(_BaseGibbsTopicModel):
     mean_change_tol : float, default=1e-5
         Fold-in stops for a document when the mean absolute change of its
         topic proportions falls below this value (in [0, 1]).
+
+    sampler : {"auto", "dense", "mh"}, default="auto"
+        The z-step kernel. ``"dense"`` draws each token's topic
+        exactly from its full conditional, in time proportional to
+        ``n_components``; ``"mh"`` takes ``mh_steps`` Metropolis-Hastings
+        steps per token that leave the same conditional invariant
+        (alternating word and document proposals, WarpLDA-style), in time
+        independent of ``n_components`` but mixing less per sweep.
+        ``"auto"`` runs ``"mh"`` from 2000 topics on and ``"dense"`` below
+        (the measured crossover; see the user guide, "Many topics"). Both
+        run ``n_jobs`` blocks in the partitioned scheme described there.
+
+    mh_steps : int, default=2
+        Metropolis-Hastings steps per token and sweep of the ``"mh"``
+        sampler (in [1, 1000]; ignored by the dense one). Each pair of
+        steps is one word proposal and one document proposal.
 
     n_jobs : int, default=None
         Number of blocks a sweep is split into, run on threads. ``None``
@@ -260,6 +277,7 @@ class LDAGibbs(_BaseGibbsTopicModel):
 
     _parameter_constraints: dict = {
         **_BaseGibbsTopicModel._parameter_constraints,
+        **SAMPLER_CONSTRAINTS,
         "doc_topic_prior": [None, concentration_interval(), "array-like"],
         "topic_word_prior": [None, concentration_interval()],
         "learn_priors": [
@@ -287,6 +305,8 @@ class LDAGibbs(_BaseGibbsTopicModel):
         evaluate_every=-1,
         max_doc_update_iter=100,
         mean_change_tol=1e-5,
+        sampler="auto",
+        mh_steps=2,
         n_jobs=None,
         verbose=0,
         random_state=None,
@@ -303,6 +323,8 @@ class LDAGibbs(_BaseGibbsTopicModel):
         self.evaluate_every = evaluate_every
         self.max_doc_update_iter = max_doc_update_iter
         self.mean_change_tol = mean_change_tol
+        self.sampler = sampler
+        self.mh_steps = mh_steps
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.random_state = random_state

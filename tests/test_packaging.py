@@ -40,6 +40,8 @@ SDIST_REQUIRED = LICENSE_FILES + [
     "sklearn_clda/_sampling.pyx",
     "sklearn_clda/_gibbs_kernel.h",
     "sklearn_clda/_partition_kernel.h",
+    "sklearn_clda/_mh_sampling.pyx",
+    "sklearn_clda/_mh_kernel.h",
     "sklearn_clda/datasets/data/news16.npz",
     "sklearn_clda/datasets/descr/news16.rst",
     "doc/conf.py",
@@ -278,12 +280,13 @@ def test_avx2_kernel_is_compiled_only_on_x86_with_gcc_or_clang(tmp_path, undefin
     assert "_mm256_" not in emulated and "immintrin" not in emulated
 
 
-def test_import_without_extension_says_how_to_build(tmp_path):
-    """A source tree without the compiled module: a clear ImportError."""
+@pytest.mark.parametrize("extension", ["_sampling", "_mh_sampling"])
+def test_import_without_extension_says_how_to_build(tmp_path, extension):
+    """A source tree without a compiled module: a clear ImportError."""
     package = Path(sklearn_clda.__file__).parent
     shutil.copytree(
         package, tmp_path / "sklearn_clda",
-        ignore=shutil.ignore_patterns("_sampling*.so", "_sampling*.pyd", "__pycache__"),
+        ignore=shutil.ignore_patterns(f"{extension}.*.so", f"{extension}.*.pyd", "__pycache__"),
     )
     # Import the copy, and nothing else: drop finders that editable installs
     # of another checkout add (they would serve that checkout's extension).
@@ -303,7 +306,7 @@ def test_import_without_extension_says_how_to_build(tmp_path):
     assert last_line.startswith("ImportError: "), proc.stderr
     assert "build it with `pip install -e .`" in last_line
     assert "circular import" not in proc.stderr
-    assert "sklearn_clda._sampling is missing from" in last_line
+    assert f"sklearn_clda.{extension} is missing from" in last_line
 
 
 @needs_source_tree

@@ -33,7 +33,8 @@ fi
 # The smoke subset: the compiled kernels against their NumPy references
 # (both kernels), the data set shipped in the wheel, the command line and
 # the packaging checks (those that need no source tree).
-smoke_tests=(tests/test_sampling.py tests/datasets tests/test_main.py tests/test_packaging.py)
+smoke_tests=(tests/test_sampling.py tests/test_mh_sampling.py tests/datasets tests/test_main.py
+             tests/test_packaging.py)
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/check_wheel.XXXXXX")"
 if [[ "${KEEP_WORK:-0}" != 1 ]]; then
@@ -78,6 +79,7 @@ with tarfile.open(sdist) as tf:
 for required in ["LICENSE", "sklearn_clda/datasets/data/LICENSE-news16.txt",
                  "README.md", "sklearn_clda/_sampling.pyx",
                  "sklearn_clda/_gibbs_kernel.h", "sklearn_clda/_partition_kernel.h",
+                 "sklearn_clda/_mh_sampling.pyx", "sklearn_clda/_mh_kernel.h",
                  "doc/conf.py", "doc/Makefile",
                  "benchmarks/_common.py", "tests/test_docs.py"]:
     if required not in names:
@@ -96,17 +98,18 @@ with zipfile.ZipFile(wheel) as zf:
     for name in names:
         if name.endswith((".c", ".pyx", ".pxd", ".h")):
             problems.append(f"wheel holds a source file: {name}")
-    if len(so) != 1:
+    # the dense kernel (_sampling) and the MH kernel (_mh_sampling)
+    if len(so) != 2:
         problems.append(f"wheel holds {len(so)} extension modules: {so}")
-    else:
-        elf = ELFFile(io.BytesIO(zf.read(so[0])))
+    for module in so:
+        elf = ELFFile(io.BytesIO(zf.read(module)))
         sections = [s.name for s in elf.iter_sections()]
         debug = [s for s in sections if s.startswith(".debug")]
-        print(f"{so[0]}: {zf.getinfo(so[0]).file_size} bytes, "
+        print(f"{module}: {zf.getinfo(module).file_size} bytes, "
               f"debug sections: {debug or 'none'}, "
               f"symbol table: {'yes' if '.symtab' in sections else 'stripped'}")
         if debug or ".symtab" in sections:
-            problems.append(f"{so[0]} is not stripped")
+            problems.append(f"{module} is not stripped")
 
 print("\n".join(problems) or "archives OK")
 sys.exit(1 if problems else 0)

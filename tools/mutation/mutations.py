@@ -26,6 +26,8 @@ COHERENCE = "sklearn_clda/metrics/_coherence.py"
 PERPLEXITY = "sklearn_clda/metrics/_perplexity.py"
 TOPICS = "sklearn_clda/metrics/_topics.py"
 PARTITION = "sklearn_clda/_partition.py"
+MH = "sklearn_clda/_mh_sweeper.py"
+MH_PARTITION = "sklearn_clda/_mh_partition.py"
 
 T_CLDA = ("tests/test_clda.py",)
 T_PRIORS = ("tests/test_priors.py",)
@@ -33,6 +35,7 @@ T_LDA = ("tests/test_lda_gibbs.py",)
 T_CORPUS = ("tests/test_corpus.py", "tests/test_lda_gibbs.py")
 T_METRICS = ("tests/metrics/test_metrics.py", "tests/metrics/test_coherence_measures.py")
 T_PARTITION = ("tests/test_partition.py",)
+T_MH = ("tests/test_mh_geweke.py", "tests/test_mh_estimators.py", "tests/test_mh_partition.py")
 
 MUTATIONS = [
     # ------------------------------------------------------------- issue 11
@@ -270,5 +273,30 @@ MUTATIONS = [
         'b["tables"].fill(0)',
         "pass",
         T_PARTITION,
+    ),
+    # ------------------------------------------------------------- issue 14
+    Mutation(
+        "mh-tables-not-reset", "model", MH,
+        'shard["tables"].fill(0)',
+        "pass",
+        T_MH,
+    ),
+    Mutation(
+        "mh-auto-threshold-exclusive", "operator", MH,
+        "return n_components >= AUTO_MH_MIN_COMPONENTS",
+        "return n_components > AUTO_MH_MIN_COMPONENTS",
+        T_MH,
+    ),
+    Mutation(
+        "mh-cells-share-stale-totals", "model", MH_PARTITION,
+        'np.copyto(b["nk"], st.nk)',
+        "pass",
+        T_MH,
+    ),
+    Mutation(
+        "mh-partition-z-not-written-back", "model", MH_PARTITION,
+        "self.state.z[self.perm] = self.z",
+        "pass",
+        T_MH,
     ),
 ]

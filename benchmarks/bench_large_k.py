@@ -1,0 +1,241 @@
+"""Large K: the MH sampler (``sampler="mh"``) against the dense kernel on news16.
+
+All runs are in one process, one thread each, on the same corpus:
+
+1. speed: seconds per sweep (median of the timed sweeps in ``sweep_times_``,
+   after warm-up sweeps) divided by the training tokens, in ns/token, of
+   ``LDAGibbs`` with the dense kernel and with MH (each ``--mh-steps``),
+   at each K of ``--speed-k``; the fits alternate (dense, MH, dense, ...)
+   so that load changes hit both; tomotopy's ``LDAModel`` (same priors,
+   ``train`` per iteration) when it is installed;
+2. quality at equal time, at K = ``--quality-k``: on a document-completion
+   split (20% of the documents keep half their tokens for testing), the
+   held-out perplexity (``sklearn_clda.metrics.perplexity_from_estimates``
+   with each chain's last state) after n sweeps, for n on a 1-2-5 ladder up
+   to ``--dense-sweeps`` (dense) and up to ``--mh-factor`` times that (MH);
+   fits with the same seed and more sweeps continue the same chain, so the
+   ladder is one chain per sampler. Reported: the sampler seconds (sum of
+   ``sweep_times_``) at which MH first reaches the dense chain's final
+   perplexity, and their ratio;
+3. auto: the sampler ``sampler="auto"`` picks at several K, and the sweep
+   time of auto against dense at K = 100 (the same kernel: ratio ~1).
+
+    python benchmarks/bench_large_k.py              # K=1000 and 10000, 1000 dense sweeps
+    python benchmarks/bench_large_k.py --quick      # fewer sweeps (minutes)
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import _common as C  # first: pins BLAS/OpenMP to one thread
+
+import numpy as np  # noqa: E402
+
+# This checkout's package first (an installed one may shadow it otherwise).
+sys.path.insert(0, C.REPO_ROOT)
+
+ALPHA, ETA = 0.1, 0.01
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true",
+                   help="100 dense sweeps in part 2, fewer timed sweeps in part 1")
+    p.add_argument("--speed-k", default="1000,10000", help="comma list of K for part 1")
+    p.add_argument("--quality-k", type=int, default=1000)
+    p.add_argument("--dense-sweeps", type=int, default=None,
+                   help="dense chain length of part 2 (default 1000, --quick 100)")
+    p.add_argument("--mh-factor", type=float, default=4.0,
+                   help="MH chains run up to this many times the dense sweeps")
+    p.add_argument("--mh-steps", default="2,4", help="comma list of mh_steps")
+    p.add_argument("--target", type=float, default=None,
+                   help="part 2 without the dense chain: MH chains run until this perplexity "
+                        "(e.g. a dense result of an earlier run)")
+    p.add_argument("--rounds", type=int, default=None,
+                   help="alternating rounds of part 1 (default 3, --quick 1)")
+    p.add_argument("--no-tomotopy", action="store_true")
+    p.add_argument("--skip", default="", help="comma list of parts to skip: speed,quality,auto")
+    p.add_argument("--json", metavar="FILE", help="also write results as JSON")
+    return p.parse_args(argv)
+
+
+def _fit(X, K, sampler, n_sweeps, mh_steps=2, seed=0):
+    """A last-state ``LDAGibbs`` fit; returns the model."""
+    from sklearn_clda import LDAGibbs
+
+    return LDAGibbs(
+        n_components=K, doc_topic_prior=ALPHA, topic_word_prior=ETA, sampler=sampler,
+        mh_steps=mh_steps, max_iter=n_sweeps, random_state=seed,
+        **C.last_state_kwargs(n_sweeps),
+    ).fit(X)
+
+
+def _ns_per_token(model, n_tokens, warm):
+    return statistics.median(model.sweep_times_[warm:]) / n_tokens * 1e9
+
+
+def _tomotopy_ns(corpus, K, n_timed):
+    """ns/token of tomotopy's LDAModel.train, one iteration at a time (median)."""
+    import tomotopy as tp
+
+    split = C.Split(corpus.X, corpus.X[:0], np.arange(0), corpus.groups, corpus.feature_names)
+    model = tp.LDAModel(k=K, alpha=ALPHA, eta=ETA, seed=0)
+    model.optim_interval = 0
+    for toks in C._tomotopy_token_lists(split):
+        model.add_doc(toks)
+    model.train(1, workers=1)
+    times = []
+    for _ in range(n_timed):
+        t0 = time.perf_counter()
+        model.train(1, workers=1)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) / int(corpus.X.sum()) * 1e9
+
+
+def part_speed(corpus, args):
+    """Part 1: ns/token per sampler and K (alternating fits)."""
+    n_tokens = int(corpus.X.sum())
+    warm, timed = (1, 2) if args.quick else (3, 5)
+    rounds = args.rounds or (1 if args.quick else 3)
+    rows, out = [], {}
+    for K in [int(k) for k in args.speed_k.split(",")]:
+        runs = [("dense", 2)] + [("mh", int(s)) for s in args.mh_steps.split(",")]
+        times = {r: [] for r in runs}
+        # The dense kernel at K = 10,000 takes seconds per sweep: time fewer.
+        d_timed = timed if K <= 2000 else 1
+        for _ in range(rounds):
+            for sampler, steps in runs:
+                n = warm + (d_timed if sampler == "dense" else timed)
+                C.log(f"speed K={K} {sampler} mh_steps={steps}: {n} sweeps")
+                model = _fit(corpus.X, K, sampler, n, steps)
+                times[(sampler, steps)].append(_ns_per_token(model, n_tokens, warm))
+        ns = {r: statistics.median(v) for r, v in times.items()}
+        tomo = None
+        if not args.no_tomotopy and _has_tomotopy():
+            C.log(f"speed K={K} tomotopy")
+            tomo = _tomotopy_ns(corpus, K, 1 if K > 2000 else timed)
+        for (sampler, steps), v in ns.items():
+            name = "dense" if sampler == "dense" else f"mh (mh_steps={steps})"
+            rows.append([K, name, f"{v:.0f}", f"{ns[('dense', 2)] / v:.2f}",
+                         "" if tomo is None else f"{tomo / v:.2f}"])
+        if tomo is not None:
+            rows.append([K, "tomotopy LDAModel", f"{tomo:.0f}", f"{ns[('dense', 2)] / tomo:.2f}",
+                         "1.00"])
+        out[K] = {"ns_per_token": {f"{s}-{m}": v for (s, m), v in ns.items()},
+                  "tomotopy": tomo}
+    print(C.format_table(["K", "sampler", "ns/token", "dense/this", "tomotopy/this"], rows))
+    return out
+
+
+def _has_tomotopy():
+    try:
+        import tomotopy  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _ladder(n_max):
+    """1-2-5 sweep counts from 10 up to n_max (n_max included)."""
+    steps, base = [], 10
+    while base <= n_max:
+        steps += [m * base for m in (1, 2, 5) if m * base <= n_max]
+        base *= 10
+    return sorted(set(steps) | {n_max})
+
+
+def _curve(split, K, sampler, n_max, mh_steps=2, stop_at=None):
+    """(sweeps, sampler seconds, held-out perplexity) along one chain's ladder;
+    stops once the perplexity is at most ``stop_at``."""
+    from sklearn_clda.metrics import perplexity_from_estimates
+
+    points = []
+    for n in _ladder(n_max):
+        C.log(f"quality K={K} {sampler} mh_steps={mh_steps}: {n} sweeps")
+        model = _fit(split.X_train_full, K, sampler, n, mh_steps)
+        theta = np.asarray(model.doc_topic_)[split.heldout_idx]
+        ppl = perplexity_from_estimates(theta, model.components_, split.X_test)
+        points.append((n, float(np.sum(model.sweep_times_)), ppl))
+        if stop_at is not None and ppl <= stop_at:
+            break
+    return points
+
+
+def part_quality(corpus, args):
+    """Part 2: perplexity against sampler time, MH against dense."""
+    K = args.quality_k
+    n_dense = args.dense_sweeps or (100 if args.quick else 1000)
+    split = C.document_completion_split(corpus, 0.2, seed=0)
+    if args.target is None:
+        dense = _curve(split, K, "dense", n_dense)
+        target = dense[-1][2]
+        curves = {"dense": dense}
+    else:
+        dense, target, curves = [(n_dense, float("nan"), args.target)], args.target, {}
+    rows = []
+    for steps in [int(s) for s in args.mh_steps.split(",")]:
+        curves[f"mh-{steps}"] = _curve(split, K, "mh", int(args.mh_factor * n_dense), steps,
+                                       stop_at=target)
+    for name, pts in curves.items():
+        for n, sec, ppl in pts:
+            rows.append([name, n, f"{sec:.1f}", f"{ppl:.1f}"])
+    print(C.format_table(["chain", "sweeps", "sampler s", "held-out perplexity"], rows))
+    summary = {}
+    for name, pts in curves.items():
+        if name == "dense":
+            continue
+        hit = next(((n, sec) for n, sec, ppl in pts if ppl <= target), None)
+        if hit is None:
+            print(f"{name}: does not reach the dense {n_dense}-sweep perplexity {target:.1f} "
+                  f"within {pts[-1][0]} sweeps ({pts[-1][1]:.1f} s, perplexity {pts[-1][2]:.1f})")
+        else:
+            ratio = hit[1] / dense[-1][1]
+            print(f"{name}: reaches the dense {n_dense}-sweep perplexity {target:.1f} after "
+                  f"{hit[0]} sweeps, {hit[1]:.1f} s = {ratio:.2f} x the dense "
+                  f"{dense[-1][1]:.1f} s")
+        summary[name] = hit
+    return {"K": K, "curves": curves, "dense_target": target, "reached": summary}
+
+
+def part_auto(corpus, args):
+    """Part 3: auto's choice by K, and auto against dense at K = 100."""
+    from sklearn_clda._mh_sweeper import uses_mh
+
+    ks = (10, 100, 101, 1999, 2000, 10000)
+    picks = {K: ("mh" if uses_mh("auto", K) else "dense") for K in ks}
+    print("sampler='auto' picks: " + ", ".join(f"K={k}: {v}" for k, v in picks.items()))
+    assert all(v == "dense" for k, v in picks.items() if k <= 100)
+    n_tokens = int(corpus.X.sum())
+    ns = {"auto": [], "dense": []}
+    for _ in range(1 if args.quick else 3):
+        for sampler in ("auto", "dense"):
+            C.log(f"auto K=100 {sampler}")
+            ns[sampler].append(_ns_per_token(_fit(corpus.X, 100, sampler, 6), n_tokens, 2))
+    a, d = statistics.median(ns["auto"]), statistics.median(ns["dense"])
+    print(f"K=100: auto {a:.0f} ns/token, dense {d:.0f} ns/token, auto/dense {a / d:.2f}")
+    return {"picks": picks, "k100_auto_ns": a, "k100_dense_ns": d}
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    corpus = C.load_news16()
+    import sklearn_clda
+
+    C.log(f"sklearn_clda from {os.path.dirname(sklearn_clda.__file__)}; load {C.load_average()}")
+    skip = set(filter(None, args.skip.split(",")))
+    results = {"env": C.environment_info(), "load_start": C.load_average()}
+    for name, part in (("auto", part_auto), ("speed", part_speed), ("quality", part_quality)):
+        if name not in skip:
+            print(f"\n== {name}")
+            results[name] = part(corpus, args)
+    results["load_end"] = C.load_average()
+    print(f"\nload average: {results['load_start']} at start, {results['load_end']} at end")
+    if args.json:
+        C.write_json(args.json, results)
+
+
+if __name__ == "__main__":
+    main()

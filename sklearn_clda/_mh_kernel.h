@@ -1,0 +1,155 @@
+/* The z-step of the Metropolis-Hastings sampler for one document (sklearn_clda).
+
+   An O(1)-per-token alternative to the dense kernel of _gibbs_kernel.h,
+   for many topics. It leaves the same collapsed conditional invariant,
+
+       p[k] = (ndk[k] + prior[k]) * (nw[k] + eta) / (nk[k] + V eta),
+
+   with the token left out of the counts (ndk: its document's counts,
+   nw: its word's row, nk: the topic totals, prior: its collection's row),
+   by ``mh_steps`` Metropolis-Hastings steps that alternate two proposals
+   (word, doc, word, ...), each a mixture that costs O(1) to draw from
+   (WarpLDA, Chen et al. 2016):
+
+   - word proposal, q(t) proportional to nw[t] + [t == s] + eta (s the
+     token's current topic): with probability n_w / (n_w + K eta) the topic
+     of a uniformly chosen token of the word (the token itself included),
+     else a uniform topic;
+   - doc proposal, q(t) proportional to ndk[t] + [t == s] + prior[t]: with
+     probability L_d / (L_d + A_g) the topic of a uniformly chosen token of
+     the document (itself included), else a draw from the alias table of
+     the collection's prior row (A_g its total).
+
+   Both are drawn from the *current* assignments, so they depend on the
+   current state only through s, and in the Hastings ratio the counts that
+   the proposal shares with the target cancel. For t != s the move is
+   accepted with probability min(1, ratio):
+
+       word step: ratio = (ndk[t] + prior[t]) * (nk[s] + V eta)
+                          / ((ndk[s] + prior[s]) * (nk[t] + V eta))
+       doc step:  ratio = (nw[t] + eta) * (nk[s] + V eta)
+                          / ((nw[s] + eta) * (nk[t] + V eta))
+
+   (t == s is always accepted and changes nothing). Each step is a
+   Metropolis-Hastings kernel of the exact conditional, so the chain is
+   exact, with no stale tables: the alias tables are of the prior, which is
+   fixed during a sweep.
+
+   Each step uses three uniforms (u0: the proposal's component and token,
+   u1: the uniform topic or the alias column, u2: the acceptance), drawn
+   whether used or not, so the stream is easy to reproduce. The expressions
+   below are evaluated exactly in this order (no FMA contraction: the
+   module is compiled with -ffp-contract=off), as in the NumPy reference of
+   ``mh_sweep``. */
+#ifndef SKLEARN_CLDA_MH_KERNEL_H
+#define SKLEARN_CLDA_MH_KERNEL_H
+
+#include <stdint.h>
+
+/* Everything one MH sweep shares between its documents. */
+typedef struct {
+    Py_ssize_t K;               /* topics */
+    int32_t mh_steps;           /* MH steps per token, alternating word, doc */
+    const int32_t *words;       /* word of each token */
+    int32_t *z;                 /* topic of each token, updated */
+    int32_t *nwk;               /* word-topic counts, rows of nwk_stride, updated */
+    Py_ssize_t nwk_stride;      /* row length of nwk (>= K) */
+    int32_t *nk;                /* topic totals, updated */
+    double eta;                 /* topic-word prior */
+    double veta;                /* V * eta */
+    double keta;                /* K * eta */
+    const int64_t *word_ptr;    /* tokens of word w: word_tokens[word_ptr[w]:word_ptr[w + 1]] */
+    const int64_t *word_tokens; /* token positions, grouped by word */
+} clda_mh_ctx;
+
+/* The prior part of the doc proposal for one collection: its row, its
+   total and its alias table (column c is kept with probability prob[c],
+   else replaced by alias[c]). */
+typedef struct {
+    const double *prior;
+    double total;
+    const double *prob;
+    const int32_t *alias;
+} clda_mh_prior;
+
+/* Index floor(y) of y in [0, n], capped at n - 1. */
+static inline Py_ssize_t clda_mh_floor_index(double y, Py_ssize_t n)
+{
+    Py_ssize_t c = (Py_ssize_t)y;
+    return c < n - 1 ? c : n - 1;
+}
+
+/* The MH steps of the tokens i0:i1 of one document, whose counts are
+   ndk_d, with 3 * mh_steps uniforms per token in u_buf (token order).
+   The document's tokens (for its proposals) are doc_len tokens starting
+   at doc_i0, or, when doc_tok is not NULL, the tokens doc_tok[0 ..
+   doc_len - 1] (a piece of a document in the partitioned sweep: i0:i1
+   are then some of them). */
+static void clda_mh_sweep_document(
+    const clda_mh_ctx *ctx, int64_t i0, int64_t i1, int32_t *ndk_d,
+    const clda_mh_prior *pg, const double *u_buf,
+    const int64_t *doc_tok, int64_t doc_i0, int64_t doc_len)
+{
+    const Py_ssize_t K = ctx->K;
+    const int32_t mh_steps = ctx->mh_steps;
+    const int32_t *const words = ctx->words;
+    int32_t *const z = ctx->z;
+    int32_t *const nk = ctx->nk;
+    const double eta = ctx->eta, veta = ctx->veta, keta = ctx->keta;
+    const double *const prior = pg->prior, *const prob = pg->prob;
+    const int32_t *const alias = pg->alias;
+    const double doc_mass = (double)doc_len + pg->total;
+    const double L = (double)doc_len;
+    int64_t i;
+    int32_t j;
+    for (i = i0; i < i1; i++) {
+        const int32_t w = words[i];
+        int32_t *const nw = ctx->nwk + (Py_ssize_t)w * ctx->nwk_stride;
+        const int64_t *const wt = ctx->word_tokens + ctx->word_ptr[w];
+        const int64_t n_w = ctx->word_ptr[w + 1] - ctx->word_ptr[w];
+        const double word_mass = (double)n_w + keta;
+        const double *u = u_buf + (i - i0) * 3 * (int64_t)mh_steps;
+        int32_t s = z[i];
+        ndk_d[s] -= 1;
+        nw[s] -= 1;
+        nk[s] -= 1;
+        for (j = 0; j < mh_steps; j++, u += 3) {
+            int32_t t;
+            double num, den;
+            if ((j & 1) == 0) {  /* word proposal */
+                const double x = u[0] * word_mass;
+                if (x < (double)n_w)
+                    t = z[wt[(int64_t)x]];
+                else
+                    t = (int32_t)clda_mh_floor_index(u[1] * (double)K, K);
+                if (t == s)
+                    continue;
+                num = (ndk_d[t] + prior[t]) * (nk[s] + veta);
+                den = (ndk_d[s] + prior[s]) * (nk[t] + veta);
+            } else {  /* doc proposal */
+                const double x = u[0] * doc_mass;
+                if (x < L) {
+                    const int64_t m = (int64_t)x;
+                    t = z[doc_tok != NULL ? doc_tok[m] : doc_i0 + m];
+                } else {
+                    const double y = u[1] * (double)K;
+                    const Py_ssize_t c = clda_mh_floor_index(y, K);
+                    t = (y - (double)c < prob[c]) ? (int32_t)c : alias[c];
+                }
+                if (t == s)
+                    continue;
+                num = (nw[t] + eta) * (nk[s] + veta);
+                den = (nw[s] + eta) * (nk[t] + veta);
+            }
+            if (u[2] * den < num) {
+                s = t;
+                z[i] = s;
+            }
+        }
+        ndk_d[s] += 1;
+        nw[s] += 1;
+        nk[s] += 1;
+    }
+}
+
+#endif  /* SKLEARN_CLDA_MH_KERNEL_H */

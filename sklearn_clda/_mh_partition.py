@@ -1,0 +1,134 @@
+"""The partitioned MH sweep: the MH sampler's ``n_jobs``.
+
+:class:`_MHPartitionedSweeper` runs the MH kernel's pieces
+(``_mh_sampling.mh_sweep_pieces``) in the cell layout of ``_partition``
+(P document blocks x P word blocks, P diagonal sub-steps per sweep) on up
+to P threads.
+"""
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from . import _mh_sampling, _sampling
+from ._chunking import balanced_bounds, pieces
+from ._partition import cell_layout, word_blocks
+
+__all__ = ["_MHPartitionedSweeper"]
+
+
+class _MHPartitionedSweeper:
+    """Runs MH sweeps in the partitioned scheme of ``_partition`` on threads.
+
+    P document blocks x P word blocks; sub-step ``s`` runs cell ``(p, (p +
+    s) mod P)`` of every document block ``p`` at once. A cell's MH steps
+    read and write the rows of its documents and words only, and its
+    proposals read the topics of tokens of its words (all in its word
+    block, whose other cells wait for later sub-steps) and of its
+    documents (all in its document block, swept by the same thread): no
+    two threads touch the same counts or assignments, except the topic
+    totals, of which each cell works on a copy taken at the start of the
+    sub-step; the copies' changes are added up after it (the totals are up
+    to one sub-step stale, as in the dense partitioned sweep). Document
+    block ``p`` draws from its own stream (its pieces in cell order, then
+    its AGS table counts), so the result depends on P but not on the
+    number of threads. The tokens are kept in cell order while sampling;
+    ``state.z`` is brought up to date when the sweeper is closed.
+    """
+
+    def __init__(self, state, n_blocks, seed_sequence, n_table_rows, mh_steps, n_threads):
+        self.state = state
+        self.mh_steps = int(mh_steps)
+        K = state.nk.shape[0]
+        V, D = state.nwk_padded.shape[0], state.doc_ptr.shape[0] - 1
+        doc_bounds = balanced_bounds(state.doc_ptr, n_blocks)
+        P = len(doc_bounds) - 1
+        self.perm, self.piece_start, self.piece_doc, self.cell_piece = cell_layout(
+            state.words, state.doc_ptr, doc_bounds, word_blocks(state.words, V, P)
+        )
+        self.words = state.words[self.perm]
+        self.z = state.z[self.perm]
+        doc_of = np.repeat(np.arange(D, dtype=np.int32), np.diff(state.doc_ptr))[self.perm]
+        self.doc_ptr, self.doc_tokens = _mh_sampling.word_index(doc_of, D)
+        self.word_ptr, self.word_tokens = _mh_sampling.word_index(self.words, V)
+        longest = int(np.diff(self.piece_start).max()) if len(self.piece_doc) else 0
+        self.blocks = [
+            dict(docs=(lo, hi), bitgen=np.random.PCG64(ss),
+                 tables=np.zeros((n_table_rows, K), dtype=np.int64),
+                 nk=_sampling._line_buffer(K, np.int32),
+                 u=np.empty(max(3 * self.mh_steps * longest, 1)))
+            for (lo, hi), ss in zip(pieces(doc_bounds), seed_sequence.spawn(P))
+        ]
+        self.n_threads = max(1, min(n_threads, P))
+        self.pool = None
+
+    @property
+    def shards(self):
+        """The document blocks (their number identifies the scheme of a chain)."""
+        return self.blocks
+
+    def __enter__(self):
+        if self.n_threads > 1:
+            self.pool = ThreadPoolExecutor(self.n_threads)
+        return self
+
+    def __exit__(self, *exc):
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+        self.state.z[self.perm] = self.z
+        return False
+
+    def bit_states(self):
+        """The states of the blocks' random streams (to continue a chain)."""
+        return [b["bitgen"].state for b in self.blocks]
+
+    def set_bit_states(self, states):
+        for b, state in zip(self.blocks, states, strict=True):
+            b["bitgen"].state = state
+
+    def _cells(self, t, s, args):
+        """Thread ``t``'s cells of sub-step ``s``: document blocks t, t + T, ..."""
+        P = len(self.blocks)
+        st = self.state
+        for p in range(t, P, self.n_threads):
+            b = self.blocks[p]
+            c = p * P + (p + s) % P
+            np.copyto(b["nk"], st.nk)
+            _mh_sampling.mh_sweep_pieces(
+                self.words, self.z, self.piece_start, self.piece_doc,
+                self.cell_piece[c], self.cell_piece[c + 1], st.doc_group, self.doc_ptr,
+                self.doc_tokens, st.nwk_padded, st.ndk, b["nk"], *args,
+                self.word_ptr, self.word_tokens, self.mh_steps, b["u"], b["bitgen"],
+            )
+
+    def _tables(self, t, prior):
+        st = self.state
+        for b in self.blocks[t :: self.n_threads]:
+            lo, hi = b["docs"]
+            b["tables"].fill(0)
+            if b["tables"].shape[0]:
+                _sampling.document_tables(
+                    st.ndk[lo:hi], st.doc_group[lo:hi], prior, b["tables"], b["bitgen"]
+                )
+
+    def _run(self, fn, *args):
+        if self.pool is None:
+            fn(0, *args)
+        else:
+            for f in [self.pool.submit(fn, t, *args) for t in range(self.n_threads)]:
+                f.result()
+
+    def sweep(self, prior, eta):
+        """One sweep over all documents; returns the summed AGS table counts."""
+        st = self.state
+        prior = np.ascontiguousarray(prior, dtype=np.float64)
+        args = (prior, float(eta), *_mh_sampling.build_alias_tables(prior))
+        for s in range(len(self.blocks)):
+            start = st.nk.copy()
+            self._run(self._cells, s, args)
+            for b in self.blocks:  # integer sums: the order does not matter
+                st.nk += b["nk"]
+                st.nk -= start
+        self._run(self._tables, prior)
+        return sum(b["tables"] for b in self.blocks)

@@ -1,0 +1,348 @@
+# cython: freethreading_compatible = True
+"""Cython kernel of the Metropolis-Hastings sampler for many topics.
+
+``mh_sweep`` is the O(1)-per-token counterpart of
+``_sampling.gibbs_sweep``: the same arrays, the same collapsed conditional
+left invariant, the same Antoniak table draws, but each token takes
+``mh_steps`` Metropolis-Hastings steps instead of one exact O(K) draw (see
+``_mh_kernel.h``). Each kernel's docstring states its NumPy equivalent,
+and ``tests/test_mh_sampling.py`` and ``tests/test_mh_partition.py`` hold
+them to it bit for bit.
+"""
+
+from libc.stdint cimport int32_t, int64_t
+from numpy.random cimport bitgen_t
+from cpython.pycapsule cimport PyCapsule_GetPointer
+
+cdef extern from "_mh_kernel.h":
+    ctypedef struct clda_mh_ctx:
+        Py_ssize_t K
+        int32_t mh_steps
+        const int32_t* words
+        int32_t* z
+        int32_t* nwk
+        Py_ssize_t nwk_stride
+        int32_t* nk
+        double eta
+        double veta
+        double keta
+        const int64_t* word_ptr
+        const int64_t* word_tokens
+    ctypedef struct clda_mh_prior:
+        const double* prior
+        double total
+        const double* prob
+        const int32_t* alias
+    void clda_mh_sweep_document(
+        const clda_mh_ctx* ctx, int64_t i0, int64_t i1, int32_t* ndk_d,
+        const clda_mh_prior* pg, const double* u_buf,
+        const int64_t* doc_tok, int64_t doc_i0, int64_t doc_len) noexcept nogil
+
+import numpy as np
+cimport numpy as np
+
+from . import _sampling
+
+np.import_array()
+
+def build_alias_tables(const double[:, ::1] prior):
+    """Walker alias tables of each row of ``prior`` (Vose's construction).
+
+    Equivalent to, for each row ``a`` of length ``K``::
+
+        total = 0.0
+        for x in a: total += x                 # left to right
+        q = [x * (K / total) for x in a]
+        small = [k for k in range(K) if q[k] < 1.0]
+        large = [k for k in range(K) if q[k] >= 1.0]
+        prob, alias = [1.0] * K, list(range(K))
+        while small and large:
+            s, l = small.pop(), large.pop()
+            prob[s], alias[s] = q[s], l
+            q[l] = (q[l] + q[s]) - 1.0
+            (small if q[l] < 1.0 else large).append(l)
+
+    A draw is then ``c = min(int(u * K), K - 1)``, ``c if u * K - c <
+    prob[c] else alias[c]`` for ``u`` uniform on [0, 1): topic ``k`` with
+    probability ``a[k] / total`` (up to rounding).
+
+    Returns
+    -------
+    prob : ndarray of shape (G, K), float64
+    alias : ndarray of shape (G, K), int32
+    totals : ndarray of shape (G,), float64
+        The row sums, added left to right.
+    """
+    cdef Py_ssize_t G = prior.shape[0], K = prior.shape[1]
+    prob_arr = np.ones((G, K), dtype=np.float64)
+    alias_arr = np.empty((G, K), dtype=np.int32)
+    totals_arr = np.zeros(G, dtype=np.float64)
+    q_arr = np.empty(K, dtype=np.float64)
+    small_arr = np.empty(K, dtype=np.int32)
+    large_arr = np.empty(K, dtype=np.int32)
+    cdef double[:, ::1] prob = prob_arr
+    cdef int32_t[:, ::1] alias = alias_arr
+    cdef double[::1] totals = totals_arr, q = q_arr
+    cdef int32_t[::1] small = small_arr, large = large_arr
+    cdef Py_ssize_t g
+    with nogil:
+        for g in range(G):
+            totals[g] = _alias_row(&prior[g, 0], K, &prob[g, 0], &alias[g, 0],
+                                   &q[0], &small[0], &large[0])
+    return prob_arr, alias_arr, totals_arr
+
+
+cdef double _alias_row(const double* a, Py_ssize_t K, double* prob, int32_t* alias,
+                       double* q, int32_t* small, int32_t* large) noexcept nogil:
+    """One row of ``build_alias_tables`` (``prob`` preset to 1); returns its total."""
+    cdef double total = 0.0, scale
+    cdef Py_ssize_t k, n_small = 0, n_large = 0
+    cdef int32_t s, l
+    for k in range(K):
+        total += a[k]
+    scale = K / total
+    for k in range(K):
+        alias[k] = <int32_t> k
+        q[k] = a[k] * scale
+        if q[k] < 1.0:
+            small[n_small] = <int32_t> k
+            n_small += 1
+        else:
+            large[n_large] = <int32_t> k
+            n_large += 1
+    while n_small > 0 and n_large > 0:
+        n_small -= 1
+        n_large -= 1
+        s = small[n_small]
+        l = large[n_large]
+        prob[s] = q[s]
+        alias[s] = l
+        q[l] = (q[l] + q[s]) - 1.0
+        if q[l] < 1.0:
+            small[n_small] = l
+            n_small += 1
+        else:
+            large[n_large] = l
+            n_large += 1
+    return total
+
+
+def word_index(const int32_t[::1] words, Py_ssize_t n_features):
+    """Token positions grouped by word: ``(word_ptr, word_tokens)``.
+
+    Equivalent to ``word_tokens = np.argsort(words, kind="stable")`` and
+    ``word_ptr = np.r_[0, np.cumsum(np.bincount(words, minlength=V))]``
+    (both int64): the tokens of word ``w`` are
+    ``word_tokens[word_ptr[w]:word_ptr[w + 1]]``, in token order.
+    """
+    words_np = np.asarray(words)
+    if words_np.size and (words_np.min() < 0 or words_np.max() >= n_features):
+        raise ValueError("word ids must lie in [0, n_features)")
+    word_ptr = np.zeros(n_features + 1, dtype=np.int64)
+    np.cumsum(np.bincount(words_np, minlength=n_features), out=word_ptr[1:])
+    word_tokens = np.argsort(words_np, kind="stable").astype(np.int64)
+    return word_ptr, word_tokens
+
+
+cdef inline bitgen_t* _get_bitgen(object bit_generator) except NULL:
+    return <bitgen_t*> PyCapsule_GetPointer(bit_generator.capsule, "BitGenerator")
+
+
+def mh_sweep(
+    const int32_t[::1] words,
+    const int64_t[::1] doc_ptr,
+    const int32_t[::1] doc_group,
+    int32_t[::1] z,
+    int32_t[:, ::1] nwk,
+    int32_t[:, ::1] ndk,
+    int32_t[::1] nk,
+    const double[:, ::1] prior,
+    double eta,
+    const int64_t[::1] word_ptr,
+    const int64_t[::1] word_tokens,
+    int mh_steps,
+    int64_t[:, ::1] tables,
+    object bit_generator,
+):
+    """One Metropolis-Hastings sweep over all tokens, in place.
+
+    The arguments are those of ``_sampling.gibbs_sweep`` plus the word
+    index of :func:`word_index` and the number of MH steps per token.
+    Equivalent to (``V, K = nwk.shape[0], nk.shape[0]``, ``u`` the
+    ``Generator(bit_generator).random`` stream)::
+
+        prob, alias, totals = build_alias_tables(prior)
+        for d in range(n_docs):
+            g, i0, i1 = doc_group[d], doc_ptr[d], doc_ptr[d + 1]
+            U = u(3 * mh_steps * (i1 - i0))      # the document's uniforms
+            for i in range(i0, i1):
+                w, s = words[i], z[i]
+                ndk[d, s] -= 1; nwk[w, s] -= 1; nk[s] -= 1
+                n_w = word_ptr[w + 1] - word_ptr[w]
+                for j in range(mh_steps):
+                    u0, u1, u2 = U[3 * (mh_steps * (i - i0) + j) + np.arange(3)]
+                    if j % 2 == 0:               # word proposal
+                        x = u0 * (n_w + K * eta)
+                        if x < n_w:
+                            t = z[word_tokens[word_ptr[w] + int(x)]]
+                        else:
+                            t = min(int(u1 * K), K - 1)
+                        num = (ndk[d, t] + prior[g, t]) * (nk[s] + V * eta)
+                        den = (ndk[d, s] + prior[g, s]) * (nk[t] + V * eta)
+                    else:                        # doc proposal
+                        x = u0 * ((i1 - i0) + totals[g])
+                        if x < i1 - i0:
+                            t = z[i0 + int(x)]
+                        else:
+                            c = min(int(u1 * K), K - 1)
+                            t = c if u1 * K - c < prob[g, c] else alias[g, c]
+                        num = (nwk[w, t] + eta) * (nk[s] + V * eta)
+                        den = (nwk[w, s] + eta) * (nk[t] + V * eta)
+                    if t != s and u2 * den < num:
+                        s = z[i] = t
+                ndk[d, s] += 1; nwk[w, s] += 1; nk[s] += 1
+
+    (see ``_mh_kernel.h`` for why this leaves the collapsed conditional
+    invariant). Then, if ``tables`` has rows, the Antoniak table sums of
+    the final ``ndk`` are added by ``_sampling.document_tables`` (the draws
+    of ``gibbs_sweep``, made after the sweep).
+
+    The arrays are trusted to be consistent (the estimators build them),
+    as for ``gibbs_sweep``; ``word_ptr``/``word_tokens`` must be
+    ``word_index(words, V)``.
+    """
+    cdef Py_ssize_t n_docs = doc_ptr.shape[0] - 1
+    cdef Py_ssize_t K = nk.shape[0]
+    cdef Py_ssize_t V = nwk.shape[0]
+    cdef int64_t n_tokens = words.shape[0]
+    if (nwk.shape[1] < K or ndk.shape[1] != K or prior.shape[1] != K
+            or ndk.shape[0] != n_docs or doc_group.shape[0] != n_docs
+            or z.shape[0] != n_tokens or tables.shape[1] != K
+            or (tables.shape[0] > 0 and tables.shape[0] != prior.shape[0])
+            or word_ptr.shape[0] != V + 1 or word_tokens.shape[0] != n_tokens):
+        raise ValueError("inconsistent array shapes passed to mh_sweep")
+    if n_docs > 0 and doc_ptr[n_docs] != n_tokens:
+        raise ValueError("doc_ptr does not cover the token arrays")
+    if mh_steps < 1:
+        raise ValueError(f"mh_steps must be at least 1, got {mh_steps}")
+    if n_tokens == 0:
+        return
+    prob_arr, alias_arr, totals_arr = build_alias_tables(prior)
+    cdef const double[:, ::1] prob = prob_arr
+    cdef const int32_t[:, ::1] alias = alias_arr
+    cdef const double[::1] totals = totals_arr
+    max_len = int(np.max(np.diff(np.asarray(doc_ptr))))
+    u_arr = np.empty(max(3 * mh_steps * max_len, 1), dtype=np.float64)
+    cdef double[::1] u_buf = u_arr
+    cdef bitgen_t* rng = _get_bitgen(bit_generator)
+    cdef clda_mh_ctx ctx
+    cdef clda_mh_prior pg
+    cdef Py_ssize_t d
+    cdef int64_t t, i0, i1
+    cdef int32_t g
+    ctx.K = K
+    ctx.mh_steps = mh_steps
+    ctx.words = &words[0]
+    ctx.z = &z[0]
+    ctx.nwk = &nwk[0, 0]
+    ctx.nwk_stride = nwk.strides[0] // sizeof(int32_t)
+    ctx.nk = &nk[0]
+    ctx.eta = eta
+    ctx.veta = V * eta
+    ctx.keta = K * eta
+    ctx.word_ptr = &word_ptr[0]
+    ctx.word_tokens = &word_tokens[0]
+    with bit_generator.lock, nogil:
+        for d in range(n_docs):
+            g = doc_group[d]
+            i0 = doc_ptr[d]
+            i1 = doc_ptr[d + 1]
+            for t in range(3 * mh_steps * (i1 - i0)):
+                u_buf[t] = rng.next_double(rng.state)
+            pg.prior = &prior[g, 0]
+            pg.total = totals[g]
+            pg.prob = &prob[g, 0]
+            pg.alias = &alias[g, 0]
+            clda_mh_sweep_document(&ctx, i0, i1, &ndk[d, 0], &pg, &u_buf[0], NULL, i0, i1 - i0)
+    if tables.shape[0] > 0:
+        _sampling.document_tables(ndk, doc_group, prior, tables, bit_generator)
+
+
+def mh_sweep_pieces(
+    const int32_t[::1] words,
+    int32_t[::1] z,
+    const int64_t[::1] piece_start,
+    const int32_t[::1] piece_doc,
+    int64_t piece_lo,
+    int64_t piece_hi,
+    const int32_t[::1] doc_group,
+    const int64_t[::1] doc_ptr,
+    const int64_t[::1] doc_tokens,
+    int32_t[:, ::1] nwk,
+    int32_t[:, ::1] ndk,
+    int32_t[::1] nk,
+    const double[:, ::1] prior,
+    double eta,
+    const double[:, ::1] prob,
+    const int32_t[:, ::1] alias,
+    const double[::1] totals,
+    const int64_t[::1] word_ptr,
+    const int64_t[::1] word_tokens,
+    int mh_steps,
+    double[::1] u_buf,
+    object bit_generator,
+):
+    """The MH steps of the pieces ``piece_lo:piece_hi`` of a partitioned sweep.
+
+    The tokens are in the partitioned sweep's cell order: piece ``j`` is
+    the tokens ``piece_start[j]:piece_start[j + 1]`` of document
+    ``piece_doc[j]``, whose tokens (all its pieces) are
+    ``doc_tokens[doc_ptr[d]:doc_ptr[d + 1]]``. Equivalent, piece by piece,
+    to the token loop of :func:`mh_sweep` with the piece's uniforms drawn
+    together before its tokens, and the document proposal's token drawn
+    from all of the document's tokens
+    (``z[doc_tokens[doc_ptr[d] + int(x)]]`` with ``x < L_d``, ``L_d`` the
+    document's length). ``prob``, ``alias`` and ``totals`` are
+    :func:`build_alias_tables` of ``prior``; ``u_buf`` holds at least
+    ``3 * mh_steps`` uniforms per token of the longest piece.
+
+    Trusted (``_mh_partition._MHPartitionedSweeper`` builds everything);
+    the GIL is released while sampling, so the cells of a sub-step run on
+    threads in parallel (they share no counts but ``nk``, of which each
+    gets a copy).
+    """
+    cdef Py_ssize_t K = nk.shape[0]
+    cdef Py_ssize_t V = nwk.shape[0]
+    if piece_lo >= piece_hi:
+        return
+    cdef bitgen_t* rng = _get_bitgen(bit_generator)
+    cdef clda_mh_ctx ctx
+    cdef clda_mh_prior pg
+    cdef int64_t j, t, i0, i1
+    cdef int32_t d, g
+    ctx.K = K
+    ctx.mh_steps = mh_steps
+    ctx.words = &words[0]
+    ctx.z = &z[0]
+    ctx.nwk = &nwk[0, 0]
+    ctx.nwk_stride = nwk.strides[0] // sizeof(int32_t)
+    ctx.nk = &nk[0]
+    ctx.eta = eta
+    ctx.veta = V * eta
+    ctx.keta = K * eta
+    ctx.word_ptr = &word_ptr[0]
+    ctx.word_tokens = &word_tokens[0]
+    with bit_generator.lock, nogil:
+        for j in range(piece_lo, piece_hi):
+            d = piece_doc[j]
+            g = doc_group[d]
+            i0 = piece_start[j]
+            i1 = piece_start[j + 1]
+            for t in range(3 * mh_steps * (i1 - i0)):
+                u_buf[t] = rng.next_double(rng.state)
+            pg.prior = &prior[g, 0]
+            pg.total = totals[g]
+            pg.prob = &prob[g, 0]
+            pg.alias = &alias[g, 0]
+            clda_mh_sweep_document(&ctx, i0, i1, &ndk[d, 0], &pg, &u_buf[0],
+                                   &doc_tokens[doc_ptr[d]], 0, doc_ptr[d + 1] - doc_ptr[d])

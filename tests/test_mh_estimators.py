@@ -1,0 +1,137 @@
+"""The estimators with ``sampler="mh"``: dispatch, settings, reproducibility, fits."""
+
+import os
+
+import numpy as np
+import pytest
+from sklearn.utils._param_validation import InvalidParameterError
+from sklearn.utils.estimator_checks import parametrize_with_checks
+from test_common import _is_array_api_check, _run_with_scipy_array_api
+
+from sklearn_clda import CompoundLDA, LDAGibbs
+from sklearn_clda._mh_sweeper import AUTO_MH_MIN_COMPONENTS, _MHSweeper, uses_mh
+from sklearn_clda._sweeper import _ShardedSweeper
+from sklearn_clda.datasets import make_lda_corpus
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    X = make_lda_corpus(4, 40, 120, 30, random_state=0).data
+    groups = np.arange(X.shape[0]) % 3
+    return X, groups
+
+
+def _sweeper_type(est, X):
+    """The sweeper class a fit of ``est`` on ``X`` builds (spied, not run)."""
+    seen = []
+    original = type(est)._sweeper
+
+    def spy(self, *args):
+        sweeper = original(self, *args)
+        seen.append(type(sweeper))
+        return sweeper
+
+    type(est)._sweeper = spy
+    try:
+        est.set_params(max_iter=2, burn_in=1).fit(X)
+    finally:
+        type(est)._sweeper = original
+    return seen[0]
+
+
+def test_auto_keeps_small_k_on_the_dense_kernel(corpus):
+    X, _ = corpus
+    assert not any(uses_mh("auto", k) for k in range(1, 101))
+    assert uses_mh("auto", AUTO_MH_MIN_COMPONENTS) and not uses_mh("dense", 10**5)
+    assert uses_mh("mh", 1)
+    assert _sweeper_type(LDAGibbs(100, random_state=0), X) is _ShardedSweeper
+    assert _sweeper_type(LDAGibbs(AUTO_MH_MIN_COMPONENTS, random_state=0), X) is _MHSweeper
+    assert _sweeper_type(LDAGibbs(3, sampler="mh", random_state=0), X) is _MHSweeper
+    assert _sweeper_type(LDAGibbs(3, sampler="dense", random_state=0), X) is _ShardedSweeper
+
+
+def test_auto_at_small_k_gives_the_dense_results_bit_for_bit(corpus):
+    X, _ = corpus
+    a = LDAGibbs(5, max_iter=20, random_state=0).fit(X)
+    b = LDAGibbs(5, sampler="dense", max_iter=20, random_state=0).fit(X)
+    c = LDAGibbs(5, sampler="mh", max_iter=20, random_state=0).fit(X)
+    np.testing.assert_array_equal(a.components_, b.components_)
+    assert not np.array_equal(a.components_, c.components_)
+
+
+@pytest.mark.parametrize("Est", [LDAGibbs, CompoundLDA])
+@pytest.mark.parametrize("params, match", [
+    (dict(sampler="fast"), "sampler"),
+    (dict(sampler=None), "sampler"),
+    (dict(mh_steps=0), "mh_steps"),
+    (dict(mh_steps=1001), "mh_steps"),
+    (dict(mh_steps=2.0), "mh_steps"),
+])
+def test_invalid_sampler_settings_raise(Est, params, match, corpus):
+    X, _ = corpus
+    with pytest.raises(InvalidParameterError, match=match):
+        Est(3, **params).fit(X)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: LDAGibbs(4, sampler="mh", max_iter=30, burn_in=10, random_state=5, mh_steps=3),
+    lambda: CompoundLDA(4, sampler="mh", max_iter=30, burn_in=10, random_state=5),
+    lambda: CompoundLDA(4, sampler="mh", algorithm="mgs", max_iter=30, burn_in=10, random_state=5),
+])
+def test_mh_fits_are_seeded_and_continue_bit_for_bit(make, corpus):
+    X, groups = corpus
+    fit = (lambda est: est.fit(X)) if isinstance(make(), LDAGibbs) else (
+        lambda est: est.fit(X, groups=groups))
+    a, b = fit(make()), fit(make())
+    np.testing.assert_array_equal(a.components_, b.components_)
+    np.testing.assert_array_equal(a.doc_topic_, b.doc_topic_)
+    other = fit(make().set_params(random_state=6))
+    assert not np.array_equal(a.components_, other.components_)
+    # warm_start: two fits of 15 sweeps are the chain of one fit of 30
+    warm = make().set_params(max_iter=15, warm_start=True)
+    fit(warm)
+    fit(warm)
+    np.testing.assert_array_equal(warm.components_, a.components_)
+
+
+def test_mh_recovers_the_topics_of_a_synthetic_corpus():
+    # The MH chain finds the generating topics as well as the dense one.
+    corpus = make_lda_corpus(5, 60, 300, 60, random_state=1)
+    X, true = corpus.data, corpus.beta
+
+    def match(est):
+        phi = est.components_ / est.components_.sum(axis=1, keepdims=True)
+        # best total variation per true topic
+        return np.mean([0.5 * np.abs(phi - t).sum(axis=1).min() for t in true])
+
+    dense = LDAGibbs(5, sampler="dense", max_iter=200, random_state=0).fit(X)
+    mh = LDAGibbs(5, sampler="mh", max_iter=200, random_state=0).fit(X)
+    assert match(mh) < 0.2
+    assert match(mh) < match(dense) + 0.05
+
+
+def test_mh_gibbs_em_learns_priors_like_dense(corpus):
+    # Gibbs-EM runs on the same state and hooks; the MH chain mixes less per
+    # sweep, so it needs a longer burn-in than the dense one for the same
+    # estimates (at 200 sweeps it learned eta 0.027 against 0.015, over six
+    # seeds each; at 1000, 0.018 against 0.015).
+    X, groups = corpus
+    kw = dict(max_iter=2000, learn_priors=True, random_state=0)
+    dense = CompoundLDA(4, sampler="dense", **kw).fit(X, groups=groups)
+    mh = CompoundLDA(4, sampler="mh", **kw).fit(X, groups=groups)
+    assert abs(np.log(mh.eta_ / dense.eta_)) < 0.2
+    assert abs(np.log(mh.gamma_ / dense.gamma_)) < 0.2
+
+
+_ESTIMATORS = [
+    LDAGibbs(n_components=3, sampler="mh", max_iter=20, random_state=0),
+    CompoundLDA(n_components=3, sampler="mh", max_iter=20, random_state=0),
+]
+
+
+@parametrize_with_checks(_ESTIMATORS)
+def test_sklearn_compatible_mh_estimator(estimator, check):
+    if _is_array_api_check(check) and os.environ.get("SCIPY_ARRAY_API") != "1":
+        _run_with_scipy_array_api(estimator, check)
+    else:
+        check(estimator)
