@@ -344,6 +344,11 @@ class _BaseGibbsTopicModel(
                 "counts are zero after rounding); a topic model needs words."
             )
         _check_table_memory(X, int(self.n_components), n_groups, type(self).__name__)
+        return self._schedule(burn_in)
+
+    def _schedule(self, burn_in):
+        """The run's schedule: burn-in, the priors to learn and the Gibbs-EM
+        update sweeps (``ValueError`` if learning has no update sweep)."""
         learned = self._learned_priors()
         # Gibbs-EM: in the second half of burn-in every sweep is an E-step
         # sample, and every prior_update_every sweeps an M-step maximizes
