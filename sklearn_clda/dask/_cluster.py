@@ -14,7 +14,7 @@ import warnings
 
 import dask
 import numpy as np
-from distributed import wait as _wait
+from distributed.client import _wait
 
 from . import _shard
 from ._messages import merge_deltas, merge_histograms, nbytes
@@ -97,20 +97,30 @@ class ShardSet:
         """
         deadline = time.monotonic() + self.timeout
         pending, results, lost = dict(futures), {}, []
+        fetch = dict.fromkeys(futures, _POLL_SECONDS)
         while pending:
             try:
-                _wait(list(pending.values()), timeout=_POLL_SECONDS)
+                self._wait(list(pending.values()), _POLL_SECONDS)
             except TimeoutError:
                 pass
             alive = None
             for i, future in list(pending.items()):
                 if future.status == "finished":
-                    results[i] = future.result()
+                    # The result may have died with its worker since it was
+                    # computed: never wait long for it (the worker check below).
+                    try:
+                        results[i] = future.result(timeout=fetch[i])
+                    except TimeoutError:
+                        # A large result still on its way: wait longer next time.
+                        fetch[i] = min(2 * fetch[i], max(deadline - time.monotonic(), 0.0))
+                        continue
+                    future.release()
                     del pending[i]
                 elif future.status in ("error", "cancelled", "lost"):
                     alive = self.alive() if alive is None else alive
                     if self.workers[i] not in alive:
                         continue  # counted as lost below
+                    del pending[i]
                     self._cancel(pending)
                     future.result()  # raises the shard's exception
                     raise RuntimeError(f"{self.caller}: {what} of shard {i} was {future.status}.")
@@ -130,6 +140,11 @@ class ShardSet:
                     "busy or stuck. Raise timeout, or check the cluster's dashboard."
                 )
         return results, sorted(lost)
+
+    def _wait(self, futures, seconds):
+        """``distributed.wait`` on this fit's client (which need not be the
+        default one); ``TimeoutError`` after ``seconds``."""
+        self.client.sync(_wait, futures, timeout=seconds, return_when="ALL_COMPLETED")
 
     @staticmethod
     def _cancel(pending):
@@ -163,7 +178,7 @@ class ShardSet:
             if addr in alive:
                 futures[i] = self.submit(_shard.drop_shard, i)
         try:
-            _wait(list(futures.values()), timeout=min(self.timeout, 10.0))
+            self._wait(list(futures.values()), min(self.timeout, 10.0))
         except Exception:  # noqa: BLE001 - cleanup must not hide the fit's outcome
             pass
 

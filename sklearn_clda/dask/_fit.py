@@ -16,7 +16,7 @@ import uuid
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import clone
+from sklearn.base import _clone_parametrized
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted
 
@@ -96,7 +96,7 @@ class DistributedFitMixin:
         client = self.client
         try:
             self.client = None
-            new = clone(self)
+            new = _clone_parametrized(self)
         finally:
             self.client = client
         new.client = client
