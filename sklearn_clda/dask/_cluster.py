@@ -17,12 +17,14 @@ import numpy as np
 from distributed.client import _wait
 
 from . import _shard
-from ._messages import merge_deltas, merge_histograms, nbytes
+from ._messages import DeltaMerger, merge_histograms, nbytes
 
 __all__ = ["ClusterChain", "ShardSet"]
 
 # Seconds between checks for lost workers while waiting for shards.
 _POLL_SECONDS = 0.2
+# Messages larger than this are scattered to the workers, not put in tasks.
+_SCATTER_BYTES = 1 << 18
 # Rebuild attempts per lost shard before the fit gives up.
 _MAX_REBUILDS = 3
 
@@ -70,11 +72,21 @@ class ShardSet:
                 load[a] += 1
         self.workers[i] = min(alive, key=lambda a: (load[a], a))
 
+    def _ship(self, blocks, addr):
+        """In-memory blocks are sent straight to the worker that builds the
+        shard (not through the scheduler in the task graph); dask blocks
+        are computed there."""
+        if blocks is None or any(dask.is_dask_collection(b) for b in blocks):
+            return blocks
+        return self.client.scatter(list(blocks), workers=[addr], hash=False,
+                                   timeout=self.timeout)
+
     def submit_build(self, i, seed, topics=None):
         x_blocks, group_blocks, first = self.specs[i]
+        addr = self.workers[i]
         task = dask.delayed(_shard.build_shard, pure=False)(
-            self.key(i), x_blocks, group_blocks, *self.build_args, seed, self.caller,
-            first, topics,
+            self.key(i), self._ship(x_blocks, addr), self._ship(group_blocks, addr),
+            *self.build_args, seed, self.caller, first, topics,
         )
         return self.client.compute(task, workers=[self.workers[i]], allow_other_workers=False)
 
@@ -83,6 +95,21 @@ class ShardSet:
             fn, self.key(i), *args, workers=[self.workers[i]], allow_other_workers=False,
             pure=False,
         )
+
+    def share(self, obj):
+        """``obj`` for every shard's task: a large one is scattered to the
+        workers once (one copy per worker, straight from here) rather than
+        sent through the scheduler inside each task; if that fails (a worker
+        left meanwhile) it goes inside the tasks."""
+        if nbytes(obj) < _SCATTER_BYTES:
+            return obj
+        workers = sorted(set(self.workers.values()))
+        try:
+            [future] = self.client.scatter([obj], workers=workers, broadcast=True,
+                                           hash=False, timeout=min(self.timeout, 30.0))
+        except Exception:  # noqa: BLE001 - the tasks carry it instead
+            return obj
+        return future
 
     def call(self, fn, args_by_shard, what):
         """``fn(key, *args)`` on each shard given; ``(results, lost)``."""
@@ -209,9 +236,12 @@ class ClusterChain:
             self._add(self.nwk, s["counts"])
         self.nk = self.nwk.sum(axis=0, dtype=np.int64).astype(np.int32)
         self.lengths = merge_histograms([s["lengths"] for s in summaries])
+        self.merger = DeltaMerger(self.nwk.size)
+        self.index_dtype = np.int32 if self.nwk.size < 2**31 else np.int64
         self.labels = None
         self.send_labels = False
-        self.sync = ("delta", *merge_deltas([s["counts"] for s in summaries], self.K))
+        self.sync = ("delta", *self.merger.merge([s["counts"] for s in summaries],
+                                                 self.index_dtype))
         self.keep_prior = None
         self.hist = None
         self.round = 0
@@ -223,8 +253,7 @@ class ClusterChain:
 
     def _add(self, table, sparse):
         idx, vals = sparse
-        idx = idx.astype(np.int64)
-        table[idx // self.K, idx % self.K] += vals
+        table.reshape(-1)[idx] += vals
 
     def set_labels(self, labels):
         """The sorted collection labels: sent to the shards with the first round."""
@@ -243,17 +272,18 @@ class ClusterChain:
         self.round += 1
         self.prior, self.eta = np.ascontiguousarray(prior, dtype=np.float64), float(eta)
         want_hist = self.round in self.hist_rounds
+        start = time.perf_counter()
         args = (
-            self.labels if self.send_labels else None, self.n_table_rows, self.sync,
+            self.labels if self.send_labels else None, self.n_table_rows,
+            self.shards.share(self.sync),
             self.nk, self.prior,
             self.eta, self.local_sweeps, self.keep_prior, want_hist,
         )
-        start = time.perf_counter()
         everyone = dict.fromkeys(range(len(self.shards)), args)
         results, lost = self.shards.call(_shard.shard_round, everyone, "a sweep")
         wall = time.perf_counter() - start
         self.keep_prior, self.send_labels = None, False
-        sent = len(self.shards) * sum(nbytes(a) for a in args)
+        sent = len(self.shards) * (sum(nbytes(a) for a in args[3:]) + nbytes(self.sync))
         received = sum(nbytes(r["delta"]) + nbytes(r["tables"]) + nbytes(r["hist"])
                        for r in results.values())
         self.bytes.append((sent, received))
@@ -261,7 +291,7 @@ class ClusterChain:
         deltas = [r["delta"] for r in results.values()]
         for d in deltas:
             self._add(self.nwk, d)
-        idx, vals = merge_deltas(deltas, self.K)
+        idx, vals = self.merger.merge(deltas, self.index_dtype)
         self.nk += np.bincount(idx.astype(np.int64) % self.K, weights=vals,
                                minlength=self.K).astype(np.int32)
         self.sync = ("delta", idx, vals)
@@ -301,7 +331,8 @@ class ClusterChain:
         eta, V = self.eta, self.nwk.shape[0]
         phi = np.ascontiguousarray((self.nwk + eta) / (self.nk + V * eta))
         prior = np.ascontiguousarray(prior, dtype=np.float64)
-        args = {i: (self.keep_prior, prior, phi, table_sums) for i in range(len(self.shards))}
+        shared = self.shards.share(phi)
+        args = {i: (self.keep_prior, prior, shared, table_sums) for i in range(len(self.shards))}
         results, lost = self.shards.call(_shard.shard_finish, args, "the final gather")
         if lost:
             self._recover(lost)

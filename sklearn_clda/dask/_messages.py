@@ -9,7 +9,32 @@ of :mod:`sklearn_clda._hyper`: ``(values, multiplicities)`` or, per
 
 import numpy as np
 
-__all__ = ["merge_deltas", "merge_histograms", "nbytes"]
+__all__ = ["DeltaMerger", "merge_deltas", "merge_histograms", "nbytes"]
+
+
+class DeltaMerger:
+    """Sums the shards' sparse changes of a table of ``size`` cells.
+
+    Same result as :func:`merge_deltas`, without sorting: the changes are
+    added into a dense scratch table and read back at the cells they
+    touched (one pass over a boolean mask of the table), which costs
+    ``O(entries + size / 8)`` per round and two tables of memory.
+    """
+
+    def __init__(self, size):
+        self.acc = np.zeros(size, dtype=np.int32)
+        self.touched = np.zeros(size, dtype=bool)
+
+    def merge(self, deltas, index_dtype):
+        for idx, vals in deltas:
+            self.acc[idx] += vals
+            self.touched[idx] = True
+        cells = np.flatnonzero(self.touched)
+        vals = self.acc[cells]
+        self.acc[cells] = 0
+        self.touched[cells] = False
+        keep = vals != 0
+        return cells[keep].astype(index_dtype), vals[keep]
 
 
 def merge_deltas(deltas, K):
