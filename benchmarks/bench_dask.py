@@ -33,7 +33,6 @@ import _common  # noqa: F401  (pins BLAS/OpenMP threads first)
 
 import argparse  # noqa: E402
 import os  # noqa: E402
-import resource  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -78,9 +77,32 @@ def _corpus(n_tokens, n_features, seed=0):
     return sp.csr_matrix(c.data), np.asarray(c.groups)
 
 
-def _max_rss():
-    """Peak resident memory of this (worker) process, in bytes (Linux: KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+_PEAK = {}
+
+
+def _start_rss_sampler():
+    """In a worker: record the process's largest RSS, sampled every 5 ms, from
+    now on (``ru_maxrss`` would include the worker's start-up)."""
+    import threading
+
+    import psutil
+
+    process = psutil.Process()
+    _PEAK["rss"] = process.memory_info().rss
+    _PEAK["stop"] = threading.Event()
+
+    def sample():
+        while not _PEAK["stop"].wait(0.005):
+            _PEAK["rss"] = max(_PEAK["rss"], process.memory_info().rss)
+
+    threading.Thread(target=sample, daemon=True).start()
+
+
+def _peak_rss():
+    """In a worker: the sampled peak RSS and the RSS now (bytes)."""
+    import psutil
+
+    return _PEAK["rss"], psutil.Process().memory_info().rss
 
 
 def _rss():
@@ -110,9 +132,9 @@ def _shard_bytes():
 def _fit_on(n_workers, X, groups, args):
     """One CompoundLDA fit on a fresh cluster of ``n_workers`` processes.
 
-    Returns the fitted model and, per worker, ``(idle RSS, peak RSS,
-    [(shard array bytes, table bytes, tokens)])``, the shards read just
-    before the fit drops them.
+    Returns the fitted model and, per worker, ``(idle RSS, (peak RSS, RSS at
+    the end), [(shard array bytes, table bytes, tokens)])``, the shards read
+    just before the fit drops them.
     """
     from distributed import Client, LocalCluster
 
@@ -122,7 +144,7 @@ def _fit_on(n_workers, X, groups, args):
     drop = _cluster.ShardSet.drop
 
     def measure_then_drop(shards):
-        peak, sizes = shards.client.run(_max_rss), shards.client.run(_shard_bytes)
+        peak, sizes = shards.client.run(_peak_rss), shards.client.run(_shard_bytes)
         memory.update({w: (idle[w], peak[w], sizes[w]) for w in peak})
         drop(shards)
 
@@ -130,6 +152,7 @@ def _fit_on(n_workers, X, groups, args):
                       dashboard_address=None, silence_logs=50) as cluster, \
             Client(cluster, set_as_default=False) as client:
         idle = client.run(_rss)
+        client.run(_start_rss_sampler)
         model = CompoundLDA(n_components=args.k, max_iter=args.warmup + args.sweeps,
                             burn_in=args.warmup, thin=1, random_state=0, client=client,
                             timeout=3600)
@@ -178,18 +201,20 @@ def scaling_table(X, groups, args):
 
 def memory_table(runs):
     """Table 2: each worker's peak memory against its shard plus one table."""
-    print("\n## 2. Worker memory (peak RSS during the fit above the idle worker's RSS)\n")
+    print("\n## 2. Worker memory above the idle worker's RSS (sampled every 5 ms)\n")
     print("| workers | worker | shard tokens | shard arrays MB | K x V table MB "
-          "| peak above idle MB | ratio to (shard + table) |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
+          "| peak MB | at the end MB | peak / (shard + table) |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for w, (_, memory, *_rest) in runs.items():
-        for j, (addr, (idle, peak, sizes)) in enumerate(sorted(memory.items())):
+        for j, (_, (idle, (peak, end), sizes)) in enumerate(sorted(memory.items())):
             arrays = sum(s[0] for s in sizes)
             table = sum(s[1] for s in sizes)
             tokens = sum(s[2] for s in sizes)
-            grown = peak - idle
             print(f"| {w} | {j} | {tokens:,} | {arrays / 1e6:.1f} | {table / 1e6:.1f} "
-                  f"| {grown / 1e6:.1f} | {grown / max(arrays + table, 1):.2f} |")
+                  f"| {(peak - idle) / 1e6:.1f} | {(end - idle) / 1e6:.1f} "
+                  f"| {(peak - idle) / max(arrays + table, 1):.2f} |")
+    print("\nShard arrays: tokens, topics, document pointers, document-topic counts "
+          "and the running sum of the documents' proportions.")
 
 
 def perplexity_table(args):
@@ -213,9 +238,12 @@ def perplexity_table(args):
                 n_jobs=1, random_state=s, **params),
             "in-memory, n_jobs=2 (AD-LDA)": lambda s: sklearn_clda.CompoundLDA(
                 n_jobs=2, random_state=s, **params),
+            # Equal sweeps: max_iter counts rounds of k sweeps (and one kept
+            # sample per round at most).
             **{f"Dask, 2 workers, local_sweeps={k}": (
                 lambda s, k=k: CompoundLDA(client=client, local_sweeps=k, random_state=s,
-                                           **{**params, "max_iter": params["max_iter"] // k}))
+                                           **{**params, "max_iter": params["max_iter"] // k,
+                                              "thin": max(1, params["thin"] // k)}))
                for k in (1, 2, 5)},
         }
         for name, make in fits.items():

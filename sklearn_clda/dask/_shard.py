@@ -70,12 +70,19 @@ def _check_block(block, i, n_features, caller):
         )
     if data.size and data.max() > np.iinfo(np.int32).max:
         raise ValueError(f"{where} has a count larger than 2**31 - 1.")
-    out = sp.csr_matrix(block, dtype=np.int64, copy=True)
+    out = sp.csr_matrix(block, dtype=np.int32, copy=True)
     out.sum_duplicates()
     out.eliminate_zeros()
     out.indices = out.indices.astype(np.int32, copy=False)
     out.indptr = out.indptr.astype(np.int64, copy=False)
     return out
+
+
+def _stack(blocks, n_features):
+    """The shard's blocks as one CSR matrix (no copy of a single block)."""
+    if not blocks:
+        return sp.csr_matrix((0, n_features), dtype=np.int32)
+    return blocks[0] if len(blocks) == 1 else sp.vstack(blocks, format="csr")
 
 
 def _check_labels(group_blocks, x_blocks, first_block, caller):
@@ -112,9 +119,8 @@ def build_shard(key, x_blocks, group_blocks, n_features, n_components, seed, cal
     distinct labels and their document counts, the histogram of its
     document lengths and its word-topic counts (sparse).
     """
-    X = sp.vstack([_check_block(b, first_block + i, n_features, caller)
-                   for i, b in enumerate(x_blocks)], format="csr") if x_blocks else \
-        sp.csr_matrix((0, n_features), dtype=np.int64)
+    X = _stack([_check_block(b, first_block + i, n_features, caller)
+                for i, b in enumerate(x_blocks)], n_features)
     X.indices = X.indices.astype(np.int32, copy=False)
     X.indptr = X.indptr.astype(np.int64, copy=False)
     labels = _check_labels(group_blocks, x_blocks, first_block, caller)
