@@ -77,34 +77,6 @@ def _corpus(n_tokens, n_features, seed=0):
     return sp.csr_matrix(c.data), np.asarray(c.groups)
 
 
-_PEAK = {}
-
-
-def _start_rss_sampler():
-    """In a worker: record the process's largest RSS, sampled every 5 ms, from
-    now on (``ru_maxrss`` would include the worker's start-up)."""
-    import threading
-
-    import psutil
-
-    process = psutil.Process()
-    _PEAK["rss"] = process.memory_info().rss
-    _PEAK["stop"] = threading.Event()
-
-    def sample():
-        while not _PEAK["stop"].wait(0.005):
-            _PEAK["rss"] = max(_PEAK["rss"], process.memory_info().rss)
-
-    threading.Thread(target=sample, daemon=True).start()
-
-
-def _peak_rss():
-    """In a worker: the sampled peak RSS and the RSS now (bytes)."""
-    import psutil
-
-    return _PEAK["rss"], psutil.Process().memory_info().rss
-
-
 def _rss():
     """Resident memory of this (worker) process now, in bytes, once the code
     that a fit runs is imported (the baseline of an idle worker)."""
@@ -113,6 +85,31 @@ def _rss():
     import sklearn_clda.dask._shard  # noqa: F401
 
     return psutil.Process().memory_info().rss
+
+
+def _start_rss_sampler(dask_worker):
+    """In a worker: record the process's largest RSS, sampled every 5 ms, from
+    now on (``ru_maxrss`` would include the worker's start-up)."""
+    import threading
+
+    import psutil
+
+    process = psutil.Process()
+    peak = dask_worker.sklearn_clda_peak_rss = [process.memory_info().rss]
+
+    def sample():
+        while True:
+            peak[0] = max(peak[0], process.memory_info().rss)
+            threading.Event().wait(0.005)
+
+    threading.Thread(target=sample, daemon=True).start()
+
+
+def _peak_rss(dask_worker):
+    """In a worker: the sampled peak RSS and the RSS now (bytes)."""
+    import psutil
+
+    return dask_worker.sklearn_clda_peak_rss[0], psutil.Process().memory_info().rss
 
 
 def _shard_bytes():

@@ -330,3 +330,17 @@ def test_init_stores_parameters_only():
         model = CompoundLDA(client="tcp://nowhere:1", local_sweeps=2, timeout=5)
     assert model.get_params()["local_sweeps"] == 2
     assert set(vars(model)) == set(model.get_params())
+
+
+def test_user_guide_page_runs(monkeypatch):
+    """doc/dask.rst's code runs (its clusters are small, in-process ones)."""
+    pytest.importorskip("dask_ml")
+    import test_doc_snippets as snippets
+
+    monkeypatch.setitem(snippets.PAGES, "doc/dask.rst", (None, None))
+    blocks = snippets.page_blocks("doc/dask.rst")
+    assert len(blocks) == 2
+    namespace = {"__name__": "__snippets__"}
+    for line, code in blocks:
+        snippets._run_block("doc/dask.rst", line, code, namespace)
+    assert namespace["clda"].groups_.tolist() == ["space", "sport"]

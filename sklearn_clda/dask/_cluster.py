@@ -223,7 +223,7 @@ class ClusterChain:
     """
 
     def __init__(self, shards, summaries, seed, n_components, local_sweeps, hist_rounds,
-                 n_table_rows):
+                 n_table_rows, labels, prior, eta):
         self.shards = shards
         self.seed = seed
         self.local_sweeps = int(local_sweeps)
@@ -238,27 +238,25 @@ class ClusterChain:
         self.lengths = merge_histograms([s["lengths"] for s in summaries])
         self.merger = DeltaMerger(self.nwk.size)
         self.index_dtype = np.int32 if self.nwk.size < 2**31 else np.int64
-        self.labels = None
-        self.send_labels = False
+        self.labels = labels
         self.sync = ("delta", *self.merger.merge([s["counts"] for s in summaries],
                                                  self.index_dtype))
         self.keep_prior = None
         self.hist = None
         self.round = 0
         self.n_rebuilt = 0
-        self.eta = None
-        self.prior = None
+        self.eta = float(eta)
+        self.prior = np.ascontiguousarray(prior, dtype=np.float64)
         self.bytes = []
         self.sync_seconds = []
+        args = dict.fromkeys(range(len(shards)), (labels, self.n_table_rows))
+        _, lost = shards.call(_shard.shard_setup, args, "setting up")
+        if lost:
+            self._recover(lost)
 
     def _add(self, table, sparse):
         idx, vals = sparse
         table.reshape(-1)[idx] += vals
-
-    def set_labels(self, labels):
-        """The sorted collection labels: sent to the shards with the first round."""
-        self.labels = labels
-        self.send_labels = labels is not None
 
     # -------------------------------------------------- the sampling loop's API
     def __enter__(self):
@@ -274,16 +272,14 @@ class ClusterChain:
         want_hist = self.round in self.hist_rounds
         start = time.perf_counter()
         args = (
-            self.labels if self.send_labels else None, self.n_table_rows,
-            self.shards.share(self.sync),
-            self.nk, self.prior,
-            self.eta, self.local_sweeps, self.keep_prior, want_hist,
+            self.shards.share(self.sync), self.nk, self.prior, self.eta, self.local_sweeps,
+            self.keep_prior, want_hist,
         )
         everyone = dict.fromkeys(range(len(self.shards)), args)
         results, lost = self.shards.call(_shard.shard_round, everyone, "a sweep")
         wall = time.perf_counter() - start
-        self.keep_prior, self.send_labels = None, False
-        sent = len(self.shards) * (sum(nbytes(a) for a in args[3:]) + nbytes(self.sync))
+        self.keep_prior = None
+        sent = len(self.shards) * (sum(nbytes(a) for a in args[1:]) + nbytes(self.sync))
         received = sum(nbytes(r["delta"]) + nbytes(r["tables"]) + nbytes(r["hist"])
                        for r in results.values())
         self.bytes.append((sent, received))
@@ -353,7 +349,8 @@ class ClusterChain:
                 self.shards.lost_log.append((self.round, i))
                 self.shards.place(i)
             self.n_rebuilt += 1
-            topics = (self.labels, self._sparse_table(), self.nk.copy(), self.eta, self.prior)
+            topics = (self.labels, self.n_table_rows, self._sparse_table(), self.nk.copy(),
+                      self.eta, self.prior)
             futures = {
                 i: self.shards.submit_build(
                     i, np.random.SeedSequence(self.seed, spawn_key=(1, i, self.n_rebuilt)),

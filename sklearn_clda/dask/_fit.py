@@ -186,9 +186,9 @@ class DistributedFitMixin:
             shards, summaries, entropy, self.n_components, self.local_sweeps,
             frozenset(range(run.burn_in // 2 + 1, run.burn_in + 1)) if doc_prior_learned
             else frozenset(),
-            n_groups if self._draw_tables(run) else 0,
+            n_groups if self._draw_tables(run) else 0, labels, self._sweep_prior(run),
+            self._eta_value(run),
         )
-        chain.set_labels(labels)
         rng = np.random.Generator(np.random.PCG64(global_ss))
         trace = _Trace(type(self).__name__, int(self.max_iter))
         averager = _ClusterAverager()

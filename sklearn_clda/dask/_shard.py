@@ -28,7 +28,7 @@ from .._hyper import count_histogram, group_topic_histogram
 from .._online import expected_table_sums
 from .._sweeper import _GibbsState, _ShardedSweeper
 
-__all__ = ["build_shard", "shard_round", "shard_log_likelihood", "shard_counts",
+__all__ = ["build_shard", "shard_setup", "shard_round", "shard_log_likelihood", "shard_counts",
            "shard_finish", "drop_shard", "sparse_rows"]
 
 # The shards that live in this process, by (fit id, shard index).
@@ -109,9 +109,10 @@ def build_shard(key, x_blocks, group_blocks, n_features, n_components, seed, cal
     """Build shard ``key`` from its blocks and keep it in this process.
 
     ``seed``: the shard's ``numpy.random.SeedSequence``. ``topics``:
-    ``None`` for a new chain (``z`` uniform), or, for a shard
-    rebuilt after its worker was lost, ``(labels, table, nk, eta, prior)``:
-    the collection labels, the global word-topic table as sparse
+    ``None`` for a new chain (``z`` uniform, then :func:`shard_setup`), or,
+    for a shard rebuilt after its worker was lost, ``(labels, n_table_rows,
+    table, nk, eta, prior)``: the arguments of :func:`shard_setup`, the
+    global word-topic table as sparse
     ``(idx, vals)``, the topic totals, ``eta`` and the document prior rows,
     from which each token's topic is drawn (``z ~ phi[w] * prior[g]``).
 
@@ -130,7 +131,7 @@ def build_shard(key, x_blocks, group_blocks, n_features, n_components, seed, cal
     codes = np.zeros(X.shape[0], dtype=np.int32)
     z = None
     if topics is not None:
-        all_labels, table, nk, eta, prior = topics
+        all_labels, n_table_rows, table, nk, eta, prior = topics
         if labels is not None:
             codes = np.searchsorted(all_labels, labels).astype(np.int32)
         z = _draw_topics(X, codes, table, nk, eta, prior, rng)
@@ -144,6 +145,8 @@ def build_shard(key, x_blocks, group_blocks, n_features, n_components, seed, cal
         "snapshot": np.empty((rows.shape[0], n_components), dtype=np.int32),
         "doc_topic": None, "n_kept": 0,
     }
+    if topics is not None:
+        shard_setup(key, all_labels, n_table_rows)
     return {
         "n_docs": X.shape[0], "n_tokens": int(state.words.shape[0]),
         "labels": distinct, "label_counts": counts,
@@ -203,8 +206,20 @@ def _apply_sync(shard, sync, nk):
     state.nk[...] = nk
 
 
-def shard_round(key, all_labels, n_table_rows, sync, nk, prior, eta, n_sweeps, keep_prior,
-                want_hist):
+def shard_setup(key, all_labels, n_table_rows):
+    """Give shard ``key`` what is known once every shard is built: the sorted
+    collection labels of the whole corpus (its documents' collections are
+    their positions) and the rows of the sweeps' table counts (collections,
+    or 0 when the model draws none)."""
+    shard = _SHARDS[key]
+    state = shard["state"]
+    if all_labels is not None and shard["labels"] is not None:
+        state.doc_group[...] = np.searchsorted(all_labels, shard["labels"])
+    shard["sweeper"] = _ShardedSweeper(state, 1, shard["sweep_seed"], n_table_rows)
+    return True
+
+
+def shard_round(key, sync, nk, prior, eta, n_sweeps, keep_prior, want_hist):
     """One synchronization round of shard ``key``.
 
     First the deferred work on the state the last round left (the kept
@@ -212,18 +227,11 @@ def shard_round(key, all_labels, n_table_rows, sync, nk, prior, eta, n_sweeps, k
     then ``n_sweeps`` sweeps against the shard's own copy. Returns the
     shard's change of the table (sparse, over the rows of its words), the
     last sweep's Antoniak table counts and, with ``want_hist``, the
-    Gibbs-EM histogram of its document-topic counts. The first round
-    brings the sorted collection labels of the whole corpus (``all_labels``)
-    and the number of rows of the table counts (collections, or 0 when the
-    model draws none).
+    Gibbs-EM histogram of its document-topic counts.
     """
     start = time.perf_counter()
     shard = _SHARDS[key]
     state = shard["state"]
-    if all_labels is not None and shard["labels"] is not None:
-        state.doc_group[...] = np.searchsorted(all_labels, shard["labels"])
-    if shard["sweeper"] is None:
-        shard["sweeper"] = _ShardedSweeper(state, 1, shard["sweep_seed"], n_table_rows)
     if keep_prior is not None:
         _keep(shard, keep_prior)
     _apply_sync(shard, sync, nk)
