@@ -131,6 +131,10 @@ def test_counts_stay_consistent_and_to_local_is_the_in_memory_model(client, corp
     )
     # partial_fit continues from the collections' table counts.
     local.partial_fit(corpus.data[:50], groups=corpus.groups[:50])
+    # Inference is local: a dask array is refused, not computed whole.
+    for method in (model.transform, model.score, model.perplexity):
+        with pytest.raises(ValueError, match="dask collection"):
+            method(X)
 
 
 def test_pickle_and_clone_with_a_client(client, corpus):
@@ -344,3 +348,20 @@ def test_user_guide_page_runs(monkeypatch):
     for line, code in blocks:
         snippets._run_block("doc/dask.rst", line, code, namespace)
     assert namespace["clda"].groups_.tolist() == ["space", "sport"]
+
+
+@pytest.mark.parametrize("n_components", [3, 20])
+def test_shard_state_is_the_in_memory_state(corpus, n_components):
+    """A shard's state, built without per-token 64-bit temporaries, is the
+    in-memory sampler's, array for array (same draws of z)."""
+    from sklearn_clda._corpus import to_count_csr
+    from sklearn_clda._sweeper import _GibbsState
+    from sklearn_clda.dask._state import shard_state
+
+    X = to_count_csr(sp.csr_matrix(corpus.data), "test")
+    groups = corpus.groups.astype(np.int32)
+    a = _GibbsState(X, groups, n_components, np.random.default_rng(3))
+    b = shard_state(X, groups, n_components, np.random.default_rng(3))
+    for name in ("words", "doc_ptr", "doc_group", "doc_len", "z", "nwk_padded", "ndk", "nk"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+        assert getattr(a, name).dtype == getattr(b, name).dtype, name

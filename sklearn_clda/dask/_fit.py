@@ -68,6 +68,18 @@ def _merge_labels(summaries, caller):
     return labels, sizes
 
 
+def _refuse_dask_input(X, name, method):
+    """Inference runs here on in-memory data: a dask collection is refused
+    rather than computed whole behind the user's back."""
+    if hasattr(X, "__dask_graph__"):
+        raise ValueError(
+            f"X passed to {name}.{method} is a dask collection; {method} runs in "
+            "this process on in-memory counts. Pass X.compute() if it fits, or "
+            "apply it block by block, e.g. X.map_blocks(model.to_local().transform, "
+            "dtype=float, chunks=(X.chunks[0], (model.n_components,)))."
+        )
+
+
 class DistributedFitMixin:
     """The distributed ``fit``, ``to_local`` and pickling of the Dask classes.
 
@@ -122,6 +134,15 @@ class DistributedFitMixin:
                 continue
             setattr(local, name, copy.deepcopy(value))
         return local
+
+    # ------------------------------------------------------- local inference
+    def _transform(self, X, groups, normalize=True, method="transform"):
+        _refuse_dask_input(X, type(self).__name__, method)
+        return super()._transform(X, groups, normalize=normalize, method=method)
+
+    def _score_docs(self, X, groups, method):
+        _refuse_dask_input(X, type(self).__name__, method)
+        return super()._score_docs(X, groups, method)
 
     # ------------------------------------------------------------------- hooks
     def _keep(self, run, state, averager):

@@ -16,6 +16,7 @@ tasks; the tasks exchange only small messages with the client:
 This module imports no Dask: it is plain NumPy on the package's sampler.
 """
 
+import functools
 import time
 
 import numpy as np
@@ -23,10 +24,11 @@ import scipy.sparse as sp
 
 from .. import _sampling
 from .._base import _csr_arrays, doc_log_likelihood
-from .._corpus import check_group_labels, check_sparse_structure, csr_to_tokens
+from .._corpus import check_group_labels, check_sparse_structure
 from .._hyper import count_histogram, group_topic_histogram
 from .._online import expected_table_sums
-from .._sweeper import _GibbsState, _ShardedSweeper
+from .._sweeper import _ShardedSweeper
+from ._state import shard_state
 
 __all__ = ["build_shard", "shard_setup", "shard_round", "shard_log_likelihood", "shard_counts",
            "shard_finish", "drop_shard", "sparse_rows"]
@@ -70,11 +72,20 @@ def _check_block(block, i, n_features, caller):
         )
     if data.size and data.max() > np.iinfo(np.int32).max:
         raise ValueError(f"{where} has a count larger than 2**31 - 1.")
-    out = sp.csr_matrix(block, dtype=np.int32, copy=True)
-    out.sum_duplicates()
-    out.eliminate_zeros()
-    out.indices = out.indices.astype(np.int32, copy=False)
-    out.indptr = out.indptr.astype(np.int64, copy=False)
+    # New int32 counts; the index arrays are shared with the block unless
+    # they must change (the block may be the caller's own object).
+    canonical = block.has_canonical_format
+    out = sp.csr_matrix(
+        (data.astype(np.int32), block.indices.astype(np.int32, copy=False),
+         block.indptr.astype(np.int64, copy=False)),
+        shape=block.shape,
+    )
+    if not canonical or not np.all(out.data):
+        out.indices, out.indptr = out.indices.copy(), out.indptr.copy()
+        out.sum_duplicates()
+        out.eliminate_zeros()
+        out.indices = out.indices.astype(np.int32, copy=False)
+        out.indptr = out.indptr.astype(np.int64, copy=False)
     return out
 
 
@@ -129,13 +140,15 @@ def build_shard(key, x_blocks, group_blocks, n_features, n_components, seed, cal
     init_ss, sweep_ss = seed.spawn(2)
     rng = np.random.Generator(np.random.PCG64(init_ss))
     codes = np.zeros(X.shape[0], dtype=np.int32)
-    z = None
+    draw = None
     if topics is not None:
         all_labels, n_table_rows, table, nk, eta, prior = topics
         if labels is not None:
             codes = np.searchsorted(all_labels, labels).astype(np.int32)
-        z = _draw_topics(X, codes, table, nk, eta, prior, rng)
-    state = _GibbsState(X, codes, n_components, rng, z=z)
+        draw = functools.partial(_draw_topics, n_features=n_features, codes=codes,
+                                 table=table, nk=nk, eta=eta, prior=prior, rng=rng)
+    state = shard_state(X, codes, n_components, rng, draw)
+    del X
     rows = np.unique(state.words).astype(np.int64)
     idx_dtype = np.int32 if n_features * n_components < 2**31 else np.int64
     own = sparse_rows(state.nwk[rows], rows, n_components, idx_dtype)
@@ -148,17 +161,16 @@ def build_shard(key, x_blocks, group_blocks, n_features, n_components, seed, cal
     if topics is not None:
         shard_setup(key, all_labels, n_table_rows)
     return {
-        "n_docs": X.shape[0], "n_tokens": int(state.words.shape[0]),
+        "n_docs": state.ndk.shape[0], "n_tokens": int(state.words.shape[0]),
         "labels": distinct, "label_counts": counts,
         "lengths": count_histogram(state.doc_len), "counts": own,
     }
 
 
-def _draw_topics(X, codes, table, nk, eta, prior, rng):
+def _draw_topics(words, doc_ptr, *, n_features, codes, table, nk, eta, prior, rng):
     """Topics of a rebuilt shard's tokens, ``z ~ phi[w] * prior[g]`` with
     ``phi = (n_wk + eta) / (n_k + V eta)`` from the current global counts."""
-    words, doc_ptr = csr_to_tokens(X)
-    V, K = X.shape[1], prior.shape[1]
+    V, K = n_features, prior.shape[1]
     idx, vals = table
     dense = np.zeros(V * K, dtype=np.float64)
     dense[idx.astype(np.int64)] = vals
