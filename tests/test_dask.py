@@ -328,6 +328,19 @@ def _count_shards():
     return len(_shard._SHARDS)
 
 
+@pytest.mark.parametrize("Estimator", [CompoundLDA, LDAGibbs])
+@pytest.mark.parametrize("check", [
+    "check_no_attributes_set_in_init", "check_parameters_default_constructible",
+    "check_get_params_invariance", "check_set_params",
+])
+def test_estimator_conventions(Estimator, check):
+    """The scikit-learn checks that need no fit (a fit would start a cluster;
+    the fitted behaviour is the in-memory estimator's, checked there)."""
+    from sklearn.utils import estimator_checks
+
+    getattr(estimator_checks, check)(Estimator.__name__, Estimator())
+
+
 def test_init_stores_parameters_only():
     with warnings.catch_warnings():
         warnings.simplefilter("error")

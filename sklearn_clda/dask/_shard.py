@@ -61,7 +61,7 @@ def _check_block(block, i, n_features, caller):
         raise ValueError(f"{where} has shape {block.shape}; expected {n_features} columns.")
     block = check_sparse_structure(block, caller, input_name=f"block {i} of X")
     data = block.data
-    if data.size and not np.all(np.isfinite(data)):
+    if data.dtype.kind == "f" and data.size and not np.all(np.isfinite(data)):
         raise ValueError(f"{where} contains NaN or infinite counts.")
     if data.size and data.min() < 0:
         raise ValueError(f"{where} contains negative counts; X must hold word counts.")
@@ -149,7 +149,8 @@ def build_shard(key, x_blocks, group_blocks, n_features, n_components, seed, cal
                                  table=table, nk=nk, eta=eta, prior=prior, rng=rng)
     state = shard_state(X, codes, n_components, rng, draw)
     del X
-    rows = np.unique(state.words).astype(np.int64)
+    # The shard's distinct words (a bincount: sorting the tokens would copy them).
+    rows = np.flatnonzero(np.bincount(state.words, minlength=n_features)).astype(np.int64)
     idx_dtype = np.int32 if n_features * n_components < 2**31 else np.int64
     own = sparse_rows(state.nwk[rows], rows, n_components, idx_dtype)
     _SHARDS[key] = {
