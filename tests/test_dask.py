@@ -378,3 +378,52 @@ def test_shard_state_is_the_in_memory_state(corpus, n_components):
     for name in ("words", "doc_ptr", "doc_group", "doc_len", "z", "nwk_padded", "ndk", "nk"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
         assert getattr(a, name).dtype == getattr(b, name).dtype, name
+
+
+def test_shard_copies_track_the_global_table(corpus):
+    """The worker protocol in one process: after each round's sync every
+    shard's copy of the table is the global one, which is the sum of the
+    shards' own counts."""
+    from sklearn_clda._corpus import to_count_csr
+    from sklearn_clda.dask import _shard
+    from sklearn_clda.dask._messages import DeltaMerger
+
+    X = to_count_csr(sp.csr_matrix(corpus.data), "test")
+    V, K = X.shape[1], 4
+    keys = ["copy-test-0", "copy-test-1"]
+    seeds = np.random.SeedSequence(0).spawn(2)
+    summaries = [
+        _shard.build_shard(key, [X[rows]], None, V, K, seed, "Test.fit")
+        for key, seed, rows in zip(keys, seeds, (slice(0, 90), slice(90, None)))
+    ]
+    merger = DeltaMerger(V * K)
+    table = np.zeros(V * K, dtype=np.int64)
+    changes = [s["counts"] for s in summaries]
+    try:
+        for key in keys:
+            _shard.shard_setup(key, None, 0)
+        for _ in range(4):
+            for idx, vals in changes:
+                table[idx] += vals
+            sync = ("delta", *merger.merge(changes, np.int32))
+            nk = table.reshape(V, K).sum(axis=0).astype(np.int32)
+            changes = [
+                _shard.shard_round(key, sync, nk, np.full((1, K), 0.5), 0.1, 1, None, False)
+                ["delta"] for key in keys
+            ]
+            for key in keys:
+                state = _shard._SHARDS[key]["state"]
+                before = state.nwk.copy()
+                own_idx, own_vals = _shard._SHARDS[key]["pending"]
+                before.reshape(-1)[own_idx] -= own_vals
+                np.testing.assert_array_equal(before.ravel(), table)
+        own = np.zeros(V * K, dtype=np.int64)
+        for key in keys:
+            idx, vals = _shard.shard_counts(key)
+            own[idx] += vals
+        for idx, vals in changes:
+            table[idx] += vals
+        np.testing.assert_array_equal(own, table)
+    finally:
+        for key in keys:
+            _shard.drop_shard(key)
