@@ -89,11 +89,11 @@ class CompoundLDA(DistributedFitMixin, _clda.CompoundLDA):
     n_shards_ : int
         Number of shards (workers) of the fit.
 
-    sync_bytes_ : ndarray of shape (n_iter_, 2)
+    sync_bytes_ : ndarray of shape (`n_iter_`, 2)
         Bytes of array data sent to all shards and received from them in
         each round (table changes, priors, table counts, histograms).
 
-    sync_seconds_ : ndarray of shape (n_iter_,)
+    sync_seconds_ : ndarray of shape (`n_iter_`,)
         Each round's wall time less the slowest worker's own time: the
         cost of synchronization.
 
