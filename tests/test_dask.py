@@ -137,6 +137,20 @@ def test_counts_stay_consistent_and_to_local_is_the_in_memory_model(client, corp
             method(X)
 
 
+def test_client_by_address_and_embedded_cluster(client, corpus):
+    """A scheduler address connects a client for the fit; ``client=None``
+    without a current client starts (and closes) a LocalCluster."""
+    by_address = _clda(client.scheduler.address, max_iter=5)
+    by_address.fit(corpus.data, groups=corpus.groups)
+    assert by_address.n_shards_ == 2
+    with pytest.raises(ValueError):
+        Client.current()
+    embedded = _clda(None, max_iter=5).fit(corpus.data, groups=corpus.groups)
+    assert embedded.n_shards_ == (os.cpu_count() or 1)
+    with pytest.raises(ValueError):
+        Client.current()
+
+
 def test_pickle_and_clone_with_a_client(client, corpus):
     model = _clda(client, max_iter=10).fit(corpus.data, groups=corpus.groups)
     again = pickle.loads(pickle.dumps(model))
@@ -295,9 +309,10 @@ def test_text_through_dask_ml_vectorizer(client):
         (lambda X, g: (X.map_blocks(lambda b: -b, meta=X._meta), g), "negative"),
         (lambda X, g: (X.map_blocks(lambda b: b.toarray(), meta=np.zeros((0, 0))), g), "not a scipy.sparse CSR"),
         (lambda X, g: (X.rechunk((40, 25)), g), "chunked along its columns"),
+        (lambda X, g: (X.map_blocks(lambda b: b * 0, meta=X._meta), g), "no tokens"),
     ],
     ids=["unaligned-chunks", "wrong-length", "non-integer", "negative", "dense-chunks",
-         "column-chunks"],
+         "column-chunks", "no-tokens"],
 )
 def test_wrong_input_raises_a_clear_error(client, corpus, make, match):
     X, groups = make(_dask_counts(corpus.data), corpus.groups)
