@@ -192,6 +192,45 @@ def test_worker_killed_mid_fit_is_rebuilt(client, corpus, monkeypatch):
     client.wait_for_workers(2, timeout=60)
 
 
+@pytest.mark.parametrize("phase", ["build", "finish"])
+def test_worker_killed_while_building_or_gathering(client, corpus, monkeypatch, phase):
+    """The other phases that wait on the workers recover too: shard 1's
+    first build (or final gather) task ends its worker process instead."""
+
+    def die(*args):
+        os._exit(1)
+
+    died = []
+    if phase == "build":
+        submit_build = _cluster.ShardSet.submit_build
+
+        def build_or_die(shards, i, seed, topics=None):
+            if i == 1 and not died:
+                died.append(i)
+                return shards.client.submit(die, workers=[shards.workers[i]], pure=False)
+            return submit_build(shards, i, seed, topics)
+
+        monkeypatch.setattr(_cluster.ShardSet, "submit_build", build_or_die)
+    else:
+        submit = _cluster.ShardSet.submit
+
+        def submit_or_die(shards, fn, i, *args):
+            if fn is _cluster._shard.shard_finish and i == 1 and not died:
+                died.append(i)
+                fn = die
+            return submit(shards, fn, i, *args)
+
+        monkeypatch.setattr(_cluster.ShardSet, "submit", submit_or_die)
+    with pytest.warns(ShardRebuiltWarning):
+        model = _clda(client, max_iter=10).fit(_dask_counts(corpus.data), groups=corpus.groups)
+    assert died and [shard for _, shard in model.rebuilt_shards_] == [1]
+    assert model.doc_topic_.shape == (corpus.data.shape[0], 4)
+    np.testing.assert_allclose(model.doc_topic_.sum(axis=1), 1.0)
+    total = model.components_.sum() - model.components_.size * model.eta_
+    assert np.isclose(total, corpus.data.sum())
+    client.wait_for_workers(2, timeout=60)
+
+
 def test_every_wait_has_a_timeout(client):
     shards = _cluster.ShardSet(client, [([], None, 0)], (1, 1), "Test.fit", 0.5, "t")
     shards.workers = {0: shards.alive()[0]}
