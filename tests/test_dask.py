@@ -137,15 +137,28 @@ def test_counts_stay_consistent_and_to_local_is_the_in_memory_model(client, corp
             method(X)
 
 
-def test_client_by_address_and_embedded_cluster(client, corpus):
+def test_client_by_address_and_embedded_cluster(client, corpus, monkeypatch):
     """A scheduler address connects a client for the fit; ``client=None``
     without a current client starts (and closes) a LocalCluster."""
+    from sklearn_clda.dask import _client
+
     by_address = _clda(client.scheduler.address, max_iter=5)
     by_address.fit(corpus.data, groups=corpus.groups)
     assert by_address.n_shards_ == 2
     with pytest.raises(ValueError):
         Client.current()
+    # The embedded cluster's workers in this process (the fixture's cluster
+    # already runs worker processes): starting them costs seconds each.
+    started = []
+
+    def in_process(**kwargs):
+        started.append(kwargs)
+        return LocalCluster(**{**kwargs, "processes": False})
+
+    monkeypatch.setattr(_client, "LocalCluster", in_process)
     embedded = _clda(None, max_iter=5).fit(corpus.data, groups=corpus.groups)
+    assert started[0]["n_workers"] == (os.cpu_count() or 1)
+    assert started[0]["threads_per_worker"] == 1 and started[0]["processes"]
     assert embedded.n_shards_ == (os.cpu_count() or 1)
     with pytest.raises(ValueError):
         Client.current()
