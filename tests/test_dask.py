@@ -137,6 +137,33 @@ def test_counts_stay_consistent_and_to_local_is_the_in_memory_model(client, corp
             method(X)
 
 
+def test_client_by_address_and_embedded_cluster(client, corpus, monkeypatch):
+    """A scheduler address connects a client for the fit; ``client=None``
+    without a current client starts (and closes) a LocalCluster."""
+    from sklearn_clda.dask import _client
+
+    by_address = _clda(client.scheduler.address, max_iter=5)
+    by_address.fit(corpus.data, groups=corpus.groups)
+    assert by_address.n_shards_ == 2
+    with pytest.raises(ValueError):
+        Client.current()
+    # The embedded cluster's workers in this process (the fixture's cluster
+    # already runs worker processes): starting them costs seconds each.
+    started = []
+
+    def in_process(**kwargs):
+        started.append(kwargs)
+        return LocalCluster(**{**kwargs, "processes": False})
+
+    monkeypatch.setattr(_client, "LocalCluster", in_process)
+    embedded = _clda(None, max_iter=5).fit(corpus.data, groups=corpus.groups)
+    assert started[0]["n_workers"] == (os.cpu_count() or 1)
+    assert started[0]["threads_per_worker"] == 1 and started[0]["processes"]
+    assert embedded.n_shards_ == (os.cpu_count() or 1)
+    with pytest.raises(ValueError):
+        Client.current()
+
+
 def test_pickle_and_clone_with_a_client(client, corpus):
     model = _clda(client, max_iter=10).fit(corpus.data, groups=corpus.groups)
     again = pickle.loads(pickle.dumps(model))
@@ -175,6 +202,45 @@ def test_worker_killed_mid_fit_is_rebuilt(client, corpus, monkeypatch):
     ppl = model.perplexity(corpus.data, groups=corpus.groups)
     # Half the documents restart from the current topics and catch up.
     assert ppl < 1.01 * reference.perplexity(corpus.data, groups=corpus.groups)
+    client.wait_for_workers(2, timeout=60)
+
+
+@pytest.mark.parametrize("phase", ["build", "finish"])
+def test_worker_killed_while_building_or_gathering(client, corpus, monkeypatch, phase):
+    """The other phases that wait on the workers recover too: shard 1's
+    first build (or final gather) task ends its worker process instead."""
+
+    def die(*args):
+        os._exit(1)
+
+    died = []
+    if phase == "build":
+        submit_build = _cluster.ShardSet.submit_build
+
+        def build_or_die(shards, i, seed, topics=None):
+            if i == 1 and not died:
+                died.append(i)
+                return shards.client.submit(die, workers=[shards.workers[i]], pure=False)
+            return submit_build(shards, i, seed, topics)
+
+        monkeypatch.setattr(_cluster.ShardSet, "submit_build", build_or_die)
+    else:
+        submit = _cluster.ShardSet.submit
+
+        def submit_or_die(shards, fn, i, *args):
+            if fn is _cluster._shard.shard_finish and i == 1 and not died:
+                died.append(i)
+                fn = die
+            return submit(shards, fn, i, *args)
+
+        monkeypatch.setattr(_cluster.ShardSet, "submit", submit_or_die)
+    with pytest.warns(ShardRebuiltWarning):
+        model = _clda(client, max_iter=10).fit(_dask_counts(corpus.data), groups=corpus.groups)
+    assert died and [shard for _, shard in model.rebuilt_shards_] == [1]
+    assert model.doc_topic_.shape == (corpus.data.shape[0], 4)
+    np.testing.assert_allclose(model.doc_topic_.sum(axis=1), 1.0)
+    total = model.components_.sum() - model.components_.size * model.eta_
+    assert np.isclose(total, corpus.data.sum())
     client.wait_for_workers(2, timeout=60)
 
 
@@ -295,9 +361,10 @@ def test_text_through_dask_ml_vectorizer(client):
         (lambda X, g: (X.map_blocks(lambda b: -b, meta=X._meta), g), "negative"),
         (lambda X, g: (X.map_blocks(lambda b: b.toarray(), meta=np.zeros((0, 0))), g), "not a scipy.sparse CSR"),
         (lambda X, g: (X.rechunk((40, 25)), g), "chunked along its columns"),
+        (lambda X, g: (X.map_blocks(lambda b: b * 0, meta=X._meta), g), "no tokens"),
     ],
     ids=["unaligned-chunks", "wrong-length", "non-integer", "negative", "dense-chunks",
-         "column-chunks"],
+         "column-chunks", "no-tokens"],
 )
 def test_wrong_input_raises_a_clear_error(client, corpus, make, match):
     X, groups = make(_dask_counts(corpus.data), corpus.groups)

@@ -124,7 +124,7 @@ class ShardSet:
         """
         deadline = time.monotonic() + self.timeout
         pending, results, lost = dict(futures), {}, []
-        fetch = dict.fromkeys(futures, _POLL_SECONDS)
+        fetch = _POLL_SECONDS
         while pending:
             try:
                 self._wait(list(pending.values()), _POLL_SECONDS)
@@ -132,18 +132,7 @@ class ShardSet:
                 pass
             alive = None
             for i, future in list(pending.items()):
-                if future.status == "finished":
-                    # The result may have died with its worker since it was
-                    # computed: never wait long for it (the worker check below).
-                    try:
-                        results[i] = future.result(timeout=fetch[i])
-                    except TimeoutError:
-                        # A large result still on its way: wait longer next time.
-                        fetch[i] = min(2 * fetch[i], max(deadline - time.monotonic(), 0.0))
-                        continue
-                    future.release()
-                    del pending[i]
-                elif future.status in ("error", "cancelled", "lost"):
+                if future.status in ("error", "cancelled", "lost"):
                     alive = self.alive() if alive is None else alive
                     if self.workers[i] not in alive:
                         continue  # counted as lost below
@@ -151,6 +140,7 @@ class ShardSet:
                     self._cancel(pending)
                     future.result()  # raises the shard's exception
                     raise RuntimeError(f"{self.caller}: {what} of shard {i} was {future.status}.")
+            fetch = self._collect(pending, results, fetch, deadline)
             if not pending:
                 break
             alive = self.alive() if alive is None else alive
@@ -167,6 +157,28 @@ class ShardSet:
                     "busy or stuck. Raise timeout, or check the cluster's dashboard."
                 )
         return results, sorted(lost)
+
+    def _collect(self, pending, results, fetch, deadline):
+        """Move the finished futures' results from ``pending`` to ``results``,
+        fetched together; returns the next fetch's time limit.
+
+        A result may have died with its worker since it was computed: the
+        fetch never waits long (the caller then checks the workers), and a
+        large result still on its way gets twice as long the next time.
+        """
+        done = {i: f for i, f in pending.items() if f.status == "finished"}
+        if not done:
+            return fetch
+        try:
+            values = self.client.sync(self.client._gather, list(done.values()),
+                                      callback_timeout=fetch)
+        except TimeoutError:
+            return min(2 * fetch, max(deadline - time.monotonic(), 0.0))
+        for (i, future), value in zip(done.items(), values):
+            results[i] = value
+            future.release()
+            del pending[i]
+        return fetch
 
     def _wait(self, futures, seconds):
         """``distributed.wait`` on this fit's client (which need not be the
