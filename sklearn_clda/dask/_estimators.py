@@ -76,6 +76,15 @@ class CompoundLDA(DistributedFitMixin, _clda.CompoundLDA):
     step_size, adapt_step_size : see :class:`sklearn_clda.CompoundLDA`
         MGS settings, accepted for a common parameter list; unused.
 
+    sampler : {"auto", "dense"}, default="auto"
+        The workers run the dense collapsed Gibbs kernel whatever the
+        number of topics (``"auto"`` means ``"dense"`` here); ``"mh"``
+        raises ``ValueError`` at ``fit``. Fit the in-memory estimator for
+        the Metropolis-Hastings sampler of many topics.
+
+    mh_steps : int, default=2
+        Accepted for a common parameter list; unused.
+
     warm_start : bool, default=False
         Must be ``False``: the chain's state lives on the workers only
         during the fit.
@@ -151,6 +160,8 @@ class CompoundLDA(DistributedFitMixin, _clda.CompoundLDA):
         evaluate_every=-1,
         max_doc_update_iter=100,
         mean_change_tol=1e-5,
+        sampler="auto",
+        mh_steps=2,
         n_jobs=None,
         verbose=0,
         random_state=None,
@@ -165,7 +176,7 @@ class CompoundLDA(DistributedFitMixin, _clda.CompoundLDA):
             prior_update_every=prior_update_every, tol=tol, max_iter=max_iter,
             burn_in=burn_in, thin=thin, evaluate_every=evaluate_every,
             max_doc_update_iter=max_doc_update_iter, mean_change_tol=mean_change_tol,
-            n_jobs=n_jobs, verbose=verbose, random_state=random_state,
+            sampler=sampler, mh_steps=mh_steps, n_jobs=n_jobs, verbose=verbose, random_state=random_state,
             warm_start=warm_start,
         )
         self.client = client
@@ -227,6 +238,15 @@ class LDAGibbs(DistributedFitMixin, _lda_gibbs.LDAGibbs):
         ``local_sweeps > 1`` the schedule counts rounds). ``n_jobs`` sets
         the threads of ``transform``, ``score`` and ``perplexity``.
 
+    sampler : {"auto", "dense"}, default="auto"
+        The workers run the dense collapsed Gibbs kernel whatever the
+        number of topics (``"auto"`` means ``"dense"`` here); ``"mh"``
+        raises ``ValueError`` at ``fit``. Fit the in-memory estimator for
+        the Metropolis-Hastings sampler of many topics.
+
+    mh_steps : int, default=2
+        Accepted for a common parameter list; unused.
+
     warm_start : bool, default=False
         Must be ``False``: the chain's state lives on the workers only
         during the fit.
@@ -283,6 +303,8 @@ class LDAGibbs(DistributedFitMixin, _lda_gibbs.LDAGibbs):
         evaluate_every=-1,
         max_doc_update_iter=100,
         mean_change_tol=1e-5,
+        sampler="auto",
+        mh_steps=2,
         n_jobs=None,
         verbose=0,
         random_state=None,
@@ -296,7 +318,7 @@ class LDAGibbs(DistributedFitMixin, _lda_gibbs.LDAGibbs):
             learn_priors=learn_priors, prior_update_every=prior_update_every,
             max_iter=max_iter, burn_in=burn_in, thin=thin, evaluate_every=evaluate_every,
             max_doc_update_iter=max_doc_update_iter, mean_change_tol=mean_change_tol,
-            n_jobs=n_jobs, verbose=verbose, random_state=random_state,
+            sampler=sampler, mh_steps=mh_steps, n_jobs=n_jobs, verbose=verbose, random_state=random_state,
             warm_start=warm_start,
         )
         self.client = client

@@ -157,6 +157,11 @@ class DistributedFitMixin:
     # --------------------------------------------------------------------- fit
     def _check_distributed(self, caller):
         """Settings that a distributed fit cannot honour."""
+        if self.sampler == "mh":
+            raise ValueError(
+                f"{caller} runs the dense sampler only, got sampler='mh'; fit "
+                "the in-memory estimator for the Metropolis-Hastings sampler."
+            )
         if self.warm_start:
             raise ValueError(
                 f"{caller} does not support warm_start=True (the chain's state "
