@@ -71,6 +71,9 @@ def parse_args(argv=None):
     p.add_argument("--tomotopy-isa", default="auto",
                    help="tomotopy build for DMR: auto (its own choice, in this process), "
                         "or one of avx512, avx2, sse2, none (a fresh process)")
+    p.add_argument("--clock", choices=sorted(C.CLOCK_FUNCTIONS), default="wall",
+                   help="fit seconds as wall-clock or process CPU seconds (cpu: not "
+                        "inflated by other processes sharing the cores)")
     p.add_argument("--models", default=",".join(MODELS),
                    help=f"comma list from: {', '.join(MODELS)}")
     p.add_argument("--json", metavar="FILE", help="also write results as JSON")
@@ -96,7 +99,7 @@ def _fit_rows(args, split, model, K):
         isa = _isa.parse_isa_list(args.tomotopy_isa)[0]
         last, avg = _isa.call_with_isa(
             isa, "_stepped", "run_tomotopy_stepped", split, K, S, args.burn_in, args.thin,
-            alpha=args.lda_alpha, eta=args.eta, seed=seed, dmr=True)
+            alpha=args.lda_alpha, eta=args.eta, seed=seed, dmr=True, clock=args.clock)
         return [avg, last]
     estimates = {"both": [AVG, LAST], AVG: [AVG], "last": [LAST]}[args.estimates]
     out = []
@@ -104,11 +107,11 @@ def _fit_rows(args, split, model, K):
         kw = _ours_kwargs(args, est)
         if model == "lda":
             res = C.run_lda_gibbs(split, K, S, args.lda_alpha, args.eta, seed,
-                                  name=MODELS[model], **kw)
+                                  name=MODELS[model], clock=args.clock, **kw)
         else:
             res = C.run_compound_lda(split, K, S, alpha=args.clda_alpha, gamma=args.gamma,
                                      eta=args.eta, seed=seed, use_groups=(model == "clda"),
-                                     name=MODELS[model], **kw)
+                                     name=MODELS[model], clock=args.clock, **kw)
         res.extra["estimate"] = est
         out.append(res)
     return out
@@ -233,6 +236,7 @@ def print_report(args, split, ks, rows):
     print(f"split seed {args.seed}: {info['n_heldout_docs']} of {info['n_docs']} docs held out; "
           f"{info['n_train_tokens']:,} training tokens, {info['n_test_tokens']:,} test tokens")
     print()
+    print(f"fit s: {args.clock} seconds")
     print(_detail_table(ks, rows))
     print()
     table, verdicts = _summary_table(ks, rows)

@@ -60,6 +60,10 @@ def parse_args(argv=None):
                    help="tomotopy builds to run: all (every one that loads here, each in a "
                         "fresh process), auto (its own choice, in this process), or a comma "
                         "list from avx512, avx2, sse2, none")
+    p.add_argument("--clock", choices=sorted(C.CLOCK_FUNCTIONS), default="wall",
+                   help="fit seconds as wall-clock or process CPU seconds (cpu: not "
+                        "inflated by other processes sharing the cores; every library "
+                        "runs on one thread)")
     p.add_argument("--with-vb", action="store_true",
                    help="add variational rows: sklearn LatentDirichletAllocation, gensim LdaModel")
     p.add_argument("--vb-iter", type=int, default=20, help="sklearn VB max_iter / gensim passes")
@@ -87,28 +91,28 @@ def _tag(res, library, estimate):
 
 def _runners(args, split, libs):
     """(label, run(seed) -> list of RunResults tagged with library and estimate)."""
-    K, S, a, e, B, T = (args.n_components, args.n_iter, args.alpha, args.eta,
-                        args.burn_in, args.thin)
+    K, S, a, e, B, T, ck = (args.n_components, args.n_iter, args.alpha, args.eta,
+                            args.burn_in, args.thin, args.clock)
     runners = []
     if "lda" in libs:
         def run_lda(sd):
-            last, avg = _stepped.run_lda_stepped(split, K, S, B, T, a, e, sd)
+            last, avg = _stepped.run_lda_stepped(split, K, S, B, T, a, e, sd, clock=ck)
             return [_tag(avg, "lda", AVG), _tag(last, "lda", LAST)]
         runners.append(("lda", run_lda))
     if "tomotopy" in libs:
         for isa in _isa.parse_isa_list(args.tomotopy_isa):
             def run_tp(sd, isa=isa):
                 last, avg = _isa.call_with_isa(isa, "_stepped", "run_tomotopy_stepped",
-                                               split, K, S, B, T, a, e, sd)
+                                               split, K, S, B, T, a, e, sd, clock=ck)
                 lib = f"tomotopy LDA [{last.extra['isa']}]"
                 return [_tag(avg, lib, AVG), _tag(last, lib, LAST)]
             runners.append((f"tomotopy LDA [{isa or 'auto'}]", run_tp))
     if "ours" in libs:
         runners.append((OURS, lambda sd: [_tag(C.run_lda_gibbs(
-            split, K, S, a, e, sd, burn_in=B, thin=T), OURS, AVG)]))
+            split, K, S, a, e, sd, clock=ck, burn_in=B, thin=T), OURS, AVG)]))
     if "ours-last" in libs:
         runners.append((OURS + " last", lambda sd: [_tag(C.run_lda_gibbs(
-            split, K, S, a, e, sd, **C.last_state_kwargs(S)), OURS, LAST)]))
+            split, K, S, a, e, sd, clock=ck, **C.last_state_kwargs(S)), OURS, LAST)]))
     if args.with_vb:
         runners.append(("sklearn VB", lambda sd: [_tag(C.run_sklearn_vb(
             split, K, args.vb_iter, a, e, sd), f"sklearn VB ({args.vb_iter} it)", "variational")]))
@@ -228,8 +232,9 @@ def _notes(args, rows):
              f"estimate; averaging lowers perplexity for any sampler"]
     if args.repeats > 1:
         notes.append("fit s / tokens/s: best of the repeats; perplexity: mean over model seeds")
-    notes.append("fit s: sampling only (lda: its start-up assignment and sweeps, without "
-                 "the log-likelihood it logs every 10 sweeps; tomotopy: train calls; ours: fit)")
+    notes.append(f"fit s: {args.clock} seconds of sampling only (lda: its start-up "
+                 "assignment and sweeps, without the log-likelihood it logs every 10 sweeps; "
+                 "tomotopy: train calls; ours: fit); VB rows: wall-clock")
     for est in (AVG, LAST):
         best = _fastest_tomotopy(rows, est)
         others = [r for r in rows if r["library"].startswith("tomotopy")

@@ -1,0 +1,88 @@
+"""The benchmark scripts' like-for-like machinery (``benchmarks/``).
+
+Not timed: these check that the scripts parse their options, that the
+peers' averaged estimates use the sweeps our estimators keep, and that
+running a peer's chain in steps leaves it the chain its own ``fit`` runs.
+"""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sklearn_clda import LDAGibbs
+
+BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                     "benchmarks")
+if not os.path.isdir(BENCH):
+    pytest.skip("no benchmarks/ folder next to tests/", allow_module_level=True)
+sys.path.insert(0, BENCH)
+import _stepped  # noqa: E402
+
+
+def _counts(seed=0, n_docs=30, n_words=40):
+    rng = np.random.default_rng(seed)
+    X = sp.csr_matrix(rng.poisson(0.6, size=(n_docs, n_words)))
+    X[np.asarray(X.sum(axis=1)).ravel() == 0, 0] = 1
+    return sp.csr_matrix(X, dtype=np.int32)
+
+
+@pytest.mark.parametrize("script", ["bench_lda_gibbs.py", "bench_clda.py", "bench_speed.py"])
+def test_bench_script_parses_its_options(script):
+    out = subprocess.run([sys.executable, os.path.join(BENCH, script), "--help"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "--clock" in out.stdout
+
+
+@pytest.mark.parametrize("n_iter, burn_in, thin", [(12, 6, 3), (10, 4, 4), (7, 6, 1), (5, 4, 3)])
+def test_kept_sweeps_are_the_ones_our_estimator_averages(n_iter, burn_in, thin):
+    # The same seed runs the same chain whatever max_iter, so the average
+    # over kept sweeps equals the mean of last-state fits stopped there.
+    X = _counts()
+    avg = LDAGibbs(3, max_iter=n_iter, burn_in=burn_in, thin=thin, random_state=0).fit(X)
+    states = [LDAGibbs(3, max_iter=k, burn_in=k - 1, thin=1, random_state=0).fit(X)
+              for k in _stepped.kept_sweeps(n_iter, burn_in, thin)]
+    np.testing.assert_allclose(avg.doc_topic_,
+                               np.mean([m.doc_topic_ for m in states], axis=0), rtol=1e-12)
+    np.testing.assert_allclose(avg.components_,
+                               np.mean([m.components_ for m in states], axis=0), rtol=1e-12)
+
+
+def test_lda_chain_in_steps_is_the_chain_of_lda_fit():
+    lda = pytest.importorskip("lda")
+    import logging
+
+    logging.getLogger("lda").setLevel(logging.ERROR)
+    X = _counts(1)
+    chain = _stepped.LdaChain(X, np.arange(5), 4, 0.1, 0.01, seed=3)
+    chain.start()
+    for n in (2, 1, 4):
+        chain.sweep(n)
+    ref = lda.LDA(n_topics=4, n_iter=7, alpha=0.1, eta=0.01, random_state=3).fit(X)
+    np.testing.assert_array_equal(chain.model.nzw_, ref.nzw_)
+    np.testing.assert_allclose(chain.heldout_theta(), ref.doc_topic_[:5], rtol=1e-12)
+
+
+def test_tomotopy_chain_in_steps_is_one_chain():
+    tp = pytest.importorskip("tomotopy")
+    docs = [[f"w{j}" for j in np.flatnonzero(row) for _ in range(row[j])]
+            for row in _counts(2).toarray()]
+
+    def model():
+        m = tp.LDAModel(k=3, alpha=0.1, eta=0.01, seed=5)
+        m.optim_interval = 0
+        for d in docs:
+            m.add_doc(d)
+        return m
+
+    one, steps = model(), model()
+    one.train(9, workers=1)
+    for n in (4, 3, 2):
+        steps.train(n, workers=1)
+    for k in range(3):
+        np.testing.assert_array_equal(one.get_topic_word_dist(k, normalize=False),
+                                      steps.get_topic_word_dist(k, normalize=False))
