@@ -40,6 +40,9 @@ if REPO_ROOT not in sys.path:
     sys.path.append(REPO_ROOT)
 
 
+CLOCK_FUNCTIONS = {"wall": time.perf_counter, "cpu": time.process_time}
+
+
 def log(msg):
     """Progress line on stderr (tables go to stdout)."""
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
@@ -316,7 +319,10 @@ def _tomotopy_token_lists(split):
     return [a.tolist() for a in np.split(tok_words, ends[:-1])]
 
 
-def _tomotopy_estimates(model, split, K):
+def _tomotopy_estimates(model, split, K, normalize=True):
+    """theta of the held-out rows, and phi in our column order (with
+    ``normalize=False``: tomotopy's raw ``n_kw + eta``).  theta is always
+    normalized."""
     # tomotopy 0.14's ``model.docs[i]`` raises IndexError for i > 0, so
     # iterate (documents come back in insertion order = our row order).
     docs = list(model.docs)
@@ -335,7 +341,7 @@ def _tomotopy_estimates(model, split, K):
         )
     phi = np.zeros((K, len(split.feature_names)))
     for k in range(K):
-        phi[k, col] = model.get_topic_word_dist(k, normalize=True)
+        phi[k, col] = model.get_topic_word_dist(k, normalize=normalize)
     return theta, phi
 
 
@@ -457,12 +463,15 @@ def last_state_kwargs(n_iter):
     return dict(burn_in=n_iter - 1, thin=1)
 
 
-def run_lda_gibbs(split, K, n_iter, alpha=0.1, eta=0.01, seed=0, name=None, **kwargs):
-    """Our ``LDAGibbs``; timed: ``fit``.  theta = ``doc_topic_`` rows.
+def run_lda_gibbs(split, K, n_iter, alpha=0.1, eta=0.01, seed=0, name=None, clock="wall",
+                  **kwargs):
+    """Our ``LDAGibbs``; timed: ``fit`` (``clock``: wall-clock or process CPU
+    seconds).  theta = ``doc_topic_`` rows.
 
     ``kwargs`` go to the estimator (e.g. ``burn_in``, ``thin``); by default
     its ``doc_topic_`` / ``components_`` average the kept samples.
     """
+    timer = CLOCK_FUNCTIONS[clock]
     from sklearn_clda import LDAGibbs
 
     model = LDAGibbs(
@@ -473,9 +482,9 @@ def run_lda_gibbs(split, K, n_iter, alpha=0.1, eta=0.01, seed=0, name=None, **kw
         random_state=seed,
         **kwargs,
     )
-    t0 = time.perf_counter()
+    t0 = timer()
     model.fit(split.X_train_full)
-    t_fit = time.perf_counter() - t0
+    t_fit = timer() - t0
     return _finish(
         name or "sklearn_clda LDAGibbs", split, t_fit, n_iter,
         np.asarray(model.doc_topic_)[split.heldout_idx], model.components_,
@@ -484,8 +493,10 @@ def run_lda_gibbs(split, K, n_iter, alpha=0.1, eta=0.01, seed=0, name=None, **kw
 
 
 def run_compound_lda(split, K, n_iter, alpha=1.0, gamma=None, eta=0.01, seed=0,
-                     use_groups=True, name=None, **kwargs):
-    """Our ``CompoundLDA``; ``use_groups=False`` fits a single collection."""
+                     use_groups=True, name=None, clock="wall", **kwargs):
+    """Our ``CompoundLDA``; ``use_groups=False`` fits a single collection.
+    Timed like ``run_lda_gibbs``."""
+    timer = CLOCK_FUNCTIONS[clock]
     from sklearn_clda import CompoundLDA
 
     model = CompoundLDA(
@@ -498,9 +509,9 @@ def run_compound_lda(split, K, n_iter, alpha=1.0, gamma=None, eta=0.01, seed=0,
         **kwargs,
     )
     g = split.groups if use_groups else None
-    t0 = time.perf_counter()
+    t0 = timer()
     model.fit(split.X_train_full, groups=g)
-    t_fit = time.perf_counter() - t0
+    t_fit = timer() - t0
     if name is None:
         n_coll = len(np.unique(split.groups)) if use_groups else 1
         name = f"CompoundLDA ({n_coll} coll.)"

@@ -3,13 +3,20 @@
 Tables (all on this machine, one thread unless stated):
 
 1. news16 throughput at each K: LDAGibbs, CompoundLDA (AGS, including the
-   Antoniak and pi steps), tomotopy ``LDAModel(workers=1)`` and the ``lda``
-   package, as the median seconds per sweep over ``--sweeps`` sweeps after
-   ``--warmup`` sweeps; ratios to tomotopy and to ``lda``; the CompoundLDA /
-   LDAGibbs sweep-cost ratio. Warm-up defaults to 50 sweeps so that the
-   timed sweeps are like most of a fit's (the first sweeps after a random
-   start move most tokens and are slower for every library). Ours and
-   tomotopy are timed ``--rounds`` times in turn and the medians reported.
+   Antoniak and pi steps), tomotopy ``LDAModel(workers=1)`` under each of
+   its instruction-set builds that loads here (``--tomotopy-isa``; each in
+   a fresh process, since tomotopy picks its build at import and its
+   automatic choice is not always its fastest) and the ``lda`` package, as
+   seconds per sweep over ``--sweeps`` sweeps after ``--warmup`` sweeps.
+   Every library is timed once per round and the ``--rounds`` rounds run in
+   turn, so drift in the machine's speed and other work hit all alike;
+   tokens/s is the median over rounds, and each ratio the median of the
+   per-round ratios. "vs fastest tomotopy" is against its fastest build.
+   Warm-up defaults to 50 sweeps so that the timed sweeps are like most of
+   a fit's (the first sweeps after a random start move most tokens and are
+   slower for every library). ``--clock cpu`` times process CPU seconds
+   instead of wall-clock seconds, which other processes taking turns on a
+   shared machine do not inflate (every library here runs on one thread).
 2. ``n_jobs=2`` against ``n_jobs=1`` (AD-LDA shards): throughput and
    held-out perplexity (document completion) at equal sweeps; and the
    machine's own ceiling for two threads: two single-thread fits run as
@@ -19,15 +26,20 @@ Tables (all on this machine, one thread unless stated):
    by ``make_compound_corpus`` (K=100), and for K = 30..200 on news16,
    timed after ``--scaling-warmup`` sweeps; peak memory (max RSS of a fresh
    process) of a 5M-token K=100 fit.
-4. Time to quality: CompoundLDA given the wall-clock seconds tomotopy's
-   DMRModel needs for ``--quality-sweeps`` sweeps on news16 (K=30), and the
-   held-out perplexities of both.
+4. Time to quality: CompoundLDA given the seconds tomotopy's DMRModel (its
+   fastest build in table 1) needs for ``--quality-sweeps`` sweeps on
+   news16 (K=30), and the held-out perplexities of both, last state against
+   last state and averaged against averaged (each over the second half of
+   its own sweeps, every 10th; DMR's averaged estimate from its count
+   tables, see ``_stepped.py``).
 
-Our per-sweep times come from the estimators' ``sweep_times_``; tomotopy is
-timed over ``train(1)`` calls; ``lda`` by the difference of two fits
-(``n_iter = warmup`` and ``warmup + sweeps``, log-likelihood refresh off).
+Wall-clock seconds per sweep: ours from the estimators' ``sweep_times_``,
+tomotopy over ``train(1)`` calls, ``lda`` over its own sweep stepped
+(``_stepped.LdaChain``: no log-likelihood refresh). CPU seconds: ours as
+the difference of a ``warmup + sweeps`` and a ``warmup`` fit, the peers
+over the same calls.
 
-Run: python benchmarks/bench_speed.py [--ks 30 50 100] [--skip-scaling] ...
+Run: python benchmarks/bench_speed.py [--ks 30 50 100] [--clock cpu] [--skip-scaling] ...
 """
 
 import _common  # noqa: F401  (pins BLAS/OpenMP threads first)
@@ -43,27 +55,64 @@ import warnings  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from _isa import call_with_isa, parse_isa_list  # noqa: E402
+from _stepped import LdaChain  # noqa: E402
 from _common import (  # noqa: E402
     document_completion_split,
     environment_info,
     format_table,
     load_news16,
     log,
+    last_state_kwargs,
     run_compound_lda,
-    run_tomotopy_dmr,
 )
 
 
-def ours_seconds_per_sweep(est, X, groups, warmup, sweeps):
-    est.set_params(max_iter=warmup + sweeps, burn_in=warmup + sweeps - 1, thin=1)
-    if groups is None:
-        est.fit(X)
-    else:
-        est.fit(X, groups=groups)
+CLDA_AGS = "CompoundLDA (AGS)"
+CLOCKS = {
+    "wall": "wall-clock, median over the timed sweeps",
+    "cpu": "process CPU time, mean over the timed sweeps (insensitive to other "
+           "processes taking turns on the cores)",
+}
+
+
+def ours_seconds_per_sweep(est, X, groups, warmup, sweeps, clock="wall"):
+    """Seconds per sweep after ``warmup`` sweeps. ``clock="wall"``: the median
+    of the fit's ``sweep_times_``; ``"cpu"``: this process's CPU time of a
+    ``warmup + sweeps`` fit minus that of a ``warmup`` fit (same seed, so the
+    same first ``warmup`` sweeps), over ``sweeps`` (a mean)."""
+    def fit(n_iter):
+        est.set_params(max_iter=n_iter, burn_in=n_iter - 1, thin=1)
+        t0 = time.process_time()
+        est.fit(X) if groups is None else est.fit(X, groups=groups)
+        return time.process_time() - t0
+
+    if clock == "cpu":
+        return (fit(warmup + sweeps) - fit(warmup)) / sweeps
+    fit(warmup + sweeps)
     return float(np.median(est.sweep_times_[warmup:]))
 
 
-def tomotopy_seconds_per_sweep(corpus, K, warmup, sweeps, seed=0):
+def _timed_steps(step, sweeps, clock):
+    """Seconds per call of ``step()``: the median of ``sweeps`` wall-clock
+    timings, or (``clock="cpu"``) their total process CPU time over ``sweeps``."""
+    if clock == "cpu":
+        t0 = time.process_time()
+        for _ in range(sweeps):
+            step()
+        return (time.process_time() - t0) / sweeps
+    times = []
+    for _ in range(sweeps):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def tomotopy_seconds_per_sweep(corpus, K, warmup, sweeps, seed=0, clock="wall"):
+    """Seconds per ``train(1)`` after ``train(warmup)`` (tomotopy
+    ``LDAModel``, fixed alpha, one worker, which runs in the calling
+    thread); run it under each build with ``_isa.call_with_isa``."""
     import tomotopy as tp
 
     model = tp.LDAModel(k=K, alpha=0.1, eta=0.01, seed=seed)
@@ -73,77 +122,88 @@ def tomotopy_seconds_per_sweep(corpus, K, warmup, sweeps, seed=0):
         lo, hi = X.indptr[d], X.indptr[d + 1]
         model.add_doc(np.repeat(words[X.indices[lo:hi]], X.data[lo:hi]).tolist())
     model.train(warmup, workers=1)
-    times = []
-    for _ in range(sweeps):
-        t0 = time.perf_counter()
-        model.train(1, workers=1)
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+    return _timed_steps(lambda: model.train(1, workers=1), sweeps, clock)
 
 
-def lda_seconds_per_sweep(X, K, warmup, sweeps, seed=0):
-    import lda
-
+def lda_seconds_per_sweep(X, K, warmup, sweeps, seed=0, clock="wall"):
+    """Seconds per ``lda`` sweep after ``warmup`` sweeps: its own start and
+    sweep, stepped (``_stepped.LdaChain``), so each sweep is timed like
+    tomotopy's ``train(1)`` (no log-likelihood refresh)."""
     logging.getLogger("lda").setLevel(logging.ERROR)
-
-    def fit(n_iter):
-        model = lda.LDA(n_topics=K, n_iter=n_iter, alpha=0.1, eta=0.01,
-                        random_state=seed, refresh=10**9)
-        t0 = time.perf_counter()
-        model.fit(X)
-        return time.perf_counter() - t0
-
-    # Median over three pairs of the per-sweep time difference.
-    diffs = [(fit(warmup + sweeps) - fit(warmup)) / sweeps for _ in range(3)]
-    return float(np.median(diffs))
+    chain = LdaChain(X, np.arange(0), K, 0.1, 0.01, seed)
+    chain.start()
+    chain.sweep(warmup)
+    return _timed_steps(lambda: chain.sweep(1), sweeps, clock)
 
 
-def throughput_table(corpus, ks, warmup, sweeps, peers, rounds):
+def _time_round(corpus, K, r, warmup, sweeps, peers, isas, clock):
+    """Seconds per sweep of every library, one after another (round ``r``)."""
     from sklearn_clda import CompoundLDA, LDAGibbs
 
+    out = {}
+    log(f"K={K}, round {r + 1}: LDAGibbs")
+    out["LDAGibbs"] = ours_seconds_per_sweep(
+        LDAGibbs(K, doc_topic_prior=0.1, topic_word_prior=0.01, random_state=r),
+        corpus.X, None, warmup, sweeps, clock)
+    log(f"K={K}, round {r + 1}: CompoundLDA (AGS)")
+    out[CLDA_AGS] = ours_seconds_per_sweep(
+        CompoundLDA(K, eta=0.01, random_state=r), corpus.X, corpus.groups, warmup, sweeps,
+        clock)
+    if "tomotopy" in peers:
+        for isa in isas:
+            name = f"tomotopy LDAModel [{isa or 'auto'}]"
+            log(f"K={K}, round {r + 1}: {name} (workers=1)")
+            out[name] = call_with_isa(isa, "bench_speed", "tomotopy_seconds_per_sweep",
+                                      corpus, K, warmup, sweeps, seed=r, clock=clock)
+    if "lda" in peers:
+        log(f"K={K}, round {r + 1}: lda")
+        out["lda"] = lda_seconds_per_sweep(corpus.X, K, warmup, sweeps, seed=r, clock=clock)
+    return out
+
+
+def _ratio(per_round, num, den):
+    """Median over rounds of ``per_round[den] / per_round[num]`` (a speed ratio
+    of ``num`` to ``den`` taken within each round), and the rounds' values."""
+    vals = [rd[den] / rd[num] for rd in per_round if num in rd and den in rd]
+    return (float(np.median(vals)) if vals else float("nan")), vals
+
+
+def throughput_table(corpus, ks, warmup, sweeps, peers, rounds, isas, clock="wall"):
+    """Every library is timed once per round, the rounds run in turn, so that
+    the machine's drift and other work hit them alike. tokens/s: median over
+    rounds; ratios: median of the per-round ratios. "vs tomotopy" is against
+    its fastest build (median seconds), "vs lda" against ``lda``."""
     N = int(corpus.X.sum())
-    rows, records = [], []
+    rows, records, notes = [], [], []
     for K in ks:
-        # LDAGibbs, CompoundLDA and tomotopy are run in turn, `rounds` times,
-        # so that drift in the machine's speed hits them alike; each
-        # library's figure is its median over the rounds, and the CompoundLDA
-        # / LDAGibbs cost the median of the per-round ratios. lda is slow
-        # and runs once (itself a median of three timings).
-        per_round = {"LDAGibbs": [], "CompoundLDA (AGS)": [], "tomotopy LDA": []}
-        for r in range(rounds):
-            log(f"K={K}, round {r + 1}/{rounds}: LDAGibbs")
-            per_round["LDAGibbs"].append(ours_seconds_per_sweep(
-                LDAGibbs(K, doc_topic_prior=0.1, topic_word_prior=0.01, random_state=r),
-                corpus.X, None, warmup, sweeps))
-            log(f"K={K}, round {r + 1}/{rounds}: CompoundLDA (AGS)")
-            per_round["CompoundLDA (AGS)"].append(ours_seconds_per_sweep(
-                CompoundLDA(K, eta=0.01, random_state=r), corpus.X, corpus.groups,
-                warmup, sweeps))
-            if "tomotopy" in peers:
-                log(f"K={K}, round {r + 1}/{rounds}: tomotopy LDAModel(workers=1)")
-                per_round["tomotopy LDA"].append(
-                    tomotopy_seconds_per_sweep(corpus, K, warmup, sweeps, seed=r))
-        res = {name: float(np.median(v)) for name, v in per_round.items() if v}
-        if "lda" in peers:
-            log(f"K={K}: lda")
-            res["lda"] = lda_seconds_per_sweep(corpus.X, K, warmup, sweeps)
-        for name, sec in res.items():
-            tps = N / sec
-            vs_tp = res["tomotopy LDA"] / sec if "tomotopy LDA" in res else float("nan")
-            vs_lda = res["lda"] / sec if "lda" in res else float("nan")
-            rows.append([f"news16 ({N / 1e6:.2f}M)", K, name, f"{tps / 1e6:.2f}M",
+        per_round = [_time_round(corpus, K, r, warmup, sweeps, peers, isas, clock)
+                     for r in range(rounds)]
+        names = list(per_round[0])
+        med = {n: float(np.median([rd[n] for rd in per_round])) for n in names}
+        tp_names = [n for n in names if n.startswith("tomotopy")]
+        best_tp = min(tp_names, key=med.get) if tp_names else None
+        for name in names:
+            vs_tp = _ratio(per_round, name, best_tp)[0] if best_tp else float("nan")
+            vs_lda = _ratio(per_round, name, "lda")[0]
+            rows.append([f"news16 ({N / 1e6:.2f}M)", K, name, f"{N / med[name] / 1e6:.2f}M",
                          f"{vs_tp:.2f}x", f"{vs_lda:.2f}x"])
-            records.append(dict(K=K, library=name, tokens_per_second=tps,
-                                ratio_tomotopy=vs_tp, ratio_lda=vs_lda,
-                                seconds_per_round=per_round.get(name)))
-        ratios = np.array(per_round["CompoundLDA (AGS)"]) / np.array(per_round["LDAGibbs"])
-        ratio = float(np.median(ratios))
+            records.append(dict(K=K, library=name, tokens_per_second=N / med[name],
+                                ratio_best_tomotopy=vs_tp, ratio_lda=vs_lda,
+                                seconds_per_round=[rd[name] for rd in per_round]))
+        ratio, vals = _ratio(per_round, "LDAGibbs", CLDA_AGS)
         rows.append(["", K, "CompoundLDA / LDAGibbs sweep cost", f"{ratio:.3f}", "", ""])
-        records.append(dict(K=K, clda_over_lda_sweep=ratio,
-                            clda_over_lda_per_round=ratios.tolist()))
-    print(format_table(["corpus", "K", "library", "tokens/s", "vs tomotopy", "vs lda"],
+        records.append(dict(K=K, clda_over_lda_sweep=ratio, clda_over_lda_per_round=vals,
+                            fastest_tomotopy=best_tp))
+        for name in tp_names + (["lda"] if "lda" in names else []):
+            r_ours, vals = _ratio(per_round, "LDAGibbs", name)
+            notes.append(f"K={K}: LDAGibbs / {name} tokens/s: {r_ours:.2f}x (rounds "
+                         f"{', '.join(f'{v:.2f}' for v in vals)})")
+    print(format_table(["corpus", "K", "library", "tokens/s", "vs fastest tomotopy", "vs lda"],
                        rows, align="lrlrrr"))
-    print(f"(median of {rounds} rounds; lda once; load {_common.load_average()})")
+    print(f"(seconds per sweep: {CLOCKS[clock]}; tokens/s: median of {rounds} rounds; "
+          f"ratios: median of the per-round ratios, every library timed once per round in "
+          f"turn; tomotopy builds: {', '.join(map(str, isas))}; load {_common.load_average()})")
+    print("\n".join(notes))
     return records
 
 
@@ -261,28 +321,52 @@ def scaling_table(corpus, sweeps, warmup):
     return records
 
 
-def quality_table(corpus, K, dmr_sweeps, seed=0):
+def quality_table(corpus, K, dmr_sweeps, isa=None, seed=0, clock="wall"):
+    """CompoundLDA given the seconds (``clock``: wall-clock or CPU) tomotopy's
+    DMRModel (build ``isa``) takes for ``dmr_sweeps`` sweeps; both scored
+    with their last state and with their average over the sweeps each keeps
+    by default (burn-in half the sweeps, every 10th sweep after it)."""
     from sklearn_clda import CompoundLDA
 
     split = document_completion_split(corpus, seed=seed)
-    log(f"time to quality: tomotopy DMR, K={K}, {dmr_sweeps} sweeps")
-    dmr = run_tomotopy_dmr(split, K, dmr_sweeps, seed=seed)
+    log(f"time to quality: tomotopy DMR [{isa or 'auto'}], K={K}, {dmr_sweeps} sweeps")
+    dmr_last, dmr_avg = call_with_isa(isa, "_stepped", "run_tomotopy_stepped", split, K,
+                                      dmr_sweeps, dmr_sweeps // 2, 10, seed=seed, dmr=True,
+                                      clock=clock)
     # Our sweep cost on this split, then as many sweeps as fit in DMR's time.
-    probe = CompoundLDA(K, eta=0.01, max_iter=12, random_state=seed).fit(
-        split.X_train_full, groups=split.groups)
-    per_sweep = float(np.median(probe.sweep_times_[2:]))
-    budget = dmr.fit_seconds
+    per_sweep = ours_seconds_per_sweep(CompoundLDA(K, eta=0.01, random_state=seed),
+                                       split.X_train_full, split.groups, 20, 20, clock)
+    budget = dmr_last.fit_seconds
     n_iter = max(20, int(budget / per_sweep * 0.97))
-    log(f"time to quality: CompoundLDA, {n_iter} sweeps in ~{budget:.1f}s")
-    ours = run_compound_lda(split, K, n_iter, seed=seed)
-    rows = [["tomotopy DMR", dmr_sweeps, f"{dmr.fit_seconds:.1f}", f"{dmr.perplexity:.2f}"],
-            ["CompoundLDA (AGS)", n_iter, f"{ours.fit_seconds:.1f}", f"{ours.perplexity:.2f}"]]
-    print(format_table(["model", "sweeps", "fit s", "held-out perplexity"], rows))
-    print(f"perplexity CompoundLDA / DMR at equal wall-clock: "
-          f"{ours.perplexity / dmr.perplexity:.4f}")
-    return dict(dmr_seconds=dmr.fit_seconds, dmr_perplexity=dmr.perplexity,
-                clda_sweeps=n_iter, clda_seconds=ours.fit_seconds,
-                clda_perplexity=ours.perplexity)
+    log(f"time to quality: CompoundLDA, {n_iter} sweeps in ~{budget:.1f}s (twice: averaged, "
+        f"last state)")
+    ours_avg = run_compound_lda(split, K, n_iter, seed=seed, clock=clock)
+    ours_last = run_compound_lda(split, K, n_iter, seed=seed, clock=clock,
+                                 **last_state_kwargs(n_iter))
+    dmr_name = f"tomotopy DMR [{dmr_last.extra['isa']}]"
+    rows = [[dmr_name, "last state", dmr_sweeps, f"{dmr_last.fit_seconds:.1f}",
+             f"{dmr_last.perplexity:.2f}"],
+            [dmr_name, "averaged", dmr_sweeps, f"{dmr_avg.fit_seconds:.1f}",
+             f"{dmr_avg.perplexity:.2f}"],
+            [CLDA_AGS, "last state", n_iter, f"{ours_last.fit_seconds:.1f}",
+             f"{ours_last.perplexity:.2f}"],
+            [CLDA_AGS, "averaged", n_iter, f"{ours_avg.fit_seconds:.1f}",
+             f"{ours_avg.perplexity:.2f}"]]
+    print(format_table(["model", "estimate", "sweeps", f"fit s ({clock})",
+                        "held-out perplexity"], rows, align="llrrr"))
+    last_ratio = ours_last.perplexity / dmr_last.perplexity
+    avg_ratio = ours_avg.perplexity / dmr_avg.perplexity
+    print(f"perplexity CompoundLDA / DMR at equal {clock} time: last state vs last state "
+          f"{last_ratio:.4f} ({(last_ratio - 1) * 100:+.1f}%), averaged vs averaged "
+          f"{avg_ratio:.4f} ({(avg_ratio - 1) * 100:+.1f}%) (averaged: each model over the "
+          f"second half of its own sweeps, every 10th)")
+    return dict(dmr_isa=dmr_last.extra["isa"], dmr_seconds=dmr_last.fit_seconds,
+                dmr_perplexity_last=dmr_last.perplexity,
+                dmr_perplexity_averaged=dmr_avg.perplexity, clda_sweeps=n_iter,
+                clda_seconds=ours_avg.fit_seconds, clda_seconds_last=ours_last.fit_seconds,
+                clda_perplexity_averaged=ours_avg.perplexity,
+                clda_perplexity_last=ours_last.perplexity,
+                ratio_last=last_ratio, ratio_averaged=avg_ratio)
 
 
 def main(argv=None):
@@ -298,6 +382,15 @@ def main(argv=None):
     p.add_argument("--scaling-warmup", type=int, default=20,
                    help="sweeps before timing in the scaling table")
     p.add_argument("--peers", nargs="*", default=["tomotopy", "lda"])
+    p.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
+                   help="what the throughput and time-to-quality tables time: wall-clock "
+                        "seconds, or process CPU seconds, which other work sharing the "
+                        "cores does not inflate (every library here runs on one thread)")
+    p.add_argument("--tomotopy-isa", default="all",
+                   help="tomotopy builds to time: all (every one that loads here, each in "
+                        "a fresh process), auto (its own choice, in this process), or a "
+                        "comma list from avx512, avx2, sse2, none; the time-to-quality "
+                        "DMR uses the fastest at the first K")
     p.add_argument("--threads-sweeps", type=int, default=300)
     p.add_argument("--quality-sweeps", type=int, default=1000)
     p.add_argument("--skip-threads", action="store_true")
@@ -310,8 +403,12 @@ def main(argv=None):
     corpus = load_news16()
     print(environment_info() if isinstance(environment_info(), str)
           else json.dumps(environment_info()))
+    isas = parse_isa_list(args.tomotopy_isa)
     out = {"throughput": throughput_table(corpus, args.ks, args.warmup, args.sweeps,
-                                          args.peers, args.rounds)}
+                                          args.peers, args.rounds, isas, args.clock)}
+    fastest = next((r["fastest_tomotopy"] for r in out["throughput"]
+                    if r.get("fastest_tomotopy")), None)
+    dmr_isa = None if fastest is None else fastest.split("[")[1].rstrip("]")
     if not args.skip_threads:
         print()
         out["threads"] = threads_table(corpus, 30, args.threads_sweeps, args.rounds)
@@ -320,7 +417,8 @@ def main(argv=None):
         out["scaling"] = scaling_table(corpus, max(5, args.sweeps // 3), args.scaling_warmup)
     if not args.skip_quality:
         print()
-        out["quality"] = quality_table(corpus, 30, args.quality_sweeps)
+        out["quality"] = quality_table(corpus, 30, args.quality_sweeps,
+                                       None if dmr_isa == "auto" else dmr_isa, clock=args.clock)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1, default=float)

@@ -345,6 +345,11 @@ class _BaseGibbsTopicModel(
                 "counts are zero after rounding); a topic model needs words."
             )
         _check_table_memory(X, int(self.n_components), n_groups, type(self).__name__)
+        return self._schedule(burn_in)
+
+    def _schedule(self, burn_in):
+        """The run's schedule: burn-in, the priors to learn and the Gibbs-EM
+        update sweeps (``ValueError`` if learning has no update sweep)."""
         learned = self._learned_priors()
         # Gibbs-EM: in the second half of burn-in every sweep is an E-step
         # sample, and every prior_update_every sweeps an M-step maximizes
@@ -621,17 +626,8 @@ class _BaseGibbsTopicModel(
 
     def _joint_log_likelihood(self, run, state):
         """log p(w, z) (and log p(pi | alpha) for cLDA) at the current state."""
-        K = int(self.n_components)
-        eta = self._eta_value(run)
-        V = state.nwk.shape[0]
-        nz = state.nwk[state.nwk > 0]
-        ll = K * gammaln(V * eta) - gammaln(state.nk + V * eta).sum()
-        ll += (gammaln(nz + eta) - gammaln(eta)).sum()
-        doc_prior = self._sweep_prior(run)[state.doc_group]
-        prior_sum = doc_prior.sum(axis=1)
-        ll += (gammaln(prior_sum) - gammaln(state.doc_len + prior_sum)).sum()
-        mask = state.ndk > 0
-        ll += (gammaln(state.ndk[mask] + doc_prior[mask]) - gammaln(doc_prior[mask])).sum()
+        ll = word_log_likelihood(state.nwk, state.nk, self._eta_value(run))
+        ll += doc_log_likelihood(state.ndk, state.doc_len, state.doc_group, self._sweep_prior(run))
         return float(ll + self._log_prior_extra(run))
 
     # -------------------------------------------------------------- inference
@@ -755,6 +751,27 @@ def _check_table_memory(X, n_components, n_groups, name):
             f"more than this machine's {available / 2**30:.1f} GiB of memory; "
             "use fewer topics or a smaller vocabulary."
         )
+
+
+def word_log_likelihood(nwk, nk, eta):
+    """``log p(w | z)``: the topics' Dirichlet-multinomial terms, from the
+    ``(V, K)`` word-topic counts ``nwk`` and the topic totals ``nk``."""
+    K = nk.shape[0]
+    V = nwk.shape[0]
+    nz = nwk[nwk > 0]
+    ll = K * gammaln(V * eta) - gammaln(nk + V * eta).sum()
+    return ll + (gammaln(nz + eta) - gammaln(eta)).sum()
+
+
+def doc_log_likelihood(ndk, doc_len, doc_group, prior):
+    """``log p(z)``: the documents' Dirichlet-multinomial terms, each document
+    with the prior row of its collection; a sum over documents, so the
+    documents may be split into parts (:mod:`sklearn_clda.dask`'s shards)."""
+    doc_prior = prior[doc_group]
+    prior_sum = doc_prior.sum(axis=1)
+    ll = (gammaln(prior_sum) - gammaln(doc_len + prior_sum)).sum()
+    mask = ndk > 0
+    return ll + (gammaln(ndk[mask] + doc_prior[mask]) - gammaln(doc_prior[mask])).sum()
 
 
 def _map_interruptibly(fn, items, n_threads):

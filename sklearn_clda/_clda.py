@@ -22,7 +22,7 @@ from ._base import (
 from ._corpus import StrictInterval, check_counts, check_group_labels, count_tokens
 from ._hyper import (
     count_histogram,
-    group_topic_histogram,
+    doc_histograms,
     sample_alpha,
     update_concentration,
     update_symmetric,
@@ -507,9 +507,9 @@ class CompoundLDA(_BaseGibbsTopicModel):
             stats["cells"].append(count_histogram(state.nwk))
             stats["topics"].append(count_histogram(state.nk))
         if "gamma" in learned:
-            jk, n, mult = group_topic_histogram(state.ndk, state.doc_group, run.pi.shape[0])
+            (jk, n, mult), lengths = doc_histograms(state, run.pi.shape[0])
             stats["docs"].append((jk, n, mult, run.pi.copy()))
-            stats["lengths"].append(count_histogram(state.doc_len))
+            stats["lengths"].append(lengths)
         if not update:
             return
         if "eta" in learned:

@@ -15,6 +15,8 @@ __all__ = [
     "count_histogram",
     "topic_histogram",
     "group_topic_histogram",
+    "doc_histograms",
+    "collapse_topics",
     "update_symmetric",
     "update_asymmetric",
     "update_concentration",
@@ -57,6 +59,34 @@ def group_topic_histogram(ndk, doc_group, n_groups):
     jk = np.asarray(doc_group)[rows].astype(np.int64) * K + cols
     codes, mult = _distinct_counts(jk * width + vals, n_groups * K * width)
     return codes // width, codes % width, mult
+
+
+def doc_histograms(state, n_groups):
+    """Gibbs-EM statistics of a sampler state's documents.
+
+    Returns ``(group_topic_histogram(state.ndk, state.doc_group, n_groups),
+    count_histogram(state.doc_len))``. A state that keeps its documents
+    elsewhere (:mod:`sklearn_clda.dask`'s, on the workers) provides the
+    two itself, as ``state.doc_histograms(n_groups)``, from the histograms
+    of its parts: every M-step sum is linear in them.
+    """
+    own = getattr(state, "doc_histograms", None)
+    if own is not None:
+        return own(n_groups)
+    return (
+        group_topic_histogram(state.ndk, state.doc_group, n_groups),
+        count_histogram(state.doc_len),
+    )
+
+
+def collapse_topics(hist):
+    """``count_histogram`` of the counts in a ``group_topic_histogram``:
+    the distinct values ``n`` and how many (collection, document, topic)
+    cells hold each."""
+    _, n, mult = hist
+    total = np.bincount(n, weights=mult).astype(np.int64)
+    values = np.flatnonzero(total)
+    return values, total[values]
 
 
 def _distinct_counts(codes, n_codes):

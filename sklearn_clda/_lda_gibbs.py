@@ -13,7 +13,13 @@ from ._base import (
     concentration_interval,
 )
 from ._corpus import check_counts
-from ._hyper import count_histogram, topic_histogram, update_asymmetric, update_symmetric
+from ._hyper import (
+    collapse_topics,
+    count_histogram,
+    doc_histograms,
+    update_asymmetric,
+    update_symmetric,
+)
 from ._mh_sweeper import SAMPLER_CONSTRAINTS
 
 __all__ = ["LDAGibbs"]
@@ -376,10 +382,10 @@ class LDAGibbs(_BaseGibbsTopicModel):
         stats, learned = run.em_stats, run.learned
         symmetric = np.ndim(run.doc_topic_prior) == 0
         if "doc_topic_prior" in learned:
-            stats["docs"].append(
-                count_histogram(state.ndk) if symmetric else topic_histogram(state.ndk)
-            )
-            stats["lengths"].append(count_histogram(state.doc_len))
+            # One collection: the (collection, topic) histogram is per topic.
+            topics, lengths = doc_histograms(state, 1)
+            stats["docs"].append(collapse_topics(topics) if symmetric else topics)
+            stats["lengths"].append(lengths)
         if "topic_word_prior" in learned:
             stats["cells"].append(count_histogram(state.nwk))
             stats["topics"].append(count_histogram(state.nk))

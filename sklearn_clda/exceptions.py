@@ -1,6 +1,11 @@
 """Warnings raised by sklearn_clda."""
 
-__all__ = ["FitInterruptedWarning", "ManyCollectionsWarning", "UnseenCollectionWarning"]
+__all__ = [
+    "FitInterruptedWarning",
+    "ManyCollectionsWarning",
+    "ShardRebuiltWarning",
+    "UnseenCollectionWarning",
+]
 
 
 class UnseenCollectionWarning(UserWarning):
@@ -28,4 +33,15 @@ class ManyCollectionsWarning(UserWarning):
     ``groups``. The fit goes on (its cost grows only linearly with the
     number of collections), but each collection's mixture rests on very
     few documents.
+    """
+
+
+class ShardRebuiltWarning(UserWarning):
+    """A distributed fit (:mod:`sklearn_clda.dask`) lost a Dask worker and went on.
+
+    The shard of documents that lived on the lost worker was rebuilt on
+    another worker from the input, its topic assignments drawn afresh from
+    the topics at that round; every other shard kept its state. The fit
+    is then a chain restarted in part, which the remaining sweeps mix in;
+    the message names the shards and rounds.
     """

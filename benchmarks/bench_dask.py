@@ -1,0 +1,325 @@
+"""Distributed fits on Dask: synchronization cost, scaling, memory, and a projection.
+
+Tables (all on this machine; each worker count gets a fresh
+``LocalCluster`` of single-threaded worker processes):
+
+1. Per worker count (1, 2, 4, ... up to ``os.cpu_count()``, or
+   ``--workers``), on a ``make_compound_corpus`` corpus of ``--tokens``
+   tokens (default 10M; V = ``--features``, 8 collections, K = ``--k``):
+   CompoundLDA's tokens/s (median round after ``--warmup`` rounds), the
+   ratio to one worker and to the in-memory estimator (``n_jobs=1``, same
+   run), the synchronization overhead per round (the round's wall time
+   less the slowest worker's own time, ``sync_seconds_``) in ms and as a
+   share of the round, and the bytes of array data sent to and received
+   from the workers per round (``sync_bytes_``).
+2. Per worker, the peak memory of its process (max RSS) above the idle
+   worker's, against the shard's token arrays plus one K x V table: the
+   issue's bound is 2x.
+3. The approximation: held-out perplexity on news16 (document
+   completion, every fifth document held out) of the distributed fit on 2
+   workers with ``local_sweeps`` = 1, 2, 5, against the exact serial
+   sampler (``n_jobs=1``) and the threaded AD-LDA (``n_jobs=2``), mean of
+   ``--seeds`` seeds at equal sweeps (``--skip-perplexity`` to skip).
+4. A projection of the wall time per round for 10^9 tokens on 8, 32 and
+   128 machines, from the measured per-token cost of a worker, the
+   measured fixed cost of a round, the measured delta entries per token
+   and the client's measured cost to merge them, with the network
+   bandwidth stated (``--bandwidth``, GB/s at the client).
+
+Run: python benchmarks/bench_dask.py [--tokens 1000000] [--workers 1 2]
+"""
+
+import _common  # noqa: F401  (pins BLAS/OpenMP threads first)
+
+import argparse  # noqa: E402
+import os  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+
+from _common import log  # noqa: E402
+
+
+def _args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--tokens", type=int, default=10_000_000)
+    p.add_argument("--features", type=int, default=20_000)
+    p.add_argument("--k", type=int, default=100)
+    p.add_argument("--workers", type=int, nargs="*", default=None)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--sweeps", type=int, default=8)
+    p.add_argument("--seeds", type=int, default=2)
+    p.add_argument("--perplexity-sweeps", type=int, default=100)
+    p.add_argument("--skip-perplexity", action="store_true")
+    p.add_argument("--bandwidth", type=float, default=1.25, help="GB/s at the client")
+    return p.parse_args()
+
+
+def _worker_counts(requested):
+    if requested:
+        return requested
+    counts, n = [], 1
+    while n <= (os.cpu_count() or 1):
+        counts.append(n)
+        n *= 2
+    return counts
+
+
+def _corpus(n_tokens, n_features, seed=0):
+    from sklearn_clda.datasets import make_compound_corpus
+
+    doc_length = 250
+    per_collection = max(1, n_tokens // (8 * doc_length))
+    c = make_compound_corpus(n_topics=100, n_features=n_features, n_collections=8,
+                             docs_per_collection=per_collection, doc_length=doc_length,
+                             alpha=0.5, gamma=5.0, eta=0.05, random_state=seed)
+    return sp.csr_matrix(c.data), np.asarray(c.groups)
+
+
+def _rss():
+    """Resident memory of this (worker) process now, in bytes, once the code
+    that a fit runs is imported (the baseline of an idle worker)."""
+    import psutil
+
+    import sklearn_clda.dask._shard  # noqa: F401
+
+    return psutil.Process().memory_info().rss
+
+
+def _start_rss_sampler(dask_worker):
+    """In a worker: record the process's largest RSS, sampled every 5 ms, from
+    now on (``ru_maxrss`` would include the worker's start-up)."""
+    import threading
+
+    import psutil
+
+    process = psutil.Process()
+    peak = dask_worker.sklearn_clda_peak_rss = [process.memory_info().rss]
+
+    def sample():
+        while True:
+            peak[0] = max(peak[0], process.memory_info().rss)
+            threading.Event().wait(0.005)
+
+    threading.Thread(target=sample, daemon=True).start()
+
+
+def _peak_rss(dask_worker):
+    """In a worker: the sampled peak RSS and the RSS now (bytes)."""
+    import psutil
+
+    return dask_worker.sklearn_clda_peak_rss[0], psutil.Process().memory_info().rss
+
+
+def _shard_bytes():
+    """Token arrays and count tables of the shards in this worker process."""
+    from sklearn_clda.dask import _shard
+
+    out = []
+    for shard in _shard._SHARDS.values():
+        st = shard["state"]
+        tokens = st.words.nbytes + st.z.nbytes + st.doc_ptr.nbytes + st.ndk.nbytes
+        if shard["doc_topic"] is not None:
+            tokens += shard["doc_topic"].nbytes
+        out.append((tokens, st.nwk_padded.nbytes, int(st.words.shape[0])))
+    return out
+
+
+def _fit_on(n_workers, X, groups, args):
+    """One CompoundLDA fit on a fresh cluster of ``n_workers`` processes.
+
+    Returns the fitted model and, per worker, ``(idle RSS, (peak RSS, RSS at
+    the end), [(shard array bytes, table bytes, tokens)])``, the shards read
+    just before the fit drops them.
+    """
+    from distributed import Client, LocalCluster
+
+    from sklearn_clda.dask import CompoundLDA, _cluster
+
+    memory = {}
+    drop = _cluster.ShardSet.drop
+
+    def measure_then_drop(shards):
+        peak, sizes = shards.client.run(_peak_rss), shards.client.run(_shard_bytes)
+        memory.update({w: (idle[w], peak[w], sizes[w]) for w in peak})
+        drop(shards)
+
+    with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                      dashboard_address=None, silence_logs=50) as cluster, \
+            Client(cluster, set_as_default=False) as client:
+        idle = client.run(_rss)
+        client.run(_start_rss_sampler)
+        model = CompoundLDA(n_components=args.k, max_iter=args.warmup + args.sweeps,
+                            burn_in=args.warmup, thin=1, random_state=0, client=client,
+                            timeout=3600)
+        _cluster.ShardSet.drop = measure_then_drop
+        try:
+            model.fit(X, groups=groups)
+        finally:
+            _cluster.ShardSet.drop = drop
+    return model, memory
+
+
+def _round_stats(model, warmup):
+    """Median round seconds, median sync seconds and mean bytes (sent, received)."""
+    rounds = model.sweep_times_[warmup:]
+    return (float(np.median(rounds)), float(np.median(model.sync_seconds_[warmup:])),
+            model.sync_bytes_[warmup:].mean(axis=0))
+
+
+def scaling_table(X, groups, args):
+    """Table 1 (and the measurements table 2 and the projection use)."""
+    from sklearn_clda import CompoundLDA
+
+    n_tokens = int(X.sum())
+    log(f"in-memory reference, {n_tokens} tokens")
+    local = CompoundLDA(n_components=args.k, max_iter=args.warmup + args.sweeps,
+                        burn_in=args.warmup, thin=1, random_state=0).fit(X, groups=groups)
+    local_rate = n_tokens / float(np.median(local.sweep_times_[args.warmup:]))
+    print(f"\n## 1. Scaling: {n_tokens:,} tokens, V={X.shape[1]}, K={args.k}, "
+          f"8 collections; in-memory n_jobs=1: {local_rate / 1e6:.2f}M tokens/s\n")
+    print("| workers | tokens/s | vs 1 worker | vs in-memory | sync ms/round "
+          "| sync share | MB sent/round | MB received/round |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    runs = {}
+    for w in _worker_counts(args.workers):
+        log(f"{w} worker(s)")
+        model, memory = _fit_on(w, X, groups, args)
+        seconds, sync, (sent, received) = _round_stats(model, args.warmup)
+        runs[w] = (model, memory, seconds, sync, sent, received)
+        rate = n_tokens / seconds
+        base = n_tokens / runs[min(runs)][2]
+        print(f"| {w} | {rate / 1e6:.2f}M | {rate / base:.2f}x | {rate / local_rate:.2f}x "
+              f"| {1e3 * sync:.1f} | {100 * sync / seconds:.0f}% | {sent / 1e6:.2f} "
+              f"| {received / 1e6:.2f} |", flush=True)
+    return runs, local_rate
+
+
+def memory_table(runs):
+    """Table 2: each worker's peak memory against its shard plus one table."""
+    print("\n## 2. Worker memory above the idle worker's RSS (sampled every 5 ms)\n")
+    print("| workers | worker | shard tokens | shard arrays MB | K x V table MB "
+          "| peak MB | at the end MB | peak / (shard + table) |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for w, (_, memory, *_rest) in runs.items():
+        for j, (_, (idle, (peak, end), sizes)) in enumerate(sorted(memory.items())):
+            arrays = sum(s[0] for s in sizes)
+            table = sum(s[1] for s in sizes)
+            tokens = sum(s[2] for s in sizes)
+            print(f"| {w} | {j} | {tokens:,} | {arrays / 1e6:.1f} | {table / 1e6:.1f} "
+                  f"| {(peak - idle) / 1e6:.1f} | {(end - idle) / 1e6:.1f} "
+                  f"| {(peak - idle) / max(arrays + table, 1):.2f} |")
+    print("\nShard arrays: tokens, topics, document pointers, document-topic counts "
+          "and the running sum of the documents' proportions.")
+
+
+def perplexity_table(args):
+    """Table 3: the approximation's effect on held-out perplexity (news16)."""
+    from distributed import Client, LocalCluster
+
+    import sklearn_clda
+    from sklearn_clda.dask import CompoundLDA
+    from sklearn_clda.datasets import load_news16
+
+    news = load_news16()
+    X, g = sp.csr_matrix(news.data), np.asarray(news.groups)
+    test = np.arange(X.shape[0]) % 5 == 0
+    params = {"n_components": 20, "max_iter": args.perplexity_sweeps, "thin": 2}
+    rows = {}
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None, silence_logs=50) as cluster, \
+            Client(cluster, set_as_default=False) as client:
+        fits = {
+            "in-memory, n_jobs=1 (exact)": lambda s: sklearn_clda.CompoundLDA(
+                n_jobs=1, random_state=s, **params),
+            "in-memory, n_jobs=2 (AD-LDA)": lambda s: sklearn_clda.CompoundLDA(
+                n_jobs=2, random_state=s, **params),
+            # Equal sweeps: max_iter counts rounds of k sweeps (and one kept
+            # sample per round at most).
+            **{f"Dask, 2 workers, local_sweeps={k}": (
+                lambda s, k=k: CompoundLDA(client=client, local_sweeps=k, random_state=s,
+                                           **{**params, "max_iter": params["max_iter"] // k,
+                                              "thin": max(1, params["thin"] // k)}))
+               for k in (1, 2, 5)},
+        }
+        for name, make in fits.items():
+            log(name)
+            rows[name] = [make(s).fit(X[~test], groups=g[~test]).perplexity(
+                X[test], groups=g[test]) for s in range(args.seeds)]
+    exact = np.mean(rows["in-memory, n_jobs=1 (exact)"])
+    print(f"\n## 3. The approximation: news16 held-out perplexity, K=20, "
+          f"{params['max_iter']} sweeps, mean of {args.seeds} seeds\n")
+    print("| fit | perplexity | vs exact | per seed |")
+    print("|---|---:|---:|---|")
+    for name, values in rows.items():
+        print(f"| {name} | {np.mean(values):.1f} | {np.mean(values) / exact - 1:+.2%} "
+              f"| {', '.join(f'{v:.1f}' for v in values)} |")
+
+
+def _merge_seconds_per_entry(K, n_features):
+    """The client's cost to merge sparse deltas, per delta entry (measured)."""
+    from sklearn_clda.dask._messages import DeltaMerger
+
+    rng = np.random.default_rng(0)
+    n = min(1_000_000, n_features * K // 2)
+    parts = [(np.sort(rng.choice(n_features * K, n, replace=False)).astype(np.int32),
+              rng.integers(-3, 4, n).astype(np.int32)) for _ in range(2)]
+    merger = DeltaMerger(n_features * K)
+    start = time.perf_counter()
+    merger.merge(parts, np.int32)
+    return (time.perf_counter() - start) / (2 * n)
+
+
+def projection(runs, X, args):
+    """Table 4: wall time per round for 10^9 tokens on 8, 32 and 128 machines."""
+    n_tokens = int(X.sum())
+    one = runs[min(runs)]
+    model, seconds, sync = one[0], one[2], one[3]
+    per_token = (seconds - sync) / n_tokens * min(runs)  # one worker's sweep cost
+    fixed = min(r[3] for r in runs.values())  # the smallest measured sync cost
+    received = np.mean([r[5] / w for w, r in runs.items()])  # bytes per worker
+    entries_per_token = received / 8 / (n_tokens / min(runs))
+    merge = _merge_seconds_per_entry(args.k, X.shape[1])
+    table_entries = X.shape[1] * args.k
+    bandwidth = args.bandwidth * 1e9
+    print("\n## 4. Projection: 10^9 tokens, V={:,}, K={} (one worker process per "
+          "machine, all cores of the machine on its shard)\n".format(X.shape[1], args.k))
+    print(f"Measured here: {per_token * 1e9:.1f} ns per token per worker; a round's "
+          f"fixed cost {1e3 * fixed:.1f} ms; {entries_per_token:.3f} delta entries per "
+          f"token (8 bytes each); the client merges {1 / merge / 1e6:.1f}M entries/s. "
+          f"Network: {args.bandwidth:g} GB/s at the client.\n")
+    print("| machines | tokens per machine | sampling s | delta MB up (all) "
+          "| MB down (all) | network s | merge s | round s | sync share |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for m in (8, 32, 128):
+        t = 1e9 / m
+        up = min(entries_per_token * t, table_entries)  # per worker
+        merged = min(m * up, table_entries)
+        up_bytes, down_bytes = 8 * m * up, 8 * m * merged
+        sampling = per_token * t
+        network = (up_bytes + down_bytes) / bandwidth
+        merging = merge * m * up
+        total = sampling + fixed + network + merging
+        print(f"| {m} | {t / 1e6:.0f}M | {sampling:.2f} | {up_bytes / 1e6:.0f} "
+              f"| {down_bytes / 1e6:.0f} | {network:.2f} | {merging:.2f} | {total:.2f} "
+              f"| {(total - sampling) / total:.0%} |")
+    print("\nThe client's link and merge grow with the machines while each "
+          "machine's sampling shrinks; past a few dozen machines the round is "
+          "bound by them (a reduction tree of merges, or per-machine threads, "
+          "are the next levers).")
+
+
+def main():
+    args = _args()
+    log(f"corpus of about {args.tokens} tokens")
+    X, groups = _corpus(args.tokens, args.features)
+    runs, _ = scaling_table(X, groups, args)
+    memory_table(runs)
+    projection(runs, X, args)
+    if not args.skip_perplexity:
+        perplexity_table(args)
+
+
+if __name__ == "__main__":
+    main()

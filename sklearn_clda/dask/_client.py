@@ -1,0 +1,39 @@
+"""The Dask client of a fit: the one given, the current one, or a local cluster."""
+
+import logging
+import os
+from contextlib import contextmanager
+
+from distributed import Client, LocalCluster
+
+__all__ = ["fit_client"]
+
+
+@contextmanager
+def fit_client(client, timeout):
+    """The client a fit runs on.
+
+    ``client`` is a ``distributed.Client``, a scheduler address, or
+    ``None``: the current client if there is one, else a ``LocalCluster``
+    (one single-threaded worker process per CPU) started for the fit and
+    closed after it.
+    """
+    if client is not None and not isinstance(client, str):
+        yield client
+        return
+    if client is None:
+        try:
+            current = Client.current()
+        except ValueError:
+            current = None
+        if current is not None:
+            yield current
+            return
+        with LocalCluster(
+            n_workers=os.cpu_count() or 1, threads_per_worker=1, processes=True,
+            dashboard_address=None, silence_logs=logging.ERROR,
+        ) as cluster, Client(cluster, set_as_default=False, timeout=timeout) as own:
+            yield own
+        return
+    with Client(client, set_as_default=False, timeout=timeout) as own:
+        yield own

@@ -1,0 +1,396 @@
+"""The client side of a distributed fit: where the shards live, how they are
+called, and what happens when a worker dies.
+
+:class:`ShardSet` places one shard per worker, submits pinned tasks to
+them (the functions of :mod:`sklearn_clda.dask._shard`) and waits for the
+answers with a deadline, noticing workers that left the cluster.
+:class:`ClusterChain` is the sampler state and sweeper that the in-memory
+estimators' sampling loop drives: it holds the global word-topic counts,
+runs a synchronization round per ``sweep`` and rebuilds lost shards.
+"""
+
+import time
+import warnings
+
+import dask
+import numpy as np
+from distributed.client import _wait
+
+from . import _shard
+from ._messages import DeltaMerger, merge_histograms, nbytes
+
+__all__ = ["ClusterChain", "ShardSet"]
+
+# Seconds between checks for lost workers while waiting for shards.
+_POLL_SECONDS = 0.2
+# Messages larger than this are scattered to the workers, not put in tasks.
+_SCATTER_BYTES = 1 << 18
+# Rebuild attempts per lost shard before the fit gives up.
+_MAX_REBUILDS = 3
+
+
+class ShardSet:
+    """The shards of one fit on a cluster, and every call to them.
+
+    ``specs[i]`` is ``(x_blocks, group_blocks, first_block)``: shard ``i``'s
+    blocks of X and of the labels (NumPy or delayed), from which it is
+    built, and rebuilt if its worker is lost. ``build_args`` are the
+    remaining arguments of :func:`~sklearn_clda.dask._shard.build_shard`.
+    """
+
+    def __init__(self, client, specs, build_args, caller, timeout, fit_id):
+        self.client = client
+        self.specs = specs
+        self.build_args = build_args
+        self.caller = caller
+        self.timeout = float(timeout)
+        self.fit_id = fit_id
+        self.workers = {}
+        self.lost_log = []
+
+    def __len__(self):
+        return len(self.specs)
+
+    def key(self, i):
+        return f"{self.fit_id}-{i}"
+
+    def alive(self):
+        """Addresses of the workers now in the cluster, sorted."""
+        return sorted(self.client.scheduler_info(n_workers=-1)["workers"])
+
+    def place(self, i):
+        """Put shard ``i`` on the live worker that holds the fewest shards."""
+        alive = self.alive()
+        if not alive:
+            raise RuntimeError(
+                f"{self.caller}: no Dask worker is left in the cluster to hold "
+                f"shard {i}; the fit cannot go on."
+            )
+        load = {a: 0 for a in alive}
+        for j, a in self.workers.items():
+            if j != i and a in load:
+                load[a] += 1
+        self.workers[i] = min(alive, key=lambda a: (load[a], a))
+
+    def _ship(self, blocks, addr):
+        """In-memory blocks are sent straight to the worker that builds the
+        shard (not through the scheduler in the task graph); dask blocks
+        are computed there."""
+        if blocks is None or any(dask.is_dask_collection(b) for b in blocks):
+            return blocks
+        return self.client.scatter(list(blocks), workers=[addr], hash=False,
+                                   timeout=self.timeout)
+
+    def submit_build(self, i, seed, topics=None):
+        x_blocks, group_blocks, first = self.specs[i]
+        addr = self.workers[i]
+        task = dask.delayed(_shard.build_shard, pure=False)(
+            self.key(i), self._ship(x_blocks, addr), self._ship(group_blocks, addr),
+            *self.build_args, seed, self.caller, first, topics,
+        )
+        return self.client.compute(task, workers=[self.workers[i]], allow_other_workers=False)
+
+    def submit(self, fn, i, *args):
+        return self.client.submit(
+            fn, self.key(i), *args, workers=[self.workers[i]], allow_other_workers=False,
+            pure=False,
+        )
+
+    def share(self, obj):
+        """``obj`` for every shard's task: a large one is scattered to the
+        workers once (one copy per worker, straight from here) rather than
+        sent through the scheduler inside each task; if that fails (a worker
+        left meanwhile) it goes inside the tasks."""
+        if nbytes(obj) < _SCATTER_BYTES:
+            return obj
+        workers = sorted(set(self.workers.values()))
+        try:
+            [future] = self.client.scatter([obj], workers=workers, broadcast=True,
+                                           hash=False, timeout=min(self.timeout, 30.0))
+        except Exception:  # noqa: BLE001 - the tasks carry it instead
+            return obj
+        return future
+
+    def call(self, fn, args_by_shard, what):
+        """``fn(key, *args)`` on each shard given; ``(results, lost)``."""
+        futures = {i: self.submit(fn, i, *args) for i, args in args_by_shard.items()}
+        return self.wait(futures, what)
+
+    def wait(self, futures, what):
+        """Results of ``futures`` (by shard) and the shards whose worker left.
+
+        Waits at most ``timeout`` seconds in all, then raises ``TimeoutError``;
+        an exception raised by a shard's task is raised here.
+        """
+        deadline = time.monotonic() + self.timeout
+        pending, results, lost = dict(futures), {}, []
+        fetch = dict.fromkeys(futures, _POLL_SECONDS)
+        while pending:
+            try:
+                self._wait(list(pending.values()), _POLL_SECONDS)
+            except TimeoutError:
+                pass
+            alive = None
+            for i, future in list(pending.items()):
+                if future.status == "finished":
+                    # The result may have died with its worker since it was
+                    # computed: never wait long for it (the worker check below).
+                    try:
+                        results[i] = future.result(timeout=fetch[i])
+                    except TimeoutError:
+                        # A large result still on its way: wait longer next time.
+                        fetch[i] = min(2 * fetch[i], max(deadline - time.monotonic(), 0.0))
+                        continue
+                    future.release()
+                    del pending[i]
+                elif future.status in ("error", "cancelled", "lost"):
+                    alive = self.alive() if alive is None else alive
+                    if self.workers[i] not in alive:
+                        continue  # counted as lost below
+                    del pending[i]
+                    self._cancel(pending)
+                    future.result()  # raises the shard's exception
+                    raise RuntimeError(f"{self.caller}: {what} of shard {i} was {future.status}.")
+            if not pending:
+                break
+            alive = self.alive() if alive is None else alive
+            for i in [i for i in pending if self.workers[i] not in alive]:
+                pending.pop(i).cancel()
+                lost.append(i)
+            if pending and time.monotonic() > deadline:
+                self._cancel(pending)
+                slow = sorted(pending)
+                raise TimeoutError(
+                    f"{self.caller}: {what} of shard(s) {slow} on worker(s) "
+                    f"{sorted({self.workers[i] for i in slow})} did not finish within "
+                    f"timeout={self.timeout:g} seconds; the workers are alive but "
+                    "busy or stuck. Raise timeout, or check the cluster's dashboard."
+                )
+        return results, sorted(lost)
+
+    def _wait(self, futures, seconds):
+        """``distributed.wait`` on this fit's client (which need not be the
+        default one); ``TimeoutError`` after ``seconds``."""
+        self.client.sync(_wait, futures, timeout=seconds, return_when="ALL_COMPLETED")
+
+    @staticmethod
+    def _cancel(pending):
+        for future in pending.values():
+            future.cancel()
+
+    def build_all(self, seeds):
+        """Build every shard (a shard whose worker is lost is built elsewhere)."""
+        alive = self.alive()
+        if not alive:
+            raise RuntimeError(f"{self.caller}: the Dask cluster has no workers.")
+        for i in range(len(self)):
+            self.workers[i] = alive[i % len(alive)]
+        todo, summaries = list(range(len(self))), {}
+        for _ in range(_MAX_REBUILDS + 1):
+            futures = {i: self.submit_build(i, seeds[i]) for i in todo}
+            done, todo = self.wait(futures, "building")
+            summaries.update(done)
+            if not todo:
+                return [summaries[i] for i in range(len(self))]
+            for i in todo:
+                self.lost_log.append(("build", i))
+                self.place(i)
+        raise RuntimeError(f"{self.caller}: shards {todo} could not be built; workers keep dying.")
+
+    def drop(self):
+        """Forget every shard on its worker (best effort, never waits long)."""
+        futures = {}
+        alive = set(self.alive())
+        for i, addr in self.workers.items():
+            if addr in alive:
+                futures[i] = self.submit(_shard.drop_shard, i)
+        try:
+            self._wait(list(futures.values()), min(self.timeout, 10.0))
+        except Exception:  # noqa: BLE001 - cleanup must not hide the fit's outcome
+            pass
+
+
+class ClusterChain:
+    """Sampler state and sweeper of a distributed fit, for the estimators' loop.
+
+    ``nwk`` (V, K) and ``nk`` are the global word-topic counts, kept here;
+    the documents, their topics and counts stay on the shards. Each
+    ``sweep`` is one synchronization round: every shard applies the last
+    round's merged change of the table, runs ``local_sweeps`` sweeps against
+    its own copy, and returns its change (sparse) and its Antoniak table
+    counts, summed here. ``doc_histograms`` and ``doc_log_likelihood``
+    answer the estimator's hooks from the shards.
+    """
+
+    def __init__(self, shards, summaries, seed, n_components, local_sweeps, hist_rounds,
+                 n_table_rows, labels, prior, eta):
+        self.shards = shards
+        self.seed = seed
+        self.local_sweeps = int(local_sweeps)
+        self.hist_rounds = hist_rounds
+        self.n_table_rows = int(n_table_rows)
+        V = shards.build_args[0]
+        self.K = int(n_components)
+        self.nwk = np.zeros((V, self.K), dtype=np.int32)
+        for s in summaries:
+            self._add(self.nwk, s["counts"])
+        self.nk = self.nwk.sum(axis=0, dtype=np.int64).astype(np.int32)
+        self.lengths = merge_histograms([s["lengths"] for s in summaries])
+        self.merger = DeltaMerger(self.nwk.size)
+        self.index_dtype = np.int32 if self.nwk.size < 2**31 else np.int64
+        self.labels = labels
+        self.sync = ("delta", *self.merger.merge([s["counts"] for s in summaries],
+                                                 self.index_dtype))
+        self.keep_prior = None
+        self.hist = None
+        self.round = 0
+        self.n_rebuilt = 0
+        self.eta = float(eta)
+        self.prior = np.ascontiguousarray(prior, dtype=np.float64)
+        self.bytes = []
+        self.sync_seconds = []
+        args = dict.fromkeys(range(len(shards)), (labels, self.n_table_rows))
+        _, lost = shards.call(_shard.shard_setup, args, "setting up")
+        if lost:
+            self._recover(lost)
+
+    def _add(self, table, sparse):
+        idx, vals = sparse
+        table.reshape(-1)[idx] += vals
+
+    # -------------------------------------------------- the sampling loop's API
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def sweep(self, prior, eta):
+        """One synchronization round; returns the summed Antoniak table counts."""
+        self.round += 1
+        self.prior, self.eta = np.ascontiguousarray(prior, dtype=np.float64), float(eta)
+        want_hist = self.round in self.hist_rounds
+        start = time.perf_counter()
+        args = (
+            self.shards.share(self.sync), self.nk, self.prior, self.eta, self.local_sweeps,
+            self.keep_prior, want_hist,
+        )
+        everyone = dict.fromkeys(range(len(self.shards)), args)
+        results, lost = self.shards.call(_shard.shard_round, everyone, "a sweep")
+        wall = time.perf_counter() - start
+        self.keep_prior = None
+        sent = len(self.shards) * (sum(nbytes(a) for a in args[1:]) + nbytes(self.sync))
+        received = sum(nbytes(r["delta"]) + nbytes(r["tables"]) + nbytes(r["hist"])
+                       for r in results.values())
+        self.bytes.append((sent, received))
+        self.sync_seconds.append(wall - max((r["seconds"] for r in results.values()), default=0.0))
+        deltas = [r["delta"] for r in results.values()]
+        for d in deltas:
+            self._add(self.nwk, d)
+        idx, vals = self.merger.merge(deltas, self.index_dtype)
+        self.nk += np.bincount(idx.astype(np.int64) % self.K, weights=vals,
+                               minlength=self.K).astype(np.int32)
+        self.sync = ("delta", idx, vals)
+        if want_hist:
+            self.hist = merge_histograms([r["hist"] for r in results.values()])
+        tables = sum(r["tables"] for r in results.values())
+        if lost:
+            self._recover(lost)
+        return tables
+
+    def doc_histograms(self, n_groups):
+        """The Gibbs-EM histograms of the last round (see ``_hyper.doc_histograms``)."""
+        if self.hist is None:
+            raise RuntimeError("doc_histograms asked for outside the Gibbs-EM rounds")
+        return self.hist, self.lengths
+
+    def doc_log_likelihood(self, prior):
+        """The documents' terms of ``log p(z)``, summed over the shards."""
+        args = dict.fromkeys(range(len(self.shards)), (self.keep_prior, prior))
+        results, lost = self.shards.call(_shard.shard_log_likelihood, args, "a log-likelihood")
+        self.keep_prior = None
+        if lost:
+            self._recover(lost)
+            more, _ = self.shards.call(
+                _shard.shard_log_likelihood, {i: (None, prior) for i in lost}, "a log-likelihood"
+            )
+            results.update(more)
+        return sum(results.values())
+
+    def keep(self, prior):
+        """Have every shard add its documents' proportions under ``prior`` to
+        its average, with the next message (the state is the same until then)."""
+        self.keep_prior = np.ascontiguousarray(prior, dtype=np.float64)
+
+    def finish(self, prior, table_sums):
+        """Each shard's final pieces, in row order (see ``shard_finish``)."""
+        eta, V = self.eta, self.nwk.shape[0]
+        phi = np.ascontiguousarray((self.nwk + eta) / (self.nk + V * eta))
+        prior = np.ascontiguousarray(prior, dtype=np.float64)
+        shared = self.shards.share(phi)
+        args = {i: (self.keep_prior, prior, shared, table_sums) for i in range(len(self.shards))}
+        results, lost = self.shards.call(_shard.shard_finish, args, "the final gather")
+        if lost:
+            self._recover(lost)
+            more, _ = self.shards.call(
+                _shard.shard_finish, {i: (None, prior, phi, table_sums) for i in lost},
+                "the final gather",
+            )
+            results.update(more)
+        return [results[i] for i in range(len(self.shards))]
+
+    # ------------------------------------------------------------------ faults
+    def _recover(self, lost):
+        """Rebuild the lost shards from the input, their topics drawn from the
+        current ones, and recount the global table from every shard's own
+        counts; the next round sends the whole table."""
+        for _ in range(_MAX_REBUILDS):
+            for i in lost:
+                self.shards.lost_log.append((self.round, i))
+                self.shards.place(i)
+            self.n_rebuilt += 1
+            topics = (self.labels, self.n_table_rows, self._sparse_table(), self.nk.copy(),
+                      self.eta, self.prior)
+            futures = {
+                i: self.shards.submit_build(
+                    i, np.random.SeedSequence(self.seed, spawn_key=(1, i, self.n_rebuilt)),
+                    topics,
+                )
+                for i in lost
+            }
+            built, lost_again = self.shards.wait(futures, "rebuilding")
+            others = {i: () for i in range(len(self.shards)) if i not in futures}
+            counts, lost_more = self.shards.call(_shard.shard_counts, others, "a recount")
+            lost = sorted(set(lost_again) | set(lost_more))
+            if not lost:
+                self.nwk[...] = 0
+                for c in [b["counts"] for b in built.values()] + list(counts.values()):
+                    self._add(self.nwk, c)
+                self.nk = self.nwk.sum(axis=0, dtype=np.int64).astype(np.int32)
+                self.sync = ("full", *self._sparse_table())
+                return
+        raise RuntimeError(
+            f"{self.shards.caller}: workers kept dying while shards {lost} were "
+            f"rebuilt ({_MAX_REBUILDS} attempts); the fit cannot go on."
+        )
+
+    def _sparse_table(self):
+        flat = self.nwk.ravel()
+        idx = np.flatnonzero(flat)
+        dtype = np.int32 if flat.size < 2**31 else np.int64
+        return idx.astype(dtype), flat[idx]
+
+    def warn_if_rebuilt(self, name):
+        log = self.shards.lost_log
+        if log:
+            from ..exceptions import ShardRebuiltWarning
+
+            where = ", ".join(f"shard {i} ({'while building' if r == 'build' else f'round {r}'})"
+                              for r, i in log)
+            warnings.warn(
+                f"{name}.fit lost Dask workers and rebuilt {where} from the input, "
+                "its topic assignments drawn again from the topics at that round; "
+                "the other shards kept their state.",
+                ShardRebuiltWarning,
+                stacklevel=4,
+            )

@@ -1,0 +1,244 @@
+"""The distributed fit shared by :class:`sklearn_clda.dask.CompoundLDA` and
+:class:`sklearn_clda.dask.LDAGibbs`.
+
+:class:`DistributedFitMixin` runs the in-memory estimators' own sampling loop
+(``_BaseGibbsTopicModel._sample``) and hooks (``_start_run``,
+``_sweep_prior``, ``_after_sweep``, ``_update_priors``, ...) on a
+:class:`~sklearn_clda.dask._cluster.ClusterChain` instead of an in-memory
+state, so that ``pi``, ``gamma`` and ``eta`` are updated on the client by
+exactly the code of the in-memory estimators; only the z-sweeps, the
+documents' statistics and the averaging of their proportions run on the
+workers.
+"""
+
+import copy
+import uuid
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import _clone_parametrized
+from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.validation import check_is_fitted
+
+from .._base import _as_dtype, _output_dtype, _Trace, word_log_likelihood
+from ._client import fit_client
+from ._cluster import ClusterChain, ShardSet
+from ._input import shard_specs
+
+__all__ = ["DistributedFitMixin"]
+
+# Parameters of the distributed classes that the in-memory ones do not have.
+_DASK_PARAMS = ("client", "local_sweeps", "timeout")
+# Fitted attributes of the distributed classes only.
+_DASK_ATTRIBUTES = ("n_shards_", "sync_bytes_", "sync_seconds_", "rebuilt_shards_")
+
+
+class _ClusterAverager:
+    """Averages the kept states' word-topic counts here; each shard averages
+    its documents' proportions itself."""
+
+    def __init__(self):
+        self.n_kept = 0
+        self.nwk = None
+
+    def keep(self, chain, prior):
+        if self.nwk is None:
+            self.nwk = chain.nwk.astype(np.float64)
+        else:
+            self.nwk += chain.nwk
+        self.n_kept += 1
+        chain.keep(prior)
+
+    def components(self, eta):
+        return np.ascontiguousarray((self.nwk / self.n_kept).T) + eta
+
+
+def _merge_labels(summaries, caller):
+    """The sorted distinct labels of all shards and each one's document count."""
+    parts = [(s["labels"], s["label_counts"]) for s in summaries if s["labels"] is not None]
+    if not parts:
+        return None, None
+    kinds = {lab.dtype.kind for lab, _ in parts if lab.size}
+    if len(kinds - {"i", "u"}) > 1 or (kinds & {"i", "u"} and kinds - {"i", "u"}):
+        raise ValueError(f"groups passed to {caller} mixes str and int labels; use one type.")
+    labels = np.unique(np.concatenate([lab for lab, _ in parts]))
+    sizes = np.zeros(labels.shape[0], dtype=np.int64)
+    for lab, counts in parts:
+        sizes[np.searchsorted(labels, lab)] += counts
+    return labels, sizes
+
+
+def _refuse_dask_input(X, name, method):
+    """Inference runs here on in-memory data: a dask collection is refused
+    rather than computed whole behind the user's back."""
+    if hasattr(X, "__dask_graph__"):
+        raise ValueError(
+            f"X passed to {name}.{method} is a dask collection; {method} runs in "
+            "this process on in-memory counts. Pass X.compute() if it fits, or "
+            "apply it block by block, e.g. X.map_blocks(model.to_local().transform, "
+            "dtype=float, chunks=(X.chunks[0], (model.n_components,)))."
+        )
+
+
+class DistributedFitMixin:
+    """The distributed ``fit``, ``to_local`` and pickling of the Dask classes.
+
+    A subclass sets ``_local_class`` (the in-memory estimator it extends)
+    and ``_doc_prior_name`` (the learnable prior that needs the documents'
+    Gibbs-EM histograms).
+    """
+
+    _dask_constraints = {
+        "client": [None, str, HasMethods(["submit", "scheduler_info"])],
+        "local_sweeps": [Interval(Integral, 1, None, closed="left")],
+        "timeout": [Interval(Real, 0, None, closed="neither")],
+    }
+
+    # ------------------------------------------------------ estimator protocol
+    def __getstate__(self):
+        """A ``distributed.Client`` in ``client`` cannot be pickled: it is
+        replaced by ``None`` (the current client at the next fit)."""
+        state = super().__getstate__()
+        if state.get("client") is not None and not isinstance(state["client"], str):
+            state = {**state, "client": None}
+        return state
+
+    def __sklearn_clone__(self):
+        """``clone`` keeps the same client object (a client cannot be copied)."""
+        client = self.client
+        try:
+            self.client = None
+            new = _clone_parametrized(self)
+        finally:
+            self.client = client
+        new.client = client
+        return new
+
+    def to_local(self):
+        """The fitted model as the in-memory estimator.
+
+        Returns
+        -------
+        estimator : CompoundLDA or LDAGibbs
+            An instance of :class:`sklearn_clda.CompoundLDA` (or
+            :class:`sklearn_clda.LDAGibbs`) with the same parameters (less
+            ``client``, ``local_sweeps`` and ``timeout``) and copies of the
+            fitted attributes, for code that expects the in-memory class
+            (``save_model``, the report, ``partial_fit`` on new batches).
+        """
+        check_is_fitted(self)
+        params = {k: v for k, v in self.get_params(deep=False).items() if k not in _DASK_PARAMS}
+        local = self._local_class(**params)
+        for name, value in vars(self).items():
+            if name in params or name in _DASK_PARAMS or name in _DASK_ATTRIBUTES:
+                continue
+            setattr(local, name, copy.deepcopy(value))
+        return local
+
+    # ------------------------------------------------------- local inference
+    def _transform(self, X, groups, normalize=True, method="transform"):
+        _refuse_dask_input(X, type(self).__name__, method)
+        return super()._transform(X, groups, normalize=normalize, method=method)
+
+    def _score_docs(self, X, groups, method):
+        _refuse_dask_input(X, type(self).__name__, method)
+        return super()._score_docs(X, groups, method)
+
+    # ------------------------------------------------------------------- hooks
+    def _keep(self, run, state, averager):
+        averager.keep(state, self._sweep_prior(run))
+        self._keep_sample(run, state)
+
+    def _joint_log_likelihood(self, run, state):
+        ll = word_log_likelihood(state.nwk, state.nk, self._eta_value(run))
+        ll += state.doc_log_likelihood(self._sweep_prior(run))
+        return float(ll + self._log_prior_extra(run))
+
+    # --------------------------------------------------------------------- fit
+    def _check_distributed(self, caller):
+        """Settings that a distributed fit cannot honour."""
+        if self.warm_start:
+            raise ValueError(
+                f"{caller} does not support warm_start=True (the chain's state "
+                "lives on the workers only during the fit); fit the in-memory "
+                "estimator (see to_local) to continue chains."
+            )
+
+    def _fit_distributed(self, X, groups):
+        """Fit on the cluster; returns the fitted attributes."""
+        name = type(self).__name__
+        caller = f"{name}.fit"
+        self._check_common_params()
+        self._check_distributed(caller)
+        run = self._schedule(self._check_burn_in())
+        with fit_client(self.client, self.timeout) as client:
+            client.wait_for_workers(1, timeout=self.timeout)
+            n_workers = len(client.scheduler_info(n_workers=-1)["workers"])
+            specs, n_features = shard_specs(self, X, groups, n_workers, caller)
+            entropy = self._seed_entropy()
+            shard_ss, global_ss = np.random.SeedSequence(entropy).spawn(2)
+            shards = ShardSet(
+                client, specs, (n_features, int(self.n_components)), caller, self.timeout,
+                fit_id=f"sklearn-clda-{uuid.uuid4().hex}",
+            )
+            try:
+                summaries = shards.build_all(shard_ss.spawn(len(specs)))
+                result = self._run_distributed(
+                    run, shards, summaries, entropy, global_ss, n_features, caller
+                )
+            finally:
+                shards.drop()
+        return _as_dtype(result, _output_dtype(X))
+
+    def _run_distributed(self, run, shards, summaries, entropy, global_ss, n_features, caller):
+        labels, sizes = _merge_labels(summaries, caller)
+        n_groups = 1 if labels is None else labels.shape[0]
+        n_docs = sum(s["n_docs"] for s in summaries)
+        n_tokens = sum(s["n_tokens"] for s in summaries)
+        if n_tokens == 0:
+            raise ValueError(
+                f"X passed to {caller} contains no tokens (all counts are zero); "
+                "a topic model needs words."
+            )
+        self._check_collections(n_groups, n_docs)
+        self._start_run(run, n_features, n_groups)
+        doc_prior_learned = self._doc_prior_name in run.learned
+        chain = ClusterChain(
+            shards, summaries, entropy, self.n_components, self.local_sweeps,
+            frozenset(range(run.burn_in // 2 + 1, run.burn_in + 1)) if doc_prior_learned
+            else frozenset(),
+            n_groups if self._draw_tables(run) else 0, labels, self._sweep_prior(run),
+            self._eta_value(run),
+        )
+        rng = np.random.Generator(np.random.PCG64(global_ss))
+        trace = _Trace(type(self).__name__, int(self.max_iter))
+        averager = _ClusterAverager()
+        sweep_times = self._sample(run, chain, chain, rng, trace, averager)
+        if averager.n_kept == 0:
+            self._keep(run, chain, averager)
+        prior = self._sweep_prior(run)
+        pieces = chain.finish(prior, self._keeps_table_sums)
+        chain.warn_if_rebuilt(type(self).__name__)
+        eta = self._eta_value(run)
+        fitted = {
+            "trace_": trace.finish(),
+            "sweep_times_": np.asarray(sweep_times),
+            "bound_": float(np.exp(-sum(p["ll"] for p in pieces) / n_tokens)),
+            "components_": averager.components(eta),
+            "doc_topic_": np.concatenate([p["doc_topic"] for p in pieces]),
+            **self._finish_run(run),
+            "n_iter_": int(self.max_iter),
+            "burn_in_": run.burn_in,
+            "n_tokens_": n_tokens,
+            "n_shards_": len(shards),
+            "sync_bytes_": np.asarray(chain.bytes, dtype=np.int64).reshape(-1, 2),
+            "sync_seconds_": np.asarray(chain.sync_seconds),
+            "rebuilt_shards_": list(shards.lost_log),
+        }
+        if self._keeps_table_sums:
+            fitted["_table_sums"] = sum(p["table_sums"] for p in pieces)
+            fitted["groups_"] = labels
+            fitted["collection_sizes_"] = (
+                np.array([n_docs]) if labels is None else sizes
+            )
+        return fitted

@@ -1,0 +1,429 @@
+"""sklearn_clda.dask on a real two-process LocalCluster.
+
+One cluster for the module (two single-threaded worker processes, as CI
+runs it). The tests compare the distributed fit with the threaded
+in-memory estimator on news16, kill a worker process in the middle of a
+fit, check reproducibility, metadata routing of ``groups`` and the errors
+on wrong input.
+"""
+
+import os
+import pickle
+import subprocess
+import sys
+import threading
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+
+import sklearn  # noqa: E402
+from distributed import Client, LocalCluster  # noqa: E402
+from sklearn.base import clone  # noqa: E402
+from sklearn.pipeline import Pipeline  # noqa: E402
+from sklearn.preprocessing import FunctionTransformer  # noqa: E402
+
+import sklearn_clda  # noqa: E402
+from sklearn_clda.datasets import load_news16, make_compound_corpus  # noqa: E402
+from sklearn_clda.dask import CompoundLDA, LDAGibbs  # noqa: E402
+from sklearn_clda.dask import _cluster  # noqa: E402
+from sklearn_clda.exceptions import ShardRebuiltWarning  # noqa: E402
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture(scope="module")
+def client():
+    with LocalCluster(
+        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None,
+        silence_logs=50,
+    ) as cluster, Client(cluster, set_as_default=False) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return make_compound_corpus(n_topics=4, n_features=50, n_collections=3,
+                                docs_per_collection=60, doc_length=50, random_state=0)
+
+
+def _dask_counts(X, rows=40):
+    return da.from_array(sp.csr_matrix(X), chunks=(rows, -1), asarray=False)
+
+
+def _clda(client, **params):
+    return CompoundLDA(**{"n_components": 4, "max_iter": 30, "random_state": 0,
+                          "client": client, "timeout": 60, **params})
+
+
+# ---------------------------------------------------------------- packaging
+def _run_python(code):
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=REPO_ROOT, timeout=120)
+
+
+def test_core_package_does_not_import_dask():
+    proc = _run_python(
+        "import sys, sklearn_clda, sklearn_clda.metrics, sklearn_clda.datasets\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed'))\n"
+        "print(bad)\n"
+        "assert not bad, bad\n"
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_import_without_dask_names_the_extra():
+    proc = _run_python(
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('dask', 'distributed'):\n"
+        "            raise ImportError(f'No module named {name!r}')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "try:\n"
+        "    import sklearn_clda.dask\n"
+        "except ImportError as exc:\n"
+        "    print(exc)\n"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert 'pip install "sklearn-clda[dask]"' in proc.stdout
+
+
+# ------------------------------------------------------- against in memory
+def test_heldout_perplexity_matches_threaded_estimator_on_news16(client):
+    news = load_news16()
+    X, groups = sp.csr_matrix(news.data), np.asarray(news.groups)
+    test = np.arange(X.shape[0]) % 5 == 0
+    params = {"n_components": 20, "max_iter": 60, "thin": 2}
+    ppl = {"dask": [], "threads": []}
+    # One chain's held-out perplexity varies by about 0.6% between seeds;
+    # the mean of three puts the 1% bound at about 2 standard deviations
+    # of the difference (fixed seeds: the outcome itself is reproducible).
+    for seed in range(3):
+        for name, model in (
+            ("dask", CompoundLDA(client=client, random_state=seed, **params)),
+            ("threads", sklearn_clda.CompoundLDA(n_jobs=2, random_state=seed, **params)),
+        ):
+            model.fit(X[~test], groups=groups[~test])
+            ppl[name].append(model.perplexity(X[test], groups=groups[test]))
+    ratio = np.mean(ppl["dask"]) / np.mean(ppl["threads"])
+    assert abs(ratio - 1) < 0.01, (ppl, ratio)
+
+
+def test_counts_stay_consistent_and_to_local_is_the_in_memory_model(client, corpus):
+    X = _dask_counts(corpus.data)
+    model = _clda(client).fit(X, groups=da.from_array(corpus.groups, chunks=40))
+    # Every kept state counts every token exactly once.
+    total = model.components_.sum() - model.components_.size * model.eta_
+    assert np.isclose(total, corpus.data.sum())
+    assert model.n_shards_ == 2 and model.doc_topic_.shape == (corpus.data.shape[0], 4)
+    local = model.to_local()
+    assert type(local) is sklearn_clda.CompoundLDA
+    assert "client" not in local.get_params()
+    np.testing.assert_array_equal(local.components_, model.components_)
+    np.testing.assert_array_equal(
+        local.transform(corpus.data, groups=corpus.groups),
+        model.transform(corpus.data, groups=corpus.groups),
+    )
+    # partial_fit continues from the collections' table counts.
+    local.partial_fit(corpus.data[:50], groups=corpus.groups[:50])
+    # Inference is local: a dask array is refused, not computed whole.
+    for method in (model.transform, model.score, model.perplexity):
+        with pytest.raises(ValueError, match="dask collection"):
+            method(X)
+
+
+def test_pickle_and_clone_with_a_client(client, corpus):
+    model = _clda(client, max_iter=10).fit(corpus.data, groups=corpus.groups)
+    again = pickle.loads(pickle.dumps(model))
+    assert again.client is None
+    np.testing.assert_array_equal(again.components_, model.components_)
+    assert clone(model).client is client
+
+
+# ----------------------------------------------------------------- faults
+def test_worker_killed_mid_fit_is_rebuilt(client, corpus, monkeypatch):
+    """Kill one worker process during round 20 of 40; the fit goes on."""
+    sweep = _cluster.ClusterChain.sweep
+    killed = {}
+
+    def sweep_and_kill(chain, prior, eta):
+        if chain.round == 19 and not killed:
+            addr = chain.shards.workers[1]
+            pid = client.run(os.getpid, workers=[addr])[addr]
+            # Dies while round 20 runs (or just before it is sent).
+            timer = threading.Timer(0.01, os.kill, (pid, 9))
+            timer.start()
+            killed["pid"] = pid
+        return sweep(chain, prior, eta)
+
+    monkeypatch.setattr(_cluster.ClusterChain, "sweep", sweep_and_kill)
+    X = _dask_counts(corpus.data)
+    with pytest.warns(ShardRebuiltWarning, match="shard 1"):
+        model = _clda(client, max_iter=40).fit(X, groups=corpus.groups)
+    assert killed
+    assert [shard for _, shard in model.rebuilt_shards_] == [1]
+    assert model.rebuilt_shards_[0][0] in (20, 21)
+    # The global table was recounted: every token once.
+    total = model.components_.sum() - model.components_.size * model.eta_
+    assert np.isclose(total, corpus.data.sum())
+    reference = _clda(client, max_iter=40).fit(X, groups=corpus.groups)
+    ppl = model.perplexity(corpus.data, groups=corpus.groups)
+    # Half the documents restart from the current topics and catch up.
+    assert ppl < 1.01 * reference.perplexity(corpus.data, groups=corpus.groups)
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_every_wait_has_a_timeout(client):
+    shards = _cluster.ShardSet(client, [([], None, 0)], (1, 1), "Test.fit", 0.5, "t")
+    shards.workers = {0: shards.alive()[0]}
+    future = shards.submit(_sleep, 0, 3.0)
+    with pytest.raises(TimeoutError, match=r"shard\(s\) \[0\].*timeout=0.5"):
+        shards.wait({0: future}, "a test")
+
+
+def _sleep(key, seconds):
+    import time
+
+    time.sleep(seconds)
+
+
+# --------------------------------------------------------- reproducibility
+def test_same_seed_and_workers_same_result(client, corpus):
+    X = _dask_counts(corpus.data)
+    groups = da.from_array(corpus.groups, chunks=40)
+    a = _clda(client, learn_priors=True, max_iter=20).fit(X, groups=groups)
+    b = _clda(client, learn_priors=True, max_iter=20).fit(X, groups=groups)
+    c = _clda(client, learn_priors=True, max_iter=20, random_state=1).fit(X, groups=groups)
+    np.testing.assert_array_equal(a.components_, b.components_)
+    np.testing.assert_array_equal(a.collection_topic_samples_, b.collection_topic_samples_)
+    assert a.gamma_ == b.gamma_ and a.eta_ == b.eta_
+    assert not np.array_equal(a.components_, c.components_)
+
+
+def test_lda_learns_its_priors_on_the_cluster(client, corpus):
+    params = {"n_components": 4, "max_iter": 60, "learn_priors": True, "random_state": 0}
+    dist = LDAGibbs(client=client, **params).fit(_dask_counts(corpus.data))
+    mem = sklearn_clda.LDAGibbs(n_jobs=2, **params).fit(corpus.data)
+    # Gibbs-EM estimates from one short chain vary by about 25% between
+    # chains here (0.08 to 0.13 over seeds and n_jobs); both leave the
+    # start 1 / K = 0.25 for the same region.
+    for name in ("doc_topic_prior_", "topic_word_prior_"):
+        assert getattr(dist, name) == pytest.approx(getattr(mem, name), rel=0.7), name
+    assert dist.doc_topic_prior_ < 0.2
+
+
+def test_shard_histograms_give_the_in_memory_m_step():
+    """Gibbs-EM statistics merged from shards are those of the whole corpus."""
+    from sklearn_clda._hyper import (
+        collapse_topics, count_histogram, group_topic_histogram, update_concentration,
+        update_symmetric,
+    )
+    from sklearn_clda.dask._messages import merge_histograms
+
+    rng = np.random.default_rng(0)
+    ndk = rng.poisson(1.5, size=(300, 6)).astype(np.int32)
+    doc_group = rng.integers(0, 3, size=300)
+    lengths = ndk.sum(axis=1)
+    parts = [slice(0, 90), slice(90, 200), slice(200, 300)]
+    hist = merge_histograms([group_topic_histogram(ndk[p], doc_group[p], 3) for p in parts])
+    whole = group_topic_histogram(ndk, doc_group, 3)
+    for merged, expected in zip(hist, whole):
+        np.testing.assert_array_equal(merged, expected)
+    length_hist = merge_histograms([count_histogram(lengths[p]) for p in parts])
+    np.testing.assert_array_equal(length_hist[1], count_histogram(lengths)[1])
+    pi = rng.dirichlet(np.ones(6), size=3)
+    assert update_concentration([(*hist, pi)], [length_hist], 2.0) == update_concentration(
+        [(*whole, pi)], [count_histogram(lengths)], 2.0)
+    one = merge_histograms([group_topic_histogram(ndk[p], np.zeros(300)[p].astype(int), 1)
+                            for p in parts])
+    cells = collapse_topics(one)
+    assert update_symmetric([cells], [length_hist], 6, 0.3) == update_symmetric(
+        [count_histogram(ndk)], [count_histogram(lengths)], 6, 0.3)
+
+
+def test_local_sweeps_between_synchronizations(client, corpus):
+    model = _clda(client, local_sweeps=3, max_iter=10).fit(corpus.data, groups=corpus.groups)
+    assert model.n_iter_ == 10 and model.sync_bytes_.shape == (10, 2)
+    total = model.components_.sum() - model.components_.size * model.eta_
+    assert np.isclose(total, corpus.data.sum())
+
+
+# ------------------------------------------------------------------ routing
+def test_groups_routed_through_a_pipeline(client, corpus):
+    X = _dask_counts(corpus.data)
+    labels = np.array(["abc"[g] for g in corpus.groups])
+    groups = da.from_array(labels, chunks=40)
+    pipe = Pipeline([("identity", FunctionTransformer()), ("clda", _clda(client, max_iter=10))])
+    with sklearn.config_context(enable_metadata_routing=True):
+        pipe.fit(X, groups=groups)
+    model = pipe[-1]
+    assert model.groups_.tolist() == ["a", "b", "c"]
+    assert model.collection_sizes_.tolist() == np.bincount(corpus.groups).tolist()
+
+
+def test_text_through_dask_ml_vectorizer(client):
+    pytest.importorskip("dask_ml")
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    from dask_ml.feature_extraction.text import HashingVectorizer
+
+    rng = np.random.default_rng(0)
+    themes = {"sport": "ball goal team match coach", "space": "orbit rocket planet moon star"}
+    rows = [(name, " ".join(rng.choice(words.split(), 8)))
+            for name, words in themes.items() for _ in range(30)]
+    frame = dd.from_pandas(pd.DataFrame(rows, columns=["outlet", "text"]), npartitions=3)
+    X = HashingVectorizer(n_features=256, alternate_sign=False, norm=None).transform(
+        frame["text"].to_bag()
+    )
+    model = _clda(client, n_components=2, max_iter=20).fit(X, groups=frame["outlet"])
+    assert model.groups_.tolist() == ["space", "sport"]
+    assert model.collection_sizes_.tolist() == [30, 30]
+
+
+# ------------------------------------------------------------- bad input
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda X, g: (X, da.from_array(g, chunks=30)), "not aligned"),
+        (lambda X, g: (X, g[:-1]), "labels but X has"),
+        (lambda X, g: (X.map_blocks(lambda b: b * 0.5, meta=X._meta), g), "non-integer"),
+        (lambda X, g: (X.map_blocks(lambda b: -b, meta=X._meta), g), "negative"),
+        (lambda X, g: (X.map_blocks(lambda b: b.toarray(), meta=np.zeros((0, 0))), g), "not a scipy.sparse CSR"),
+        (lambda X, g: (X.rechunk((40, 25)), g), "chunked along its columns"),
+    ],
+    ids=["unaligned-chunks", "wrong-length", "non-integer", "negative", "dense-chunks",
+         "column-chunks"],
+)
+def test_wrong_input_raises_a_clear_error(client, corpus, make, match):
+    X, groups = make(_dask_counts(corpus.data), corpus.groups)
+    model = _clda(client)
+    with pytest.raises(ValueError, match=match):
+        model.fit(X, groups=groups)
+    assert not hasattr(model, "components_")
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"algorithm": "mgs"}, "algorithm='ags' only"),
+    ({"warm_start": True}, "warm_start"),
+])
+def test_unsupported_settings_raise(client, corpus, params, match):
+    with pytest.raises(ValueError, match=match):
+        _clda(client, **params).fit(corpus.data, groups=corpus.groups)
+
+
+def test_no_leftover_shards_on_the_workers(client, corpus):
+    _clda(client, max_iter=5).fit(corpus.data, groups=corpus.groups)
+    left = client.run(_count_shards)
+    assert set(left.values()) == {0}, left
+
+
+def _count_shards():
+    from sklearn_clda.dask import _shard
+
+    return len(_shard._SHARDS)
+
+
+@pytest.mark.parametrize("Estimator", [CompoundLDA, LDAGibbs])
+@pytest.mark.parametrize("check", [
+    "check_no_attributes_set_in_init", "check_parameters_default_constructible",
+    "check_get_params_invariance", "check_set_params",
+])
+def test_estimator_conventions(Estimator, check):
+    """The scikit-learn checks that need no fit (a fit would start a cluster;
+    the fitted behaviour is the in-memory estimator's, checked there)."""
+    from sklearn.utils import estimator_checks
+
+    getattr(estimator_checks, check)(Estimator.__name__, Estimator())
+
+
+def test_init_stores_parameters_only():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = CompoundLDA(client="tcp://nowhere:1", local_sweeps=2, timeout=5)
+    assert model.get_params()["local_sweeps"] == 2
+    assert set(vars(model)) == set(model.get_params())
+
+
+def test_user_guide_page_runs(monkeypatch):
+    """doc/dask.rst's code runs (its clusters are small, in-process ones)."""
+    pytest.importorskip("dask_ml")
+    import test_doc_snippets as snippets
+
+    monkeypatch.setitem(snippets.PAGES, "doc/dask.rst", (None, None))
+    blocks = snippets.page_blocks("doc/dask.rst")
+    assert len(blocks) == 2
+    namespace = {"__name__": "__snippets__"}
+    for line, code in blocks:
+        snippets._run_block("doc/dask.rst", line, code, namespace)
+    assert namespace["clda"].groups_.tolist() == ["space", "sport"]
+
+
+@pytest.mark.parametrize("n_components", [3, 20])
+def test_shard_state_is_the_in_memory_state(corpus, n_components):
+    """A shard's state, built without per-token 64-bit temporaries, is the
+    in-memory sampler's, array for array (same draws of z)."""
+    from sklearn_clda._corpus import to_count_csr
+    from sklearn_clda._sweeper import _GibbsState
+    from sklearn_clda.dask._state import shard_state
+
+    X = to_count_csr(sp.csr_matrix(corpus.data), "test")
+    groups = corpus.groups.astype(np.int32)
+    a = _GibbsState(X, groups, n_components, np.random.default_rng(3))
+    b = shard_state(X, groups, n_components, np.random.default_rng(3))
+    for name in ("words", "doc_ptr", "doc_group", "doc_len", "z", "nwk_padded", "ndk", "nk"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+        assert getattr(a, name).dtype == getattr(b, name).dtype, name
+
+
+def test_shard_copies_track_the_global_table(corpus):
+    """The worker protocol in one process: after each round's sync every
+    shard's copy of the table is the global one, which is the sum of the
+    shards' own counts."""
+    from sklearn_clda._corpus import to_count_csr
+    from sklearn_clda.dask import _shard
+    from sklearn_clda.dask._messages import DeltaMerger
+
+    X = to_count_csr(sp.csr_matrix(corpus.data), "test")
+    V, K = X.shape[1], 4
+    keys = ["copy-test-0", "copy-test-1"]
+    seeds = np.random.SeedSequence(0).spawn(2)
+    summaries = [
+        _shard.build_shard(key, [X[rows]], None, V, K, seed, "Test.fit")
+        for key, seed, rows in zip(keys, seeds, (slice(0, 90), slice(90, None)))
+    ]
+    merger = DeltaMerger(V * K)
+    table = np.zeros(V * K, dtype=np.int64)
+    changes = [s["counts"] for s in summaries]
+    try:
+        for key in keys:
+            _shard.shard_setup(key, None, 0)
+        for _ in range(4):
+            for idx, vals in changes:
+                table[idx] += vals
+            sync = ("delta", *merger.merge(changes, np.int32))
+            nk = table.reshape(V, K).sum(axis=0).astype(np.int32)
+            changes = [
+                _shard.shard_round(key, sync, nk, np.full((1, K), 0.5), 0.1, 1, None, False)
+                ["delta"] for key in keys
+            ]
+            for key in keys:
+                state = _shard._SHARDS[key]["state"]
+                before = state.nwk.copy()
+                own_idx, own_vals = _shard._SHARDS[key]["pending"]
+                before.reshape(-1)[own_idx] -= own_vals
+                np.testing.assert_array_equal(before.ravel(), table)
+        own = np.zeros(V * K, dtype=np.int64)
+        for key in keys:
+            idx, vals = _shard.shard_counts(key)
+            own[idx] += vals
+        for idx, vals in changes:
+            table[idx] += vals
+        np.testing.assert_array_equal(own, table)
+    finally:
+        for key in keys:
+            _shard.drop_shard(key)
