@@ -11,8 +11,14 @@ test), with the same sweeps for every model, one thread each:
 * tomotopy DMRModel (collection as metadata, lambdas optimized every 10
   sweeps) and tomotopy LDAModel with its alpha optimization on.
 
-Printed: the learned values, fit seconds, held-out perplexity and the ratio
-to DMR's. The paper reports (eta, gamma) = (.05, 2.07) at K=30.
+Every model is shown with both kinds of estimate, each compared like for
+like: its last state (ours refitted with ``burn_in = n_iter - 1, thin = 1``,
+the same chain keeping only its final sample) and its estimate averaged
+over the sweeps our estimators keep (the peers' count tables read and
+averaged at those sweeps, ``_stepped.py``). Printed: the learned values,
+fit seconds, held-out perplexity of both estimates and their ratios to
+DMR's of the same kind. The paper reports (eta, gamma) = (.05, 2.07) at
+K=30.
 
 Run: python benchmarks/bench_priors.py [--k 30] [--n-iter 1000]
 """
@@ -22,6 +28,8 @@ import _common as C  # first: pins BLAS/OpenMP to one thread
 import argparse  # noqa: E402
 import sys  # noqa: E402
 import warnings  # noqa: E402
+
+from _stepped import TomotopyChain, kept_sweeps, run_chain  # noqa: E402
 
 
 def main(argv=None):
@@ -38,44 +46,47 @@ def main(argv=None):
     split = C.document_completion_split(corpus, seed=seed)
     runs = []
 
-    def add(res, learned):
-        C.log(f"  {res.name}: {res.fit_seconds:.1f}s, perplexity {res.perplexity:.2f}")
-        runs.append((res, learned))
+    def ours(runner, name, learned=None, **kw):
+        C.log(name)
+        avg = runner(split, K, S, seed=seed, name=name, **kw)
+        last = runner(split, K, S, seed=seed, name=name, **kw, **C.last_state_kwargs(S))
+        m = avg.extra["model"]
+        runs.append((name, learned(m) if learned else "", avg.fit_seconds,
+                     last.perplexity, avg.perplexity))
+        return m
 
-    C.log("CompoundLDA fixed priors")
-    add(C.run_compound_lda(split, K, S, seed=seed, name="CompoundLDA fixed"), "")
-    C.log("CompoundLDA learn eta, gamma")
-    res = C.run_compound_lda(split, K, S, seed=seed, learn_priors=True,
-                             name="CompoundLDA learn eta+gamma")
-    m = res.extra["model"]
-    add(res, f"eta={m.eta_:.4f} gamma={m.gamma_:.3f}")
-    C.log("CompoundLDA learn eta")
-    res = C.run_compound_lda(split, K, S, seed=seed, learn_priors="eta",
-                             name="CompoundLDA learn eta")
-    add(res, f"eta={res.extra['model'].eta_:.4f}")
-    C.log("LDAGibbs fixed")
-    add(C.run_lda_gibbs(split, K, S, seed=seed, name="LDAGibbs fixed"), "")
-    C.log("LDAGibbs learn alpha, eta")
-    res = C.run_lda_gibbs(split, K, S, seed=seed, learn_priors=True,
-                          name="LDAGibbs learn alpha+eta")
-    m = res.extra["model"]
-    add(res, f"alpha={m.doc_topic_prior_:.4f} eta={m.topic_word_prior_:.4f}")
-    C.log("tomotopy DMR")
-    add(C.run_tomotopy_dmr(split, K, S, seed=seed), "lambdas optimized")
-    C.log("tomotopy LDA (alpha optimized)")
-    add(C.run_tomotopy_lda(split, K, S, seed=seed, optimize_alpha=True),
-        "alpha optimized")
+    m = ours(C.run_compound_lda, "CompoundLDA fixed")
+    burn_in, thin = m.burn_in_, m.thin
+    ours(C.run_compound_lda, "CompoundLDA learn eta+gamma",
+         lambda m: f"eta={m.eta_:.4f} gamma={m.gamma_:.3f}", learn_priors=True)
+    ours(C.run_compound_lda, "CompoundLDA learn eta",
+         lambda m: f"eta={m.eta_:.4f}", learn_priors="eta")
+    ours(C.run_lda_gibbs, "LDAGibbs fixed")
+    ours(C.run_lda_gibbs, "LDAGibbs learn alpha+eta",
+         lambda m: f"alpha={m.doc_topic_prior_:.4f} eta={m.topic_word_prior_:.4f}",
+         learn_priors=True)
+    for name, learned, kw in [("tomotopy DMR", "lambdas optimized", dict(dmr=True)),
+                              ("tomotopy LDA", "alpha optimized",
+                               dict(optimize_alpha=True))]:
+        C.log(name)
+        chain = TomotopyChain(split, K, 0.1, 0.01, seed, **kw)
+        last, avg = run_chain(chain, split, S, burn_in, thin)
+        runs.append((f"{name} [{chain.isa}]", learned, avg.fit_seconds,
+                     last.perplexity, avg.perplexity))
 
-    dmr = next(r for r, _ in runs if r.name == "tomotopy DMR").perplexity
-    rows = [[r.name, learned, f"{r.fit_seconds:.1f}", f"{r.perplexity:.2f}",
-             f"{r.perplexity / dmr:.4f}"] for r, learned in runs]
+    dmr = next(r for r in runs if r[0].startswith("tomotopy DMR"))
+    kept = kept_sweeps(S, burn_in, thin)
+    rows = [[name, learned, f"{sec:.1f}", f"{last:.2f}", f"{last / dmr[3]:.4f}",
+             f"{avg:.2f}", f"{avg / dmr[4]:.4f}"]
+            for name, learned, sec, last, avg in runs]
     print(f"news16, K={K}, {S} sweeps, seed {seed}; {split.n_train_tokens:,} training "
-          f"tokens, {split.n_test_tokens:,} test tokens")
-    print(C.format_table(["model", "learned", "fit s", "perplexity", "vs DMR"], rows,
-                         align="llrrr"))
+          f"tokens, {split.n_test_tokens:,} test tokens; averaged over sweeps "
+          f"{kept[0]}..{kept[-1]} step {thin}")
+    print(C.format_table(["model", "learned", "fit s", "last state", "vs DMR",
+                          "averaged", "vs DMR"], rows, align="llrrrrr"))
     if args.json:
-        C.write_json(args.json, [dict(name=r.name, learned=learned, seconds=r.fit_seconds,
-                                      perplexity=r.perplexity) for r, learned in runs])
+        C.write_json(args.json, [dict(name=n, learned=le, seconds=sec, last_state=la,
+                                      averaged=av) for n, le, sec, la, av in runs])
     return 0
 
 
