@@ -13,11 +13,12 @@ import numpy as np
 from . import _mh_sampling, _sampling
 from ._chunking import balanced_bounds, pieces
 from ._partition import cell_layout, word_blocks
+from ._streams import ShardStreams
 
 __all__ = ["_MHPartitionedSweeper"]
 
 
-class _MHPartitionedSweeper:
+class _MHPartitionedSweeper(ShardStreams):
     """Runs MH sweeps in the partitioned scheme of ``_partition`` on threads.
 
     P document blocks x P word blocks; sub-step ``s`` runs cell ``(p, (p +
@@ -78,14 +79,6 @@ class _MHPartitionedSweeper:
             self.pool = None
         self.state.z[self.perm] = self.z
         return False
-
-    def bit_states(self):
-        """The states of the blocks' random streams (to continue a chain)."""
-        return [b["bitgen"].state for b in self.blocks]
-
-    def set_bit_states(self, states):
-        for b, state in zip(self.blocks, states, strict=True):
-            b["bitgen"].state = state
 
     def _cells(self, t, s, args):
         """Thread ``t``'s cells of sub-step ``s``: document blocks t, t + T, ..."""

@@ -19,6 +19,7 @@ from sklearn.utils._param_validation import StrOptions
 from . import _mh_sampling
 from ._corpus import StrictInterval
 from ._mh_partition import _MHPartitionedSweeper
+from ._streams import ShardStreams
 from ._sweeper import _n_threads
 
 __all__ = [
@@ -55,7 +56,7 @@ def make_mh_sweeper(state, n_shards, seed_sequence, n_table_rows, mh_steps):
     return _MHSweeper(state, seed_sequence, n_table_rows, mh_steps)
 
 
-class _MHSweeper:
+class _MHSweeper(ShardStreams):
     """Runs MH sweeps over all documents on one thread: the exact sampler."""
 
     def __init__(self, state, seed_sequence, n_table_rows, mh_steps):
@@ -79,14 +80,6 @@ class _MHSweeper:
 
     def __exit__(self, *exc):
         return False
-
-    def bit_states(self):
-        """The state of the random stream (to continue a chain)."""
-        return [shard["bitgen"].state for shard in self.shards]
-
-    def set_bit_states(self, states):
-        for shard, state in zip(self.shards, states, strict=True):
-            shard["bitgen"].state = state
 
     def sweep(self, prior, eta):
         """One sweep over all documents; returns the summed Antoniak table counts."""

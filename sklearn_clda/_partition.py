@@ -14,6 +14,7 @@ import numpy as np
 
 from . import _sampling
 from ._chunking import balanced_bounds, pieces
+from ._streams import ShardStreams
 
 __all__ = ["_PartitionedSweeper", "cell_layout", "sub_step_imbalance", "word_blocks"]
 
@@ -97,7 +98,7 @@ def cell_layout(words, doc_ptr, doc_bounds, word_block):
     return perm.astype(np.int64, copy=False), piece_start, doc_of_token[starts], cell_piece
 
 
-class _PartitionedSweeper:
+class _PartitionedSweeper(ShardStreams):
     """Runs partitioned sweeps over ``n_blocks`` x ``n_blocks`` cells on
     ``n_threads`` threads (the same interface as ``_ShardedSweeper``).
 
@@ -161,14 +162,6 @@ class _PartitionedSweeper:
             self.pool = None
         self.state.z[self.perm] = self.z
         return False
-
-    def bit_states(self):
-        """The states of the blocks' random streams (to continue a chain)."""
-        return [b["bitgen"].state for b in self.blocks]
-
-    def set_bit_states(self, states):
-        for b, state in zip(self.blocks, states, strict=True):
-            b["bitgen"].state = state
 
     def _thread(self, t, prior):
         """Thread ``t``: its part of the z-step, then its blocks' table counts."""

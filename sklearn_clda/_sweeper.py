@@ -16,6 +16,7 @@ from . import _sampling
 from ._chunking import balanced_bounds, pieces
 from ._corpus import csr_to_tokens
 from ._partition import _PartitionedSweeper, sub_step_imbalance
+from ._streams import ShardStreams
 
 __all__ = ["_GibbsState", "_ShardedSweeper", "_shard_count", "make_sweeper"]
 
@@ -122,7 +123,7 @@ def make_sweeper(state, n_shards, seed_sequence, n_table_rows):
     return _ShardedSweeper(state, n_shards, seed_sequence, n_table_rows)
 
 
-class _ShardedSweeper:
+class _ShardedSweeper(ShardStreams):
     """Runs Gibbs sweeps on one thread, or AD-LDA style on several.
 
     With one shard the kernel updates the shared counts in place and the
@@ -191,14 +192,6 @@ class _ShardedSweeper:
             self.pool.shutdown(cancel_futures=True)
             self.pool = None
         return False
-
-    def bit_states(self):
-        """The states of the shards' random streams (to continue a chain)."""
-        return [shard["bitgen"].state for shard in self.shards]
-
-    def set_bit_states(self, states):
-        for shard, state in zip(self.shards, states, strict=True):
-            shard["bitgen"].state = state
 
     def _run(self, shard, nwk, nk, prior, eta):
         shard["tables"].fill(0)
