@@ -209,8 +209,8 @@ MUTATIONS = [
     ),
     Mutation(
         "joint-log-likelihood-sign", "operator", BASE,
-        "ll += (gammaln(nz + eta) - gammaln(eta)).sum()",
-        "ll += (gammaln(nz + eta) + gammaln(eta)).sum()",
+        "return ll + (gammaln(nz + eta) - gammaln(eta)).sum()",
+        "return ll + (gammaln(nz + eta) + gammaln(eta)).sum()",
         T_LDA + T_CLDA,
     ),
     Mutation(
