@@ -148,6 +148,27 @@ cdef inline bitgen_t* _get_bitgen(object bit_generator) except NULL:
     return <bitgen_t*> PyCapsule_GetPointer(bit_generator.capsule, "BitGenerator")
 
 
+cdef void _fill_ctx(
+    clda_mh_ctx* ctx, const int32_t[::1] words, int32_t[::1] z, int32_t[:, ::1] nwk,
+    int32_t[::1] nk, double eta, const int64_t[::1] word_ptr,
+    const int64_t[::1] word_tokens, int mh_steps,
+) noexcept:
+    """The sweep context of these (non-empty) arrays, shared by ``mh_sweep``
+    and ``mh_sweep_pieces``."""
+    ctx.K = nk.shape[0]
+    ctx.mh_steps = mh_steps
+    ctx.words = &words[0]
+    ctx.z = &z[0]
+    ctx.nwk = &nwk[0, 0]
+    ctx.nwk_stride = nwk.strides[0] // sizeof(int32_t)
+    ctx.nk = &nk[0]
+    ctx.eta = eta
+    ctx.veta = nwk.shape[0] * eta
+    ctx.keta = nk.shape[0] * eta
+    ctx.word_ptr = &word_ptr[0]
+    ctx.word_tokens = &word_tokens[0]
+
+
 def mh_sweep(
     const int32_t[::1] words,
     const int64_t[::1] doc_ptr,
@@ -240,18 +261,7 @@ def mh_sweep(
     cdef Py_ssize_t d
     cdef int64_t t, i0, i1
     cdef int32_t g
-    ctx.K = K
-    ctx.mh_steps = mh_steps
-    ctx.words = &words[0]
-    ctx.z = &z[0]
-    ctx.nwk = &nwk[0, 0]
-    ctx.nwk_stride = nwk.strides[0] // sizeof(int32_t)
-    ctx.nk = &nk[0]
-    ctx.eta = eta
-    ctx.veta = V * eta
-    ctx.keta = K * eta
-    ctx.word_ptr = &word_ptr[0]
-    ctx.word_tokens = &word_tokens[0]
+    _fill_ctx(&ctx, words, z, nwk, nk, eta, word_ptr, word_tokens, mh_steps)
     with bit_generator.lock, nogil:
         for d in range(n_docs):
             g = doc_group[d]
@@ -311,8 +321,6 @@ def mh_sweep_pieces(
     threads in parallel (they share no counts but ``nk``, of which each
     gets a copy).
     """
-    cdef Py_ssize_t K = nk.shape[0]
-    cdef Py_ssize_t V = nwk.shape[0]
     if piece_lo >= piece_hi:
         return
     cdef bitgen_t* rng = _get_bitgen(bit_generator)
@@ -320,18 +328,7 @@ def mh_sweep_pieces(
     cdef clda_mh_prior pg
     cdef int64_t j, t, i0, i1
     cdef int32_t d, g
-    ctx.K = K
-    ctx.mh_steps = mh_steps
-    ctx.words = &words[0]
-    ctx.z = &z[0]
-    ctx.nwk = &nwk[0, 0]
-    ctx.nwk_stride = nwk.strides[0] // sizeof(int32_t)
-    ctx.nk = &nk[0]
-    ctx.eta = eta
-    ctx.veta = V * eta
-    ctx.keta = K * eta
-    ctx.word_ptr = &word_ptr[0]
-    ctx.word_tokens = &word_tokens[0]
+    _fill_ctx(&ctx, words, z, nwk, nk, eta, word_ptr, word_tokens, mh_steps)
     with bit_generator.lock, nogil:
         for j in range(piece_lo, piece_hi):
             d = piece_doc[j]
