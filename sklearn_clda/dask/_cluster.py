@@ -243,16 +243,9 @@ class ClusterChain:
         self.n_table_rows = int(n_table_rows)
         V = shards.build_args[0]
         self.K = int(n_components)
-        self.nwk = np.zeros((V, self.K), dtype=np.int32)
-        for s in summaries:
-            self._add(self.nwk, s["counts"])
-        self.nk = self.nwk.sum(axis=0, dtype=np.int64).astype(np.int32)
         self.lengths = merge_histograms([s["lengths"] for s in summaries])
-        self.merger = DeltaMerger(self.nwk.size)
-        self.index_dtype = np.int32 if self.nwk.size < 2**31 else np.int64
+        self.index_dtype = np.int32 if V * self.K < 2**31 else np.int64
         self.labels = labels
-        self.sync = ("delta", *self.merger.merge([s["counts"] for s in summaries],
-                                                 self.index_dtype))
         self.keep_prior = None
         self.hist = None
         self.round = 0
@@ -261,8 +254,16 @@ class ClusterChain:
         self.prior = np.ascontiguousarray(prior, dtype=np.float64)
         self.bytes = []
         self.sync_seconds = []
+        # Each shard's own counts come with its setup (see shard_setup).
         args = dict.fromkeys(range(len(shards)), (labels, self.n_table_rows))
-        _, lost = shards.call(_shard.shard_setup, args, "setting up")
+        counts, lost = shards.call(_shard.shard_setup, args, "setting up")
+        counts = [counts[i] for i in sorted(counts) if counts[i] is not None]
+        self.nwk = np.zeros((V, self.K), dtype=np.int32)
+        for c in counts:
+            self._add(self.nwk, c)
+        self.nk = self.nwk.sum(axis=0, dtype=np.int64).astype(np.int32)
+        self.merger = DeltaMerger(self.nwk.size)
+        self.sync = ("delta", *self.merger.merge(counts, self.index_dtype))
         if lost:
             self._recover(lost)
 
