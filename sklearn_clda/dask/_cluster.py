@@ -14,6 +14,7 @@ import warnings
 
 import dask
 import numpy as np
+from distributed import Future
 from distributed.client import _wait
 
 from . import _shard
@@ -110,6 +111,14 @@ class ShardSet:
         except Exception:  # noqa: BLE001 - the tasks carry it instead
             return obj
         return future
+
+    @staticmethod
+    def unshare(shared):
+        """Let the workers forget a message given by :meth:`share` once the
+        tasks that read it are done (waiting for the garbage collector to
+        drop the future kept each round's table change in their memory)."""
+        if isinstance(shared, Future):
+            shared.release()
 
     def call(self, fn, args_by_shard, what):
         """``fn(key, *args)`` on each shard given; ``(results, lost)``."""
@@ -284,12 +293,14 @@ class ClusterChain:
         self.prior, self.eta = np.ascontiguousarray(prior, dtype=np.float64), float(eta)
         want_hist = self.round in self.hist_rounds
         start = time.perf_counter()
-        args = (
-            self.shards.share(self.sync), self.nk, self.prior, self.eta, self.local_sweeps,
-            self.keep_prior, want_hist,
-        )
+        shared = self.shards.share(self.sync)
+        args = (shared, self.nk, self.prior, self.eta, self.local_sweeps, self.keep_prior,
+                want_hist)
         everyone = dict.fromkeys(range(len(self.shards)), args)
-        results, lost = self.shards.call(_shard.shard_round, everyone, "a sweep")
+        try:
+            results, lost = self.shards.call(_shard.shard_round, everyone, "a sweep")
+        finally:
+            self.shards.unshare(shared)
         wall = time.perf_counter() - start
         self.keep_prior = None
         sent = len(self.shards) * (sum(nbytes(a) for a in args[1:]) + nbytes(self.sync))
@@ -342,7 +353,10 @@ class ClusterChain:
         prior = np.ascontiguousarray(prior, dtype=np.float64)
         shared = self.shards.share(phi)
         args = {i: (self.keep_prior, prior, shared, table_sums) for i in range(len(self.shards))}
-        results, lost = self.shards.call(_shard.shard_finish, args, "the final gather")
+        try:
+            results, lost = self.shards.call(_shard.shard_finish, args, "the final gather")
+        finally:
+            self.shards.unshare(shared)
         if lost:
             self._recover(lost)
             more, _ = self.shards.call(
