@@ -23,7 +23,7 @@ from .._corpus import check_sparse_structure
 __all__ = ["PIECE", "block_tokens"]
 
 # Stored entries (or tokens) per piece: a piece's temporaries are its only copies.
-PIECE = 1 << 18
+PIECE = 1 << 16
 
 _INT32_MAX = np.iinfo(np.int32).max
 
