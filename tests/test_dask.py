@@ -7,11 +7,13 @@ fit, check reproducibility, metadata routing of ``groups`` and the errors
 on wrong input.
 """
 
+import gc
 import os
 import pickle
 import subprocess
 import sys
 import threading
+import time
 import warnings
 
 import numpy as np
@@ -388,6 +390,37 @@ def test_no_leftover_shards_on_the_workers(client, corpus):
     _clda(client, max_iter=5).fit(corpus.data, groups=corpus.groups)
     left = client.run(_count_shards)
     assert set(left.values()) == {0}, left
+
+
+def _worker_keys(dask_worker):
+    return sorted(str(k) for k in dask_worker.data)
+
+
+def test_round_messages_do_not_pile_up_on_the_workers(client, corpus, monkeypatch):
+    """Each round's table change, scattered to the workers, is released when
+    the round is done: not left to the garbage collector, which kept every
+    round's change in the workers' memory (found by bench_dask's memory
+    table)."""
+    monkeypatch.setattr(_cluster, "_SCATTER_BYTES", 0)  # scatter every message
+    # Every round outlasts a poll: a wait that timed out leaves a traceback
+    # whose frames hold the message's future in a reference cycle.
+    monkeypatch.setattr(_cluster, "_POLL_SECONDS", 0.005)
+    gc.collect()
+    _wait_for_no_keys(client)
+    gc.disable()
+    try:
+        _clda(client, max_iter=6).fit(corpus.data, groups=corpus.groups)
+        _wait_for_no_keys(client)
+    finally:
+        gc.enable()
+
+
+def _wait_for_no_keys(client, seconds=5.0):
+    deadline = time.monotonic() + seconds
+    while any(client.run(_worker_keys).values()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = client.run(_worker_keys)
+    assert not any(left.values()), left
 
 
 def _count_shards():
