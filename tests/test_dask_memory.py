@@ -19,7 +19,7 @@ from sklearn_clda._corpus import csr_to_tokens, to_count_csr  # noqa: E402
 from sklearn_clda.dask import _blocks, _shard, _state  # noqa: E402
 from sklearn_clda.dask._messages import DeltaMerger  # noqa: E402
 
-V, K = 2000, 40
+V, K = 20000, 32
 SMALL_PIECE = 1 << 12
 
 
@@ -106,7 +106,7 @@ def test_block_checks_structure():
     X = _counts(10, 20)
     with pytest.raises(ValueError, match="not a scipy.sparse CSR matrix"):
         _blocks.block_tokens([X.toarray()], 0, V, "Test.fit")
-    with pytest.raises(ValueError, match="expected 2001 columns"):
+    with pytest.raises(ValueError, match=f"expected {V + 1} columns"):
         _blocks.block_tokens([X], 0, V + 1, "Test.fit")
     bad = X.copy()
     bad.indices[3] = V + 5
@@ -127,16 +127,19 @@ def _traced(fn):
 
 
 def test_building_a_shard_holds_no_copy_of_its_block(small_pieces):
-    """Building a shard from a block allocates the shard's arrays and table
-    and, besides them, only piece-sized temporaries: no checked copy of the
-    block, no 64-bit copy of the tokens."""
+    """Reading a block allocates its tokens and, building the shard from it,
+    the shard's arrays and table; besides them, only piece-sized
+    temporaries: no checked copy of the block, no 64-bit copy of the
+    tokens."""
     X = _counts(600, 500)  # 300k tokens: words and z are 2.4 MB
+    slack = 64 * SMALL_PIECE + (1 << 20)  # a few piece temporaries
+    (words, doc_ptr), peak = _traced(lambda: _blocks.block_tokens([X], 0, V, "Test.fit"))
+    assert peak <= words.nbytes + doc_ptr.nbytes + slack, (peak, words.nbytes)
     key = "memory-test-build"
     try:
         _, peak = _traced(lambda: _shard.build_shard(
             key, [X], None, V, K, np.random.SeedSequence(0), "Test.fit"))
         state = _shard._SHARDS[key]["state"]
-        slack = 64 * SMALL_PIECE + (1 << 20)  # a few piece temporaries
         assert peak <= _state_bytes(state) + slack, (peak, _state_bytes(state))
     finally:
         _shard.drop_shard(key)
