@@ -264,13 +264,15 @@ def shard_round(key, sync, nk, prior, eta, n_sweeps, keep_prior, want_hist):
     if shard["snapshot"] is None:
         shard["snapshot"] = np.empty((rows.shape[0], state.nk.shape[0]), dtype=np.int32)
     snap = shard["snapshot"]
-    np.take(state.nwk, rows, axis=0, out=snap)
+    row_pieces = _row_pieces(rows.shape[0], state.nk.shape[0])
+    for a, b in row_pieces:  # (np.take with out= buffers a whole copy)
+        snap[a:b] = state.nwk[rows[a:b]]
     prior = np.ascontiguousarray(prior, dtype=np.float64)
     tables = None
     for _ in range(n_sweeps):
         tables = shard["sweeper"].sweep(prior, eta)
     delta = sparse_rows(state.nwk, rows, state.nk.shape[0], shard["idx_dtype"], minus=snap)
-    for a, b in _row_pieces(rows.shape[0], state.nk.shape[0]):
+    for a, b in row_pieces:
         state.nwk[rows[a:b]] = snap[a:b]
     hist = None
     if want_hist:
