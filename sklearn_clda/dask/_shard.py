@@ -13,6 +13,14 @@ tasks; the tasks exchange only small messages with the client:
   documents' log-likelihood terms, and at the end the averaged document
   proportions.
 
+Memory: besides its shard (tokens, topics, document-topic counts) and its
+table, a worker holds a snapshot of its shard's rows of the table, the
+running sum of its documents' proportions and a round's two messages.
+Every other step works in pieces of at most ``PIECE`` table or
+document-topic cells (or tokens), so that nothing else of the size of the
+shard or of the table is allocated; ``tests/test_dask_memory.py`` holds
+the build and the rounds to that.
+
 This module imports no Dask: it is plain NumPy on the package's sampler.
 """
 
