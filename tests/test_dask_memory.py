@@ -174,3 +174,24 @@ def test_a_round_holds_one_table_besides_the_shard(small_pieces):
             nk = nk + np.bincount(sync[1] % K, weights=sync[2], minlength=K).astype(np.int32)
     finally:
         _shard.drop_shard(key)
+
+
+def test_dask_blocks_are_compacted_to_int32_when_no_value_changes(small_pieces):
+    """A dask array's int64 or float64 blocks go to the build as int32 (8
+    bytes a stored entry, not 12) with the same counts and tokens; blocks
+    that the build must refuse are passed on untouched, so that its checks
+    still name the problem."""
+    X = _counts(50, 200, dtype=np.int64)
+    for block in (X, X.astype(np.float64), _messy(X)):
+        small = _blocks.compact_block(block)
+        assert small.data.dtype == np.int32 and small.shape == block.shape
+        np.testing.assert_array_equal(small.toarray(), block.toarray())
+        assert (_blocks.block_tokens([small], 0, V, "T")[0]
+                == _blocks.block_tokens([block], 0, V, "T")[0]).all()
+    refused = [X.toarray(), X.astype(np.int32)]
+    for value in (0.5, np.nan, -np.inf, 2.0**31, -(2.0**31) - 1):
+        bad = X.astype(np.float64)
+        bad.data[-1] = value
+        refused.append(bad)
+    for block in refused:
+        assert _blocks.compact_block(block) is block

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from .._chunking import capped_bounds, pieces
 from .._corpus import check_sparse_structure
 
-__all__ = ["PIECE", "block_tokens"]
+__all__ = ["PIECE", "block_tokens", "compact_block"]
 
 # Stored entries (or tokens) per piece: a piece's temporaries are its only copies.
 PIECE = 1 << 16
@@ -123,3 +123,32 @@ def block_tokens(blocks, first_block, n_features, caller):
             words[ptr[a]:ptr[b]] = np.repeat(cols, counts)
         row += block.shape[0]
     return words, doc_ptr
+
+
+def compact_block(block):
+    """``block`` with int32 counts if that changes no value, else ``block``.
+
+    A dask array's blocks come with the counts' own dtype (int64 or
+    float64 from the vectorizers: 12 bytes a stored entry with the column
+    index); the build holds all of a shard's blocks at once. Run on each
+    block as a task of its own before the build, this lets the worker keep
+    8 bytes a stored entry instead. Anything else (not CSR, counts that are
+    not integers in int32's range) is returned as it is, for the build's
+    checks to name the problem.
+    """
+    if not (sp.issparse(block) and block.format == "csr"):
+        return block
+    data = block.data
+    if data.dtype == np.int32 or data.dtype.kind not in "biuf":
+        return block
+    info = np.iinfo(np.int32)
+    for a in range(0, data.shape[0], PIECE):
+        d = data[a:a + PIECE]
+        if d.dtype.kind == "f" and not (np.isfinite(d).all() and np.array_equal(d, np.rint(d))):
+            return block
+        if d.size and (d.min() < info.min or d.max() > info.max):
+            return block
+    # The index arrays are shared, unchecked: the build checks them.
+    out = sp.csr_matrix(block.shape, dtype=np.int32)
+    out.data, out.indices, out.indptr = data.astype(np.int32), block.indices, block.indptr
+    return out
