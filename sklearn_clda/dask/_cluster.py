@@ -14,6 +14,7 @@ import warnings
 
 import dask
 import numpy as np
+from distributed import Future
 from distributed.client import _wait
 
 from . import _shard
@@ -110,6 +111,14 @@ class ShardSet:
         except Exception:  # noqa: BLE001 - the tasks carry it instead
             return obj
         return future
+
+    @staticmethod
+    def unshare(shared):
+        """Let the workers forget a message given by :meth:`share` once the
+        tasks that read it are done (waiting for the garbage collector to
+        drop the future kept each round's table change in their memory)."""
+        if isinstance(shared, Future):
+            shared.release()
 
     def call(self, fn, args_by_shard, what):
         """``fn(key, *args)`` on each shard given; ``(results, lost)``."""
@@ -243,16 +252,9 @@ class ClusterChain:
         self.n_table_rows = int(n_table_rows)
         V = shards.build_args[0]
         self.K = int(n_components)
-        self.nwk = np.zeros((V, self.K), dtype=np.int32)
-        for s in summaries:
-            self._add(self.nwk, s["counts"])
-        self.nk = self.nwk.sum(axis=0, dtype=np.int64).astype(np.int32)
         self.lengths = merge_histograms([s["lengths"] for s in summaries])
-        self.merger = DeltaMerger(self.nwk.size)
-        self.index_dtype = np.int32 if self.nwk.size < 2**31 else np.int64
+        self.index_dtype = np.int32 if V * self.K < 2**31 else np.int64
         self.labels = labels
-        self.sync = ("delta", *self.merger.merge([s["counts"] for s in summaries],
-                                                 self.index_dtype))
         self.keep_prior = None
         self.hist = None
         self.round = 0
@@ -261,8 +263,16 @@ class ClusterChain:
         self.prior = np.ascontiguousarray(prior, dtype=np.float64)
         self.bytes = []
         self.sync_seconds = []
+        # Each shard's own counts come with its setup (see shard_setup).
         args = dict.fromkeys(range(len(shards)), (labels, self.n_table_rows))
-        _, lost = shards.call(_shard.shard_setup, args, "setting up")
+        counts, lost = shards.call(_shard.shard_setup, args, "setting up")
+        counts = [counts[i] for i in sorted(counts) if counts[i] is not None]
+        self.nwk = np.zeros((V, self.K), dtype=np.int32)
+        for c in counts:
+            self._add(self.nwk, c)
+        self.nk = self.nwk.sum(axis=0, dtype=np.int64).astype(np.int32)
+        self.merger = DeltaMerger(self.nwk.size)
+        self.sync = ("delta", *self.merger.merge(counts, self.index_dtype))
         if lost:
             self._recover(lost)
 
@@ -283,12 +293,14 @@ class ClusterChain:
         self.prior, self.eta = np.ascontiguousarray(prior, dtype=np.float64), float(eta)
         want_hist = self.round in self.hist_rounds
         start = time.perf_counter()
-        args = (
-            self.shards.share(self.sync), self.nk, self.prior, self.eta, self.local_sweeps,
-            self.keep_prior, want_hist,
-        )
+        shared = self.shards.share(self.sync)
+        args = (shared, self.nk, self.prior, self.eta, self.local_sweeps, self.keep_prior,
+                want_hist)
         everyone = dict.fromkeys(range(len(self.shards)), args)
-        results, lost = self.shards.call(_shard.shard_round, everyone, "a sweep")
+        try:
+            results, lost = self.shards.call(_shard.shard_round, everyone, "a sweep")
+        finally:
+            self.shards.unshare(shared)
         wall = time.perf_counter() - start
         self.keep_prior = None
         sent = len(self.shards) * (sum(nbytes(a) for a in args[1:]) + nbytes(self.sync))
@@ -341,7 +353,10 @@ class ClusterChain:
         prior = np.ascontiguousarray(prior, dtype=np.float64)
         shared = self.shards.share(phi)
         args = {i: (self.keep_prior, prior, shared, table_sums) for i in range(len(self.shards))}
-        results, lost = self.shards.call(_shard.shard_finish, args, "the final gather")
+        try:
+            results, lost = self.shards.call(_shard.shard_finish, args, "the final gather")
+        finally:
+            self.shards.unshare(shared)
         if lost:
             self._recover(lost)
             more, _ = self.shards.call(

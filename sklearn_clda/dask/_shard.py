@@ -13,6 +13,14 @@ tasks; the tasks exchange only small messages with the client:
   documents' log-likelihood terms, and at the end the averaged document
   proportions.
 
+Memory: besides its shard (tokens, topics, document-topic counts) and its
+table, a worker holds a snapshot of its shard's rows of the table, the
+running sum of its documents' proportions and a round's two messages.
+Every other step works in pieces of at most ``PIECE`` table or
+document-topic cells (or tokens), so that nothing else of the size of the
+shard or of the table is allocated; ``tests/test_dask_memory.py`` holds
+the build and the rounds to that.
+
 This module imports no Dask: it is plain NumPy on the package's sampler.
 """
 
@@ -24,10 +32,13 @@ import scipy.sparse as sp
 
 from .. import _sampling
 from .._base import _csr_arrays, doc_log_likelihood
-from .._corpus import check_group_labels, check_sparse_structure
+from .._corpus import check_group_labels
+from .._chunking import capped_bounds, pieces
 from .._hyper import count_histogram, group_topic_histogram
 from .._online import expected_table_sums
 from .._sweeper import _ShardedSweeper
+from ._blocks import PIECE, block_tokens
+from ._messages import merge_histograms
 from ._state import shard_state
 
 __all__ = ["build_shard", "shard_setup", "shard_round", "shard_log_likelihood", "shard_counts",
@@ -40,60 +51,39 @@ _SHARDS = {}
 _DRAW_BLOCK = 1 << 15
 
 
-def sparse_rows(block, rows, K, index_dtype):
-    """The nonzero cells of ``block`` (the rows ``rows`` of a ``(V, K)``
-    table) as flat table indices ``rows[r] * K + k`` and their values."""
-    r, k = np.nonzero(block)
-    idx = rows[r].astype(np.int64) * K + k
-    return idx.astype(index_dtype, copy=False), block[r, k].astype(np.int32, copy=False)
+def _row_pieces(n_rows, width):
+    """Pieces of ``n_rows`` rows of ``width`` cells, at most ``PIECE`` cells
+    each (a wider row makes a piece of its own)."""
+    return pieces(capped_bounds(np.arange(n_rows + 1, dtype=np.int64) * width, PIECE))
 
 
-def _check_block(block, i, n_features, caller):
-    """Block ``i`` of X as canonical CSR counts, or a ``ValueError`` that says
-    what is wrong with it."""
-    where = f"block {i} of X passed to {caller}"
-    if not (sp.issparse(block) and block.format == "csr"):
-        raise ValueError(
-            f"{where} is {type(block).__name__}, not a scipy.sparse CSR matrix; "
-            "give X CSR chunks, e.g. X.map_blocks(scipy.sparse.csr_matrix)."
-        )
-    if block.ndim != 2 or block.shape[1] != n_features:
-        raise ValueError(f"{where} has shape {block.shape}; expected {n_features} columns.")
-    block = check_sparse_structure(block, caller, input_name=f"block {i} of X")
-    data = block.data
-    if data.dtype.kind == "f" and data.size and not np.all(np.isfinite(data)):
-        raise ValueError(f"{where} contains NaN or infinite counts.")
-    if data.size and data.min() < 0:
-        raise ValueError(f"{where} contains negative counts; X must hold word counts.")
-    if data.dtype.kind == "f" and not np.array_equal(data, np.rint(data)):
-        raise ValueError(
-            f"{where} contains non-integer counts; X must hold word counts "
-            "(in a distributed fit they are not rounded for you)."
-        )
-    if data.size and data.max() > np.iinfo(np.int32).max:
-        raise ValueError(f"{where} has a count larger than 2**31 - 1.")
-    # New int32 counts; the index arrays are shared with the block unless
-    # they must change (the block may be the caller's own object).
-    canonical = block.has_canonical_format
-    out = sp.csr_matrix(
-        (data.astype(np.int32), block.indices.astype(np.int32, copy=False),
-         block.indptr.astype(np.int64, copy=False)),
-        shape=block.shape,
-    )
-    if not canonical or not np.all(out.data):
-        out.indices, out.indptr = out.indices.copy(), out.indptr.copy()
-        out.sum_duplicates()
-        out.eliminate_zeros()
-        out.indices = out.indices.astype(np.int32, copy=False)
-        out.indptr = out.indptr.astype(np.int64, copy=False)
-    return out
+def sparse_rows(table, rows, K, index_dtype, minus=None, compact=False):
+    """The nonzero cells of ``table[rows]`` (less ``minus``, an array of
+    ``len(rows)`` rows, if given) as flat table indices ``rows[r] * K + k``
+    and int32 values, in row-major order. ``compact``: ``table`` holds just
+    the rows ``rows``, in order.
 
+    Read in pieces of rows, twice (counting, then filling), so that the only
+    full-size arrays are the two returned.
+    """
+    def piece(a, b):
+        block = table[a:b].copy() if compact else table[rows[a:b]]
+        if minus is not None:
+            block -= minus[a:b]
+        return block
 
-def _stack(blocks, n_features):
-    """The shard's blocks as one CSR matrix (no copy of a single block)."""
-    if not blocks:
-        return sp.csr_matrix((0, n_features), dtype=np.int32)
-    return blocks[0] if len(blocks) == 1 else sp.vstack(blocks, format="csr")
+    parts = _row_pieces(rows.shape[0], K)
+    sizes = [np.count_nonzero(piece(a, b)) for a, b in parts]
+    idx = np.empty(sum(sizes), dtype=index_dtype)
+    vals = np.empty(sum(sizes), dtype=np.int32)
+    at = 0
+    for (a, b), n in zip(parts, sizes):
+        block = piece(a, b)
+        r, k = np.nonzero(block)
+        idx[at:at + n] = rows[a:b][r].astype(np.int64) * K + k
+        vals[at:at + n] = block[r, k]
+        at += n
+    return idx, vals
 
 
 def _check_labels(group_blocks, x_blocks, first_block, caller):
@@ -127,19 +117,21 @@ def build_shard(key, x_blocks, group_blocks, n_features, n_components, seed, cal
     ``(idx, vals)``, the topic totals, ``eta`` and the document prior rows,
     from which each token's topic is drawn (``z ~ phi[w] * prior[g]``).
 
+    The blocks are read in pieces (:func:`~sklearn_clda.dask._blocks.block_tokens`):
+    besides the blocks, the build holds the shard's arrays, its table and
+    the returned counts. The shard's table is left at zero: the first
+    round's sync (the sum of every shard's counts) fills it.
+
     Returns the shard's summary: numbers of documents and tokens, its
     distinct labels and their document counts, the histogram of its
     document lengths and its word-topic counts (sparse).
     """
-    X = _stack([_check_block(b, first_block + i, n_features, caller)
-                for i, b in enumerate(x_blocks)], n_features)
-    X.indices = X.indices.astype(np.int32, copy=False)
-    X.indptr = X.indptr.astype(np.int64, copy=False)
+    words, doc_ptr = block_tokens(x_blocks, first_block, n_features, caller)
     labels = _check_labels(group_blocks, x_blocks, first_block, caller)
     distinct, counts = (None, None) if labels is None else np.unique(labels, return_counts=True)
     init_ss, sweep_ss = seed.spawn(2)
     rng = np.random.Generator(np.random.PCG64(init_ss))
-    codes = np.zeros(X.shape[0], dtype=np.int32)
+    codes = np.zeros(doc_ptr.shape[0] - 1, dtype=np.int32)
     draw = None
     if topics is not None:
         all_labels, n_table_rows, table, nk, eta, prior = topics
@@ -147,25 +139,23 @@ def build_shard(key, x_blocks, group_blocks, n_features, n_components, seed, cal
             codes = np.searchsorted(all_labels, labels).astype(np.int32)
         draw = functools.partial(_draw_topics, n_features=n_features, codes=codes,
                                  table=table, nk=nk, eta=eta, prior=prior, rng=rng)
-    state = shard_state(X, codes, n_components, rng, draw)
-    del X
-    # The shard's distinct words (a bincount: sorting the tokens would copy them).
-    rows = np.flatnonzero(np.bincount(state.words, minlength=n_features)).astype(np.int64)
-    idx_dtype = np.int32 if n_features * n_components < 2**31 else np.int64
-    own = sparse_rows(state.nwk[rows], rows, n_components, idx_dtype)
+    state = shard_state(words, doc_ptr, n_features, codes, n_components, rng, draw)
+    del words, doc_ptr
+    # The shard's distinct words: the rows of its counts (a bincount or a
+    # sort of the tokens would copy them).
+    rows = np.flatnonzero(state.nwk.any(axis=1)).astype(np.int64)
     _SHARDS[key] = {
-        "state": state, "sweeper": None, "sweep_seed": sweep_ss, "rows": rows, "pending": own,
-        "labels": labels, "idx_dtype": idx_dtype,
-        "snapshot": np.empty((rows.shape[0], n_components), dtype=np.int32),
-        "doc_topic": None, "n_kept": 0,
+        "state": state, "sweeper": None, "sweep_seed": sweep_ss, "rows": rows,
+        "labels": labels, "idx_dtype": np.int32 if n_features * n_components < 2**31 else np.int64,
+        "own_counts_in_table": True, "snapshot": None, "doc_topic": None, "n_kept": 0,
+    }
+    summary = {
+        "n_docs": state.ndk.shape[0], "n_tokens": int(state.words.shape[0]),
+        "labels": distinct, "label_counts": counts, "lengths": count_histogram(state.doc_len),
     }
     if topics is not None:
-        shard_setup(key, all_labels, n_table_rows)
-    return {
-        "n_docs": state.ndk.shape[0], "n_tokens": int(state.words.shape[0]),
-        "labels": distinct, "label_counts": counts,
-        "lengths": count_histogram(state.doc_len), "counts": own,
-    }
+        summary["counts"] = shard_setup(key, all_labels, n_table_rows)
+    return summary
 
 
 def _draw_topics(words, doc_ptr, *, n_features, codes, table, nk, eta, prior, rng):
@@ -173,49 +163,56 @@ def _draw_topics(words, doc_ptr, *, n_features, codes, table, nk, eta, prior, rn
     ``phi = (n_wk + eta) / (n_k + V eta)`` from the current global counts."""
     V, K = n_features, prior.shape[1]
     idx, vals = table
-    dense = np.zeros(V * K, dtype=np.float64)
-    dense[idx.astype(np.int64)] = vals
-    phi = (dense.reshape(V, K) + eta) / (np.asarray(nk, dtype=np.float64) + V * eta)
-    group_of_token = np.repeat(codes, np.diff(doc_ptr))
+    phi = np.zeros(V * K, dtype=np.float64)
+    phi[idx.astype(np.int64)] = vals
+    phi = phi.reshape(V, K)
+    phi += eta
+    phi /= np.asarray(nk, dtype=np.float64) + V * eta
     z = np.empty(words.shape[0], dtype=np.int32)
     for lo in range(0, words.shape[0], _DRAW_BLOCK):
         hi = min(lo + _DRAW_BLOCK, words.shape[0])
-        cum = np.cumsum(phi[words[lo:hi]] * prior[group_of_token[lo:hi]], axis=1)
+        doc = np.searchsorted(doc_ptr, np.arange(lo, hi), side="right") - 1
+        cum = np.cumsum(phi[words[lo:hi]] * prior[codes[doc]], axis=1)
         u = rng.random(hi - lo) * cum[:, -1]
         z[lo:hi] = np.minimum((cum < u[:, None]).sum(axis=1), K - 1)
     return z
 
 
-def _keep(shard, prior):
-    """Add the current document proportions to the shard's running sum."""
-    state = shard["state"]
-    theta = state.ndk + prior[state.doc_group]
+def _doc_proportions(state, prior, a, b):
+    """The proportions ``(n_dk + prior[g_d]) / sum`` of documents ``a:b``."""
+    theta = state.ndk[a:b] + prior[state.doc_group[a:b]]
     theta /= theta.sum(axis=1, keepdims=True)
+    return theta
+
+
+def _keep(shard, prior):
+    """Add the current document proportions to the shard's running sum, in
+    place, a piece of documents at a time."""
+    state = shard["state"]
     if shard["doc_topic"] is None:
-        shard["doc_topic"] = theta
-    else:
-        shard["doc_topic"] += theta
+        shard["doc_topic"] = np.zeros(state.ndk.shape, dtype=np.float64)
+    for a, b in _row_pieces(state.ndk.shape[0], state.ndk.shape[1]):
+        shard["doc_topic"][a:b] += _doc_proportions(state, prior, a, b)
     shard["n_kept"] += 1
 
 
 def _apply_sync(shard, sync, nk):
-    """Bring the shard's copy of the word-topic table to the global one.
+    """Bring the shard's copy of the word-topic table to the global one, in
+    place.
 
     ``sync`` is ``("delta", idx, vals)``, the sum of every shard's change in
-    the last round (the shard's own change, already in its copy, is taken
-    out), or ``("full", idx, vals)``, the whole table (after a rebuild).
+    the last round (the shard's copy is the table before that round: its
+    own change was taken out when it was sent), or ``("full", idx, vals)``,
+    the whole table (after a rebuild).
     """
     state = shard["state"]
     K = state.nk.shape[0]
     kind, idx, vals = sync
     if kind == "full":
-        state.nwk[...] = 0
-    else:
-        own_idx, own_vals = shard["pending"]
-        own_idx = own_idx.astype(np.int64)
-        state.nwk[own_idx // K, own_idx % K] -= own_vals
-    idx = idx.astype(np.int64)
-    state.nwk[idx // K, idx % K] += vals
+        state.nwk_padded[...] = 0
+    for a in range(0, idx.shape[0], PIECE):
+        cells = idx[a:a + PIECE].astype(np.int64)
+        state.nwk[cells // K, cells % K] += vals[a:a + PIECE]
     state.nk[...] = nk
 
 
@@ -223,13 +220,34 @@ def shard_setup(key, all_labels, n_table_rows):
     """Give shard ``key`` what is known once every shard is built: the sorted
     collection labels of the whole corpus (its documents' collections are
     their positions) and the rows of the sweeps' table counts (collections,
-    or 0 when the model draws none)."""
+    or 0 when the model draws none).
+
+    Returns the shard's word-topic counts (sparse), which its table held
+    since the build (later, ``None``); the table is then left at zero, for
+    the first round's sync (the sum of every shard's counts) to fill. Taking
+    them here rather than in the build keeps them out of the build's peak,
+    when the worker still holds the shard's blocks.
+    """
     shard = _SHARDS[key]
     state = shard["state"]
     if all_labels is not None and shard["labels"] is not None:
         state.doc_group[...] = np.searchsorted(all_labels, shard["labels"])
     shard["sweeper"] = _ShardedSweeper(state, 1, shard["sweep_seed"], n_table_rows)
-    return True
+    if not shard["own_counts_in_table"]:
+        return None
+    own = sparse_rows(state.nwk, shard["rows"], state.nk.shape[0], shard["idx_dtype"])
+    state.nwk_padded[...] = 0
+    shard["own_counts_in_table"] = False
+    return own
+
+
+def _histogram(state, n_groups):
+    """``group_topic_histogram`` of the shard's documents, a piece at a time."""
+    K = state.ndk.shape[1]
+    parts = _row_pieces(state.ndk.shape[0], K) or [(0, 0)]
+    return merge_histograms([
+        group_topic_histogram(state.ndk[a:b], state.doc_group[a:b], n_groups) for a, b in parts
+    ])
 
 
 def shard_round(key, sync, nk, prior, eta, n_sweeps, keep_prior, want_hist):
@@ -240,7 +258,9 @@ def shard_round(key, sync, nk, prior, eta, n_sweeps, keep_prior, want_hist):
     then ``n_sweeps`` sweeps against the shard's own copy. Returns the
     shard's change of the table (sparse, over the rows of its words), the
     last sweep's Antoniak table counts and, with ``want_hist``, the
-    Gibbs-EM histogram of its document-topic counts.
+    Gibbs-EM histogram of its document-topic counts. The shard's rows of
+    its copy are then put back as they were after the sync, so that the
+    next sync, which includes this change, needs nothing more.
     """
     start = time.perf_counter()
     shard = _SHARDS[key]
@@ -248,47 +268,59 @@ def shard_round(key, sync, nk, prior, eta, n_sweeps, keep_prior, want_hist):
     if keep_prior is not None:
         _keep(shard, keep_prior)
     _apply_sync(shard, sync, nk)
-    rows, snap = shard["rows"], shard["snapshot"]
-    np.take(state.nwk, rows, axis=0, out=snap)
+    rows = shard["rows"]
+    if shard["snapshot"] is None:
+        shard["snapshot"] = np.empty((rows.shape[0], state.nk.shape[0]), dtype=np.int32)
+    snap = shard["snapshot"]
+    row_pieces = _row_pieces(rows.shape[0], state.nk.shape[0])
+    for a, b in row_pieces:  # (np.take with out= buffers a whole copy)
+        snap[a:b] = state.nwk[rows[a:b]]
     prior = np.ascontiguousarray(prior, dtype=np.float64)
     tables = None
     for _ in range(n_sweeps):
         tables = shard["sweeper"].sweep(prior, eta)
-    block = state.nwk[rows]
-    block -= snap
-    delta = sparse_rows(block, rows, state.nk.shape[0], shard["idx_dtype"])
-    shard["pending"] = delta
+    delta = sparse_rows(state.nwk, rows, state.nk.shape[0], shard["idx_dtype"], minus=snap)
+    for a, b in row_pieces:
+        state.nwk[rows[a:b]] = snap[a:b]
     hist = None
     if want_hist:
-        hist = group_topic_histogram(state.ndk, state.doc_group, prior.shape[0])
+        hist = _histogram(state, prior.shape[0])
     return {"delta": delta, "tables": tables.copy(), "hist": hist,
             "seconds": time.perf_counter() - start}
 
 
 def shard_log_likelihood(key, keep_prior, prior):
-    """The documents' terms of ``log p(z)`` (see ``doc_log_likelihood``)."""
+    """The documents' terms of ``log p(z)`` (see ``doc_log_likelihood``),
+    summed over pieces of documents."""
     shard = _SHARDS[key]
     if keep_prior is not None:
         _keep(shard, keep_prior)
     state = shard["state"]
-    return float(doc_log_likelihood(state.ndk, state.doc_len, state.doc_group, prior))
+    return float(sum(
+        doc_log_likelihood(state.ndk[a:b], state.doc_len[a:b], state.doc_group[a:b], prior)
+        for a, b in _row_pieces(state.ndk.shape[0], state.ndk.shape[1])
+    ))
 
 
 def shard_counts(key):
-    """The shard's own word-topic counts (sparse): its share of the global table."""
+    """The shard's own word-topic counts (sparse): its share of the global
+    table, counted from its topics a piece of tokens at a time."""
     state = _SHARDS[key]["state"]
     K = state.nk.shape[0]
     rows = _SHARDS[key]["rows"]
-    pos = np.searchsorted(rows, state.words).astype(np.int64)
-    own = np.bincount(pos * K + state.z, minlength=rows.shape[0] * K)
-    own = own.astype(np.int32).reshape(rows.shape[0], K)
-    return sparse_rows(own, rows, K, _SHARDS[key]["idx_dtype"])
+    own = np.zeros((rows.shape[0], K), dtype=np.int32)
+    for a in range(0, state.words.shape[0], PIECE):
+        pos = np.searchsorted(rows, state.words[a:a + PIECE])
+        np.add.at(own, (pos, state.z[a:a + PIECE]), 1)
+    return sparse_rows(own, rows, K, _SHARDS[key]["idx_dtype"], compact=True)
 
 
 def shard_finish(key, keep_prior, prior, phi, table_sums):
     """The shard's fitted pieces: its documents' averaged proportions, the
     log-likelihood of its tokens at the last state (for ``bound_``) and,
-    with ``table_sums``, its collections' expected table counts."""
+    with ``table_sums``, its collections' expected table counts; computed a
+    piece of documents at a time. The averaged proportions are the shard's
+    running sum, divided in place (the shard is done)."""
     shard = _SHARDS[key]
     if keep_prior is not None:
         _keep(shard, keep_prior)
@@ -296,19 +328,24 @@ def shard_finish(key, keep_prior, prior, phi, table_sums):
         # Rebuilt after the last kept sample: its last state stands in.
         _keep(shard, prior)
     state = shard["state"]
-    theta = state.ndk + prior[state.doc_group]
-    theta /= theta.sum(axis=1, keepdims=True)
-    tokens = sp.csr_matrix(
-        (np.ones(state.words.shape[0]), state.words, state.doc_ptr),
-        shape=(state.ndk.shape[0], phi.shape[0]),
-    )
+    # The shard is done: its copy of the table is not needed any more.
+    state.nwk = state.nwk_padded = shard["snapshot"] = None
     ll = np.empty(state.ndk.shape[0])
-    _sampling.doc_log_likelihood(*_csr_arrays(tokens), theta, phi, ll)
-    sums = None
-    if table_sums:
-        sums = expected_table_sums(state.ndk, prior, state.doc_group, prior.shape[0])
-    return {"doc_topic": shard["doc_topic"] / shard["n_kept"], "ll": float(ll.sum()),
-            "table_sums": sums}
+    sums = np.zeros((prior.shape[0], prior.shape[1])) if table_sums else None
+    for a, b in _row_pieces(state.ndk.shape[0], state.ndk.shape[1]):
+        lo, hi = state.doc_ptr[a], state.doc_ptr[b]
+        tokens = sp.csr_matrix(
+            (np.ones(hi - lo), state.words[lo:hi], state.doc_ptr[a:b + 1] - lo),
+            shape=(b - a, phi.shape[0]),
+        )
+        _sampling.doc_log_likelihood(*_csr_arrays(tokens), _doc_proportions(state, prior, a, b),
+                                     phi, ll[a:b])
+        if table_sums:
+            sums += expected_table_sums(state.ndk[a:b], prior, state.doc_group[a:b],
+                                        prior.shape[0])
+    shard["doc_topic"] /= shard["n_kept"]
+    shard["n_kept"] = 1
+    return {"doc_topic": shard["doc_topic"], "ll": float(ll.sum()), "table_sums": sums}
 
 
 def drop_shard(key):

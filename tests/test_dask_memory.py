@@ -1,0 +1,197 @@
+"""A worker's memory in a distributed fit, in process (no cluster).
+
+The shard's build reads its blocks in pieces (no checked copy of a block
+next to the token arrays), and a round holds the shard's table, its
+snapshot of the shard's rows and the sparse change, nothing table-sized
+more. Both are measured with ``tracemalloc`` (NumPy reports its arrays to
+it) with small pieces, so that the bounds are tight and the tests fast.
+"""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+pytest.importorskip("distributed")
+
+from sklearn_clda._corpus import csr_to_tokens, to_count_csr  # noqa: E402
+from sklearn_clda.dask import _blocks, _shard, _state  # noqa: E402
+from sklearn_clda.dask._messages import DeltaMerger  # noqa: E402
+
+V, K = 20000, 30  # K padded to 32: the table's rows are strided views
+SMALL_PIECE = 1 << 12
+
+
+@pytest.fixture
+def small_pieces(monkeypatch):
+    for module in (_blocks, _state, _shard):
+        monkeypatch.setattr(module, "PIECE", SMALL_PIECE)
+
+
+def _counts(n_docs, doc_len, seed=0, dtype=np.int32):
+    """Canonical CSR counts of random documents (about ``doc_len`` tokens each)."""
+    rng = np.random.default_rng(seed)
+    words = rng.integers(0, V, size=(n_docs, doc_len))
+    rows = np.repeat(np.arange(n_docs), doc_len)
+    X = sp.csr_matrix((np.ones(rows.size), (rows, words.ravel())), shape=(n_docs, V))
+    X.sum_duplicates()
+    X.data = X.data.astype(dtype)
+    return X
+
+
+def _state_bytes(state):
+    """The shard's arrays and its table: what the bound allows, once."""
+    arrays = (state.words, state.z, state.doc_ptr, state.doc_len, state.doc_group, state.ndk)
+    return sum(a.nbytes for a in arrays) + state.nwk_padded.nbytes
+
+
+def _messy(X, seed=1):
+    """``X`` with its entries split in two (duplicates), shuffled within
+    rows, explicit zeros added and float64 counts: not canonical."""
+    rng = np.random.default_rng(seed)
+    coo = X.tocoo()
+    half = np.floor(coo.data / 2)
+    rows = np.concatenate([coo.row, coo.row, coo.row[:50]])
+    cols = np.concatenate([coo.col, coo.col, coo.col[:50]])
+    data = np.concatenate([half, coo.data - half, np.zeros(50)]).astype(np.float64)
+    order = rng.permutation(rows.size)
+    order = order[np.argsort(rows[order], kind="stable")]
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=X.shape[0]))])
+    out = sp.csr_matrix((data[order], cols[order].astype(np.int32), indptr.astype(np.int32)),
+                        shape=X.shape)
+    assert not out.has_canonical_format
+    return out
+
+
+def test_block_tokens_are_the_canonical_tokens(small_pieces):
+    """Tokens read in pieces, from blocks canonical or not, with empty rows
+    and an empty block, are ``csr_to_tokens`` of the canonical counts."""
+    X = _counts(120, 90, dtype=np.int64)
+    X.data[X.indptr[5]:X.indptr[6]] = 0  # an empty row
+    X.eliminate_zeros()
+    X.data[::7] = 3  # counts above one
+    blocks = [X[:30], _messy(X[30:75]), X[75:75], X[75:].astype(np.float32)]
+    words, doc_ptr = _blocks.block_tokens(blocks, 0, V, "Test.fit")
+    expected = csr_to_tokens(to_count_csr(X, "test"))
+    np.testing.assert_array_equal(words, expected[0])
+    np.testing.assert_array_equal(doc_ptr, expected[1])
+    assert words.dtype == np.int32 and doc_ptr.dtype == np.int64
+    # The caller's blocks are untouched.
+    assert not blocks[1].has_canonical_format
+
+
+@pytest.mark.parametrize("value, match", [
+    (np.nan, "NaN or infinite"),
+    (-1.0, "negative counts"),
+    (0.5, "non-integer counts"),
+    (2.0**31, "larger than 2\\*\\*31 - 1"),
+])
+def test_block_checks_read_in_pieces_raise_clear_errors(small_pieces, value, match):
+    """A bad count anywhere in a block (here in a late piece) raises the same
+    errors as before, naming the block; NaN takes precedence over a
+    negative count in an earlier piece."""
+    X = _counts(60, 200).astype(np.float64)
+    X.data[-3] = value
+    with pytest.raises(ValueError, match=f"block 4 of X passed to Test.fit .*{match}"):
+        _blocks.block_tokens([X], 4, V, "Test.fit")
+    if value != -1.0:
+        X.data[1] = -1.0
+        first = "NaN or infinite" if np.isnan(value) else "negative counts"
+        with pytest.raises(ValueError, match=first):
+            _blocks.block_tokens([X], 4, V, "Test.fit")
+
+
+def test_block_checks_structure():
+    X = _counts(10, 20)
+    with pytest.raises(ValueError, match="not a scipy.sparse CSR matrix"):
+        _blocks.block_tokens([X.toarray()], 0, V, "Test.fit")
+    with pytest.raises(ValueError, match=f"expected {V + 1} columns"):
+        _blocks.block_tokens([X], 0, V + 1, "Test.fit")
+    bad = X.copy()
+    bad.indices[3] = V + 5
+    with pytest.raises(ValueError, match="column indices outside"):
+        _blocks.block_tokens([bad], 0, V, "Test.fit")
+
+
+def _traced(fn):
+    """``(result, peak bytes allocated while fn ran, above what was held before)``."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        out = fn()
+        return out, tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+
+
+def test_building_a_shard_holds_no_copy_of_its_block(small_pieces):
+    """Reading a block allocates its tokens and, building the shard from it,
+    the shard's arrays and table; besides them, only piece-sized
+    temporaries: no checked copy of the block, no 64-bit copy of the
+    tokens."""
+    X = _counts(600, 500)  # 300k tokens: words and z are 2.4 MB
+    slack = 64 * SMALL_PIECE + (1 << 20)  # a few piece temporaries
+    (words, doc_ptr), peak = _traced(lambda: _blocks.block_tokens([X], 0, V, "Test.fit"))
+    assert peak <= words.nbytes + doc_ptr.nbytes + slack, (peak, words.nbytes)
+    key = "memory-test-build"
+    try:
+        _, peak = _traced(lambda: _shard.build_shard(
+            key, [X], None, V, K, np.random.SeedSequence(0), "Test.fit"))
+        state = _shard._SHARDS[key]["state"]
+        assert peak <= _state_bytes(state) + slack, (peak, _state_bytes(state))
+    finally:
+        _shard.drop_shard(key)
+
+
+def test_a_round_holds_one_table_besides_the_shard(small_pieces):
+    """A synchronization round allocates, besides the shard's state, its
+    snapshot of its rows (the first round), the sparse change it sends and
+    (the first kept sample) the running sum of the documents' proportions;
+    no table-sized temporaries (``np.take(..., out=snapshot)`` was one)."""
+    X = _counts(10000, 30)  # short documents: the running sum is 2.4 MB
+    key = "memory-test-round"
+    prior = np.full((1, K), 0.3)
+    try:
+        _shard.build_shard(key, [X], None, V, K, np.random.SeedSequence(0), "Test.fit")
+        own = _shard.shard_setup(key, None, 0)
+        merger = DeltaMerger(V * K)
+        sync = ("delta", *merger.merge([own], np.int32))
+        nk = np.bincount(own[0] % K, weights=own[1], minlength=K).astype(np.int32)
+        shard = _shard._SHARDS[key]
+        for r, keep in enumerate((None, None, prior, prior)):
+            out, peak = _traced(lambda keep=keep: _shard.shard_round(
+                key, sync, nk, prior, 0.01, 1, keep, False))
+            made = sum(a.nbytes for a in out["delta"])
+            if r == 0:
+                made += shard["snapshot"].nbytes
+            if r == 2:
+                made += shard["doc_topic"].nbytes
+            slack = 16 * SMALL_PIECE * 8  # a few pieces of int64 indices
+            assert peak <= made + slack, (r, peak, made)
+            sync = ("delta", *merger.merge([out["delta"]], np.int32))
+            nk = nk + np.bincount(sync[1] % K, weights=sync[2], minlength=K).astype(np.int32)
+    finally:
+        _shard.drop_shard(key)
+
+
+def test_dask_blocks_are_compacted_to_int32_when_no_value_changes(small_pieces):
+    """A dask array's int64 or float64 blocks go to the build as int32 (8
+    bytes a stored entry, not 12) with the same counts and tokens; blocks
+    that the build must refuse are passed on untouched, so that its checks
+    still name the problem."""
+    X = _counts(50, 200, dtype=np.int64)
+    for block in (X, X.astype(np.float64), _messy(X)):
+        small = _blocks.compact_block(block)
+        assert small.data.dtype == np.int32 and small.shape == block.shape
+        np.testing.assert_array_equal(small.toarray(), block.toarray())
+        assert (_blocks.block_tokens([small], 0, V, "T")[0]
+                == _blocks.block_tokens([block], 0, V, "T")[0]).all()
+    refused = [X.toarray(), X.astype(np.int32)]
+    for value in (0.5, np.nan, -np.inf, 2.0**31, -(2.0**31) - 1):
+        bad = X.astype(np.float64)
+        bad.data[-1] = value
+        refused.append(bad)
+    for block in refused:
+        assert _blocks.compact_block(block) is block
