@@ -145,18 +145,26 @@ class _SampleAverager:
                 self.doc_topic[lo:hi] += theta
         self.n_kept += 1
 
-    def finish(self, eta, in_place):
-        """``components_`` and ``doc_topic_``, the means of the kept samples.
+    def finish(self, eta, in_place, dtype=np.float64):
+        """``components_`` and ``doc_topic_``, the means of the kept samples,
+        in ``dtype`` (float32: the float64 means, rounded).
 
         ``in_place``: ``doc_topic_`` is the sum table itself, divided (the
-        averager cannot take more samples); otherwise a copy (a kept chain
-        goes on summing).
+        averager cannot take more samples; for float32 it is dropped once
+        rounded); otherwise a copy (a kept chain goes on summing).
         """
         n = self.n_kept
         doc_topic = self.doc_topic if in_place else self.doc_topic.copy()
         doc_topic /= n
+        if dtype != np.float64:
+            if in_place:
+                self.doc_topic = None
+            rounded = np.empty(doc_topic.shape, dtype)
+            for lo, hi in _row_pieces(doc_topic):
+                rounded[lo:hi] = doc_topic[lo:hi]
+            doc_topic = rounded
         V, K = self.nwk.shape
-        components = np.empty((K, V))
+        components = np.empty((K, V), dtype)
         for lo, hi in budget_pieces(np.arange(V + 1), 16 * K):
             components[:, lo:hi] = (self.nwk[lo:hi].toarray() / n).T + eta
         return {"components_": components, "doc_topic_": doc_topic}
@@ -434,23 +442,24 @@ class _BaseGibbsTopicModel(
             np.random.Generator(np.random.PCG64(global_ss)),
         )
 
-    def _fit_gibbs(self, X, doc_group, n_groups, labels=None):
+    def _fit_gibbs(self, X, doc_group, n_groups, labels=None, dtype=np.float64):
         """Run the sampler on a validated CSR count matrix (with
         ``warm_start`` and a kept chain for this data: continue that chain).
 
-        Returns the fitted attributes; nothing is written to ``self``.
-        ``labels`` (the collection labels) enter the data's fingerprint.
+        Returns the fitted attributes, ``components_`` and ``doc_topic_`` in
+        ``dtype``; nothing is written to ``self``. ``labels`` (the
+        collection labels) enter the data's fingerprint.
         """
         fingerprint = data_fingerprint(X, doc_group, labels) if self.warm_start else None
         chain = self._chain_to_continue(X, fingerprint)
         if chain is not None:
-            return self._continue_chain(X, doc_group, n_groups, chain)
+            return self._continue_chain(X, doc_group, n_groups, chain, dtype)
         run = self._plan_run(X, n_groups)
         init_rng, sweep_seed, global_rng = self._make_streams()
         self._start_run(run, X.shape[1], n_groups)
         live = self._live_chain(X, doc_group, n_groups, run, init_rng, sweep_seed)
         return self._run_chain(X, run, live, global_rng, _SampleAverager(),
-                               fingerprint=fingerprint)
+                               fingerprint=fingerprint, dtype=dtype)
 
     def _live_chain(self, X, doc_group, n_groups, run, init_rng, seed_sequence, z=None):
         """A new chain's state (from ``z``, or drawn from ``init_rng``) and sweeper."""
@@ -465,12 +474,12 @@ class _BaseGibbsTopicModel(
         return make_sweeper(state, n_shards, seed_sequence, n_table_rows)
 
     def _run_chain(self, X, run, live, rng, averager, done=0, previous=None,
-                   fingerprint=None):
+                   fingerprint=None, dtype=np.float64):
         """Sweeps ``done + 1 .. done + max_iter`` of a chain (a ``_LiveChain``,
-        released at its end); returns the fitted attributes. ``previous``:
-        the ``(trace_, sweep_times_)`` of the chain this call continues.
-        With a ``fingerprint`` (``warm_start``) the chain's state goes into
-        the private ``_warm_chain`` attribute."""
+        released at its end); returns the fitted attributes (the averages in
+        ``dtype``). ``previous``: the ``(trace_, sweep_times_)`` of the
+        chain this call continues. With a ``fingerprint`` (``warm_start``)
+        the chain's state goes into the private ``_warm_chain`` attribute."""
         total = done + int(self.max_iter)
         trace = _Trace(type(self).__name__, total, None if previous is None else previous[0])
         state, sweeper = live.state, live.sweeper
@@ -501,7 +510,7 @@ class _BaseGibbsTopicModel(
         return {
             **fitted,
             "bound_": bound,
-            **averager.finish(self._eta_value(run), in_place=fingerprint is None),
+            **averager.finish(self._eta_value(run), fingerprint is None, dtype),
             **self._finish_run(run),
             **extras,
             "n_iter_": total,
@@ -530,7 +539,7 @@ class _BaseGibbsTopicModel(
         chain.check_continues(name, fingerprint, chain_settings(self), n_shards, self.burn_in)
         return chain
 
-    def _continue_chain(self, X, doc_group, n_groups, chain):
+    def _continue_chain(self, X, doc_group, n_groups, chain, dtype):
         """``max_iter`` more sweeps of a kept chain, from a copy of its state
         (the kept one stays as it was if this call fails)."""
         chain = copy.deepcopy(chain)
@@ -543,6 +552,7 @@ class _BaseGibbsTopicModel(
         return self._run_chain(
             X, chain.run, live, rng, chain.averager, done=chain.n_iter,
             previous=(chain.trace, chain.sweep_times), fingerprint=chain.fingerprint,
+            dtype=dtype,
         )
 
     # -------------------------------------------------------------- streaming
@@ -811,7 +821,7 @@ def _as_dtype(fitted, dtype):
     if dtype == np.float64:
         return fitted
     for name in ("components_", "doc_topic_"):
-        fitted[name] = fitted[name].astype(dtype)
+        fitted[name] = fitted[name].astype(dtype, copy=False)
     return fitted
 
 

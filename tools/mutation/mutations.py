@@ -203,8 +203,8 @@ MUTATIONS = [
     ),
     Mutation(
         "doc-sums-divided-in-place-under-warm-start", "model", BASE,
-        "in_place=fingerprint is None)",
-        "in_place=True)",
+        "averager.finish(self._eta_value(run), fingerprint is None, dtype)",
+        "averager.finish(self._eta_value(run), True, dtype)",
         ("tests/test_online.py", "tests/test_mh_estimators.py"),
     ),
     Mutation(
