@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_array_equal
-from scipy.special import gammaln
+from scipy.special import digamma, gammaln
 
 from sklearn_clda import CompoundLDA, LDAGibbs, _base, _chunking, _hyper, _online, _sampling
 from sklearn_clda._sweeper import _GibbsState
@@ -174,7 +174,6 @@ def test_expected_table_sums_are_the_plain_ones(small_budget):
     counts = st.ndk.astype(np.float64)
     d, k = np.nonzero(counts > 0)
     a = prior[st.doc_group[d], k]
-    from scipy.special import digamma
     tables = a * (digamma(a + counts[d, k]) - digamma(a))
     expected = np.bincount(st.doc_group[d] * 33 + k, weights=tables, minlength=99).reshape(3, 33)
     got = _online.expected_table_sums(st.ndk, prior, st.doc_group, 3)
