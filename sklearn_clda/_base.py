@@ -179,8 +179,9 @@ def doc_proportions(ndk, doc_group, prior, lo, hi):
 
 
 def _row_pieces(table):
-    """Pieces of rows of a ``(n, K)`` table whose float64 copies fit the chunk budget."""
-    return budget_pieces(np.arange(table.shape[0] + 1), 8 * table.shape[1])
+    """Pieces of rows of a ``(n, K)`` table within the chunk budget, for two
+    float64 temporaries per row (a row of prior gathered, a result row)."""
+    return budget_pieces(np.arange(table.shape[0] + 1), 16 * table.shape[1])
 
 
 class _LiveChain:

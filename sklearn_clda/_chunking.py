@@ -20,7 +20,7 @@ __all__ = ["CHUNK_BYTES", "balanced_bounds", "budget_pieces", "capped_bounds", "
            "positive_cells"]
 
 # Largest temporary of a computation done piece by piece over a big table.
-CHUNK_BYTES = 32 * 2**20
+CHUNK_BYTES = 8 * 2**20
 
 
 def balanced_bounds(cum_weight, n_pieces):
