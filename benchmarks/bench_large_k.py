@@ -18,7 +18,12 @@ All runs are in one process, one thread each, on the same corpus:
    ``sweep_times_``) at which MH first reaches the dense chain's final
    perplexity, and their ratio;
 3. auto: the sampler ``sampler="auto"`` picks at several K, and the sweep
-   time of auto against dense at K = 100 (the same kernel: ratio ~1).
+   time of auto against dense at K = 100 (the same kernel: ratio ~1);
+4. memory: the peak resident memory (``ru_maxrss``) of a fresh process
+   that loads news16 and fits ``LDAGibbs`` and ``CompoundLDA`` with
+   ``sampler="mh"`` at K = ``--memory-k`` (``--memory-sweeps`` sweeps,
+   default averaging: two kept states), next to the sizes of the tables
+   it holds and the issue's 2 GB target.
 
     python benchmarks/bench_large_k.py              # K=1000 and 10000, 1000 dense sweeps
     python benchmarks/bench_large_k.py --quick      # fewer sweeps (minutes)
@@ -57,7 +62,10 @@ def parse_args(argv=None):
     p.add_argument("--rounds", type=int, default=None,
                    help="alternating rounds of part 1 (default 3, --quick 1)")
     p.add_argument("--no-tomotopy", action="store_true")
-    p.add_argument("--skip", default="", help="comma list of parts to skip: speed,quality,auto")
+    p.add_argument("--skip", default="",
+                   help="comma list of parts to skip: speed,quality,auto,memory")
+    p.add_argument("--memory-k", type=int, default=10000, help="K of part 4")
+    p.add_argument("--memory-sweeps", type=int, default=40, help="sweeps of part 4's fits")
     p.add_argument("--json", metavar="FILE", help="also write results as JSON")
     return p.parse_args(argv)
 
@@ -219,6 +227,52 @@ def part_auto(corpus, args):
     return {"picks": picks, "k100_auto_ns": a, "k100_dense_ns": d}
 
 
+# The fit of part 4, run in a fresh interpreter so that its peak is its own.
+_MEMORY_CHILD = """
+import resource, sys
+sys.path[:0] = [{bench!r}, {repo!r}]
+import _common as C
+corpus = C.load_news16()
+from sklearn_clda import CompoundLDA, LDAGibbs
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+kw = dict(n_components={K}, sampler="mh", max_iter={sweeps}, random_state=0)
+if {name!r} == "LDAGibbs":
+    LDAGibbs(**kw).fit(corpus.X)
+else:
+    CompoundLDA(**kw).fit(corpus.X, groups=corpus.groups)
+print(before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def part_memory(corpus, args):
+    """Part 4: peak resident memory of a fit at many topics, in a fresh process."""
+    import subprocess
+
+    from sklearn_clda._sampling import padded_n_components
+
+    K, (D, V) = args.memory_k, corpus.X.shape
+    sizes = {
+        "word-topic counts (V x K int32)": 4 * V * padded_n_components(K),
+        "document-topic counts (D x K int32)": 4 * D * K,
+        "components_ (K x V float64)": 8 * K * V,
+        "doc_topic_ (D x K float64)": 8 * D * K,
+    }
+    print(", ".join(f"{k} {v / 1e6:.0f} MB" for k, v in sizes.items()))
+    rows, out = [], {"sizes": sizes}
+    for name in ("LDAGibbs", "CompoundLDA"):
+        C.log(f"memory K={K} {name}: {args.memory_sweeps} sweeps in a fresh process")
+        code = _MEMORY_CHILD.format(bench=C.HERE, repo=C.REPO_ROOT, K=K,
+                                    sweeps=args.memory_sweeps, name=name)
+        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True)
+        before, peak = (int(v) * 1024 for v in res.stdout.split()[-2:])
+        rows.append([name, K, f"{before / 1e6:.0f}", f"{peak / 1e6:.0f}",
+                     "yes" if peak < 2e9 else "NO"])
+        out[name] = {"rss_before_fit": before, "peak_rss": peak}
+    print(C.format_table(["estimator", "K", "MB before fit", "peak MB", "< 2 GB"], rows))
+    return out
+
+
 def main(argv=None):
     args = parse_args(argv)
     corpus = C.load_news16()
@@ -227,7 +281,8 @@ def main(argv=None):
     C.log(f"sklearn_clda from {os.path.dirname(sklearn_clda.__file__)}; load {C.load_average()}")
     skip = set(filter(None, args.skip.split(",")))
     results = {"env": C.environment_info(), "load_start": C.load_average()}
-    for name, part in (("auto", part_auto), ("speed", part_speed), ("quality", part_quality)):
+    for name, part in (("auto", part_auto), ("speed", part_speed), ("quality", part_quality),
+                       ("memory", part_memory)):
         if name not in skip:
             print(f"\n== {name}")
             results[name] = part(corpus, args)

@@ -54,13 +54,14 @@ from contextlib import contextmanager
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import gammaln
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from . import _sampling
-from ._chunking import balanced_bounds, pieces
+from ._chunking import balanced_bounds, budget_pieces, pieces, positive_cells
 from ._corpus import (
     StrictInterval,
     check_counts,
@@ -111,30 +112,89 @@ def concentration_interval():
 
 
 class _SampleAverager:
-    """Averages the kept states' topic-word counts and document proportions."""
+    """Sums the kept states' topic-word counts and document proportions.
+
+    The word-topic counts are summed in a sparse int64 matrix: a state has
+    at most one nonzero cell per token, far fewer than ``V * K`` at many
+    topics. Each kept state's document proportions are added, by pieces of
+    documents, into one ``(n_docs, K)`` float64 table, which ``finish``
+    divides in place into ``doc_topic_``. Both are bit for bit the sums of
+    dense float64 tables: integer counts are exact either way.
+    """
 
     def __init__(self):
         self.n_kept = 0
         self.nwk = None
         self.doc_topic = None
 
-    def keep(self, state, doc_prior):
-        theta = state.ndk + doc_prior
-        theta /= theta.sum(axis=1, keepdims=True)
-        if self.nwk is None:
-            self.nwk = state.nwk.astype(np.float64)
-            self.doc_topic = theta
-        else:
-            self.nwk += state.nwk
-            self.doc_topic += theta
+    def keep(self, state, prior):
+        """Add ``state``; ``prior``: the ``(n_groups, K)`` document-topic prior of its sweep."""
+        rows, cols = positive_cells(state.nwk)
+        nwk = sp.csr_matrix(
+            (state.nwk[rows, cols].astype(np.int64), (rows, cols)), shape=state.nwk.shape
+        )
+        self.nwk = nwk if self.nwk is None else self.nwk + nwk
+        first = self.doc_topic is None
+        if first:
+            self.doc_topic = np.empty(state.ndk.shape)
+        for lo, hi in _row_pieces(state.ndk):
+            theta = doc_proportions(state.ndk, state.doc_group, prior, lo, hi)
+            if first:
+                self.doc_topic[lo:hi] = theta
+            else:
+                self.doc_topic[lo:hi] += theta
         self.n_kept += 1
 
-    def finish(self, eta):
+    def finish(self, eta, in_place, dtype=np.float64):
+        """``components_`` and ``doc_topic_``, the means of the kept samples,
+        in ``dtype`` (float32: the float64 means, rounded).
+
+        ``in_place``: ``doc_topic_`` is the sum table itself, divided (the
+        averager cannot take more samples; for float32 it is dropped once
+        rounded); otherwise a copy (a kept chain goes on summing).
+        """
         n = self.n_kept
-        return {
-            "components_": np.ascontiguousarray((self.nwk / n).T) + eta,
-            "doc_topic_": self.doc_topic / n,
-        }
+        doc_topic = self.doc_topic if in_place else self.doc_topic.copy()
+        doc_topic /= n
+        if dtype != np.float64:
+            if in_place:
+                self.doc_topic = None
+            rounded = np.empty(doc_topic.shape, dtype)
+            for lo, hi in _row_pieces(doc_topic):
+                rounded[lo:hi] = doc_topic[lo:hi]
+            doc_topic = rounded
+        V, K = self.nwk.shape
+        components = np.empty((K, V), dtype)
+        for lo, hi in budget_pieces(np.arange(V + 1), 16 * K):
+            components[:, lo:hi] = (self.nwk[lo:hi].toarray() / n).T + eta
+        return {"components_": components, "doc_topic_": doc_topic}
+
+
+def doc_proportions(ndk, doc_group, prior, lo, hi):
+    """Posterior mean topic proportions of documents ``lo:hi`` given their
+    topic counts: rows of ``ndk + prior[doc_group]``, normalized."""
+    theta = ndk[lo:hi] + prior[doc_group[lo:hi]]
+    theta /= theta.sum(axis=1, keepdims=True)
+    return theta
+
+
+def _row_pieces(table):
+    """Pieces of rows of a ``(n, K)`` table within the chunk budget, for two
+    float64 temporaries per row (a row of prior gathered, a result row)."""
+    return budget_pieces(np.arange(table.shape[0] + 1), 16 * table.shape[1])
+
+
+class _LiveChain:
+    """A running chain's sampler state and sweeper, held in one place so
+    that the end of the chain can drop both, and with them the count
+    tables, before the fitted averages are made."""
+
+    def __init__(self, state, sweeper):
+        self.state = state
+        self.sweeper = sweeper
+
+    def release(self):
+        self.state = self.sweeper = None
 
 
 class _FitRun:
@@ -383,24 +443,29 @@ class _BaseGibbsTopicModel(
             np.random.Generator(np.random.PCG64(global_ss)),
         )
 
-    def _fit_gibbs(self, X, doc_group, n_groups, labels=None):
+    def _fit_gibbs(self, X, doc_group, n_groups, labels=None, dtype=np.float64):
         """Run the sampler on a validated CSR count matrix (with
         ``warm_start`` and a kept chain for this data: continue that chain).
 
-        Returns the fitted attributes; nothing is written to ``self``.
-        ``labels`` (the collection labels) enter the data's fingerprint.
+        Returns the fitted attributes, ``components_`` and ``doc_topic_`` in
+        ``dtype``; nothing is written to ``self``. ``labels`` (the
+        collection labels) enter the data's fingerprint.
         """
         fingerprint = data_fingerprint(X, doc_group, labels) if self.warm_start else None
         chain = self._chain_to_continue(X, fingerprint)
         if chain is not None:
-            return self._continue_chain(X, doc_group, n_groups, chain)
+            return self._continue_chain(X, doc_group, n_groups, chain, dtype)
         run = self._plan_run(X, n_groups)
         init_rng, sweep_seed, global_rng = self._make_streams()
         self._start_run(run, X.shape[1], n_groups)
-        state = _GibbsState(X, doc_group, int(self.n_components), init_rng)
-        sweeper = self._sweeper(state, run, n_groups, sweep_seed)
-        return self._run_chain(X, run, state, sweeper, global_rng, _SampleAverager(),
-                               fingerprint=fingerprint)
+        live = self._live_chain(X, doc_group, n_groups, run, init_rng, sweep_seed)
+        return self._run_chain(X, run, live, global_rng, _SampleAverager(),
+                               fingerprint=fingerprint, dtype=dtype)
+
+    def _live_chain(self, X, doc_group, n_groups, run, init_rng, seed_sequence, z=None):
+        """A new chain's state (from ``z``, or drawn from ``init_rng``) and sweeper."""
+        state = _GibbsState(X, doc_group, int(self.n_components), init_rng, z=z)
+        return _LiveChain(state, self._sweeper(state, run, n_groups, seed_sequence))
 
     def _sweeper(self, state, run, n_groups, seed_sequence):
         n_table_rows = n_groups if self._draw_tables(run) else 0
@@ -409,14 +474,16 @@ class _BaseGibbsTopicModel(
             return make_mh_sweeper(state, n_shards, seed_sequence, n_table_rows, self.mh_steps)
         return make_sweeper(state, n_shards, seed_sequence, n_table_rows)
 
-    def _run_chain(self, X, run, state, sweeper, rng, averager, done=0, previous=None,
-                   fingerprint=None):
-        """Sweeps ``done + 1 .. done + max_iter`` of a chain; returns the fitted
-        attributes. ``previous``: the ``(trace_, sweep_times_)`` of the chain
-        this call continues. With a ``fingerprint`` (``warm_start``) the
-        chain's state goes into the private ``_warm_chain`` attribute."""
+    def _run_chain(self, X, run, live, rng, averager, done=0, previous=None,
+                   fingerprint=None, dtype=np.float64):
+        """Sweeps ``done + 1 .. done + max_iter`` of a chain (a ``_LiveChain``,
+        released at its end); returns the fitted attributes (the averages in
+        ``dtype``). ``previous``: the ``(trace_, sweep_times_)`` of the
+        chain this call continues. With a ``fingerprint`` (``warm_start``)
+        the chain's state goes into the private ``_warm_chain`` attribute."""
         total = done + int(self.max_iter)
         trace = _Trace(type(self).__name__, total, None if previous is None else previous[0])
+        state, sweeper = live.state, live.sweeper
         sweep_times = self._sample(run, state, sweeper, rng, trace, averager, done)
         if previous is not None:
             sweep_times = np.concatenate([previous[1], sweep_times])
@@ -435,15 +502,21 @@ class _BaseGibbsTopicModel(
             # kept chain does not count it among its samples).
             run, averager = copy.deepcopy(run), copy.deepcopy(averager)
             self._keep(run, state, averager)
+        bound = self._last_state_perplexity(run, state, X)
+        extras = self._final_state_extras(run, state)
+        n_tokens = state.words.shape[0]
+        # The count tables go before the averages' output tables are made.
+        del state, sweeper
+        live.release()
         return {
             **fitted,
-            "bound_": self._last_state_perplexity(run, state, X),
-            **averager.finish(self._eta_value(run)),
+            "bound_": bound,
+            **averager.finish(self._eta_value(run), fingerprint is None, dtype),
             **self._finish_run(run),
-            **self._final_state_extras(run, state),
+            **extras,
             "n_iter_": total,
             "burn_in_": run.burn_in,
-            "n_tokens_": state.words.shape[0],
+            "n_tokens_": n_tokens,
         }
 
     # ------------------------------------------------------- continued chains
@@ -467,18 +540,20 @@ class _BaseGibbsTopicModel(
         chain.check_continues(name, fingerprint, chain_settings(self), n_shards, self.burn_in)
         return chain
 
-    def _continue_chain(self, X, doc_group, n_groups, chain):
+    def _continue_chain(self, X, doc_group, n_groups, chain, dtype):
         """``max_iter`` more sweeps of a kept chain, from a copy of its state
         (the kept one stays as it was if this call fails)."""
         chain = copy.deepcopy(chain)
-        state = _GibbsState(X, doc_group, int(self.n_components), None, z=chain.z)
-        sweeper = self._sweeper(state, chain.run, n_groups, np.random.SeedSequence(0))
-        sweeper.set_bit_states(chain.bit_states)
+        live = self._live_chain(
+            X, doc_group, n_groups, chain.run, None, np.random.SeedSequence(0), z=chain.z
+        )
+        live.sweeper.set_bit_states(chain.bit_states)
         rng = np.random.Generator(np.random.PCG64())
         rng.bit_generator.state = chain.global_state
         return self._run_chain(
-            X, chain.run, state, sweeper, rng, chain.averager, done=chain.n_iter,
+            X, chain.run, live, rng, chain.averager, done=chain.n_iter,
             previous=(chain.trace, chain.sweep_times), fingerprint=chain.fingerprint,
+            dtype=dtype,
         )
 
     # -------------------------------------------------------------- streaming
@@ -604,7 +679,7 @@ class _BaseGibbsTopicModel(
         return sweep_times
 
     def _keep(self, run, state, averager):
-        averager.keep(state, self._sweep_prior(run)[state.doc_group])
+        averager.keep(state, self._sweep_prior(run))
         self._keep_sample(run, state)
 
     def _record(self, run, state, trace, iteration):
@@ -615,13 +690,18 @@ class _BaseGibbsTopicModel(
         ``bound_``): ``exp(-sum_dw n_dw log(theta_d . phi_w) / N)`` with
         ``theta_d`` and ``phi_k`` the posterior means given the last ``z``."""
         eta = self._eta_value(run)
-        V = state.nwk.shape[0]
-        phi = (state.nwk + eta) / (state.nk + V * eta)
-        doc_prior = self._sweep_prior(run)[state.doc_group]
-        theta = state.ndk + doc_prior
-        theta /= theta.sum(axis=1, keepdims=True)
+        prior = np.ascontiguousarray(self._sweep_prior(run), dtype=np.float64)
+        ndk, doc_group = state.ndk, state.doc_group
+        V, K = state.nwk.shape
+        # theta and phi are made on the fly by the kernel, from the counts.
+        doc_total = np.empty(ndk.shape[0])
+        for lo, hi in _row_pieces(ndk):
+            doc_total[lo:hi] = (ndk[lo:hi] + prior[doc_group[lo:hi]]).sum(axis=1)
         ll = np.empty(X.shape[0])
-        _sampling.doc_log_likelihood(*_csr_arrays(X), theta, np.ascontiguousarray(phi), ll)
+        _sampling.state_log_likelihood(
+            *_csr_arrays(X), ndk, doc_group, prior, doc_total, state.nwk_padded, float(eta),
+            state.nk + V * eta, np.empty(K), ll,
+        )
         return float(np.exp(-ll.sum() / state.words.shape[0]))
 
     def _joint_log_likelihood(self, run, state):
@@ -632,10 +712,18 @@ class _BaseGibbsTopicModel(
 
     # -------------------------------------------------------------- inference
     def _topic_word(self):
-        """Topic-word probabilities, word-major (n_features, n_components)."""
-        components = self.components_.astype(np.float64, copy=False)
-        phi = components / components.sum(axis=1, keepdims=True)
-        return np.ascontiguousarray(phi.T)
+        """Topic-word probabilities, word-major (n_features, n_components),
+        made by pieces into the one table returned."""
+        components = self.components_
+        K, V = components.shape
+        totals = np.empty(K)
+        for lo, hi in budget_pieces(np.arange(K + 1), 8 * V):
+            totals[lo:hi] = components[lo:hi].astype(np.float64, copy=False).sum(axis=1)
+        phi = np.empty((V, K))
+        for lo, hi in budget_pieces(np.arange(V + 1), 8 * K):
+            np.divide(components[:, lo:hi].T.astype(np.float64, copy=False), totals,
+                      out=phi[lo:hi])
+        return phi
 
     def _inference_pieces(self, indptr):
         """Document ranges of a fold-in (about equal nonzeros, four per thread
@@ -685,9 +773,12 @@ class _BaseGibbsTopicModel(
         X_a, X_b = split_alternate(X)
         ll = np.zeros(X.shape[0])
         for observed, held_out in ((X_a, X_b), (X_b, X_a)):
-            theta = self._fold_in(observed, prior_rows, doc_rows, phi)
             part = np.empty(X.shape[0])
-            _sampling.doc_log_likelihood(*_csr_arrays(held_out), theta, phi, part)
+            # By pieces of documents: their proportions are never all there.
+            for lo, hi in budget_pieces(np.arange(X.shape[0] + 1), 8 * self.n_components):
+                theta = self._fold_in(observed[lo:hi], prior_rows, doc_rows[lo:hi], phi)
+                _sampling.doc_log_likelihood(*_csr_arrays(held_out[lo:hi]), theta, phi,
+                                             part[lo:hi])
             ll += part
         return ll, count_tokens(X)
 
@@ -731,7 +822,7 @@ def _as_dtype(fitted, dtype):
     if dtype == np.float64:
         return fitted
     for name in ("components_", "doc_topic_"):
-        fitted[name] = fitted[name].astype(dtype)
+        fitted[name] = fitted[name].astype(dtype, copy=False)
     return fitted
 
 
@@ -758,7 +849,7 @@ def word_log_likelihood(nwk, nk, eta):
     ``(V, K)`` word-topic counts ``nwk`` and the topic totals ``nk``."""
     K = nk.shape[0]
     V = nwk.shape[0]
-    nz = nwk[nwk > 0]
+    nz = nwk[positive_cells(nwk)]
     ll = K * gammaln(V * eta) - gammaln(nk + V * eta).sum()
     return ll + (gammaln(nz + eta) - gammaln(eta)).sum()
 
@@ -766,12 +857,16 @@ def word_log_likelihood(nwk, nk, eta):
 def doc_log_likelihood(ndk, doc_len, doc_group, prior):
     """``log p(z)``: the documents' Dirichlet-multinomial terms, each document
     with the prior row of its collection; a sum over documents, so the
-    documents may be split into parts (:mod:`sklearn_clda.dask`'s shards)."""
-    doc_prior = prior[doc_group]
-    prior_sum = doc_prior.sum(axis=1)
+    documents may be split into parts (:mod:`sklearn_clda.dask`'s shards).
+    The ``(n_docs, K)`` tables of the prior rows are made by pieces only."""
+    doc_group = np.asarray(doc_group)
+    prior_sum = np.empty(ndk.shape[0])
+    for lo, hi in _row_pieces(ndk):
+        prior_sum[lo:hi] = prior[doc_group[lo:hi]].sum(axis=1)
     ll = (gammaln(prior_sum) - gammaln(doc_len + prior_sum)).sum()
-    mask = ndk > 0
-    return ll + (gammaln(ndk[mask] + doc_prior[mask]) - gammaln(doc_prior[mask])).sum()
+    rows, cols = positive_cells(ndk)
+    a = prior[doc_group[rows], cols]
+    return ll + (gammaln(ndk[rows, cols] + a) - gammaln(a)).sum()
 
 
 def _map_interruptibly(fn, items, n_threads):

@@ -6,11 +6,21 @@ variational E-step chunks, row blocks of a merge) asks this module where
 to cut. A split is given by its bounds: ``bounds[0] == 0``,
 ``bounds[-1] == n`` and piece ``i`` is ``bounds[i]:bounds[i + 1]``, never
 empty.
+
+Computations over a table of ``n_components`` columns per row (a
+document-topic or word-topic table at many topics) go by pieces of rows
+from :func:`budget_pieces`, so that their temporaries stay within
+``CHUNK_BYTES`` whatever the table's size; :func:`positive_cells` is such
+a scan.
 """
 
 import numpy as np
 
-__all__ = ["balanced_bounds", "capped_bounds", "pieces"]
+__all__ = ["CHUNK_BYTES", "balanced_bounds", "budget_pieces", "capped_bounds", "pieces",
+           "positive_cells"]
+
+# Largest temporary of a computation done piece by piece over a big table.
+CHUNK_BYTES = 8 * 2**20
 
 
 def balanced_bounds(cum_weight, n_pieces):
@@ -71,3 +81,43 @@ def capped_bounds(cum_weight, cap):
 def pieces(bounds):
     """``(start, stop)`` pairs of a split's bounds."""
     return list(zip(bounds[:-1], bounds[1:]))
+
+
+def budget_pieces(cum_weight, bytes_per_weight, budget=None):
+    """``(start, stop)`` pieces whose temporaries fit in ``budget`` bytes.
+
+    Parameters
+    ----------
+    cum_weight : ndarray of shape (n_items + 1,)
+        Non-decreasing cumulative weights starting at 0 (``np.arange(n +
+        1)`` for rows of one table).
+    bytes_per_weight : int
+        Bytes of temporaries per unit of weight (``8 * n_components`` for a
+        float64 copy of table rows).
+    budget : int, default=None
+        Largest temporary of a piece (``CHUNK_BYTES`` if None, read at each
+        call); an item over it makes a piece alone.
+
+    Returns
+    -------
+    pieces : list of (int, int)
+    """
+    budget = CHUNK_BYTES if budget is None else budget
+    return pieces(capped_bounds(cum_weight, max(1.0, budget / max(bytes_per_weight, 1))))
+
+
+def positive_cells(table):
+    """``np.nonzero(table > 0)`` of a 2-D table, its mask made by pieces of rows.
+
+    Returns the row and column indices (int64) of the positive cells in
+    row-major order, as NumPy does, without the table-sized boolean mask.
+    """
+    rows, cols = [], []
+    for lo, hi in budget_pieces(np.arange(table.shape[0] + 1), table.shape[1]):
+        r, c = np.nonzero(table[lo:hi] > 0)
+        rows.append(r + lo)
+        cols.append(c)
+    if not rows:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.concatenate(rows).astype(np.int64, copy=False), np.concatenate(cols).astype(
+        np.int64, copy=False)

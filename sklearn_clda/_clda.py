@@ -681,7 +681,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
             if self.algorithm == "vem":
                 fitted = self._fit_vem(X, codes, n_groups)
             else:
-                fitted = self._fit_gibbs(X, codes, n_groups, labels)
+                fitted = self._fit_gibbs(X, codes, n_groups, labels, dtype)
             fitted["groups_"] = labels
             fitted["collection_sizes_"] = np.bincount(codes, minlength=n_groups)
             self._publish(_as_dtype(fitted, dtype))

@@ -11,6 +11,8 @@ per distinct count ``n`` instead of once per cell.
 import numpy as np
 from scipy.special import digamma, gammaln
 
+from ._chunking import positive_cells
+
 __all__ = [
     "count_histogram",
     "topic_histogram",
@@ -29,8 +31,13 @@ _FIXED_POINT_RTOL = 1e-6
 
 def count_histogram(counts):
     """Distinct positive values of an integer array and their multiplicities."""
-    counts = np.asarray(counts).ravel()
-    hist = np.bincount(counts[counts > 0])
+    counts = np.asarray(counts)
+    if counts.ndim == 2:  # a count table: no table-sized mask or copy
+        positive = counts[positive_cells(counts)]
+    else:
+        counts = counts.ravel()
+        positive = counts[counts > 0]
+    hist = np.bincount(positive)
     values = np.flatnonzero(hist)
     return values, hist[values]
 

@@ -451,7 +451,7 @@ class LDAGibbs(_BaseGibbsTopicModel):
             dtype = _output_dtype(X)
             X = check_counts(self, X, reset=True, method="fit")
             self._doc_topic_prior_value()
-            fitted = self._fit_gibbs(X, np.zeros(X.shape[0], dtype=np.int32), 1)
+            fitted = self._fit_gibbs(X, np.zeros(X.shape[0], dtype=np.int32), 1, dtype=dtype)
             self._publish(_as_dtype(fitted, dtype))
         return self
 

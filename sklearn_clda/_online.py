@@ -31,7 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import digamma
 
-from ._chunking import balanced_bounds, pieces
+from ._chunking import balanced_bounds, pieces, positive_cells
 
 __all__ = [
     "WarmChain",
@@ -260,10 +260,10 @@ def expected_table_sums(doc_topic_counts, prior, doc_group, n_groups, log_none=N
     not use adds (almost) no table, where ``f(m)`` of a small ``m`` would
     add about ``m / a``.
     """
-    counts = np.asarray(doc_topic_counts, dtype=np.float64)
-    d, k = np.nonzero(counts > 0)
+    counts = np.asarray(doc_topic_counts)
+    d, k = positive_cells(counts)
     a = prior[doc_group[d], k]
-    n = counts[d, k]
+    n = counts[d, k].astype(np.float64)
     used = 1.0
     if log_none is not None:
         used = -np.expm1(np.minimum(log_none[d, k], 0.0))

@@ -709,6 +709,59 @@ def doc_log_likelihood(
             out[d] = acc
 
 
+def state_log_likelihood(
+    const int64_t[::1] indptr,
+    const int32_t[::1] indices,
+    const double[::1] counts,
+    const int32_t[:, ::1] ndk,
+    const int32_t[::1] doc_group,
+    const double[:, ::1] prior,
+    const double[::1] doc_total,
+    const int32_t[:, ::1] nwk,
+    double eta,
+    const double[::1] topic_mass,
+    double[::1] theta_buf,
+    double[::1] out,
+):
+    """``doc_log_likelihood`` with the proportions and topics of a sampler
+    state, made on the fly from its count tables (no table of either).
+
+    Equivalent, bit for bit, to (``K = topic_mass.shape[0]``; ``nwk`` may
+    be the padded table, its first ``K`` columns are read)::
+
+        theta = (ndk + prior[doc_group]) / doc_total[:, None]
+        phi = (nwk[:, :K] + eta) / topic_mass
+        doc_log_likelihood(indptr, indices, counts, theta, phi, out)
+
+    with ``doc_total`` the row sums of ``ndk + prior[doc_group]`` and
+    ``topic_mass`` the ``nk + V * eta`` of the state. ``theta_buf`` is
+    scratch of ``K`` doubles.
+    """
+    cdef Py_ssize_t n_docs = indptr.shape[0] - 1
+    cdef Py_ssize_t K = topic_mass.shape[0]
+    if (ndk.shape[0] != n_docs or ndk.shape[1] != K or doc_group.shape[0] != n_docs
+            or prior.shape[1] != K or doc_total.shape[0] != n_docs or nwk.shape[1] < K
+            or theta_buf.shape[0] != K or out.shape[0] != n_docs):
+        raise ValueError("inconsistent array shapes passed to state_log_likelihood")
+    cdef Py_ssize_t d, k
+    cdef int64_t j
+    cdef int32_t w, g
+    cdef double dot, acc
+    with nogil:
+        for d in range(n_docs):
+            g = doc_group[d]
+            for k in range(K):
+                theta_buf[k] = (<double>ndk[d, k] + prior[g, k]) / doc_total[d]
+            acc = 0.0
+            for j in range(indptr[d], indptr[d + 1]):
+                w = indices[j]
+                dot = 0.0
+                for k in range(K):
+                    dot = dot + theta_buf[k] * ((<double>nwk[w, k] + eta) / topic_mass[k])
+                acc = acc + counts[j] * log(dot)
+            out[d] = acc
+
+
 cdef class PartitionedSweep:
     """The z-step of a sweep split into ``P`` x ``P`` cells, for ``n_threads`` threads.
 

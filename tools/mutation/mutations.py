@@ -67,8 +67,8 @@ MUTATIONS = [
     ),
     Mutation(
         "score-fold-in-sees-held-out-half", "issue", BASE,
-        "theta = self._fold_in(observed, prior_rows, doc_rows, phi)",
-        "theta = self._fold_in(X, prior_rows, doc_rows, phi)",
+        "theta = self._fold_in(observed[lo:hi], prior_rows, doc_rows[lo:hi], phi)",
+        "theta = self._fold_in(X[lo:hi], prior_rows, doc_rows[lo:hi], phi)",
         T_LDA + T_CLDA,
     ),
     Mutation(
@@ -134,14 +134,14 @@ MUTATIONS = [
     ),
     Mutation(
         "components-without-eta", "model", BASE,
-        '"components_": np.ascontiguousarray((self.nwk / n).T) + eta,',
-        '"components_": np.ascontiguousarray((self.nwk / n).T) + 0.0,',
+        "components[:, lo:hi] = (self.nwk[lo:hi].toarray() / n).T + eta",
+        "components[:, lo:hi] = (self.nwk[lo:hi].toarray() / n).T + 0.0",
         T_LDA + ("tests/test_parallel.py",),
     ),
     Mutation(
         "doc-topic-estimate-without-prior", "model", BASE,
-        "def keep(self, state, doc_prior):\n        theta = state.ndk + doc_prior",
-        "def keep(self, state, doc_prior):\n        theta = state.ndk + 0.0 * doc_prior + 1e-300",
+        "theta = ndk[lo:hi] + prior[doc_group[lo:hi]]",
+        "theta = ndk[lo:hi] + 0.0 * prior[doc_group[lo:hi]] + 1e-300",
         T_CLDA + T_LDA + T_METRICS,
     ),
     Mutation(
@@ -185,8 +185,8 @@ MUTATIONS = [
     ),
     Mutation(
         "count-histogram-drops-ones", "operator", HYPER,
-        "hist = np.bincount(counts[counts > 0])",
-        "hist = np.bincount(counts[counts > 1])",
+        "hist = np.bincount(positive)",
+        "hist = np.bincount(positive[positive > 1])",
         T_PRIORS,
     ),
     Mutation(
@@ -200,6 +200,18 @@ MUTATIONS = [
         "pos_clipped = np.minimum(pos, n_groups - 1)",
         "pos_clipped = np.minimum(pos, max(n_groups - 2, 0))",
         T_CLDA,
+    ),
+    Mutation(
+        "doc-sums-divided-in-place-under-warm-start", "model", BASE,
+        "averager.finish(self._eta_value(run), fingerprint is None, dtype)",
+        "averager.finish(self._eta_value(run), True, dtype)",
+        ("tests/test_online.py", "tests/test_mh_estimators.py"),
+    ),
+    Mutation(
+        "count-tables-kept-while-averages-are-made", "model", BASE,
+        "        live.release()\n",
+        "",
+        ("tests/test_memory.py",),
     ),
     Mutation(
         "default-burn-in-third", "operator", BASE,

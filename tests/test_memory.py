@@ -1,0 +1,226 @@
+"""Memory of a fit at many topics, and the chunked computations behind it.
+
+A fit holds the sampler's count tables and, once samples are kept, the
+``(n_docs, K)`` float64 sum of the documents' proportions; the averages,
+the last-state perplexity, the trace and the Gibbs-EM statistics are made
+by pieces of rows (``_chunking.budget_pieces``) or on the fly
+(``_sampling.state_log_likelihood``), and the count tables are freed
+before ``components_`` is made. The first test bounds a fit's traced
+peak by those arrays' sizes (the code before this scheme peaked at twice
+the bound); the others hold every chunked computation bit for
+bit to the plain NumPy one it replaces.
+"""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_array_equal
+from scipy.special import digamma, gammaln
+
+from sklearn_clda import CompoundLDA, LDAGibbs, _base, _chunking, _hyper, _online, _sampling
+from sklearn_clda._sweeper import _GibbsState
+
+# A budget small enough that every table below is cut into many pieces.
+SMALL_BUDGET = 4096
+
+
+@pytest.fixture
+def small_budget(monkeypatch):
+    monkeypatch.setattr(_chunking, "CHUNK_BYTES", SMALL_BUDGET, raising=False)
+
+
+def _corpus(n_docs, n_features, doc_len, seed=0):
+    rng = np.random.default_rng(seed)
+    X = sp.csr_matrix(rng.poisson(doc_len / n_features, size=(n_docs, n_features)))
+    X[np.asarray(X.sum(axis=1)).ravel() == 0, 0] = 1
+    return X.astype(np.int64).tocsr(), rng.integers(0, 3, n_docs)
+
+
+def _state(K, seed=0, n_docs=40, n_features=30):
+    X, groups = _corpus(n_docs, n_features, 60, seed)
+    return X, _GibbsState(X, groups, K, np.random.default_rng(seed))
+
+
+# ----------------------------------------------------------- peak memory
+@pytest.mark.parametrize("make, burn_in, K, n_docs, n_features, dtype", [
+    (lambda K: LDAGibbs(n_components=K, sampler="mh", max_iter=9, thin=2, random_state=0),
+     None, 800, 2000, 1000, np.int64),
+    (lambda K: CompoundLDA(n_components=K, sampler="mh", max_iter=9, random_state=0),
+     8, 800, 2000, 1000, np.int64),
+    # float32 input, more words: the float32 outputs are made by pieces
+    # from the float64 means, not as whole float64 tables first.
+    (lambda K: LDAGibbs(n_components=K, sampler="mh", max_iter=9, thin=2, random_state=0),
+     None, 1600, 1000, 1400, np.float32),
+])
+def test_fit_peak_stays_within_tables_and_outputs(small_budget, make, burn_in, K, n_docs,
+                                                  n_features, dtype):
+    """Traced peak of a fit at many topics: at most the count tables plus the
+    document sum table, or that sum table plus the topics once the tables
+    are freed, plus O(tokens). Measured (first case): 27.5 MiB of a 31 MiB
+    bound; the code before the chunked averages peaked at 62 MiB (a
+    float64 copy of each table, and the proportions and topics of the
+    last-state perplexity, at once). Float32 case: 28.9 of 32.2 MiB;
+    38.3 MiB when the float32 outputs were rounded copies of whole float64
+    ones."""
+    X, groups = _corpus(n_docs, n_features, 30)
+    X = X.astype(dtype)
+    n_tokens = int(X.sum())
+    model = make(K).set_params(burn_in=burn_in)
+    fit_kw = {"groups": groups} if isinstance(model, CompoundLDA) else {}
+    out_size = 4 if dtype == np.float32 else 8
+    tables = 4 * n_features * _sampling.padded_n_components(K) + 4 * n_docs * K
+    doc_sums, topics = 8 * n_docs * K, out_size * K * n_features
+    # The input's checked copy, the token arrays and the trace's cells are
+    # O(tokens): 150 bytes a token covers them (about 100 are used).
+    bound = max(tables + doc_sums, doc_sums + topics) + 150 * n_tokens + 2**20
+    tracemalloc.start()
+    try:
+        model.fit(X, **fit_kw)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert model.components_.dtype == (np.float32 if dtype == np.float32 else np.float64)
+    assert peak < bound, (peak / 2**20, bound / 2**20)
+
+
+# ------------------------------------------------ chunked = unchunked, bit for bit
+def test_positive_cells_is_nonzero_of_the_mask(small_budget):
+    a = np.random.default_rng(0).integers(-1, 3, size=(57, 300)).astype(np.int32)
+    for table in (a, a[:, :290], a[:0]):
+        rows, cols = _chunking.positive_cells(table)
+        r, c = np.nonzero(table > 0)
+        assert_array_equal(rows, r)
+        assert_array_equal(cols, c)
+
+
+@pytest.mark.parametrize("K", [7, 64])
+def test_state_log_likelihood_is_its_numpy_equivalent(K):
+    X, st = _state(K)
+    prior = np.random.default_rng(1).gamma(1.0, 0.2, size=(3, K))
+    eta = 0.03
+    theta = st.ndk + prior[st.doc_group]
+    doc_total = theta.sum(axis=1)
+    theta /= doc_total[:, None]
+    phi = (st.nwk + eta) / (st.nk + st.nwk.shape[0] * eta)
+    args = _base._csr_arrays(X)
+    expected, out = np.empty(X.shape[0]), np.empty(X.shape[0])
+    _sampling.doc_log_likelihood(*args, theta, np.ascontiguousarray(phi), expected)
+    _sampling.state_log_likelihood(*args, st.ndk, st.doc_group, prior, doc_total,
+                                   st.nwk_padded, eta, st.nk + st.nwk.shape[0] * eta,
+                                   np.empty(K), out)
+    assert_array_equal(out, expected)
+    with pytest.raises(ValueError, match="inconsistent"):
+        _sampling.state_log_likelihood(*args, st.ndk, st.doc_group, prior, doc_total[1:],
+                                       st.nwk_padded, eta, st.nk + 1.0, np.empty(K), out)
+
+
+def _plain_average(states, priors, eta):
+    """The averages as the code before the chunked averager made them."""
+    nwk = doc_topic = None
+    for st, prior in zip(states, priors):
+        theta = st.ndk + prior[st.doc_group]
+        theta /= theta.sum(axis=1, keepdims=True)
+        if nwk is None:
+            nwk, doc_topic = st.nwk.astype(np.float64), theta
+        else:
+            nwk += st.nwk
+            doc_topic += theta
+    n = len(states)
+    return np.ascontiguousarray((nwk / n).T) + eta, doc_topic / n
+
+
+@pytest.mark.parametrize("K", [7, 33])
+def test_sample_averager_is_the_plain_average(small_budget, K):
+    rng = np.random.default_rng(2)
+    states = [_state(K, seed)[1] for seed in range(3)]
+    priors = [rng.gamma(1.0, 0.3, size=(3, K)) for _ in states]
+    components, doc_topic = _plain_average(states, priors, 0.07)
+    for in_place in (False, True):
+        averager = _base._SampleAverager()
+        for st, prior in zip(states, priors):
+            averager.keep(st, prior)
+        out = averager.finish(0.07, in_place=in_place)
+        assert_array_equal(out["components_"], components)
+        assert_array_equal(out["doc_topic_"], doc_topic)
+        # Only an in-place finish spends the averager's sums.
+        assert (averager.doc_topic is out["doc_topic_"]) == in_place
+
+
+def test_trace_terms_are_the_plain_ones(small_budget):
+    X, st = _state(33)
+    prior = np.random.default_rng(3).gamma(1.0, 0.3, size=(3, 33))
+    doc_prior = prior[st.doc_group]
+    prior_sum = doc_prior.sum(axis=1)
+    mask = st.ndk > 0
+    expected = (gammaln(prior_sum) - gammaln(st.doc_len + prior_sum)).sum() + (
+        gammaln(st.ndk[mask] + doc_prior[mask]) - gammaln(doc_prior[mask])).sum()
+    assert _base.doc_log_likelihood(st.ndk, st.doc_len, st.doc_group, prior) == expected
+    eta, V, K = 0.05, st.nwk.shape[0], 33
+    nz = st.nwk[st.nwk > 0]
+    expected = (K * gammaln(V * eta) - gammaln(st.nk + V * eta).sum()
+                + (gammaln(nz + eta) - gammaln(eta)).sum())
+    assert _base.word_log_likelihood(st.nwk, st.nk, eta) == expected
+    values, mult = _hyper.count_histogram(st.nwk)
+    hist = np.bincount(st.nwk.ravel()[st.nwk.ravel() > 0])
+    assert_array_equal(values, np.flatnonzero(hist))
+    assert_array_equal(mult, hist[np.flatnonzero(hist)])
+
+
+def test_expected_table_sums_are_the_plain_ones(small_budget):
+    _, st = _state(33)
+    prior = np.random.default_rng(4).gamma(1.0, 0.3, size=(3, 33))
+    counts = st.ndk.astype(np.float64)
+    d, k = np.nonzero(counts > 0)
+    a = prior[st.doc_group[d], k]
+    tables = a * (digamma(a + counts[d, k]) - digamma(a))
+    expected = np.bincount(st.doc_group[d] * 33 + k, weights=tables, minlength=99).reshape(3, 33)
+    got = _online.expected_table_sums(st.ndk, prior, st.doc_group, 3)
+    assert_array_equal(got, expected)
+
+
+def test_inference_by_pieces_is_the_plain_one(monkeypatch):
+    X, groups = _corpus(60, 40, 50)
+    model = CompoundLDA(n_components=9, max_iter=6, random_state=0).fit(X, groups=groups)
+    comp = model.components_
+    phi = np.ascontiguousarray((comp / comp.sum(axis=1, keepdims=True)).T)
+    assert_array_equal(model._topic_word(), phi)
+    whole = model.score(X, groups=groups), model.perplexity(X, groups=groups)
+    monkeypatch.setattr(_chunking, "CHUNK_BYTES", 8 * 9 * 7)  # 7 documents a piece
+    assert_array_equal(model._topic_word(), phi)
+    assert (model.score(X, groups=groups), model.perplexity(X, groups=groups)) == whole
+
+
+def test_fit_by_pieces_is_the_fit_in_one_piece(monkeypatch):
+    """Every fitted array is the same whatever the chunk budget (one piece
+    or many): the pieces change where temporaries are cut, not a bit."""
+    X, groups = _corpus(80, 50, 40)
+
+    def fit():
+        return CompoundLDA(n_components=13, max_iter=12, burn_in=4, thin=2, sampler="mh",
+                           learn_priors=("eta", "gamma"), prior_update_every=2, evaluate_every=2,
+                           random_state=0).fit(X, groups=groups)
+
+    whole = fit()
+    monkeypatch.setattr(_chunking, "CHUNK_BYTES", SMALL_BUDGET)
+    pieces = fit()
+    for name in ("components_", "doc_topic_", "bound_", "eta_", "gamma_", "_table_sums"):
+        assert_array_equal(getattr(pieces, name), getattr(whole, name))
+    assert_array_equal(pieces.trace_["log_likelihood"], whole.trace_["log_likelihood"])
+
+
+@pytest.mark.parametrize("K", [7, 333])
+def test_last_state_perplexity_is_the_plain_one(small_budget, K):
+    X, st = _state(K, n_docs=50)
+    model = CompoundLDA(n_components=K, eta=0.04)
+    run = _base._FitRun(0, frozenset(), frozenset())
+    model._start_run(run, X.shape[1], 3)
+    run.pi = np.random.default_rng(5).dirichlet(np.ones(K), size=3)
+    theta = st.ndk + model._sweep_prior(run)[st.doc_group]
+    theta /= theta.sum(axis=1, keepdims=True)
+    phi = (st.nwk + 0.04) / (st.nk + X.shape[1] * 0.04)
+    ll = np.empty(X.shape[0])
+    _sampling.doc_log_likelihood(*_base._csr_arrays(X), theta, np.ascontiguousarray(phi), ll)
+    expected = float(np.exp(-ll.sum() / st.words.shape[0]))
+    assert model._last_state_perplexity(run, st, X) == expected
