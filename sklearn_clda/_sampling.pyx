@@ -418,6 +418,49 @@ cdef inline void _add_big_tables(
             tables_g[k] += _crp_tables(ndk_d[k], prior_g[k], rng)
 
 
+def count_assignments(
+    const int32_t[::1] words,
+    const int64_t[::1] doc_ptr,
+    const int32_t[::1] z,
+    int32_t[:, :] nwk,
+    int32_t[:, ::1] ndk,
+    int32_t[::1] nk,
+):
+    """Add the count tables of the assignments ``z`` to ``nwk``, ``ndk`` and ``nk``.
+
+    Equivalent to::
+
+        doc = np.repeat(np.arange(n_docs), np.diff(doc_ptr))
+        np.add.at(nwk, (words, z), 1)
+        np.add.at(ndk, (doc, z), 1)
+        nk += np.bincount(z, minlength=K)
+
+    in place, with no temporary the size of a table (``nwk`` may be a view
+    of padded rows). Raises ``ValueError`` if a word or topic is out of
+    range, before any count changes.
+    """
+    cdef Py_ssize_t n_docs = doc_ptr.shape[0] - 1, K = nk.shape[0], V = nwk.shape[0]
+    cdef int64_t n_tokens = words.shape[0], i
+    cdef Py_ssize_t d
+    if (z.shape[0] != n_tokens or nwk.shape[1] != K or ndk.shape[1] != K
+            or ndk.shape[0] != n_docs or n_docs < 0
+            or (n_docs > 0 and (doc_ptr[0] != 0 or doc_ptr[n_docs] != n_tokens))):
+        raise ValueError("inconsistent array shapes passed to count_assignments")
+    if n_docs > 0 and np.any(np.diff(np.asarray(doc_ptr)) < 0):
+        raise ValueError("doc_ptr must be non-decreasing")
+    if n_tokens > 0:
+        if np.asarray(words).min() < 0 or np.asarray(words).max() >= V:
+            raise ValueError("a word index is out of range of nwk's rows")
+        if np.asarray(z).min() < 0 or np.asarray(z).max() >= K:
+            raise ValueError("a topic in z is out of range of the tables' columns")
+    with nogil:
+        for d in range(n_docs):
+            for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                nwk[words[i], z[i]] += 1
+                ndk[d, z[i]] += 1
+                nk[z[i]] += 1
+
+
 def document_tables(
     const int32_t[:, ::1] ndk,
     const int32_t[::1] doc_group,

@@ -44,28 +44,23 @@ class _GibbsState:
         n_docs, n_features = X.shape
         K = n_components
         self.doc_len = np.diff(self.doc_ptr)
-        doc_of_token = np.repeat(np.arange(n_docs, dtype=np.int64), self.doc_len)
         # Random initial assignments, uniform over topics.
         if z is None:
             z = rng.integers(0, K, size=self.words.shape[0], dtype=np.int32)
         self.z = z
         # Word-topic counts, rows padded with zero columns to a multiple of
         # eight topics and 64-byte aligned, the layout of the vectorized
-        # kernel; ``nwk`` is the (n_features, K) view of it.
+        # kernel; ``nwk`` is the (n_features, K) view of it. The tables are
+        # counted in place (no int64 temporary of their size: at K = 10,000
+        # that was 1.7 GB on news16).
         K_pad = _sampling.padded_n_components(K)
         self.nwk_padded = _sampling._line_buffer(n_features * K_pad, np.int32).reshape(
             n_features, K_pad
         )
         self.nwk = self.nwk_padded[:, :K]
-        self.nwk[...] = np.bincount(
-            self.words.astype(np.int64) * K + self.z, minlength=n_features * K
-        ).reshape(n_features, K)
-        self.ndk = (
-            np.bincount(doc_of_token * K + self.z, minlength=n_docs * K)
-            .astype(np.int32)
-            .reshape(n_docs, K)
-        )
-        self.nk = np.bincount(self.z, minlength=K).astype(np.int32)
+        self.ndk = np.zeros((n_docs, K), dtype=np.int32)
+        self.nk = np.zeros(K, dtype=np.int32)
+        _sampling.count_assignments(self.words, self.doc_ptr, self.z, self.nwk, self.ndk, self.nk)
 
 
 def _private_copy(a):

@@ -609,3 +609,37 @@ def test_line_buffer_owns_whole_cache_lines(n, dtype):
     assert start % 64 == 0
     owned_end = buf.base.ctypes.data + buf.base.nbytes
     assert owned_end >= start + -(-buf.nbytes // 64) * 64
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_count_assignments_matches_numpy_reference(seed):
+    """The tables counted in place equal the ``np.add.at`` counts of the
+    docstring, also into padded rows (whose padding stays zero)."""
+    s = _random_state(seed, n_docs=9, n_features=11, K=5)
+    padded = np.zeros((11, 8), dtype=np.int32)
+    nwk, ndk, nk = padded[:, :5], np.zeros((9, 5), np.int32), np.zeros(5, np.int32)
+    _sampling.count_assignments(s["words"], s["doc_ptr"], s["z"], nwk, ndk, nk)
+    np.testing.assert_array_equal(nwk, s["nwk"])
+    np.testing.assert_array_equal(ndk, s["ndk"])
+    np.testing.assert_array_equal(nk, s["nk"])
+    assert not padded[:, 5:].any()
+
+
+@pytest.mark.parametrize("bad, match", [
+    ("word", "word index is out of range"),
+    ("topic", "topic in z is out of range"),
+    ("ptr", "inconsistent array shapes"),
+])
+def test_count_assignments_rejects_out_of_range_input_before_counting(bad, match):
+    s = _random_state(0)
+    words, z, doc_ptr = s["words"].copy(), s["z"].copy(), s["doc_ptr"].copy()
+    if bad == "word":
+        words[-1] = s["nwk"].shape[0]
+    elif bad == "topic":
+        z[-1] = -1
+    else:
+        doc_ptr[-1] += 1
+    nwk, ndk, nk = (np.zeros_like(s[k]) for k in ("nwk", "ndk", "nk"))
+    with pytest.raises(ValueError, match=match):
+        _sampling.count_assignments(words, doc_ptr, z, nwk, ndk, nk)
+    assert not (nwk.any() or ndk.any() or nk.any())
