@@ -51,6 +51,8 @@ def parse_args(argv=None):
     p.add_argument("--mh-factor", type=float, default=4.0,
                    help="MH chains run up to this many times the dense sweeps")
     p.add_argument("--mh-steps", default="2,4", help="comma list of mh_steps")
+    p.add_argument("--samplers", default="mh,sparse",
+                   help="comma list of the non-dense samplers to run (mh, sparse)")
     p.add_argument("--target", type=float, default=None,
                    help="part 2 without the dense chain: MH chains run until this perplexity "
                         "(e.g. a dense result of an earlier run)")
@@ -176,9 +178,10 @@ def part_quality(corpus, args):
     else:
         dense, target, curves = [(n_dense, float("nan"), args.target)], args.target, {}
     rows = []
-    for steps in [int(s) for s in args.mh_steps.split(",")]:
-        curves[f"mh-{steps}"] = _curve(split, K, "mh", int(args.mh_factor * n_dense), steps,
-                                       stop_at=target)
+    for sampler in args.samplers.split(","):
+        for steps in [int(s) for s in args.mh_steps.split(",")]:
+            curves[f"{sampler}-{steps}"] = _curve(split, K, sampler, int(args.mh_factor * n_dense),
+                                                  steps, stop_at=target)
     for name, pts in curves.items():
         for n, sec, ppl in pts:
             rows.append([name, n, f"{sec:.1f}", f"{ppl:.1f}"])

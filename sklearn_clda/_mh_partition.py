@@ -37,9 +37,11 @@ class _MHPartitionedSweeper(ShardStreams):
     ``state.z`` is brought up to date when the sweeper is closed.
     """
 
-    def __init__(self, state, n_blocks, seed_sequence, n_table_rows, mh_steps, n_threads):
+    def __init__(self, state, n_blocks, seed_sequence, n_table_rows, mh_steps, n_threads,
+                 kernel="mh"):
         self.state = state
         self.mh_steps = int(mh_steps)
+        self.kernel = kernel
         K = state.nk.shape[0]
         V, D = state.nwk_padded.shape[0], state.doc_ptr.shape[0] - 1
         doc_bounds = balanced_bounds(state.doc_ptr, n_blocks)
@@ -57,7 +59,8 @@ class _MHPartitionedSweeper(ShardStreams):
             dict(docs=(lo, hi), bitgen=np.random.PCG64(ss),
                  tables=np.zeros((n_table_rows, K), dtype=np.int64),
                  nk=_sampling._line_buffer(K, np.int32),
-                 u=np.empty(max(3 * self.mh_steps * longest, 1)))
+                 u=np.empty(max(3 * self.mh_steps * longest, 1)),
+                 scratch=_mh_sampling.sparse_scratch(K) if kernel == "sparse" else None)
             for (lo, hi), ss in zip(pieces(doc_bounds), seed_sequence.spawn(P))
         ]
         self.n_threads = max(1, min(n_threads, P))
@@ -88,12 +91,14 @@ class _MHPartitionedSweeper(ShardStreams):
             b = self.blocks[p]
             c = p * P + (p + s) % P
             np.copyto(b["nk"], st.nk)
-            _mh_sampling.mh_sweep_pieces(
-                self.words, self.z, self.piece_start, self.piece_doc,
-                self.cell_piece[c], self.cell_piece[c + 1], st.doc_group, self.doc_ptr,
-                self.doc_tokens, st.nwk_padded, st.ndk, b["nk"], *args,
-                self.word_ptr, self.word_tokens, self.mh_steps, b["u"], b["bitgen"],
-            )
+            layout = (self.words, self.z, self.piece_start, self.piece_doc,
+                      self.cell_piece[c], self.cell_piece[c + 1], st.doc_group, self.doc_ptr,
+                      self.doc_tokens, st.nwk_padded, st.ndk, b["nk"], *args,
+                      self.word_ptr, self.word_tokens, self.mh_steps, b["u"])
+            if self.kernel == "sparse":
+                _mh_sampling.sparse_mh_sweep_pieces(*layout, b["scratch"], b["bitgen"])
+            else:
+                _mh_sampling.mh_sweep_pieces(*layout, b["bitgen"])
 
     def _tables(self, t, prior):
         st = self.state
@@ -116,7 +121,11 @@ class _MHPartitionedSweeper(ShardStreams):
         """One sweep over all documents; returns the summed AGS table counts."""
         st = self.state
         prior = np.ascontiguousarray(prior, dtype=np.float64)
-        args = (prior, float(eta), *_mh_sampling.build_alias_tables(prior))
+        if self.kernel == "sparse":  # the word part's constants, fixed for the sweep
+            V = st.nwk_padded.shape[0]
+            args = (prior, float(eta), _mh_sampling.sparse_weights(prior, st.nk, eta, V))
+        else:
+            args = (prior, float(eta), *_mh_sampling.build_alias_tables(prior))
         for s in range(len(self.blocks)):
             start = st.nk.copy()
             self._run(self._cells, s, args)

@@ -30,7 +30,7 @@ __all__ = [
 MAX_MH_STEPS = 1000
 # The estimators' ``_parameter_constraints`` entries of the sampler settings.
 SAMPLER_CONSTRAINTS = {
-    "sampler": [StrOptions({"auto", "dense", "mh"})],
+    "sampler": [StrOptions({"auto", "dense", "mh", "sparse"})],
     "mh_steps": [StrictInterval(Integral, 1, MAX_MH_STEPS, closed="both")],
 }
 # sampler="auto" runs the MH kernel from this many topics on, the dense one
@@ -42,26 +42,37 @@ AUTO_MH_MIN_COMPONENTS = 2000
 
 
 def uses_mh(sampler, n_components):
-    """Whether ``sampler`` ("auto", "dense" or "mh") runs the MH kernel at this K."""
+    """Whether ``sampler`` ("auto", "dense", "mh" or "sparse") runs an MH kernel at this K."""
     if sampler == "auto":
         return n_components >= AUTO_MH_MIN_COMPONENTS
-    return sampler == "mh"
+    return sampler in ("mh", "sparse")
 
 
-def make_mh_sweeper(state, n_shards, seed_sequence, n_table_rows, mh_steps):
-    """The MH sweeper of a fit: serial for one shard, partitioned for more."""
+def make_mh_sweeper(state, n_shards, seed_sequence, n_table_rows, mh_steps, sampler="mh"):
+    """The MH sweeper of a fit: serial for one shard, partitioned for more;
+    ``sampler`` "mh" or "sparse" picks the kernel ("auto": "mh")."""
+    if sampler == "auto":
+        sampler = "mh"
     if n_shards > 1:
         return _MHPartitionedSweeper(state, n_shards, seed_sequence, n_table_rows, mh_steps,
-                                     _n_threads(n_shards))
-    return _MHSweeper(state, seed_sequence, n_table_rows, mh_steps)
+                                     _n_threads(n_shards), kernel=sampler)
+    return _MHSweeper(state, seed_sequence, n_table_rows, mh_steps, kernel=sampler)
+
+
+# The serial sweep of each MH kernel (the same arguments).
+_SERIAL_SWEEPS = {"mh": _mh_sampling.mh_sweep, "sparse": _mh_sampling.sparse_mh_sweep}
 
 
 class _MHSweeper(ShardStreams):
-    """Runs MH sweeps over all documents on one thread: the exact sampler."""
+    """Runs MH sweeps over all documents on one thread: the exact sampler.
 
-    def __init__(self, state, seed_sequence, n_table_rows, mh_steps):
+    ``kernel``: ``"mh"`` (``_mh_kernel.h``) or ``"sparse"``
+    (``_sparse_mh_kernel.h``)."""
+
+    def __init__(self, state, seed_sequence, n_table_rows, mh_steps, kernel="mh"):
         self.state = state
         self.mh_steps = int(mh_steps)
+        self.kernel = kernel
         K = state.nk.shape[0]
         self.shards = [dict(
             bitgen=np.random.PCG64(seed_sequence),
@@ -85,7 +96,7 @@ class _MHSweeper(ShardStreams):
         """One sweep over all documents; returns the summed Antoniak table counts."""
         st, shard = self.state, self.shards[0]
         shard["tables"].fill(0)
-        _mh_sampling.mh_sweep(
+        _SERIAL_SWEEPS[self.kernel](
             st.words, st.doc_ptr, st.doc_group, st.z, st.nwk_padded, st.ndk, st.nk,
             prior, eta, self.word_ptr, self.word_tokens, self.mh_steps,
             shard["tables"], shard["bitgen"],

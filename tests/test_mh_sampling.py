@@ -1,5 +1,6 @@
 """The MH kernel (``_mh_sampling``) against its NumPy reference and the exact posterior."""
 
+import bisect
 import itertools
 
 import numpy as np
@@ -70,6 +71,68 @@ def _reference_mh_token(s, i, d, U, doc_toks, index, aliases, eta, mh_steps):
     nk[s_] += 1
 
 
+def _reference_sparse_token(s, i, d, U, topics, inv, c, index, eta, mh_steps):
+    """The sparse MH steps of token ``i`` of document ``d`` (its topic list
+    ``topics``, ``inv`` and ``c`` kept by the caller), as in
+    ``sparse_mh_sweep``'s docstring."""
+    words, z, nwk, ndk, nk, prior = (s[k] for k in ("words", "z", "nwk", "ndk", "nk", "prior"))
+    V, K = nwk.shape[0], nk.shape[0]
+    word_ptr, word_tokens = index
+    g = s["doc_group"][d]
+    w, s_ = words[i], int(z[i])
+    ndk[d, s_] -= 1
+    nwk[w, s_] -= 1
+    nk[s_] -= 1
+    inv[s_] = 1.0 / (nk[s_] + V * eta)
+    if ndk[d, s_] == 0:
+        topics.remove(s_)
+    n_w = int(word_ptr[w + 1] - word_ptr[w])
+    cum = np.cumsum((nwk[w, topics] + eta) * ndk[d, topics] * inv[topics])
+    A = cum[-1] if topics else 0.0
+    total = A + c[g] * (n_w + K * eta)
+    for j in range(mh_steps):
+        u0, u1, u2 = U[3 * j : 3 * j + 3]
+        x = u0 * total
+        if x < A:
+            t = topics[int(np.searchsorted(cum, x, side="right"))]
+        else:
+            y = u1 * (n_w + K * eta)
+            if y < n_w:
+                t = int(z[word_tokens[word_ptr[w] + int(y)]])
+            else:
+                t = min(int((y - n_w) / eta), K - 1)
+        ps = (ndk[d, s_] + prior[g, s_]) * inv[s_]
+        qs = ndk[d, s_] * inv[s_] + c[g]
+        pt = (ndk[d, t] + prior[g, t]) * inv[t]
+        qt = ndk[d, t] * inv[t] + c[g]
+        if t != s_ and u2 * (ps * qt) < pt * qs:
+            s_ = t
+            z[i] = t
+    if ndk[d, s_] == 0:
+        bisect.insort(topics, s_)
+    ndk[d, s_] += 1
+    nwk[w, s_] += 1
+    nk[s_] += 1
+    inv[s_] = 1.0 / (nk[s_] + V * eta)
+
+
+def _reference_sparse_sweep(s, eta, mh_steps, tables, gen):
+    """The NumPy equivalent stated in ``sparse_mh_sweep``'s docstring."""
+    doc_ptr, V = s["doc_ptr"], s["nwk"].shape[0]
+    c = (s["prior"] * (1.0 / (s["nk"] + V * eta))).mean(axis=1)
+    inv = 1.0 / (s["nk"] + V * eta)
+    index = _mh_sampling.word_index(s["words"], V)
+    for d in range(len(doc_ptr) - 1):
+        i0, i1 = int(doc_ptr[d]), int(doc_ptr[d + 1])
+        U = gen.random(3 * mh_steps * (i1 - i0))
+        topics = sorted(set(int(k) for k in s["z"][i0:i1]))
+        for i in range(i0, i1):
+            u = U[3 * mh_steps * (i - i0) :][: 3 * mh_steps]
+            _reference_sparse_token(s, i, d, u, topics, inv, c, index, eta, mh_steps)
+    if tables.shape[0]:
+        _reference_tables_of(s["ndk"], s["doc_group"], s["prior"], tables, gen)
+
+
 def _reference_tables_of(ndk, doc_group, prior, tables, gen):
     """AGS's table draws from final counts (``_sampling.document_tables``)."""
     K = ndk.shape[1]
@@ -100,12 +163,20 @@ def _reference_mh_sweep(s, eta, mh_steps, tables, gen):
         _reference_tables_of(s["ndk"], s["doc_group"], s["prior"], tables, gen)
 
 
-def _kernel_mh_sweep(s, eta, mh_steps, tables, bitgen, nwk=None):
+def _kernel_mh_sweep(s, eta, mh_steps, tables, bitgen, nwk=None, kernel="mh"):
     nwk = s["nwk"] if nwk is None else nwk
     word_ptr, word_tokens = _mh_sampling.word_index(s["words"], nwk.shape[0])
-    _mh_sampling.mh_sweep(s["words"], s["doc_ptr"], s["doc_group"], s["z"], nwk, s["ndk"],
+    _SWEEPS[kernel][0](s["words"], s["doc_ptr"], s["doc_group"], s["z"], nwk, s["ndk"],
                           s["nk"], s["prior"], eta, word_ptr, word_tokens, mh_steps, tables,
                           bitgen)
+
+
+# Each MH kernel and its NumPy reference.
+_SWEEPS = {
+    "mh": (_mh_sampling.mh_sweep, _reference_mh_sweep),
+    "sparse": (_mh_sampling.sparse_mh_sweep, _reference_sparse_sweep),
+}
+KERNELS = list(_SWEEPS)
 
 
 def _copy(s):
@@ -116,7 +187,8 @@ def _copy(s):
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("K", [1, 3, 11])
 @pytest.mark.parametrize("mh_steps", [1, 2, 5])
-def test_mh_sweep_matches_numpy_reference_exactly(seed, K, mh_steps):
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_mh_sweep_matches_numpy_reference_exactly(seed, K, mh_steps, kernel):
     s = _random_state(seed, n_docs=8, n_features=6, K=K, n_groups=3, max_len=12)
     ref = _copy(s)
     with_tables = seed % 2 == 1
@@ -125,8 +197,8 @@ def test_mh_sweep_matches_numpy_reference_exactly(seed, K, mh_steps):
     t_ref = np.zeros((rows, K), dtype=np.int64)
     bitgen, gen = np.random.PCG64(seed), np.random.Generator(np.random.PCG64(seed))
     for _ in range(3):
-        _kernel_mh_sweep(s, 0.3, mh_steps, t_kernel, bitgen)
-        _reference_mh_sweep(ref, 0.3, mh_steps, t_ref, gen)
+        _kernel_mh_sweep(s, 0.3, mh_steps, t_kernel, bitgen, kernel=kernel)
+        _SWEEPS[kernel][1](ref, 0.3, mh_steps, t_ref, gen)
         for name in ("z", "nwk", "ndk", "nk"):
             np.testing.assert_array_equal(s[name], ref[name], err_msg=name)
         np.testing.assert_array_equal(t_kernel, t_ref)
