@@ -45,6 +45,7 @@ cdef extern from "_sparse_mh_kernel.h":
         double* inv
         int32_t* mark
         int32_t* topics
+        double* rd
         double* cum
         int32_t n_topics
     void clda_smh_fill_inv(const clda_mh_ctx* ctx, clda_smh_scratch* sc) noexcept nogil
@@ -403,13 +404,15 @@ cdef class _SparseScratch:
 
     def __cinit__(self, Py_ssize_t K):
         self.arrays = (np.empty(max(K, 1)), np.full(max(K, 1), -1, dtype=np.int32),
-                       np.empty(max(K, 1), dtype=np.int32), np.empty(max(K, 1)))
-        cdef double[::1] inv = self.arrays[0], cum = self.arrays[3]
+                       np.empty(max(K, 1), dtype=np.int32), np.empty(max(K, 1)),
+                       np.empty(max(K, 1)))
+        cdef double[::1] inv = self.arrays[0], cum = self.arrays[3], rd = self.arrays[4]
         cdef int32_t[::1] mark = self.arrays[1], topics = self.arrays[2]
         self.sc.inv = &inv[0]
         self.sc.mark = &mark[0]
         self.sc.topics = &topics[0]
         self.sc.cum = &cum[0]
+        self.sc.rd = &rd[0]
         self.sc.n_topics = 0
 
 
@@ -457,7 +460,8 @@ def sparse_mh_sweep(
                 if ndk[d, s] == 0:
                     topics.remove(s)
                 n_w = word_ptr[w + 1] - word_ptr[w]
-                cum = np.cumsum((nwk[w, topics] + eta) * ndk[d, topics] * inv[topics])
+                P = (nwk[w, topics] + eta) * (ndk[d, topics] * inv[topics])
+                cum = running_sums(P)            # blocks of 4, see below
                 A = cum[-1] if topics else 0.0
                 total = A + c[g] * (n_w + K * eta)
                 for j in range(mh_steps):
@@ -481,6 +485,13 @@ def sparse_mh_sweep(
                     bisect.insort(topics, s)
                 ndk[d, s] += 1; nwk[w, s] += 1; nk[s] += 1
                 inv[s] = 1.0 / (nk[s] + V * eta)
+
+    with ``running_sums`` the blocked running sums of
+    ``clda_smh_running_sums`` in ``_sparse_mh_kernel.h`` (P padded with
+    zeros to a multiple of 4)::
+
+        S = np.cumsum(P.reshape(-1, 4), axis=1)
+        cum = (np.r_[0.0, np.cumsum(S[:, 3])[:-1]][:, None] + S).ravel()[:len(topics)]
 
     (see ``_sparse_mh_kernel.h`` for why this leaves the collapsed
     conditional invariant). Then, if ``tables`` has rows, the Antoniak

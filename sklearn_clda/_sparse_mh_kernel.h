@@ -20,8 +20,8 @@
    sweep's start, so that c * (nw[k] + eta) stands in for
    prior[k] * (nw[k] + eta) * inv[k]). Its first part has mass
    A = sum over the document's topics (those with ndk > 0) of
-   (nw[k] + eta) ndk[k] inv[k], drawn by running sums over the document's
-   topic list; its second part, of mass c (n_w + K eta) (n_w the word's
+   (nw[k] + eta) rd[k], rd[k] = ndk[k] inv[k], drawn by running sums over
+   the document's topic list (clda_smh_running_sums); its second part, of mass c (n_w + K eta) (n_w the word's
    tokens, the token itself included), is the word proposal of
    _mh_kernel.h: the topic of a uniformly chosen token of the word (the
    token itself included) or, with probability K eta / (n_w + K eta), a
@@ -61,6 +61,7 @@ typedef struct {
     double *inv;       /* 1 / (nk + V eta), kept current */
     int32_t *mark;     /* 1 for a listed topic, else -1 */
     int32_t *topics;   /* the document's topics with ndk > 0 */
+    double *rd;        /* ndk[k] * inv[k] of the listed topics k, kept current */
     double *cum;       /* running sums of the list part, per list position */
     int32_t n_topics;  /* length of the list */
 } clda_smh_scratch;
@@ -132,37 +133,68 @@ static void clda_smh_list_clear(clda_smh_scratch *sc)
     sc->n_topics = 0;
 }
 
-/* The first list position whose running sum exceeds x (x < cum[n - 1]):
-   numpy.searchsorted(cum[:n], x, side="right"). */
+/* The number of list positions whose running sum is at most x (x <
+   cum[n - 1]): the first position whose sum exceeds x,
+   numpy.searchsorted(cum[:n], x, side="right") (the sums do not
+   decrease). Branch-free. */
 static inline int32_t clda_smh_search(const double *cum, int32_t n, double x)
 {
-    int32_t lo = 0, hi = n - 1;
-    while (lo < hi) {
-        const int32_t mid = lo + (hi - lo) / 2;
-        if (cum[mid] > x)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return lo;
+    int32_t m, count = 0;
+    for (m = 0; m < n; m++)
+        count += cum[m] <= x;
+    return count;
 }
 
-/* The running sums of the list part for word row nw and document row
-   ndk_d; returns their total A. */
-static inline double clda_smh_running_sums(clda_smh_scratch *sc, const int32_t *nw,
-                                           const int32_t *ndk_d, double eta)
+/* The running sums of the list part, cum[m] = the sum of
+   p[k] = (nw[k] + eta) * rd[k] over the first m + 1 listed topics k,
+   added in blocks of four so that the additions do not form one chain
+   of length n: with the list cut into blocks of four topics (the last one
+   shorter), s_r the sum of the first r + 1 terms of a block added left to
+   right, and off the sum of the earlier blocks' totals (their s_3, added
+   left to right from 0.0), cum at place r of the block is off + s_r.
+   Returns A = cum[n - 1] (0 for an empty list). NumPy equivalent (P the
+   terms padded with zeros to a multiple of 4)::
+
+       S = np.cumsum(P.reshape(-1, 4), axis=1)
+       off = np.r_[0.0, np.cumsum(S[:, 3])[:-1]]
+       cum = (off[:, None] + S).ravel()[:n]
+*/
+static inline double clda_smh_running_sums(clda_smh_scratch *sc, const int32_t *nw, double eta)
 {
     const int32_t *const topics = sc->topics;
-    const double *const inv = sc->inv;
+    const double *const rd = sc->rd;
     double *const cum = sc->cum;
-    double A = 0.0;
+    const int32_t n = sc->n_topics;
+    double off = 0.0, s0, s1, s2, s3;
     int32_t m;
-    for (m = 0; m < sc->n_topics; m++) {
+    for (m = 0; m < n; m++) {
         const int32_t k = topics[m];
-        A = A + (nw[k] + eta) * ndk_d[k] * inv[k];
-        cum[m] = A;
+        cum[m] = (nw[k] + eta) * rd[k];
     }
-    return A;
+    for (m = 0; m + 4 <= n; m += 4) {
+        s0 = cum[m];
+        s1 = s0 + cum[m + 1];
+        s2 = s1 + cum[m + 2];
+        s3 = s2 + cum[m + 3];
+        cum[m] = off + s0;
+        cum[m + 1] = off + s1;
+        cum[m + 2] = off + s2;
+        cum[m + 3] = off + s3;
+        off = off + s3;
+    }
+    if (m < n) {
+        s0 = cum[m];
+        cum[m] = off + s0;
+        if (m + 1 < n) {
+            s0 = s0 + cum[m + 1];
+            cum[m + 1] = off + s0;
+            if (m + 2 < n) {
+                s0 = s0 + cum[m + 2];
+                cum[m + 2] = off + s0;
+            }
+        }
+    }
+    return n > 0 ? cum[n - 1] : 0.0;
 }
 
 /* Memory hints for token i (no effect on the result): its word row's
@@ -206,6 +238,10 @@ static void clda_smh_sweep_document(
     int64_t i;
     int32_t j;
     clda_smh_list_build(sc, z, doc_tok, doc_i0, doc_len);
+    for (j = 0; j < sc->n_topics; j++) {
+        const int32_t k = sc->topics[j];
+        sc->rd[k] = ndk_d[k] * inv[k];
+    }
     for (i = i0; i < i1; i++) {
         const int32_t w = ctx->words[i];
         int32_t *const nw = ctx->nwk + (Py_ssize_t)w * ctx->nwk_stride;
@@ -215,18 +251,19 @@ static void clda_smh_sweep_document(
         const double *u = u_buf + (i - i0) * 3 * (int64_t)mh_steps;
         double A, total, ps, qs;
         int32_t s = z[i];
-        if (i + 1 < i1)
-            clda_smh_prefetch(ctx, sc, i + 1, u + 3 * (int64_t)mh_steps);
+        if (i + 2 < i1)
+            clda_smh_prefetch(ctx, sc, i + 2, u + 6 * (int64_t)mh_steps);
         ndk_d[s] -= 1;
         nw[s] -= 1;
         nk[s] -= 1;
         inv[s] = 1.0 / (nk[s] + veta);
+        sc->rd[s] = ndk_d[s] * inv[s];
         if (ndk_d[s] == 0)
             clda_smh_list_remove(sc, s);
-        A = clda_smh_running_sums(sc, nw, ndk_d, eta);
+        A = clda_smh_running_sums(sc, nw, eta);
         total = A + c * word_mass;
         ps = (ndk_d[s] + prior[s]) * inv[s];
-        qs = ndk_d[s] * inv[s] + c;
+        qs = sc->rd[s] + c;
         for (j = 0; j < mh_steps; j++, u += 3) {
             const double x = u[0] * total;
             double pt, qt;
@@ -258,6 +295,7 @@ static void clda_smh_sweep_document(
         nw[s] += 1;
         nk[s] += 1;
         inv[s] = 1.0 / (nk[s] + veta);
+        sc->rd[s] = ndk_d[s] * inv[s];
     }
     clda_smh_list_clear(sc);
 }
