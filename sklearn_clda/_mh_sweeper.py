@@ -85,6 +85,10 @@ class _MHSweeper(ShardStreams):
         fit; again only if the words change, as in the Geweke tests)."""
         V = self.state.nwk_padded.shape[0]
         self.word_ptr, self.word_tokens = _mh_sampling.word_index(self.state.words, V)
+        # The sparse kernel's tokens' places in word order (its copy of z in
+        # word order is taken per sweep).
+        self.extra = ({"word_pos": _mh_sampling.word_positions(self.word_tokens)}
+                      if self.kernel == "sparse" else {})
 
     def __enter__(self):
         return self
@@ -99,6 +103,6 @@ class _MHSweeper(ShardStreams):
         _SERIAL_SWEEPS[self.kernel](
             st.words, st.doc_ptr, st.doc_group, st.z, st.nwk_padded, st.ndk, st.nk,
             prior, eta, self.word_ptr, self.word_tokens, self.mh_steps,
-            shard["tables"], shard["bitgen"],
+            shard["tables"], shard["bitgen"], **self.extra,
         )
         return shard["tables"]
