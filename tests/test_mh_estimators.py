@@ -1,4 +1,4 @@
-"""The estimators with ``sampler="mh"``: dispatch, settings, reproducibility, fits."""
+"""The estimators with ``sampler="mh"`` and ``"sparse"``: dispatch, settings, reproducibility, fits."""
 
 import os
 
@@ -48,6 +48,7 @@ def test_auto_keeps_small_k_on_the_dense_kernel(corpus):
     assert _sweeper_type(LDAGibbs(AUTO_MH_MIN_COMPONENTS, random_state=0), X) is _MHSweeper
     assert _sweeper_type(LDAGibbs(3, sampler="mh", random_state=0), X) is _MHSweeper
     assert _sweeper_type(LDAGibbs(3, sampler="dense", random_state=0), X) is _ShardedSweeper
+    assert _sweeper_type(LDAGibbs(3, sampler="sparse", random_state=0), X) is _MHSweeper
 
 
 def test_auto_at_small_k_gives_the_dense_results_bit_for_bit(corpus):
@@ -77,6 +78,8 @@ def test_invalid_sampler_settings_raise(Est, params, match, corpus):
     lambda: LDAGibbs(4, sampler="mh", max_iter=30, burn_in=10, random_state=5, mh_steps=3),
     lambda: CompoundLDA(4, sampler="mh", max_iter=30, burn_in=10, random_state=5),
     lambda: CompoundLDA(4, sampler="mh", algorithm="mgs", max_iter=30, burn_in=10, random_state=5),
+    lambda: LDAGibbs(4, sampler="sparse", max_iter=30, burn_in=10, random_state=5, mh_steps=3),
+    lambda: CompoundLDA(4, sampler="sparse", max_iter=30, burn_in=10, random_state=5),
 ])
 def test_mh_fits_are_seeded_and_continue_bit_for_bit(make, corpus):
     X, groups = corpus
@@ -94,7 +97,8 @@ def test_mh_fits_are_seeded_and_continue_bit_for_bit(make, corpus):
     np.testing.assert_array_equal(warm.components_, a.components_)
 
 
-def test_mh_recovers_the_topics_of_a_synthetic_corpus():
+@pytest.mark.parametrize("sampler", ["mh", "sparse"])
+def test_mh_recovers_the_topics_of_a_synthetic_corpus(sampler):
     # The MH chain finds the generating topics as well as the dense one.
     corpus = make_lda_corpus(5, 60, 300, 60, random_state=1)
     X, true = corpus.data, corpus.beta
@@ -105,12 +109,13 @@ def test_mh_recovers_the_topics_of_a_synthetic_corpus():
         return np.mean([0.5 * np.abs(phi - t).sum(axis=1).min() for t in true])
 
     dense = LDAGibbs(5, sampler="dense", max_iter=200, random_state=0).fit(X)
-    mh = LDAGibbs(5, sampler="mh", max_iter=200, random_state=0).fit(X)
+    mh = LDAGibbs(5, sampler=sampler, max_iter=200, random_state=0).fit(X)
     assert match(mh) < 0.2
     assert match(mh) < match(dense) + 0.05
 
 
-def test_mh_gibbs_em_learns_priors_like_dense(corpus):
+@pytest.mark.parametrize("sampler", ["mh", "sparse"])
+def test_mh_gibbs_em_learns_priors_like_dense(corpus, sampler):
     # Gibbs-EM runs on the same state and hooks; the MH chain mixes less per
     # sweep, so it needs a longer burn-in than the dense one for the same
     # estimates (at 200 sweeps it learned eta 0.027 against 0.015, over six
@@ -118,7 +123,7 @@ def test_mh_gibbs_em_learns_priors_like_dense(corpus):
     X, groups = corpus
     kw = dict(max_iter=2000, learn_priors=True, random_state=0)
     dense = CompoundLDA(4, sampler="dense", **kw).fit(X, groups=groups)
-    mh = CompoundLDA(4, sampler="mh", **kw).fit(X, groups=groups)
+    mh = CompoundLDA(4, sampler=sampler, **kw).fit(X, groups=groups)
     assert abs(np.log(mh.eta_ / dense.eta_)) < 0.2
     assert abs(np.log(mh.gamma_ / dense.gamma_)) < 0.2
 
@@ -126,6 +131,8 @@ def test_mh_gibbs_em_learns_priors_like_dense(corpus):
 _ESTIMATORS = [
     LDAGibbs(n_components=3, sampler="mh", max_iter=20, random_state=0),
     CompoundLDA(n_components=3, sampler="mh", max_iter=20, random_state=0),
+    LDAGibbs(n_components=3, sampler="sparse", max_iter=20, random_state=0),
+    CompoundLDA(n_components=3, sampler="sparse", max_iter=20, random_state=0),
 ]
 
 
