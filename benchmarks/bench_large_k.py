@@ -1,10 +1,11 @@
-"""Large K: the MH sampler (``sampler="mh"``) against the dense kernel on news16.
+"""Large K: the MH samplers (``sampler="mh"`` and ``"sparse"``) against the dense kernel on news16.
 
 All runs are in one process, one thread each, on the same corpus:
 
 1. speed: seconds per sweep (median of the timed sweeps in ``sweep_times_``,
    after warm-up sweeps) divided by the training tokens, in ns/token, of
-   ``LDAGibbs`` with the dense kernel and with MH (each ``--mh-steps``),
+   ``LDAGibbs`` with the dense kernel and with each of ``--samplers``
+   (default: ``mh`` and ``sparse``) at each ``--mh-steps``,
    at each K of ``--speed-k``; the fits alternate (dense, MH, dense, ...)
    so that load changes hit both; tomotopy's ``LDAModel`` (same priors,
    ``train`` per iteration) when it is installed;
@@ -12,10 +13,12 @@ All runs are in one process, one thread each, on the same corpus:
    split (20% of the documents keep half their tokens for testing), the
    held-out perplexity (``sklearn_clda.metrics.perplexity_from_estimates``
    with each chain's last state) after n sweeps, for n on a 1-2-5 ladder up
-   to ``--dense-sweeps`` (dense) and up to ``--mh-factor`` times that (MH);
+   to ``--dense-sweeps`` (dense) and up to ``--mh-factor`` times that (the
+   ``--samplers``);
    fits with the same seed and more sweeps continue the same chain, so the
    ladder is one chain per sampler. Reported: the sampler seconds (sum of
-   ``sweep_times_``) at which MH first reaches the dense chain's final
+   ``sweep_times_``, or with ``--clock cpu`` the fit's process CPU
+   seconds) at which each sampler first reaches the dense chain's final
    perplexity, and their ratio;
 3. auto: the sampler ``sampler="auto"`` picks at several K, and the sweep
    time of auto against dense at K = 100 (the same kernel: ratio ~1).
@@ -60,6 +63,9 @@ def parse_args(argv=None):
                    help="alternating rounds of part 1 (default 3, --quick 1)")
     p.add_argument("--no-tomotopy", action="store_true")
     p.add_argument("--skip", default="", help="comma list of parts to skip: speed,quality,auto")
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                   help="part 2's seconds: the sampler's wall-clock seconds (sum of "
+                        "sweep_times_) or the fit's process CPU seconds (on a shared machine)")
     p.add_argument("--json", metavar="FILE", help="also write results as JSON")
     return p.parse_args(argv)
 
@@ -104,7 +110,9 @@ def part_speed(corpus, args):
     rounds = args.rounds or (1 if args.quick else 3)
     rows, out = [], {}
     for K in [int(k) for k in args.speed_k.split(",")]:
-        runs = [("dense", 2)] + [("mh", int(s)) for s in args.mh_steps.split(",")]
+        runs = [("dense", 2)] + [(sampler, int(s))
+                                 for sampler in filter(None, args.samplers.split(","))
+                                 for s in args.mh_steps.split(",")]
         times = {r: [] for r in runs}
         # The dense kernel at K = 10,000 takes seconds per sweep: time fewer.
         d_timed = timed if K <= 2000 else 1
@@ -120,7 +128,7 @@ def part_speed(corpus, args):
             C.log(f"speed K={K} tomotopy")
             tomo = _tomotopy_ns(corpus, K, 1 if K > 2000 else timed)
         for (sampler, steps), v in ns.items():
-            name = "dense" if sampler == "dense" else f"mh (mh_steps={steps})"
+            name = "dense" if sampler == "dense" else f"{sampler} (mh_steps={steps})"
             rows.append([K, name, f"{v:.0f}", f"{ns[('dense', 2)] / v:.2f}",
                          "" if tomo is None else f"{tomo / v:.2f}"])
         if tomo is not None:
@@ -149,7 +157,7 @@ def _ladder(n_max):
     return sorted(set(steps) | {n_max})
 
 
-def _curve(split, K, sampler, n_max, mh_steps=2, stop_at=None):
+def _curve(split, K, sampler, n_max, mh_steps=2, stop_at=None, clock="wall"):
     """(sweeps, sampler seconds, held-out perplexity) along one chain's ladder;
     stops once the perplexity is at most ``stop_at``."""
     from sklearn_clda.metrics import perplexity_from_estimates
@@ -157,10 +165,12 @@ def _curve(split, K, sampler, n_max, mh_steps=2, stop_at=None):
     points = []
     for n in _ladder(n_max):
         C.log(f"quality K={K} {sampler} mh_steps={mh_steps}: {n} sweeps")
+        t0 = time.process_time()
         model = _fit(split.X_train_full, K, sampler, n, mh_steps)
+        cpu = time.process_time() - t0
         theta = np.asarray(model.doc_topic_)[split.heldout_idx]
         ppl = perplexity_from_estimates(theta, model.components_, split.X_test)
-        points.append((n, float(np.sum(model.sweep_times_)), ppl))
+        points.append((n, cpu if clock == "cpu" else float(np.sum(model.sweep_times_)), ppl))
         if stop_at is not None and ppl <= stop_at:
             break
     return points
@@ -172,16 +182,16 @@ def part_quality(corpus, args):
     n_dense = args.dense_sweeps or (100 if args.quick else 1000)
     split = C.document_completion_split(corpus, 0.2, seed=0)
     if args.target is None:
-        dense = _curve(split, K, "dense", n_dense)
+        dense = _curve(split, K, "dense", n_dense, clock=args.clock)
         target = dense[-1][2]
         curves = {"dense": dense}
     else:
         dense, target, curves = [(n_dense, float("nan"), args.target)], args.target, {}
     rows = []
-    for sampler in args.samplers.split(","):
+    for sampler in filter(None, args.samplers.split(",")):
         for steps in [int(s) for s in args.mh_steps.split(",")]:
             curves[f"{sampler}-{steps}"] = _curve(split, K, sampler, int(args.mh_factor * n_dense),
-                                                  steps, stop_at=target)
+                                                  steps, stop_at=target, clock=args.clock)
     for name, pts in curves.items():
         for n, sec, ppl in pts:
             rows.append([name, n, f"{sec:.1f}", f"{ppl:.1f}"])
