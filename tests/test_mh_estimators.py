@@ -1,6 +1,7 @@
 """The estimators with ``sampler="mh"`` and ``"sparse"``: dispatch, settings, reproducibility, fits."""
 
 import os
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -9,7 +10,15 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from test_common import _is_array_api_check, _run_with_scipy_array_api
 
 from sklearn_clda import CompoundLDA, LDAGibbs
-from sklearn_clda._mh_sweeper import AUTO_MH_MIN_COMPONENTS, _MHSweeper, uses_mh
+from sklearn_clda._mh_sweeper import (
+    AUTO_DENSE_MAX_COMPONENTS,
+    AUTO_MH_MIN_COMPONENTS,
+    _MHSweeper,
+    auto_sampler,
+    make_mh_sweeper,
+    token_weighted_length,
+    uses_mh,
+)
 from sklearn_clda._sweeper import _ShardedSweeper
 from sklearn_clda.datasets import make_lda_corpus
 
@@ -51,13 +60,37 @@ def test_auto_keeps_small_k_on_the_dense_kernel(corpus):
     assert _sweeper_type(LDAGibbs(3, sampler="sparse", random_state=0), X) is _MHSweeper
 
 
+def test_auto_picks_by_k_and_document_length():
+    assert AUTO_DENSE_MAX_COMPONENTS == 100
+    assert token_weighted_length([10, 30]) == (100 + 900) / 40
+    short, long = [10] * 5, [1000, 1000]  # token-weighted lengths 10 and 1000
+    assert [auto_sampler(k, short) for k in (100, 101, 9_999, 10_000)] == [
+        "dense", "sparse", "sparse", "mh"]
+    assert [auto_sampler(k, long) for k in (1_999, 2_000, 10_000)] == ["dense", "sparse", "mh"]
+    assert auto_sampler(500, []) == "sparse"  # no tokens: nothing to weigh
+
+
+def test_auto_sweepers_follow_the_pick(corpus):
+    X, _ = corpus  # documents of about 30 tokens: sparse from K = 60 on (and K > 100)
+    assert _sweeper_type(LDAGibbs(101, random_state=0), X) is _MHSweeper
+    X_long = make_lda_corpus(4, 10, 50, 100, random_state=0).data  # about 100 tokens each
+    assert _sweeper_type(LDAGibbs(150, random_state=0), X_long) is _ShardedSweeper
+    assert _sweeper_type(LDAGibbs(150, sampler="sparse", random_state=0), X_long) is _MHSweeper
+    state = SimpleNamespace(nk=np.zeros(150, dtype=np.int32), doc_len=np.full(8, 30),
+                            words=np.zeros(240, dtype=np.int32),
+                            nwk_padded=np.zeros((3, 150), dtype=np.int32))
+    assert make_mh_sweeper(state, 1, np.random.SeedSequence(0), 0, 2, "auto").kernel == "sparse"
+
+
 def test_auto_at_small_k_gives_the_dense_results_bit_for_bit(corpus):
     X, _ = corpus
     a = LDAGibbs(5, max_iter=20, random_state=0).fit(X)
     b = LDAGibbs(5, sampler="dense", max_iter=20, random_state=0).fit(X)
     c = LDAGibbs(5, sampler="mh", max_iter=20, random_state=0).fit(X)
+    d = LDAGibbs(5, sampler="sparse", max_iter=20, random_state=0).fit(X)
     np.testing.assert_array_equal(a.components_, b.components_)
     assert not np.array_equal(a.components_, c.components_)
+    assert not np.array_equal(d.components_, c.components_)  # its own kernel
 
 
 @pytest.mark.parametrize("Est", [LDAGibbs, CompoundLDA])
