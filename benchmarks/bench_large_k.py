@@ -59,6 +59,9 @@ def parse_args(argv=None):
     p.add_argument("--target", type=float, default=None,
                    help="part 2 without the dense chain: MH chains run until this perplexity "
                         "(e.g. a dense result of an earlier run)")
+    p.add_argument("--warm", type=int, default=None,
+                   help="untimed sweeps before the timed ones in part 1 (default 3, --quick 1; "
+                        "the sparse sampler's cost falls as documents settle on fewer topics)")
     p.add_argument("--rounds", type=int, default=None,
                    help="alternating rounds of part 1 (default 3, --quick 1)")
     p.add_argument("--no-tomotopy", action="store_true")
@@ -107,6 +110,7 @@ def part_speed(corpus, args):
     """Part 1: ns/token per sampler and K (alternating fits)."""
     n_tokens = int(corpus.X.sum())
     warm, timed = (1, 2) if args.quick else (3, 5)
+    warm = warm if args.warm is None else args.warm
     rounds = args.rounds or (1 if args.quick else 3)
     rows, out = [], {}
     for K in [int(k) for k in args.speed_k.split(",")]:
