@@ -20,8 +20,9 @@ All runs are in one process, one thread each, on the same corpus:
    ``sweep_times_``, or with ``--clock cpu`` the fit's process CPU
    seconds) at which each sampler first reaches the dense chain's final
    perplexity, and their ratio;
-3. auto: the sampler ``sampler="auto"`` picks at several K, and the sweep
-   time of auto against dense at K = 100 (the same kernel: ratio ~1).
+3. auto: the kernel ``sampler="auto"`` picks at several K on news16's
+   document lengths, and the sweep time of auto against dense at K = 100
+   (the same kernel: ratio ~1).
 
     python benchmarks/bench_large_k.py              # K=1000 and 10000, 1000 dense sweeps
     python benchmarks/bench_large_k.py --quick      # fewer sweeps (minutes)
@@ -219,11 +220,13 @@ def part_quality(corpus, args):
 
 def part_auto(corpus, args):
     """Part 3: auto's choice by K, and auto against dense at K = 100."""
-    from sklearn_clda._mh_sweeper import uses_mh
+    from sklearn_clda._mh_sweeper import auto_sampler, token_weighted_length
 
-    ks = (10, 100, 101, 1999, 2000, 10000)
-    picks = {K: ("mh" if uses_mh("auto", K) else "dense") for K in ks}
-    print("sampler='auto' picks: " + ", ".join(f"K={k}: {v}" for k, v in picks.items()))
+    doc_len = np.asarray(corpus.X.sum(axis=1)).ravel()
+    ks = (10, 100, 101, 314, 315, 1000, 9999, 10000)
+    picks = {K: auto_sampler(K, doc_len) for K in ks}
+    print(f"token-weighted mean document length {token_weighted_length(doc_len):.1f}; "
+          "sampler='auto' picks: " + ", ".join(f"K={k}: {v}" for k, v in picks.items()))
     assert all(v == "dense" for k, v in picks.items() if k <= 100)
     n_tokens = int(corpus.X.sum())
     ns = {"auto": [], "dense": []}
