@@ -568,7 +568,8 @@ def sparse_mh_sweep_pieces(
     computed from ``nk`` (this cell's copy of the totals) at the start of
     the call, the piece's uniforms drawn together before its tokens, and
     the document's topic list built at the start of each piece from all of
-    the document's tokens (``z[doc_tokens[doc_ptr[d]:doc_ptr[d + 1]]]``). ``c`` is :func:`sparse_weights` (taken once per sweep);
+    the document's tokens (``z[doc_tokens[doc_ptr[d]:doc_ptr[d + 1]]]``).
+    ``c`` is :func:`sparse_weights` (taken once per sweep);
     ``scratch`` is :func:`sparse_scratch` of K, one per thread; ``zw`` is
     ``z[word_tokens]`` (kept current here) and ``word_pos``
     :func:`word_positions` of ``word_tokens``.

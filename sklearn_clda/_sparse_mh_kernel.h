@@ -21,11 +21,12 @@
    prior[k] * (nw[k] + eta) * inv[k]). Its first part has mass
    A = sum over the document's topics (those with ndk > 0) of
    (nw[k] + eta) rd[k], rd[k] = ndk[k] inv[k], drawn by running sums over
-   the document's topic list (clda_smh_running_sums); its second part, of mass c (n_w + K eta) (n_w the word's
-   tokens, the token itself included), is the word proposal of
-   _mh_kernel.h: the topic of a uniformly chosen token of the word (the
-   token itself included) or, with probability K eta / (n_w + K eta), a
-   uniform topic. Neither part depends on s except through the token's own
+   the document's topic list (clda_smh_running_sums); its second part, of
+   mass c (n_w + K eta) (n_w the word's tokens, the token itself
+   included), is the word proposal of _mh_kernel.h: the topic of a
+   uniformly chosen token of the word (the token itself included; read
+   from zw, the topics in word order, kept current) or, with probability
+   K eta / (n_w + K eta), a uniform topic. Neither part depends on s except through the token's own
    topic, and the normaliser A + c (n_w + K eta) does not depend on s. For
    t != s the factors (nw + eta) cancel in the Hastings ratio:
 

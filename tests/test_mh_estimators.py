@@ -1,4 +1,5 @@
-"""The estimators with ``sampler="mh"`` and ``"sparse"``: dispatch, settings, reproducibility, fits."""
+"""The estimators with ``sampler="mh"`` and ``"sparse"``: dispatch, settings,
+reproducibility, fits."""
 
 import os
 from types import SimpleNamespace
