@@ -50,6 +50,7 @@ def parse_args(argv=None):
                    help="100 dense sweeps in part 2, fewer timed sweeps in part 1")
     p.add_argument("--speed-k", default="1000,10000", help="comma list of K for part 1")
     p.add_argument("--quality-k", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=0, help="random_state of part 2's chains")
     p.add_argument("--dense-sweeps", type=int, default=None,
                    help="dense chain length of part 2 (default 1000, --quick 100)")
     p.add_argument("--mh-factor", type=float, default=4.0,
@@ -162,7 +163,7 @@ def _ladder(n_max):
     return sorted(set(steps) | {n_max})
 
 
-def _curve(split, K, sampler, n_max, mh_steps=2, stop_at=None, clock="wall"):
+def _curve(split, K, sampler, n_max, mh_steps=2, stop_at=None, clock="wall", seed=0):
     """(sweeps, sampler seconds, held-out perplexity) along one chain's ladder;
     stops once the perplexity is at most ``stop_at``."""
     from sklearn_clda.metrics import perplexity_from_estimates
@@ -171,7 +172,7 @@ def _curve(split, K, sampler, n_max, mh_steps=2, stop_at=None, clock="wall"):
     for n in _ladder(n_max):
         C.log(f"quality K={K} {sampler} mh_steps={mh_steps}: {n} sweeps")
         t0 = time.process_time()
-        model = _fit(split.X_train_full, K, sampler, n, mh_steps)
+        model = _fit(split.X_train_full, K, sampler, n, mh_steps, seed)
         cpu = time.process_time() - t0
         theta = np.asarray(model.doc_topic_)[split.heldout_idx]
         ppl = perplexity_from_estimates(theta, model.components_, split.X_test)
@@ -187,7 +188,7 @@ def part_quality(corpus, args):
     n_dense = args.dense_sweeps or (100 if args.quick else 1000)
     split = C.document_completion_split(corpus, 0.2, seed=0)
     if args.target is None:
-        dense = _curve(split, K, "dense", n_dense, clock=args.clock)
+        dense = _curve(split, K, "dense", n_dense, clock=args.clock, seed=args.seed)
         target = dense[-1][2]
         curves = {"dense": dense}
     else:
@@ -196,7 +197,8 @@ def part_quality(corpus, args):
     for sampler in filter(None, args.samplers.split(",")):
         for steps in [int(s) for s in args.mh_steps.split(",")]:
             curves[f"{sampler}-{steps}"] = _curve(split, K, sampler, int(args.mh_factor * n_dense),
-                                                  steps, stop_at=target, clock=args.clock)
+                                                  steps, stop_at=target, clock=args.clock,
+                                                  seed=args.seed)
     for name, pts in curves.items():
         for n, sec, ppl in pts:
             rows.append([name, n, f"{sec:.1f}", f"{ppl:.1f}"])
