@@ -22,7 +22,11 @@ All runs are in one process, one thread each, on the same corpus:
    perplexity, and their ratio;
 3. auto: the kernel ``sampler="auto"`` picks at several K on news16's
    document lengths, and the sweep time of auto against dense at K = 100
-   (the same kernel: ratio ~1).
+   (the same kernel: ratio ~1);
+4. kernels: the dense, sparse and MH kernels called directly on the same
+   start, interleaved sweep by sweep after a burn-in, process CPU time
+   (robust to a busy machine): the crossovers behind ``"auto"``, at each K
+   of ``--kernel-k``.
 
     python benchmarks/bench_large_k.py              # K=1000 and 10000, 1000 dense sweeps
     python benchmarks/bench_large_k.py --quick      # fewer sweeps (minutes)
@@ -67,7 +71,10 @@ def parse_args(argv=None):
     p.add_argument("--rounds", type=int, default=None,
                    help="alternating rounds of part 1 (default 3, --quick 1)")
     p.add_argument("--no-tomotopy", action="store_true")
-    p.add_argument("--skip", default="", help="comma list of parts to skip: speed,quality,auto")
+    p.add_argument("--kernel-k", default="300,1000",
+                   help="comma list of K for part 4 (the kernels called directly)")
+    p.add_argument("--skip", default="",
+                   help="comma list of parts to skip: speed,quality,auto,kernels")
     p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                    help="part 2's seconds: the sampler's wall-clock seconds (sum of "
                         "sweep_times_) or the fit's process CPU seconds (on a shared machine)")
@@ -220,6 +227,74 @@ def part_quality(corpus, args):
     return {"K": K, "curves": curves, "dense_target": target, "reached": summary}
 
 
+def _kernel_state(X, K, seed=0):
+    """Token arrays and random-start counts of news16 for calling the kernels directly."""
+    from sklearn_clda import _mh_sampling, _sampling
+
+    D, V = X.shape
+    doc_len = np.asarray(X.sum(axis=1)).ravel().astype(np.int64)
+    words = np.repeat(X.indices, X.data).astype(np.int32)
+    z = np.random.default_rng(seed).integers(0, K, len(words)).astype(np.int32)
+    doc_of = np.repeat(np.arange(D), doc_len)
+    nwk = np.zeros((V, _sampling.padded_n_components(K)), np.int32)
+    ndk = np.zeros((D, K), np.int32)
+    np.add.at(nwk, (words, z), 1)
+    np.add.at(ndk, (doc_of, z), 1)
+    word_ptr, word_tokens = _mh_sampling.word_index(words, V)
+    return dict(words=words, doc_ptr=np.r_[0, np.cumsum(doc_len)].astype(np.int64),
+                doc_group=np.zeros(D, np.int32), z=z, nwk=nwk, ndk=ndk,
+                nk=np.bincount(z, minlength=K).astype(np.int32), prior=np.full((1, K), ALPHA),
+                index=(word_ptr, word_tokens, _mh_sampling.word_positions(word_tokens)),
+                bitgen=np.random.PCG64(seed), doc_len=doc_len)
+
+
+def _kernel_sweep(name, s):
+    """One sweep of kernel ``name`` ("dense", "sparse" or "mh", mh_steps=2) on ``s``."""
+    from sklearn_clda import _mh_sampling, _sampling
+
+    args = (s["words"], s["doc_ptr"], s["doc_group"], s["z"], s["nwk"], s["ndk"], s["nk"],
+            s["prior"], ETA)
+    tables = np.zeros((0, s["nk"].shape[0]), np.int64)
+    word_ptr, word_tokens, word_pos = s["index"]
+    if name == "dense":
+        _sampling.gibbs_sweep(*args, tables, s["bitgen"])
+    elif name == "sparse":
+        _mh_sampling.sparse_mh_sweep(*args, word_ptr, word_tokens, 2, tables, s["bitgen"],
+                                     word_pos=word_pos)
+    else:
+        _mh_sampling.mh_sweep(*args, word_ptr, word_tokens, 2, tables, s["bitgen"])
+
+
+def part_kernels(corpus, args):
+    """Part 4: the kernels called directly, interleaved sweep by sweep after
+    ``--warm`` (default 20) sweeps each, process CPU ns/token (median of 5):
+    the crossovers behind ``sampler="auto"``."""
+    rows, out = [], {}
+    names = ("dense", "sparse", "mh")
+    for K in [int(k) for k in args.kernel_k.split(",")]:
+        states = {n: _kernel_state(corpus.X, K) for n in names}
+        for n in names:
+            C.log(f"kernels K={K} {n}: burn-in")
+            for _ in range(20 if args.warm is None else args.warm):
+                _kernel_sweep(n, states[n])
+        times = {n: [] for n in names}
+        for _ in range(5):
+            for n in names:
+                t0 = time.process_time()
+                _kernel_sweep(n, states[n])
+                times[n].append(time.process_time() - t0)
+        n_tok = len(states["dense"]["words"])
+        ns = {n: statistics.median(v) / n_tok * 1e9 for n, v in times.items()}
+        for n in names:
+            s = states[n]
+            kd = ((s["ndk"] > 0).sum(axis=1) * s["doc_len"]).sum() / s["doc_len"].sum()
+            rows.append([K, n, f"{ns[n]:.0f}", f"{ns['dense'] / ns[n]:.2f}", f"{kd:.0f}"])
+        out[K] = ns
+    print(C.format_table(["K", "kernel", "CPU ns/token", "dense/this",
+                          "topics/doc (token-weighted)"], rows))
+    return out
+
+
 def part_auto(corpus, args):
     """Part 3: auto's choice by K, and auto against dense at K = 100."""
     from sklearn_clda._mh_sweeper import auto_sampler, token_weighted_length
@@ -249,7 +324,8 @@ def main(argv=None):
     C.log(f"sklearn_clda from {os.path.dirname(sklearn_clda.__file__)}; load {C.load_average()}")
     skip = set(filter(None, args.skip.split(",")))
     results = {"env": C.environment_info(), "load_start": C.load_average()}
-    for name, part in (("auto", part_auto), ("speed", part_speed), ("quality", part_quality)):
+    for name, part in (("auto", part_auto), ("speed", part_speed), ("quality", part_quality),
+                       ("kernels", part_kernels)):
         if name not in skip:
             print(f"\n== {name}")
             results[name] = part(corpus, args)
