@@ -107,7 +107,7 @@ extensions = [
     Extension(
         "sklearn_clda._mh_sampling",
         ["sklearn_clda/_mh_sampling.pyx"],
-        depends=["sklearn_clda/_mh_kernel.h"],
+        depends=["sklearn_clda/_mh_kernel.h", "sklearn_clda/_sparse_mh_kernel.h"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     ),
 ]

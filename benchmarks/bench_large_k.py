@@ -1,10 +1,11 @@
-"""Large K: the MH sampler (``sampler="mh"``) against the dense kernel on news16.
+"""Large K: the MH samplers (``sampler="mh"`` and ``"sparse"``) against the dense kernel on news16.
 
 All runs are in one process, one thread each, on the same corpus:
 
 1. speed: seconds per sweep (median of the timed sweeps in ``sweep_times_``,
    after warm-up sweeps) divided by the training tokens, in ns/token, of
-   ``LDAGibbs`` with the dense kernel and with MH (each ``--mh-steps``),
+   ``LDAGibbs`` with the dense kernel and with each of ``--samplers``
+   (default: ``mh`` and ``sparse``) at each ``--mh-steps``,
    at each K of ``--speed-k``; the fits alternate (dense, MH, dense, ...)
    so that load changes hit both; tomotopy's ``LDAModel`` (same priors,
    ``train`` per iteration) when it is installed;
@@ -12,14 +13,21 @@ All runs are in one process, one thread each, on the same corpus:
    split (20% of the documents keep half their tokens for testing), the
    held-out perplexity (``sklearn_clda.metrics.perplexity_from_estimates``
    with each chain's last state) after n sweeps, for n on a 1-2-5 ladder up
-   to ``--dense-sweeps`` (dense) and up to ``--mh-factor`` times that (MH);
+   to ``--dense-sweeps`` (dense) and up to ``--mh-factor`` times that (the
+   ``--samplers``);
    fits with the same seed and more sweeps continue the same chain, so the
    ladder is one chain per sampler. Reported: the sampler seconds (sum of
-   ``sweep_times_``) at which MH first reaches the dense chain's final
+   ``sweep_times_``, or with ``--clock cpu`` the fit's process CPU
+   seconds) at which each sampler first reaches the dense chain's final
    perplexity, and their ratio;
-3. auto: the sampler ``sampler="auto"`` picks at several K, and the sweep
-   time of auto against dense at K = 100 (the same kernel: ratio ~1);
-4. memory: the peak resident memory (``ru_maxrss``) of a fresh process
+3. auto: the kernel ``sampler="auto"`` picks at several K on news16's
+   document lengths, and the sweep time of auto against dense at K = 100
+   (the same kernel: ratio ~1);
+4. kernels: the dense, sparse and MH kernels called directly on the same
+   start, interleaved sweep by sweep after a burn-in, process CPU time
+   (robust to a busy machine): the crossovers behind ``"auto"``, at each K
+   of ``--kernel-k``.
+5. memory: the peak resident memory (``ru_maxrss``) of a fresh process
    that loads news16 and fits ``LDAGibbs`` and ``CompoundLDA`` with
    ``sampler="mh"`` at K = ``--memory-k`` (``--memory-sweeps`` sweeps,
    default averaging: two kept states), next to the sizes of the tables
@@ -51,21 +59,32 @@ def parse_args(argv=None):
                    help="100 dense sweeps in part 2, fewer timed sweeps in part 1")
     p.add_argument("--speed-k", default="1000,10000", help="comma list of K for part 1")
     p.add_argument("--quality-k", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=0, help="random_state of part 2's chains")
     p.add_argument("--dense-sweeps", type=int, default=None,
                    help="dense chain length of part 2 (default 1000, --quick 100)")
     p.add_argument("--mh-factor", type=float, default=4.0,
                    help="MH chains run up to this many times the dense sweeps")
     p.add_argument("--mh-steps", default="2,4", help="comma list of mh_steps")
+    p.add_argument("--samplers", default="mh,sparse",
+                   help="comma list of the non-dense samplers to run (mh, sparse)")
     p.add_argument("--target", type=float, default=None,
                    help="part 2 without the dense chain: MH chains run until this perplexity "
                         "(e.g. a dense result of an earlier run)")
+    p.add_argument("--warm", type=int, default=None,
+                   help="untimed sweeps before the timed ones in part 1 (default 3, --quick 1; "
+                        "the sparse sampler's cost falls as documents settle on fewer topics)")
     p.add_argument("--rounds", type=int, default=None,
                    help="alternating rounds of part 1 (default 3, --quick 1)")
     p.add_argument("--no-tomotopy", action="store_true")
+    p.add_argument("--kernel-k", default="300,1000",
+                   help="comma list of K for part 4 (the kernels called directly)")
     p.add_argument("--skip", default="",
-                   help="comma list of parts to skip: speed,quality,auto,memory")
-    p.add_argument("--memory-k", type=int, default=10000, help="K of part 4")
-    p.add_argument("--memory-sweeps", type=int, default=40, help="sweeps of part 4's fits")
+                   help="comma list of parts to skip: speed,quality,auto,kernels,memory")
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                   help="part 2's seconds: the sampler's wall-clock seconds (sum of "
+                        "sweep_times_) or the fit's process CPU seconds (on a shared machine)")
+    p.add_argument("--memory-k", type=int, default=10000, help="K of part 5")
+    p.add_argument("--memory-sweeps", type=int, default=40, help="sweeps of part 5's fits")
     p.add_argument("--json", metavar="FILE", help="also write results as JSON")
     return p.parse_args(argv)
 
@@ -107,10 +126,13 @@ def part_speed(corpus, args):
     """Part 1: ns/token per sampler and K (alternating fits)."""
     n_tokens = int(corpus.X.sum())
     warm, timed = (1, 2) if args.quick else (3, 5)
+    warm = warm if args.warm is None else args.warm
     rounds = args.rounds or (1 if args.quick else 3)
     rows, out = [], {}
     for K in [int(k) for k in args.speed_k.split(",")]:
-        runs = [("dense", 2)] + [("mh", int(s)) for s in args.mh_steps.split(",")]
+        runs = [("dense", 2)] + [(sampler, int(s))
+                                 for sampler in filter(None, args.samplers.split(","))
+                                 for s in args.mh_steps.split(",")]
         times = {r: [] for r in runs}
         # The dense kernel at K = 10,000 takes seconds per sweep: time fewer.
         d_timed = timed if K <= 2000 else 1
@@ -126,7 +148,7 @@ def part_speed(corpus, args):
             C.log(f"speed K={K} tomotopy")
             tomo = _tomotopy_ns(corpus, K, 1 if K > 2000 else timed)
         for (sampler, steps), v in ns.items():
-            name = "dense" if sampler == "dense" else f"mh (mh_steps={steps})"
+            name = "dense" if sampler == "dense" else f"{sampler} (mh_steps={steps})"
             rows.append([K, name, f"{v:.0f}", f"{ns[('dense', 2)] / v:.2f}",
                          "" if tomo is None else f"{tomo / v:.2f}"])
         if tomo is not None:
@@ -155,7 +177,7 @@ def _ladder(n_max):
     return sorted(set(steps) | {n_max})
 
 
-def _curve(split, K, sampler, n_max, mh_steps=2, stop_at=None):
+def _curve(split, K, sampler, n_max, mh_steps=2, stop_at=None, clock="wall", seed=0):
     """(sweeps, sampler seconds, held-out perplexity) along one chain's ladder;
     stops once the perplexity is at most ``stop_at``."""
     from sklearn_clda.metrics import perplexity_from_estimates
@@ -163,10 +185,12 @@ def _curve(split, K, sampler, n_max, mh_steps=2, stop_at=None):
     points = []
     for n in _ladder(n_max):
         C.log(f"quality K={K} {sampler} mh_steps={mh_steps}: {n} sweeps")
-        model = _fit(split.X_train_full, K, sampler, n, mh_steps)
+        t0 = time.process_time()
+        model = _fit(split.X_train_full, K, sampler, n, mh_steps, seed)
+        cpu = time.process_time() - t0
         theta = np.asarray(model.doc_topic_)[split.heldout_idx]
         ppl = perplexity_from_estimates(theta, model.components_, split.X_test)
-        points.append((n, float(np.sum(model.sweep_times_)), ppl))
+        points.append((n, cpu if clock == "cpu" else float(np.sum(model.sweep_times_)), ppl))
         if stop_at is not None and ppl <= stop_at:
             break
     return points
@@ -178,15 +202,17 @@ def part_quality(corpus, args):
     n_dense = args.dense_sweeps or (100 if args.quick else 1000)
     split = C.document_completion_split(corpus, 0.2, seed=0)
     if args.target is None:
-        dense = _curve(split, K, "dense", n_dense)
+        dense = _curve(split, K, "dense", n_dense, clock=args.clock, seed=args.seed)
         target = dense[-1][2]
         curves = {"dense": dense}
     else:
         dense, target, curves = [(n_dense, float("nan"), args.target)], args.target, {}
     rows = []
-    for steps in [int(s) for s in args.mh_steps.split(",")]:
-        curves[f"mh-{steps}"] = _curve(split, K, "mh", int(args.mh_factor * n_dense), steps,
-                                       stop_at=target)
+    for sampler in filter(None, args.samplers.split(",")):
+        for steps in [int(s) for s in args.mh_steps.split(",")]:
+            curves[f"{sampler}-{steps}"] = _curve(split, K, sampler, int(args.mh_factor * n_dense),
+                                                  steps, stop_at=target, clock=args.clock,
+                                                  seed=args.seed)
     for name, pts in curves.items():
         for n, sec, ppl in pts:
             rows.append([name, n, f"{sec:.1f}", f"{ppl:.1f}"])
@@ -208,13 +234,83 @@ def part_quality(corpus, args):
     return {"K": K, "curves": curves, "dense_target": target, "reached": summary}
 
 
+def _kernel_state(X, K, seed=0):
+    """Token arrays and random-start counts of news16 for calling the kernels directly."""
+    from sklearn_clda import _mh_sampling, _sampling
+
+    D, V = X.shape
+    doc_len = np.asarray(X.sum(axis=1)).ravel().astype(np.int64)
+    words = np.repeat(X.indices, X.data).astype(np.int32)
+    z = np.random.default_rng(seed).integers(0, K, len(words)).astype(np.int32)
+    doc_of = np.repeat(np.arange(D), doc_len)
+    nwk = np.zeros((V, _sampling.padded_n_components(K)), np.int32)
+    ndk = np.zeros((D, K), np.int32)
+    np.add.at(nwk, (words, z), 1)
+    np.add.at(ndk, (doc_of, z), 1)
+    word_ptr, word_tokens = _mh_sampling.word_index(words, V)
+    return dict(words=words, doc_ptr=np.r_[0, np.cumsum(doc_len)].astype(np.int64),
+                doc_group=np.zeros(D, np.int32), z=z, nwk=nwk, ndk=ndk,
+                nk=np.bincount(z, minlength=K).astype(np.int32), prior=np.full((1, K), ALPHA),
+                index=(word_ptr, word_tokens, _mh_sampling.word_positions(word_tokens)),
+                bitgen=np.random.PCG64(seed), doc_len=doc_len)
+
+
+def _kernel_sweep(name, s):
+    """One sweep of kernel ``name`` ("dense", "sparse" or "mh", mh_steps=2) on ``s``."""
+    from sklearn_clda import _mh_sampling, _sampling
+
+    args = (s["words"], s["doc_ptr"], s["doc_group"], s["z"], s["nwk"], s["ndk"], s["nk"],
+            s["prior"], ETA)
+    tables = np.zeros((0, s["nk"].shape[0]), np.int64)
+    word_ptr, word_tokens, word_pos = s["index"]
+    if name == "dense":
+        _sampling.gibbs_sweep(*args, tables, s["bitgen"])
+    elif name == "sparse":
+        _mh_sampling.sparse_mh_sweep(*args, word_ptr, word_tokens, 2, tables, s["bitgen"],
+                                     word_pos=word_pos)
+    else:
+        _mh_sampling.mh_sweep(*args, word_ptr, word_tokens, 2, tables, s["bitgen"])
+
+
+def part_kernels(corpus, args):
+    """Part 4: the kernels called directly, interleaved sweep by sweep after
+    ``--warm`` (default 20) sweeps each, process CPU ns/token (median of 5):
+    the crossovers behind ``sampler="auto"``."""
+    rows, out = [], {}
+    names = ("dense", "sparse", "mh")
+    for K in [int(k) for k in args.kernel_k.split(",")]:
+        states = {n: _kernel_state(corpus.X, K) for n in names}
+        for n in names:
+            C.log(f"kernels K={K} {n}: burn-in")
+            for _ in range(20 if args.warm is None else args.warm):
+                _kernel_sweep(n, states[n])
+        times = {n: [] for n in names}
+        for _ in range(5):
+            for n in names:
+                t0 = time.process_time()
+                _kernel_sweep(n, states[n])
+                times[n].append(time.process_time() - t0)
+        n_tok = len(states["dense"]["words"])
+        ns = {n: statistics.median(v) / n_tok * 1e9 for n, v in times.items()}
+        for n in names:
+            s = states[n]
+            kd = ((s["ndk"] > 0).sum(axis=1) * s["doc_len"]).sum() / s["doc_len"].sum()
+            rows.append([K, n, f"{ns[n]:.0f}", f"{ns['dense'] / ns[n]:.2f}", f"{kd:.0f}"])
+        out[K] = ns
+    print(C.format_table(["K", "kernel", "CPU ns/token", "dense/this",
+                          "topics/doc (token-weighted)"], rows))
+    return out
+
+
 def part_auto(corpus, args):
     """Part 3: auto's choice by K, and auto against dense at K = 100."""
-    from sklearn_clda._mh_sweeper import uses_mh
+    from sklearn_clda._mh_sweeper import auto_sampler, token_weighted_length
 
-    ks = (10, 100, 101, 1999, 2000, 10000)
-    picks = {K: ("mh" if uses_mh("auto", K) else "dense") for K in ks}
-    print("sampler='auto' picks: " + ", ".join(f"K={k}: {v}" for k, v in picks.items()))
+    doc_len = np.asarray(corpus.X.sum(axis=1)).ravel()
+    ks = (10, 100, 101, 314, 315, 1000, 9999, 10000)
+    picks = {K: auto_sampler(K, doc_len) for K in ks}
+    print(f"token-weighted mean document length {token_weighted_length(doc_len):.1f}; "
+          "sampler='auto' picks: " + ", ".join(f"K={k}: {v}" for k, v in picks.items()))
     assert all(v == "dense" for k, v in picks.items() if k <= 100)
     n_tokens = int(corpus.X.sum())
     ns = {"auto": [], "dense": []}
@@ -227,7 +323,7 @@ def part_auto(corpus, args):
     return {"picks": picks, "k100_auto_ns": a, "k100_dense_ns": d}
 
 
-# The fit of part 4, run in a fresh interpreter so that its peak is its own.
+# The fit of part 5, run in a fresh interpreter so that its peak is its own.
 _MEMORY_CHILD = """
 import resource, sys
 sys.path[:0] = [{bench!r}, {repo!r}]
@@ -245,7 +341,7 @@ print(before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 
 
 def part_memory(corpus, args):
-    """Part 4: peak resident memory of a fit at many topics, in a fresh process."""
+    """Part 5: peak resident memory of a fit at many topics, in a fresh process."""
     import subprocess
 
     from sklearn_clda._sampling import padded_n_components
@@ -282,7 +378,7 @@ def main(argv=None):
     skip = set(filter(None, args.skip.split(",")))
     results = {"env": C.environment_info(), "load_start": C.load_average()}
     for name, part in (("auto", part_auto), ("speed", part_speed), ("quality", part_quality),
-                       ("memory", part_memory)):
+                       ("kernels", part_kernels), ("memory", part_memory)):
         if name not in skip:
             print(f"\n== {name}")
             results[name] = part(corpus, args)

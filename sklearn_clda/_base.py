@@ -471,7 +471,8 @@ class _BaseGibbsTopicModel(
         n_table_rows = n_groups if self._draw_tables(run) else 0
         n_shards = _shard_count(self.n_jobs, state.doc_len.shape[0], state.words.shape[0])
         if uses_mh(self.sampler, int(self.n_components)):
-            return make_mh_sweeper(state, n_shards, seed_sequence, n_table_rows, self.mh_steps)
+            return make_mh_sweeper(state, n_shards, seed_sequence, n_table_rows, self.mh_steps,
+                                   self.sampler)
         return make_sweeper(state, n_shards, seed_sequence, n_table_rows)
 
     def _run_chain(self, X, run, live, rng, averager, done=0, previous=None,

@@ -92,23 +92,31 @@ class LDAGibbs(_BaseGibbsTopicModel):
         Fold-in stops for a document when the mean absolute change of its
         topic proportions falls below this value (in [0, 1]).
 
-    sampler : {"auto", "dense", "mh"}, default="auto"
-        The z-step kernel. ``"dense"`` draws each token's topic
-        exactly from its full conditional, in time proportional to
-        ``n_components``; ``"mh"`` takes ``mh_steps`` Metropolis-Hastings
-        steps per token that leave the same conditional invariant
-        (alternating word and document proposals, WarpLDA-style), in time
-        independent of ``n_components`` but mixing less per sweep.
-        ``"auto"`` runs ``"mh"`` from 2000 topics on and ``"dense"`` below
-        (at 1000 topics on news16 the two reach a perplexity in about the
-        same time, and MH's advantage grows with K; see the user guide,
-        "Many topics"). Both run ``n_jobs`` blocks in the partitioned
-        scheme described there.
+    sampler : {"auto", "dense", "sparse", "mh"}, default="auto"
+        The z-step kernel. ``"dense"`` draws each token's topic exactly
+        from its full conditional, in time proportional to
+        ``n_components``.
+        ``"sparse"`` takes ``mh_steps`` Metropolis-Hastings steps per token
+        from a proposal that is exact over the topics of the token's
+        document (AliasLDA-like), in time proportional to the number of
+        those topics: about the dense sampler's mixing per sweep, at a
+        cost that stops growing with ``n_components`` once it exceeds the
+        document lengths. ``"mh"`` takes ``mh_steps`` steps that alternate
+        word and document proposals (WarpLDA-style), in time independent
+        of ``n_components`` and of the document lengths, but mixing less
+        per sweep (several times the sweeps for the same perplexity). All
+        leave the same conditional invariant (exact chains). ``"auto"``
+        runs ``"dense"`` up to 100 topics and below twice the corpus's
+        token-weighted mean document length, ``"mh"`` from 10,000 topics
+        on, and ``"sparse"`` in between (measured crossovers on news16;
+        see the user guide, "Many topics"). All run ``n_jobs`` blocks in
+        the partitioned scheme described there.
 
     mh_steps : int, default=2
-        Metropolis-Hastings steps per token and sweep of the ``"mh"``
-        sampler (in [1, 1000]; ignored by the dense one). Each pair of
-        steps is one word proposal and one document proposal.
+        Metropolis-Hastings steps per token and sweep of the ``"sparse"``
+        and ``"mh"`` samplers (in [1, 1000]; ignored by the dense one).
+        With ``"mh"`` each pair of steps is one word proposal and one
+        document proposal.
 
     n_jobs : int, default=None
         Number of blocks a sweep is split into, run on threads. ``None``

@@ -60,6 +60,11 @@ typedef struct {
     double keta;                /* K * eta */
     const int64_t *word_ptr;    /* tokens of word w: word_tokens[word_ptr[w]:word_ptr[w + 1]] */
     const int64_t *word_tokens; /* token positions, grouped by word */
+    /* The sparse kernel's (_sparse_mh_kernel.h) copy of z in word order,
+       zw[j] = z[word_tokens[j]], kept current, and each token's place in
+       it, word_pos[word_tokens[j]] = j (NULL for this kernel). */
+    int32_t *zw;
+    const int64_t *word_pos;
 } clda_mh_ctx;
 
 /* The prior part of the doc proposal for one collection: its row, its

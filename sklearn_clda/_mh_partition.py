@@ -21,6 +21,11 @@ __all__ = ["_MHPartitionedSweeper"]
 class _MHPartitionedSweeper(ShardStreams):
     """Runs MH sweeps in the partitioned scheme of ``_partition`` on threads.
 
+    ``kernel``: ``"mh"`` (``mh_sweep_pieces``) or ``"sparse"``
+    (``sparse_mh_sweep_pieces``: each thread keeps its own working arrays;
+    a document's topic list is rebuilt for each of its pieces from all its
+    tokens, and ``inv`` from the cell's copy of the totals).
+
     P document blocks x P word blocks; sub-step ``s`` runs cell ``(p, (p +
     s) mod P)`` of every document block ``p`` at once. A cell's MH steps
     read and write the rows of its documents and words only, and its
@@ -37,9 +42,11 @@ class _MHPartitionedSweeper(ShardStreams):
     ``state.z`` is brought up to date when the sweeper is closed.
     """
 
-    def __init__(self, state, n_blocks, seed_sequence, n_table_rows, mh_steps, n_threads):
+    def __init__(self, state, n_blocks, seed_sequence, n_table_rows, mh_steps, n_threads,
+                 kernel="mh"):
         self.state = state
         self.mh_steps = int(mh_steps)
+        self.kernel = kernel
         K = state.nk.shape[0]
         V, D = state.nwk_padded.shape[0], state.doc_ptr.shape[0] - 1
         doc_bounds = balanced_bounds(state.doc_ptr, n_blocks)
@@ -52,12 +59,15 @@ class _MHPartitionedSweeper(ShardStreams):
         doc_of = np.repeat(np.arange(D, dtype=np.int32), np.diff(state.doc_ptr))[self.perm]
         self.doc_ptr, self.doc_tokens = _mh_sampling.word_index(doc_of, D)
         self.word_ptr, self.word_tokens = _mh_sampling.word_index(self.words, V)
+        if kernel == "sparse":  # its topics in word order, taken per sweep
+            self.word_pos = _mh_sampling.word_positions(self.word_tokens)
         longest = int(np.diff(self.piece_start).max()) if len(self.piece_doc) else 0
         self.blocks = [
             dict(docs=(lo, hi), bitgen=np.random.PCG64(ss),
                  tables=np.zeros((n_table_rows, K), dtype=np.int64),
                  nk=_sampling._line_buffer(K, np.int32),
-                 u=np.empty(max(3 * self.mh_steps * longest, 1)))
+                 u=np.empty(max(3 * self.mh_steps * longest, 1)),
+                 scratch=_mh_sampling.sparse_scratch(K) if kernel == "sparse" else None)
             for (lo, hi), ss in zip(pieces(doc_bounds), seed_sequence.spawn(P))
         ]
         self.n_threads = max(1, min(n_threads, P))
@@ -88,12 +98,16 @@ class _MHPartitionedSweeper(ShardStreams):
             b = self.blocks[p]
             c = p * P + (p + s) % P
             np.copyto(b["nk"], st.nk)
-            _mh_sampling.mh_sweep_pieces(
-                self.words, self.z, self.piece_start, self.piece_doc,
-                self.cell_piece[c], self.cell_piece[c + 1], st.doc_group, self.doc_ptr,
-                self.doc_tokens, st.nwk_padded, st.ndk, b["nk"], *args,
-                self.word_ptr, self.word_tokens, self.mh_steps, b["u"], b["bitgen"],
-            )
+            cells = (self.words, self.z, self.piece_start, self.piece_doc,
+                     self.cell_piece[c], self.cell_piece[c + 1], st.doc_group, self.doc_ptr,
+                     self.doc_tokens, st.nwk_padded, st.ndk, b["nk"], *args,
+                     self.word_ptr, self.word_tokens)
+            if self.kernel == "sparse":
+                _mh_sampling.sparse_mh_sweep_pieces(
+                    *cells, self.zw, self.word_pos, self.mh_steps, b["u"], b["scratch"],
+                    b["bitgen"])
+            else:
+                _mh_sampling.mh_sweep_pieces(*cells, self.mh_steps, b["u"], b["bitgen"])
 
     def _tables(self, t, prior):
         st = self.state
@@ -116,7 +130,12 @@ class _MHPartitionedSweeper(ShardStreams):
         """One sweep over all documents; returns the summed AGS table counts."""
         st = self.state
         prior = np.ascontiguousarray(prior, dtype=np.float64)
-        args = (prior, float(eta), *_mh_sampling.build_alias_tables(prior))
+        if self.kernel == "sparse":  # the word part's constants, fixed for the sweep
+            V = st.nwk_padded.shape[0]
+            args = (prior, float(eta), _mh_sampling.sparse_weights(prior, st.nk, eta, V))
+            self.zw = self.z[self.word_tokens]
+        else:
+            args = (prior, float(eta), *_mh_sampling.build_alias_tables(prior))
         for s in range(len(self.blocks)):
             start = st.nk.copy()
             self._run(self._cells, s, args)

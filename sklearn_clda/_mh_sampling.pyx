@@ -28,6 +28,8 @@ cdef extern from "_mh_kernel.h":
         double keta
         const int64_t* word_ptr
         const int64_t* word_tokens
+        int32_t* zw
+        const int64_t* word_pos
     ctypedef struct clda_mh_prior:
         const double* prior
         double total
@@ -36,6 +38,20 @@ cdef extern from "_mh_kernel.h":
     void clda_mh_sweep_document(
         const clda_mh_ctx* ctx, int64_t i0, int64_t i1, int32_t* ndk_d,
         const clda_mh_prior* pg, const double* u_buf,
+        const int64_t* doc_tok, int64_t doc_i0, int64_t doc_len) noexcept nogil
+
+cdef extern from "_sparse_mh_kernel.h":
+    ctypedef struct clda_smh_scratch:
+        double* inv
+        int32_t* mark
+        int32_t* topics
+        double* rd
+        double* cum
+        int32_t n_topics
+    void clda_smh_fill_inv(const clda_mh_ctx* ctx, clda_smh_scratch* sc) noexcept nogil
+    void clda_smh_sweep_document(
+        const clda_mh_ctx* ctx, clda_smh_scratch* sc, int64_t i0, int64_t i1,
+        int32_t* ndk_d, const double* prior, double c, const double* u_buf,
         const int64_t* doc_tok, int64_t doc_i0, int64_t doc_len) noexcept nogil
 
 import numpy as np
@@ -144,6 +160,15 @@ def word_index(const int32_t[::1] words, Py_ssize_t n_features):
     return word_ptr, word_tokens
 
 
+def word_positions(const int64_t[::1] word_tokens):
+    """Each token's place in the word order of :func:`word_index`:
+    ``word_pos[word_tokens] = arange(n_tokens)`` (int64)."""
+    word_tokens_np = np.asarray(word_tokens)
+    word_pos = np.empty(word_tokens_np.shape[0], dtype=np.int64)
+    word_pos[word_tokens_np] = np.arange(word_tokens_np.shape[0], dtype=np.int64)
+    return word_pos
+
+
 cdef inline bitgen_t* _get_bitgen(object bit_generator) except NULL:
     return <bitgen_t*> PyCapsule_GetPointer(bit_generator.capsule, "BitGenerator")
 
@@ -167,6 +192,31 @@ cdef void _fill_ctx(
     ctx.keta = nk.shape[0] * eta
     ctx.word_ptr = &word_ptr[0]
     ctx.word_tokens = &word_tokens[0]
+    ctx.zw = NULL
+    ctx.word_pos = NULL
+
+
+def _check_sweep_args(name, const int32_t[::1] words, const int64_t[::1] doc_ptr,
+                      const int32_t[::1] doc_group, const int32_t[::1] z,
+                      const int32_t[:, ::1] nwk, const int32_t[:, ::1] ndk,
+                      const int32_t[::1] nk, const double[:, ::1] prior,
+                      const int64_t[::1] word_ptr, const int64_t[::1] word_tokens,
+                      int mh_steps, const int64_t[:, ::1] tables):
+    """The shape checks of the serial sweeps ``mh_sweep`` and ``sparse_mh_sweep``."""
+    cdef Py_ssize_t n_docs = doc_ptr.shape[0] - 1
+    cdef Py_ssize_t K = nk.shape[0]
+    cdef Py_ssize_t V = nwk.shape[0]
+    cdef int64_t n_tokens = words.shape[0]
+    if (nwk.shape[1] < K or ndk.shape[1] != K or prior.shape[1] != K
+            or ndk.shape[0] != n_docs or doc_group.shape[0] != n_docs
+            or z.shape[0] != n_tokens or tables.shape[1] != K
+            or (tables.shape[0] > 0 and tables.shape[0] != prior.shape[0])
+            or word_ptr.shape[0] != V + 1 or word_tokens.shape[0] != n_tokens):
+        raise ValueError(f"inconsistent array shapes passed to {name}")
+    if n_docs > 0 and doc_ptr[n_docs] != n_tokens:
+        raise ValueError("doc_ptr does not cover the token arrays")
+    if mh_steps < 1:
+        raise ValueError(f"mh_steps must be at least 1, got {mh_steps}")
 
 
 def mh_sweep(
@@ -232,21 +282,10 @@ def mh_sweep(
     as for ``gibbs_sweep``; ``word_ptr``/``word_tokens`` must be
     ``word_index(words, V)``.
     """
+    _check_sweep_args("mh_sweep", words, doc_ptr, doc_group, z, nwk, ndk, nk, prior,
+                      word_ptr, word_tokens, mh_steps, tables)
     cdef Py_ssize_t n_docs = doc_ptr.shape[0] - 1
-    cdef Py_ssize_t K = nk.shape[0]
-    cdef Py_ssize_t V = nwk.shape[0]
-    cdef int64_t n_tokens = words.shape[0]
-    if (nwk.shape[1] < K or ndk.shape[1] != K or prior.shape[1] != K
-            or ndk.shape[0] != n_docs or doc_group.shape[0] != n_docs
-            or z.shape[0] != n_tokens or tables.shape[1] != K
-            or (tables.shape[0] > 0 and tables.shape[0] != prior.shape[0])
-            or word_ptr.shape[0] != V + 1 or word_tokens.shape[0] != n_tokens):
-        raise ValueError("inconsistent array shapes passed to mh_sweep")
-    if n_docs > 0 and doc_ptr[n_docs] != n_tokens:
-        raise ValueError("doc_ptr does not cover the token arrays")
-    if mh_steps < 1:
-        raise ValueError(f"mh_steps must be at least 1, got {mh_steps}")
-    if n_tokens == 0:
+    if words.shape[0] == 0:
         return
     prob_arr, alias_arr, totals_arr = build_alias_tables(prior)
     cdef const double[:, ::1] prob = prob_arr
@@ -343,3 +382,219 @@ def mh_sweep_pieces(
             pg.alias = &alias[g, 0]
             clda_mh_sweep_document(&ctx, i0, i1, &ndk[d, 0], &pg, &u_buf[0],
                                    &doc_tokens[doc_ptr[d]], 0, doc_ptr[d + 1] - doc_ptr[d])
+
+
+def sparse_weights(prior, nk, double eta, Py_ssize_t n_features):
+    """The constant ``c`` of each collection's word part in the sparse sampler.
+
+    Equivalent to ``(prior * (1.0 / (nk + V * eta))).mean(axis=1)`` (what
+    this computes): the mean over topics of ``prior[g, k] / (nk[k] + V
+    eta)``, so that ``c[g] * (nw[k] + eta)`` stands in for the prior part
+    ``prior[g, k] * (nw[k] + eta) / (nk[k] + V eta)`` of the conditional
+    (any positive constant leaves the chain exact; this one keeps the
+    acceptance rate high).
+    """
+    return (np.asarray(prior) * (1.0 / (np.asarray(nk) + n_features * eta))).mean(axis=1)
+
+
+cdef class _SparseScratch:
+    """The K-sized working arrays of ``_sparse_mh_kernel.h`` for one thread."""
+    cdef object arrays
+    cdef clda_smh_scratch sc
+
+    def __cinit__(self, Py_ssize_t K):
+        self.arrays = (np.empty(max(K, 1)), np.full(max(K, 1), -1, dtype=np.int32),
+                       np.empty(max(K, 1), dtype=np.int32), np.empty(max(K, 1)),
+                       np.empty(max(K, 1)))
+        cdef double[::1] inv = self.arrays[0], cum = self.arrays[3], rd = self.arrays[4]
+        cdef int32_t[::1] mark = self.arrays[1], topics = self.arrays[2]
+        self.sc.inv = &inv[0]
+        self.sc.mark = &mark[0]
+        self.sc.topics = &topics[0]
+        self.sc.cum = &cum[0]
+        self.sc.rd = &rd[0]
+        self.sc.n_topics = 0
+
+
+def sparse_scratch(Py_ssize_t n_components):
+    """Working arrays for ``sparse_mh_sweep_pieces`` (one per thread)."""
+    return _SparseScratch(n_components)
+
+
+def sparse_mh_sweep(
+    const int32_t[::1] words,
+    const int64_t[::1] doc_ptr,
+    const int32_t[::1] doc_group,
+    int32_t[::1] z,
+    int32_t[:, ::1] nwk,
+    int32_t[:, ::1] ndk,
+    int32_t[::1] nk,
+    const double[:, ::1] prior,
+    double eta,
+    const int64_t[::1] word_ptr,
+    const int64_t[::1] word_tokens,
+    int mh_steps,
+    int64_t[:, ::1] tables,
+    object bit_generator,
+    word_pos=None,
+):
+    """One sweep of the sparse MH sampler over all tokens, in place.
+
+    The arguments are those of :func:`mh_sweep` (and optionally
+    ``word_pos``, :func:`word_positions` of ``word_tokens``, computed here
+    when not given); each token takes
+    ``mh_steps`` steps from the proposal of ``_sparse_mh_kernel.h``, exact
+    over the document's topics. Equivalent to (``V, K = nwk.shape[0],
+    nk.shape[0]``, ``u`` the ``Generator(bit_generator).random`` stream)::
+
+        c = sparse_weights(prior, nk, eta, V)    # fixed for the sweep
+        inv = 1.0 / (nk + V * eta)               # kept current below
+        for d in range(n_docs):
+            g, i0, i1 = doc_group[d], doc_ptr[d], doc_ptr[d + 1]
+            U = u(3 * mh_steps * (i1 - i0))      # the document's uniforms
+            topics = sorted(set(z[i0:i1]))       # the document's topics
+            for i in range(i0, i1):
+                w, s = words[i], z[i]
+                ndk[d, s] -= 1; nwk[w, s] -= 1; nk[s] -= 1
+                inv[s] = 1.0 / (nk[s] + V * eta)
+                if ndk[d, s] == 0:
+                    topics.remove(s)
+                n_w = word_ptr[w + 1] - word_ptr[w]
+                P = (nwk[w, topics] + eta) * (ndk[d, topics] * inv[topics])
+                cum = running_sums(P)            # blocks of 4, see below
+                A = cum[-1] if topics else 0.0
+                total = A + c[g] * (n_w + K * eta)
+                for j in range(mh_steps):
+                    u0, u1, u2 = U[3 * (mh_steps * (i - i0) + j) + np.arange(3)]
+                    x = u0 * total
+                    if x < A:
+                        t = topics[np.searchsorted(cum, x, side="right")]
+                    else:
+                        y = u1 * (n_w + K * eta)
+                        if y < n_w:
+                            t = z[word_tokens[word_ptr[w] + int(y)]]
+                        else:
+                            t = min(int((y - n_w) / eta), K - 1)
+                    ps = (ndk[d, s] + prior[g, s]) * inv[s]
+                    qs = ndk[d, s] * inv[s] + c[g]
+                    pt = (ndk[d, t] + prior[g, t]) * inv[t]
+                    qt = ndk[d, t] * inv[t] + c[g]
+                    if t != s and u2 * (ps * qt) < pt * qs:
+                        s = z[i] = t
+                if ndk[d, s] == 0:
+                    bisect.insort(topics, s)
+                ndk[d, s] += 1; nwk[w, s] += 1; nk[s] += 1
+                inv[s] = 1.0 / (nk[s] + V * eta)
+
+    with ``running_sums`` the blocked running sums of
+    ``clda_smh_running_sums`` in ``_sparse_mh_kernel.h`` (P padded with
+    zeros to a multiple of 4)::
+
+        S = np.cumsum(P.reshape(-1, 4), axis=1)
+        cum = (np.r_[0.0, np.cumsum(S[:, 3])[:-1]][:, None] + S).ravel()[:len(topics)]
+
+    (see ``_sparse_mh_kernel.h`` for why this leaves the collapsed
+    conditional invariant). Then, if ``tables`` has rows, the Antoniak
+    table sums are added as in :func:`mh_sweep`. Trusted as
+    :func:`mh_sweep` is.
+    """
+    _check_sweep_args("sparse_mh_sweep", words, doc_ptr, doc_group, z, nwk, ndk, nk, prior,
+                      word_ptr, word_tokens, mh_steps, tables)
+    cdef Py_ssize_t n_docs = doc_ptr.shape[0] - 1
+    if words.shape[0] == 0:
+        return
+    cdef const double[::1] c = sparse_weights(prior, nk, eta, nwk.shape[0])
+    if word_pos is None:
+        word_pos = word_positions(word_tokens)
+    cdef const int64_t[::1] wpos = word_pos
+    cdef int32_t[::1] zw = np.asarray(z)[np.asarray(word_tokens)]
+    if wpos.shape[0] != words.shape[0]:
+        raise ValueError("inconsistent array shapes passed to sparse_mh_sweep")
+    max_len = int(np.max(np.diff(np.asarray(doc_ptr))))
+    u_arr = np.empty(max(3 * mh_steps * max_len, 1), dtype=np.float64)
+    cdef double[::1] u_buf = u_arr
+    cdef _SparseScratch scratch = _SparseScratch(nk.shape[0])
+    cdef bitgen_t* rng = _get_bitgen(bit_generator)
+    cdef clda_mh_ctx ctx
+    cdef Py_ssize_t d
+    cdef int64_t t, i0, i1
+    cdef int32_t g
+    _fill_ctx(&ctx, words, z, nwk, nk, eta, word_ptr, word_tokens, mh_steps)
+    ctx.zw = &zw[0]
+    ctx.word_pos = &wpos[0]
+    with bit_generator.lock, nogil:
+        clda_smh_fill_inv(&ctx, &scratch.sc)
+        for d in range(n_docs):
+            g = doc_group[d]
+            i0 = doc_ptr[d]
+            i1 = doc_ptr[d + 1]
+            for t in range(3 * mh_steps * (i1 - i0)):
+                u_buf[t] = rng.next_double(rng.state)
+            clda_smh_sweep_document(&ctx, &scratch.sc, i0, i1, &ndk[d, 0], &prior[g, 0], c[g],
+                                    &u_buf[0], NULL, i0, i1 - i0)
+    if tables.shape[0] > 0:
+        _sampling.document_tables(ndk, doc_group, prior, tables, bit_generator)
+
+
+def sparse_mh_sweep_pieces(
+    const int32_t[::1] words,
+    int32_t[::1] z,
+    const int64_t[::1] piece_start,
+    const int32_t[::1] piece_doc,
+    int64_t piece_lo,
+    int64_t piece_hi,
+    const int32_t[::1] doc_group,
+    const int64_t[::1] doc_ptr,
+    const int64_t[::1] doc_tokens,
+    int32_t[:, ::1] nwk,
+    int32_t[:, ::1] ndk,
+    int32_t[::1] nk,
+    const double[:, ::1] prior,
+    double eta,
+    const double[::1] c,
+    const int64_t[::1] word_ptr,
+    const int64_t[::1] word_tokens,
+    int32_t[::1] zw,
+    const int64_t[::1] word_pos,
+    int mh_steps,
+    double[::1] u_buf,
+    _SparseScratch scratch,
+    object bit_generator,
+):
+    """The sparse MH steps of the pieces ``piece_lo:piece_hi`` of a partitioned sweep.
+
+    The layout is that of :func:`mh_sweep_pieces`. Equivalent, piece by
+    piece, to the token loop of :func:`sparse_mh_sweep` with ``inv``
+    computed from ``nk`` (this cell's copy of the totals) at the start of
+    the call, the piece's uniforms drawn together before its tokens, and
+    the document's topic list built at the start of each piece from all of
+    the document's tokens (``z[doc_tokens[doc_ptr[d]:doc_ptr[d + 1]]]``).
+    ``c`` is :func:`sparse_weights` (taken once per sweep);
+    ``scratch`` is :func:`sparse_scratch` of K, one per thread; ``zw`` is
+    ``z[word_tokens]`` (kept current here) and ``word_pos``
+    :func:`word_positions` of ``word_tokens``.
+
+    Trusted, as :func:`mh_sweep_pieces` is; the GIL is released while
+    sampling.
+    """
+    if piece_lo >= piece_hi:
+        return
+    cdef bitgen_t* rng = _get_bitgen(bit_generator)
+    cdef clda_mh_ctx ctx
+    cdef int64_t j, t, i0, i1
+    cdef int32_t d, g
+    _fill_ctx(&ctx, words, z, nwk, nk, eta, word_ptr, word_tokens, mh_steps)
+    ctx.zw = &zw[0]
+    ctx.word_pos = &word_pos[0]
+    with bit_generator.lock, nogil:
+        clda_smh_fill_inv(&ctx, &scratch.sc)
+        for j in range(piece_lo, piece_hi):
+            d = piece_doc[j]
+            g = doc_group[d]
+            i0 = piece_start[j]
+            i1 = piece_start[j + 1]
+            for t in range(3 * mh_steps * (i1 - i0)):
+                u_buf[t] = rng.next_double(rng.state)
+            clda_smh_sweep_document(&ctx, &scratch.sc, i0, i1, &ndk[d, 0], &prior[g, 0], c[g],
+                                    &u_buf[0], &doc_tokens[doc_ptr[d]], 0,
+                                    doc_ptr[d + 1] - doc_ptr[d])

@@ -1,14 +1,15 @@
-"""The Metropolis-Hastings sweepers: the O(1)-per-token sampler for many topics.
+"""The Metropolis-Hastings sweepers: the samplers for many topics.
 
-:class:`_MHSweeper` runs the kernel ``_mh_sampling.mh_sweep`` over a
+:class:`_MHSweeper` runs the kernel ``_mh_sampling.mh_sweep`` (O(1) per
+token) or ``_mh_sampling.sparse_mh_sweep`` (O(topics of the document)) over a
 :class:`~sklearn_clda._sweeper._GibbsState` on one thread, and
 ``_mh_partition._MHPartitionedSweeper`` the partitioned scheme of
 ``_partition`` (``n_jobs``), both with the interface of
 ``_sweeper._ShardedSweeper`` (``sweep(prior, eta)`` returns the Antoniak
 table sums, ``bit_states``/``set_bit_states``, ``shards``, a context
 manager), so that the fit loop of ``_base`` runs any of them.
-:func:`uses_mh` resolves the estimators' ``sampler`` parameter and
-:func:`make_mh_sweeper` picks the sweeper.
+:func:`uses_mh` and :func:`auto_sampler` resolve the estimators'
+``sampler`` parameter and :func:`make_mh_sweeper` picks the sweeper.
 """
 
 from numbers import Integral
@@ -20,48 +21,92 @@ from . import _mh_sampling
 from ._corpus import StrictInterval
 from ._mh_partition import _MHPartitionedSweeper
 from ._streams import ShardStreams
-from ._sweeper import _n_threads
+from ._sweeper import _n_threads, make_sweeper
 
 __all__ = [
-    "AUTO_MH_MIN_COMPONENTS", "SAMPLER_CONSTRAINTS", "_MHSweeper", "make_mh_sweeper", "uses_mh",
+    "AUTO_DENSE_MAX_COMPONENTS", "AUTO_MH_MIN_COMPONENTS", "AUTO_SPARSE_LENGTH_FACTOR",
+    "SAMPLER_CONSTRAINTS", "_MHSweeper", "auto_sampler", "make_mh_sweeper", "uses_mh",
 ]
 
 # Most MH steps per token (a document's uniforms are drawn together, 3 per step).
 MAX_MH_STEPS = 1000
 # The estimators' ``_parameter_constraints`` entries of the sampler settings.
 SAMPLER_CONSTRAINTS = {
-    "sampler": [StrOptions({"auto", "dense", "mh"})],
+    "sampler": [StrOptions({"auto", "dense", "mh", "sparse"})],
     "mh_steps": [StrictInterval(Integral, 1, MAX_MH_STEPS, closed="both")],
 }
-# sampler="auto" runs the MH kernel from this many topics on, the dense one
-# below: where the MH sweep's speed-up over the dense one (5.4x at K = 1000,
-# 38x at 10,000 on news16, about linear in K) outgrows the ~8x more sweeps
-# it needed to reach the same held-out perplexity at K = 1000 (see the
-# user guide, "Many topics").
-AUTO_MH_MIN_COMPONENTS = 2000
+# sampler="auto" (see ``auto_sampler``): the dense kernel up to this many
+# topics, whatever the corpus;
+AUTO_DENSE_MAX_COMPONENTS = 100
+# the sparse kernel from this many times the corpus's token-weighted mean
+# document length on (its cost grows with the topics per document, at most
+# the document length, the dense kernel's with K: on news16, whose
+# token-weighted mean length is 157, the two cost the same per sweep at
+# K = 300 and the sparse one half at K = 1000, for the same perplexity per
+# sweep);
+AUTO_SPARSE_LENGTH_FACTOR = 2.0
+# the O(1) MH kernel from this many topics on (on news16 at K = 10,000 a
+# sparse sweep costs ~6 MH sweeps, about the extra sweeps MH needs; MH's cost
+# does not grow with K or the document length). See the user guide, "Many
+# topics".
+AUTO_MH_MIN_COMPONENTS = 10_000
+
+
+def token_weighted_length(doc_len):
+    """The mean document length over tokens, ``sum(L**2) / sum(L)``: the
+    length of the document of a random token."""
+    L = np.asarray(doc_len, dtype=np.float64)
+    total = L.sum()
+    return float((L * L).sum() / total) if total > 0 else 0.0
+
+
+def auto_sampler(n_components, doc_len):
+    """The kernel ``sampler="auto"`` runs: "dense", "sparse" or "mh"."""
+    if n_components <= AUTO_DENSE_MAX_COMPONENTS:
+        return "dense"
+    if n_components >= AUTO_MH_MIN_COMPONENTS:
+        return "mh"
+    if n_components >= AUTO_SPARSE_LENGTH_FACTOR * token_weighted_length(doc_len):
+        return "sparse"
+    return "dense"
 
 
 def uses_mh(sampler, n_components):
-    """Whether ``sampler`` ("auto", "dense" or "mh") runs the MH kernel at this K."""
+    """Whether ``sampler`` ("auto", "dense", "mh" or "sparse") may run an MH
+    kernel at this K (for "auto", :func:`make_mh_sweeper` then decides by
+    the corpus)."""
     if sampler == "auto":
-        return n_components >= AUTO_MH_MIN_COMPONENTS
-    return sampler == "mh"
+        return n_components > AUTO_DENSE_MAX_COMPONENTS
+    return sampler in ("mh", "sparse")
 
 
-def make_mh_sweeper(state, n_shards, seed_sequence, n_table_rows, mh_steps):
-    """The MH sweeper of a fit: serial for one shard, partitioned for more."""
+def make_mh_sweeper(state, n_shards, seed_sequence, n_table_rows, mh_steps, sampler="mh"):
+    """The sweeper of a fit with ``sampler`` "mh", "sparse" or "auto" (which
+    may pick the dense kernel's): serial for one shard, partitioned for more."""
+    if sampler == "auto":
+        sampler = auto_sampler(state.nk.shape[0], state.doc_len)
+        if sampler == "dense":
+            return make_sweeper(state, n_shards, seed_sequence, n_table_rows)
     if n_shards > 1:
         return _MHPartitionedSweeper(state, n_shards, seed_sequence, n_table_rows, mh_steps,
-                                     _n_threads(n_shards))
-    return _MHSweeper(state, seed_sequence, n_table_rows, mh_steps)
+                                     _n_threads(n_shards), kernel=sampler)
+    return _MHSweeper(state, seed_sequence, n_table_rows, mh_steps, kernel=sampler)
+
+
+# The serial sweep of each MH kernel (the same arguments).
+_SERIAL_SWEEPS = {"mh": _mh_sampling.mh_sweep, "sparse": _mh_sampling.sparse_mh_sweep}
 
 
 class _MHSweeper(ShardStreams):
-    """Runs MH sweeps over all documents on one thread: the exact sampler."""
+    """Runs MH sweeps over all documents on one thread: the exact sampler.
 
-    def __init__(self, state, seed_sequence, n_table_rows, mh_steps):
+    ``kernel``: ``"mh"`` (``_mh_kernel.h``) or ``"sparse"``
+    (``_sparse_mh_kernel.h``)."""
+
+    def __init__(self, state, seed_sequence, n_table_rows, mh_steps, kernel="mh"):
         self.state = state
         self.mh_steps = int(mh_steps)
+        self.kernel = kernel
         K = state.nk.shape[0]
         self.shards = [dict(
             bitgen=np.random.PCG64(seed_sequence),
@@ -74,6 +119,10 @@ class _MHSweeper(ShardStreams):
         fit; again only if the words change, as in the Geweke tests)."""
         V = self.state.nwk_padded.shape[0]
         self.word_ptr, self.word_tokens = _mh_sampling.word_index(self.state.words, V)
+        # The sparse kernel's tokens' places in word order (its copy of z in
+        # word order is taken per sweep).
+        self.extra = ({"word_pos": _mh_sampling.word_positions(self.word_tokens)}
+                      if self.kernel == "sparse" else {})
 
     def __enter__(self):
         return self
@@ -85,9 +134,9 @@ class _MHSweeper(ShardStreams):
         """One sweep over all documents; returns the summed Antoniak table counts."""
         st, shard = self.state, self.shards[0]
         shard["tables"].fill(0)
-        _mh_sampling.mh_sweep(
+        _SERIAL_SWEEPS[self.kernel](
             st.words, st.doc_ptr, st.doc_group, st.z, st.nwk_padded, st.ndk, st.nk,
             prior, eta, self.word_ptr, self.word_tokens, self.mh_steps,
-            shard["tables"], shard["bitgen"],
+            shard["tables"], shard["bitgen"], **self.extra,
         )
         return shard["tables"]

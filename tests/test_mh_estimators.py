@@ -1,6 +1,8 @@
-"""The estimators with ``sampler="mh"``: dispatch, settings, reproducibility, fits."""
+"""The estimators with ``sampler="mh"`` and ``"sparse"``: dispatch, settings,
+reproducibility, fits."""
 
 import os
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -9,7 +11,15 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from test_common import _is_array_api_check, _run_with_scipy_array_api
 
 from sklearn_clda import CompoundLDA, LDAGibbs
-from sklearn_clda._mh_sweeper import AUTO_MH_MIN_COMPONENTS, _MHSweeper, uses_mh
+from sklearn_clda._mh_sweeper import (
+    AUTO_DENSE_MAX_COMPONENTS,
+    AUTO_MH_MIN_COMPONENTS,
+    _MHSweeper,
+    auto_sampler,
+    make_mh_sweeper,
+    token_weighted_length,
+    uses_mh,
+)
 from sklearn_clda._sweeper import _ShardedSweeper
 from sklearn_clda.datasets import make_lda_corpus
 
@@ -48,6 +58,29 @@ def test_auto_keeps_small_k_on_the_dense_kernel(corpus):
     assert _sweeper_type(LDAGibbs(AUTO_MH_MIN_COMPONENTS, random_state=0), X) is _MHSweeper
     assert _sweeper_type(LDAGibbs(3, sampler="mh", random_state=0), X) is _MHSweeper
     assert _sweeper_type(LDAGibbs(3, sampler="dense", random_state=0), X) is _ShardedSweeper
+    assert _sweeper_type(LDAGibbs(3, sampler="sparse", random_state=0), X) is _MHSweeper
+
+
+def test_auto_picks_by_k_and_document_length():
+    assert AUTO_DENSE_MAX_COMPONENTS == 100
+    assert token_weighted_length([10, 30]) == (100 + 900) / 40
+    short, long = [10] * 5, [1000, 1000]  # token-weighted lengths 10 and 1000
+    assert [auto_sampler(k, short) for k in (100, 101, 9_999, 10_000)] == [
+        "dense", "sparse", "sparse", "mh"]
+    assert [auto_sampler(k, long) for k in (1_999, 2_000, 10_000)] == ["dense", "sparse", "mh"]
+    assert auto_sampler(500, []) == "sparse"  # no tokens: nothing to weigh
+
+
+def test_auto_sweepers_follow_the_pick(corpus):
+    X, _ = corpus  # documents of about 30 tokens: sparse from K = 60 on (and K > 100)
+    assert _sweeper_type(LDAGibbs(101, random_state=0), X) is _MHSweeper
+    X_long = make_lda_corpus(4, 10, 50, 100, random_state=0).data  # about 100 tokens each
+    assert _sweeper_type(LDAGibbs(150, random_state=0), X_long) is _ShardedSweeper
+    assert _sweeper_type(LDAGibbs(150, sampler="sparse", random_state=0), X_long) is _MHSweeper
+    state = SimpleNamespace(nk=np.zeros(150, dtype=np.int32), doc_len=np.full(8, 30),
+                            words=np.zeros(240, dtype=np.int32),
+                            nwk_padded=np.zeros((3, 150), dtype=np.int32))
+    assert make_mh_sweeper(state, 1, np.random.SeedSequence(0), 0, 2, "auto").kernel == "sparse"
 
 
 def test_auto_at_small_k_gives_the_dense_results_bit_for_bit(corpus):
@@ -55,8 +88,10 @@ def test_auto_at_small_k_gives_the_dense_results_bit_for_bit(corpus):
     a = LDAGibbs(5, max_iter=20, random_state=0).fit(X)
     b = LDAGibbs(5, sampler="dense", max_iter=20, random_state=0).fit(X)
     c = LDAGibbs(5, sampler="mh", max_iter=20, random_state=0).fit(X)
+    d = LDAGibbs(5, sampler="sparse", max_iter=20, random_state=0).fit(X)
     np.testing.assert_array_equal(a.components_, b.components_)
     assert not np.array_equal(a.components_, c.components_)
+    assert not np.array_equal(d.components_, c.components_)  # its own kernel
 
 
 @pytest.mark.parametrize("Est", [LDAGibbs, CompoundLDA])
@@ -77,6 +112,8 @@ def test_invalid_sampler_settings_raise(Est, params, match, corpus):
     lambda: LDAGibbs(4, sampler="mh", max_iter=30, burn_in=10, random_state=5, mh_steps=3),
     lambda: CompoundLDA(4, sampler="mh", max_iter=30, burn_in=10, random_state=5),
     lambda: CompoundLDA(4, sampler="mh", algorithm="mgs", max_iter=30, burn_in=10, random_state=5),
+    lambda: LDAGibbs(4, sampler="sparse", max_iter=30, burn_in=10, random_state=5, mh_steps=3),
+    lambda: CompoundLDA(4, sampler="sparse", max_iter=30, burn_in=10, random_state=5),
 ])
 def test_mh_fits_are_seeded_and_continue_bit_for_bit(make, corpus):
     X, groups = corpus
@@ -94,7 +131,8 @@ def test_mh_fits_are_seeded_and_continue_bit_for_bit(make, corpus):
     np.testing.assert_array_equal(warm.components_, a.components_)
 
 
-def test_mh_recovers_the_topics_of_a_synthetic_corpus():
+@pytest.mark.parametrize("sampler", ["mh", "sparse"])
+def test_mh_recovers_the_topics_of_a_synthetic_corpus(sampler):
     # The MH chain finds the generating topics as well as the dense one.
     corpus = make_lda_corpus(5, 60, 300, 60, random_state=1)
     X, true = corpus.data, corpus.beta
@@ -105,12 +143,13 @@ def test_mh_recovers_the_topics_of_a_synthetic_corpus():
         return np.mean([0.5 * np.abs(phi - t).sum(axis=1).min() for t in true])
 
     dense = LDAGibbs(5, sampler="dense", max_iter=200, random_state=0).fit(X)
-    mh = LDAGibbs(5, sampler="mh", max_iter=200, random_state=0).fit(X)
+    mh = LDAGibbs(5, sampler=sampler, max_iter=200, random_state=0).fit(X)
     assert match(mh) < 0.2
     assert match(mh) < match(dense) + 0.05
 
 
-def test_mh_gibbs_em_learns_priors_like_dense(corpus):
+@pytest.mark.parametrize("sampler", ["mh", "sparse"])
+def test_mh_gibbs_em_learns_priors_like_dense(corpus, sampler):
     # Gibbs-EM runs on the same state and hooks; the MH chain mixes less per
     # sweep, so it needs a longer burn-in than the dense one for the same
     # estimates (at 200 sweeps it learned eta 0.027 against 0.015, over six
@@ -118,7 +157,7 @@ def test_mh_gibbs_em_learns_priors_like_dense(corpus):
     X, groups = corpus
     kw = dict(max_iter=2000, learn_priors=True, random_state=0)
     dense = CompoundLDA(4, sampler="dense", **kw).fit(X, groups=groups)
-    mh = CompoundLDA(4, sampler="mh", **kw).fit(X, groups=groups)
+    mh = CompoundLDA(4, sampler=sampler, **kw).fit(X, groups=groups)
     assert abs(np.log(mh.eta_ / dense.eta_)) < 0.2
     assert abs(np.log(mh.gamma_ / dense.gamma_)) < 0.2
 
@@ -126,6 +165,8 @@ def test_mh_gibbs_em_learns_priors_like_dense(corpus):
 _ESTIMATORS = [
     LDAGibbs(n_components=3, sampler="mh", max_iter=20, random_state=0),
     CompoundLDA(n_components=3, sampler="mh", max_iter=20, random_state=0),
+    LDAGibbs(n_components=3, sampler="sparse", max_iter=20, random_state=0),
+    CompoundLDA(n_components=3, sampler="sparse", max_iter=20, random_state=0),
 ]
 
 

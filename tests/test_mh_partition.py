@@ -7,6 +7,7 @@ import pytest
 from test_mh_sampling import (
     _reference_alias,
     _reference_mh_token,
+    _reference_sparse_token,
     _reference_tables_of,
 )
 from test_sampling import _random_state
@@ -28,7 +29,7 @@ def _state(s):
     )
 
 
-def _reference_partitioned(s, eta, mh_steps, P, tables, gens):
+def _reference_partitioned(s, eta, mh_steps, P, tables, gens, kernel="mh"):
     """One partitioned MH sweep, sequentially: the cells of a sub-step one
     after the other, each on a copy of the start-of-sub-step totals."""
     words, doc_ptr = s["words"], s["doc_ptr"]
@@ -40,18 +41,26 @@ def _reference_partitioned(s, eta, mh_steps, P, tables, gens):
     cs = dict(s, words=words[perm], z=s["z"][perm])
     index = _mh_sampling.word_index(cs["words"], V)
     aliases = [_reference_alias(row) for row in s["prior"]]
+    c_sparse = (s["prior"] * (1.0 / (s["nk"] + V * eta))).mean(axis=1)
     for sub in range(P):
         start, copies = s["nk"].copy(), []
         for p in range(P):
             cs["nk"] = start.copy()
+            inv = 1.0 / (cs["nk"] + V * eta)  # the sparse kernel's, per cell
             c = p * P + (p + sub) % P
             for j in range(cell_piece[c], cell_piece[c + 1]):
                 d, i0, i1 = piece_doc[j], piece_start[j], piece_start[j + 1]
                 U = gens[p].random(3 * mh_steps * (i1 - i0))
+                doc_toks = np.flatnonzero(doc_of == d)
+                topics = sorted(set(int(k) for k in cs["z"][doc_toks]))
                 for i in range(i0, i1):
                     u = U[3 * mh_steps * (i - i0) :][: 3 * mh_steps]
-                    _reference_mh_token(cs, i, d, u, np.flatnonzero(doc_of == d), index,
-                                        aliases, eta, mh_steps)
+                    if kernel == "sparse":
+                        _reference_sparse_token(cs, i, d, u, topics, inv, c_sparse, index, eta,
+                                                mh_steps)
+                    else:
+                        _reference_mh_token(cs, i, d, u, doc_toks, index, aliases, eta,
+                                            mh_steps)
             copies.append(cs["nk"])
         s["nk"][...] = start + sum(c - start for c in copies)
     s["z"][perm] = cs["z"]
@@ -68,18 +77,20 @@ def _reference_partitioned(s, eta, mh_steps, P, tables, gens):
 @pytest.mark.parametrize("seed, P, mh_steps, rows", [
     (0, 2, 2, 0), (1, 3, 1, 2), (2, 3, 3, 2), (3, 4, 2, 0),
 ])
-def test_partitioned_mh_matches_numpy_reference_for_any_thread_count(seed, P, mh_steps, rows):
+@pytest.mark.parametrize("kernel", ["mh", "sparse"])
+def test_partitioned_mh_matches_numpy_reference_for_any_thread_count(seed, P, mh_steps, rows,
+                                                                      kernel):
     s0 = _random_state(seed, n_docs=14, n_features=9, K=5, n_groups=2, max_len=14)
     ref = {k: v.copy() for k, v in s0.items()}
     gens = [np.random.Generator(np.random.PCG64(ss))
             for ss in np.random.SeedSequence(seed).spawn(P)]
     ref_tables = [_reference_partitioned(ref, 0.3, mh_steps, P,
-                                         np.zeros((rows, 5), dtype=np.int64), gens)
+                                         np.zeros((rows, 5), dtype=np.int64), gens, kernel)
                   for _ in range(2)]
     for n_threads in sorted({1, 2, P}):
         s = {k: v.copy() for k, v in s0.items()}
         sweeper = _MHPartitionedSweeper(_state(s), P, np.random.SeedSequence(seed), rows,
-                                        mh_steps, n_threads)
+                                        mh_steps, n_threads, kernel=kernel)
         assert len(sweeper.shards) == P
         with sweeper:
             tables = [sweeper.sweep(s["prior"], 0.3).copy() for _ in range(2)]
@@ -90,10 +101,11 @@ def test_partitioned_mh_matches_numpy_reference_for_any_thread_count(seed, P, mh
         assert (s["z"] != s0["z"]).any()
 
 
-def test_partitioned_mh_keeps_counts_consistent_and_chains_continue():
+@pytest.mark.parametrize("kernel", ["mh", "sparse"])
+def test_partitioned_mh_keeps_counts_consistent_and_chains_continue(kernel):
     s = _random_state(7, n_docs=30, n_features=12, K=6, n_groups=3, max_len=20)
     seed = np.random.SeedSequence(3)
-    a = _MHPartitionedSweeper(_state(s), 3, seed, 3, 2, 2)
+    a = _MHPartitionedSweeper(_state(s), 3, seed, 3, 2, 2, kernel=kernel)
     with a:
         for _ in range(3):
             a.sweep(s["prior"], 0.2)
@@ -108,7 +120,8 @@ def test_partitioned_mh_keeps_counts_consistent_and_chains_continue():
     # the streams' states continue a chain: a new sweeper on the same state
     # with them set sweeps as the old one would have
     b_state = {k: v.copy() for k, v in s.items()}
-    more = _MHPartitionedSweeper(_state(b_state), 3, np.random.SeedSequence(0), 3, 2, 1)
+    more = _MHPartitionedSweeper(_state(b_state), 3, np.random.SeedSequence(0), 3, 2, 1,
+                                 kernel=kernel)
     more.set_bit_states(a.bit_states())
     with a, more:
         a.sweep(s["prior"], 0.2)
@@ -121,9 +134,10 @@ def corpus():
     return make_lda_corpus(5, 60, 400, 50, random_state=2)
 
 
-def test_n_jobs_mh_fits_are_reproducible_and_partitioned(corpus):
+@pytest.mark.parametrize("sampler", ["mh", "sparse"])
+def test_n_jobs_mh_fits_are_reproducible_and_partitioned(corpus, sampler):
     X = corpus.data
-    kw = dict(sampler="mh", max_iter=30, burn_in=10, random_state=0)
+    kw = dict(sampler=sampler, max_iter=30, burn_in=10, random_state=0)
     a = LDAGibbs(5, n_jobs=3, **kw).fit(X)
     b = LDAGibbs(5, n_jobs=3, **kw).fit(X)
     serial = LDAGibbs(5, n_jobs=1, **kw).fit(X)
@@ -156,3 +170,6 @@ def test_one_shard_runs_the_serial_sweeper():
     assert type(make_mh_sweeper(_state(s), 1, np.random.SeedSequence(0), 0, 2)) is _MHSweeper
     assert type(make_mh_sweeper(_state(s), 2, np.random.SeedSequence(0), 0, 2)) is (
         _MHPartitionedSweeper)
+    for n_shards in (1, 2):
+        sweeper = make_mh_sweeper(_state(s), n_shards, np.random.SeedSequence(0), 0, 2, "sparse")
+        assert sweeper.kernel == "sparse"

@@ -1,5 +1,6 @@
 """The MH kernel (``_mh_sampling``) against its NumPy reference and the exact posterior."""
 
+import bisect
 import itertools
 
 import numpy as np
@@ -70,6 +71,77 @@ def _reference_mh_token(s, i, d, U, doc_toks, index, aliases, eta, mh_steps):
     nk[s_] += 1
 
 
+def _blocked_running_sums(p):
+    """Running sums of ``p`` as ``clda_smh_running_sums`` adds them (blocks of 4)."""
+    n = len(p)
+    P = np.zeros(-(-n // 4) * 4)
+    P[:n] = p
+    S = np.cumsum(P.reshape(-1, 4), axis=1)
+    return (np.r_[0.0, np.cumsum(S[:, 3])[:-1]][:, None] + S).ravel()[:n]
+
+
+def _reference_sparse_token(s, i, d, U, topics, inv, c, index, eta, mh_steps):
+    """The sparse MH steps of token ``i`` of document ``d`` (its topic list
+    ``topics``, ``inv`` and ``c`` kept by the caller), as in
+    ``sparse_mh_sweep``'s docstring."""
+    words, z, nwk, ndk, nk, prior = (s[k] for k in ("words", "z", "nwk", "ndk", "nk", "prior"))
+    V, K = nwk.shape[0], nk.shape[0]
+    word_ptr, word_tokens = index
+    g = s["doc_group"][d]
+    w, s_ = words[i], int(z[i])
+    ndk[d, s_] -= 1
+    nwk[w, s_] -= 1
+    nk[s_] -= 1
+    inv[s_] = 1.0 / (nk[s_] + V * eta)
+    if ndk[d, s_] == 0:
+        topics.remove(s_)
+    n_w = int(word_ptr[w + 1] - word_ptr[w])
+    cum = _blocked_running_sums((nwk[w, topics] + eta) * (ndk[d, topics] * inv[topics]))
+    A = cum[-1] if topics else 0.0
+    total = A + c[g] * (n_w + K * eta)
+    for j in range(mh_steps):
+        u0, u1, u2 = U[3 * j : 3 * j + 3]
+        x = u0 * total
+        if x < A:
+            t = topics[int(np.searchsorted(cum, x, side="right"))]
+        else:
+            y = u1 * (n_w + K * eta)
+            if y < n_w:
+                t = int(z[word_tokens[word_ptr[w] + int(y)]])
+            else:
+                t = min(int((y - n_w) / eta), K - 1)
+        ps = (ndk[d, s_] + prior[g, s_]) * inv[s_]
+        qs = ndk[d, s_] * inv[s_] + c[g]
+        pt = (ndk[d, t] + prior[g, t]) * inv[t]
+        qt = ndk[d, t] * inv[t] + c[g]
+        if t != s_ and u2 * (ps * qt) < pt * qs:
+            s_ = t
+            z[i] = t
+    if ndk[d, s_] == 0:
+        bisect.insort(topics, s_)
+    ndk[d, s_] += 1
+    nwk[w, s_] += 1
+    nk[s_] += 1
+    inv[s_] = 1.0 / (nk[s_] + V * eta)
+
+
+def _reference_sparse_sweep(s, eta, mh_steps, tables, gen):
+    """The NumPy equivalent stated in ``sparse_mh_sweep``'s docstring."""
+    doc_ptr, V = s["doc_ptr"], s["nwk"].shape[0]
+    c = (s["prior"] * (1.0 / (s["nk"] + V * eta))).mean(axis=1)
+    inv = 1.0 / (s["nk"] + V * eta)
+    index = _mh_sampling.word_index(s["words"], V)
+    for d in range(len(doc_ptr) - 1):
+        i0, i1 = int(doc_ptr[d]), int(doc_ptr[d + 1])
+        U = gen.random(3 * mh_steps * (i1 - i0))
+        topics = sorted(set(int(k) for k in s["z"][i0:i1]))
+        for i in range(i0, i1):
+            u = U[3 * mh_steps * (i - i0) :][: 3 * mh_steps]
+            _reference_sparse_token(s, i, d, u, topics, inv, c, index, eta, mh_steps)
+    if tables.shape[0]:
+        _reference_tables_of(s["ndk"], s["doc_group"], s["prior"], tables, gen)
+
+
 def _reference_tables_of(ndk, doc_group, prior, tables, gen):
     """AGS's table draws from final counts (``_sampling.document_tables``)."""
     K = ndk.shape[1]
@@ -100,12 +172,20 @@ def _reference_mh_sweep(s, eta, mh_steps, tables, gen):
         _reference_tables_of(s["ndk"], s["doc_group"], s["prior"], tables, gen)
 
 
-def _kernel_mh_sweep(s, eta, mh_steps, tables, bitgen, nwk=None):
+def _kernel_mh_sweep(s, eta, mh_steps, tables, bitgen, nwk=None, kernel="mh"):
     nwk = s["nwk"] if nwk is None else nwk
     word_ptr, word_tokens = _mh_sampling.word_index(s["words"], nwk.shape[0])
-    _mh_sampling.mh_sweep(s["words"], s["doc_ptr"], s["doc_group"], s["z"], nwk, s["ndk"],
+    _SWEEPS[kernel][0](s["words"], s["doc_ptr"], s["doc_group"], s["z"], nwk, s["ndk"],
                           s["nk"], s["prior"], eta, word_ptr, word_tokens, mh_steps, tables,
                           bitgen)
+
+
+# Each MH kernel and its NumPy reference.
+_SWEEPS = {
+    "mh": (_mh_sampling.mh_sweep, _reference_mh_sweep),
+    "sparse": (_mh_sampling.sparse_mh_sweep, _reference_sparse_sweep),
+}
+KERNELS = list(_SWEEPS)
 
 
 def _copy(s):
@@ -116,7 +196,8 @@ def _copy(s):
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("K", [1, 3, 11])
 @pytest.mark.parametrize("mh_steps", [1, 2, 5])
-def test_mh_sweep_matches_numpy_reference_exactly(seed, K, mh_steps):
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_mh_sweep_matches_numpy_reference_exactly(seed, K, mh_steps, kernel):
     s = _random_state(seed, n_docs=8, n_features=6, K=K, n_groups=3, max_len=12)
     ref = _copy(s)
     with_tables = seed % 2 == 1
@@ -125,8 +206,8 @@ def test_mh_sweep_matches_numpy_reference_exactly(seed, K, mh_steps):
     t_ref = np.zeros((rows, K), dtype=np.int64)
     bitgen, gen = np.random.PCG64(seed), np.random.Generator(np.random.PCG64(seed))
     for _ in range(3):
-        _kernel_mh_sweep(s, 0.3, mh_steps, t_kernel, bitgen)
-        _reference_mh_sweep(ref, 0.3, mh_steps, t_ref, gen)
+        _kernel_mh_sweep(s, 0.3, mh_steps, t_kernel, bitgen, kernel=kernel)
+        _SWEEPS[kernel][1](ref, 0.3, mh_steps, t_ref, gen)
         for name in ("z", "nwk", "ndk", "nk"):
             np.testing.assert_array_equal(s[name], ref[name], err_msg=name)
         np.testing.assert_array_equal(t_kernel, t_ref)
@@ -134,10 +215,12 @@ def test_mh_sweep_matches_numpy_reference_exactly(seed, K, mh_steps):
     assert bitgen.random_raw() == gen.bit_generator.random_raw()
 
 
-def test_mh_sweep_moves_tokens_and_keeps_counts_consistent():
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_mh_sweep_moves_tokens_and_keeps_counts_consistent(kernel):
     s = _random_state(5, n_docs=20, n_features=9, K=6, n_groups=2, max_len=15)
     z0 = s["z"].copy()
-    _kernel_mh_sweep(s, 0.2, 2, np.zeros((0, 6), dtype=np.int64), np.random.PCG64(1))
+    _kernel_mh_sweep(s, 0.2, 2, np.zeros((0, 6), dtype=np.int64), np.random.PCG64(1),
+                     kernel=kernel)
     assert (s["z"] != z0).mean() > 0.2  # the steps are not all rejected
     doc_of = np.repeat(np.arange(20), np.diff(s["doc_ptr"]))
     ndk = np.zeros_like(s["ndk"])
@@ -146,21 +229,23 @@ def test_mh_sweep_moves_tokens_and_keeps_counts_consistent():
     np.testing.assert_array_equal(s["nk"], np.bincount(s["z"], minlength=6))
 
 
-def test_mh_sweep_on_padded_rows_matches_unpadded():
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_mh_sweep_on_padded_rows_matches_unpadded(kernel):
     # The estimators pass the padded, aligned table of _GibbsState.
     s = _random_state(2, n_docs=8, n_features=6, K=5, n_groups=2, max_len=12)
     ref = _copy(s)
     padded = np.zeros((6, _sampling.padded_n_components(5)), dtype=np.int32)
     padded[:, :5] = s["nwk"]
     tables = np.zeros((0, 5), dtype=np.int64)
-    _kernel_mh_sweep(s, 0.3, 2, tables, np.random.PCG64(3), nwk=padded)
-    _kernel_mh_sweep(ref, 0.3, 2, tables, np.random.PCG64(3))
+    _kernel_mh_sweep(s, 0.3, 2, tables, np.random.PCG64(3), nwk=padded, kernel=kernel)
+    _kernel_mh_sweep(ref, 0.3, 2, tables, np.random.PCG64(3), kernel=kernel)
     np.testing.assert_array_equal(s["z"], ref["z"])
     np.testing.assert_array_equal(padded[:, :5], ref["nwk"])
     assert not padded[:, 5:].any()
 
 
-def test_mh_sweep_tables_with_long_documents_match_reference():
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_mh_sweep_tables_with_long_documents_match_reference(kernel):
     # Counts of 64 and more take the crp_tables path.
     rng = np.random.default_rng(0)
     lengths = np.array([150, 90, 3, 70])
@@ -178,8 +263,8 @@ def test_mh_sweep_tables_with_long_documents_match_reference():
              prior=np.array([[0.5, 2.0], [1.0, 0.1]]))
     ref = _copy(s)
     t1, t2 = np.zeros((2, K), dtype=np.int64), np.zeros((2, K), dtype=np.int64)
-    _kernel_mh_sweep(s, 0.1, 2, t1, np.random.PCG64(4))
-    _reference_mh_sweep(ref, 0.1, 2, t2, np.random.Generator(np.random.PCG64(4)))
+    _kernel_mh_sweep(s, 0.1, 2, t1, np.random.PCG64(4), kernel=kernel)
+    _SWEEPS[kernel][1](ref, 0.1, 2, t2, np.random.Generator(np.random.PCG64(4)))
     assert (s["ndk"] >= 64).any()
     np.testing.assert_array_equal(s["z"], ref["z"])
     np.testing.assert_array_equal(t1, t2)
@@ -258,7 +343,7 @@ def _pooled_chisquare_pvalue(observed, expected_p, min_expected=5.0):
     return stats.chisquare(obs[keep], exp[keep]).pvalue
 
 
-def _one_sweep_from_posterior(mh_steps, n_draws, seed):
+def _one_sweep_from_posterior(mh_steps, n_draws, seed, kernel="mh"):
     """State index after one MH sweep from each of n_draws exact posterior draws."""
     states, p = _tiny_posterior()
     rng = np.random.default_rng(seed)
@@ -270,21 +355,22 @@ def _one_sweep_from_posterior(mh_steps, n_draws, seed):
     for t, start in enumerate(rng.choice(len(states), size=n_draws, p=p)):
         z = states[start].copy()
         nwk, ndk, nk = _tiny_counts(z)
-        _mh_sampling.mh_sweep(_TINY_WORDS, _TINY_PTR, _TINY_GROUP, z, nwk, ndk, nk,
-                              _TINY_PRIOR, _TINY_ETA, word_ptr, word_tokens, mh_steps,
-                              tables, bitgen)
+        _SWEEPS[kernel][0](_TINY_WORDS, _TINY_PTR, _TINY_GROUP, z, nwk, ndk, nk,
+                           _TINY_PRIOR, _TINY_ETA, word_ptr, word_tokens, mh_steps,
+                           tables, bitgen)
         out[t] = z @ radix
     return np.bincount(out, minlength=len(states)), p
 
 
 @pytest.mark.parametrize("mh_steps", [1, 2, 3])
-def test_one_mh_sweep_leaves_exact_posterior_invariant(mh_steps):
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_one_mh_sweep_leaves_exact_posterior_invariant(mh_steps, kernel):
     # Start from exact posterior draws: after one sweep (each token one
     # kernel per MH step), the states must still follow p(z | w). With one
     # step only the word proposal runs, with two both, with three both and
     # the word step again. Also the transition is no identity: the state
     # changes in a good fraction of draws.
-    observed, p = _one_sweep_from_posterior(mh_steps, 30_000, seed=mh_steps)
+    observed, p = _one_sweep_from_posterior(mh_steps, 30_000, seed=mh_steps, kernel=kernel)
     assert _pooled_chisquare_pvalue(observed, p) > 1e-3
     # Power: the same counts against a slightly different posterior (the
     # topic totals' Vη halved) are rejected.
@@ -305,7 +391,8 @@ def _tiny_posterior_with_eta_total(veta):
     return q / q.sum()
 
 
-def test_many_mh_steps_converge_to_the_token_conditional():
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_many_mh_steps_converge_to_the_token_conditional(kernel):
     # Token 0 is the first of the sweep, so all its MH steps run with every
     # other token at its start value (the later tokens never write z[0]):
     # after many steps from the same start, z[0] follows the exact
@@ -337,8 +424,8 @@ def test_many_mh_steps_converge_to_the_token_conditional():
     draws = np.empty(n_draws, dtype=np.int64)
     for t in range(n_draws):
         z = z0.copy()
-        _mh_sampling.mh_sweep(words, doc_ptr, doc_group, z, nwk.copy(), ndk.copy(), nk.copy(),
-                              prior, eta, word_ptr, word_tokens, 40, tables, bitgen)
+        _SWEEPS[kernel][0](words, doc_ptr, doc_group, z, nwk.copy(), ndk.copy(), nk.copy(),
+                           prior, eta, word_ptr, word_tokens, 40, tables, bitgen)
         draws[t] = z[0]
     observed = np.bincount(draws, minlength=K)
     assert _pooled_chisquare_pvalue(observed, exact) > 1e-3
@@ -348,7 +435,8 @@ def test_many_mh_steps_converge_to_the_token_conditional():
 
 
 # ------------------------------------------------------------------ inputs
-def test_mh_sweep_rejects_inconsistent_inputs():
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_mh_sweep_rejects_inconsistent_inputs(kernel):
     s = _random_state(0, K=4)
     V = s["nwk"].shape[0]
     ptr, tok = _mh_sampling.word_index(s["words"], V)
@@ -360,6 +448,6 @@ def test_mh_sweep_rejects_inconsistent_inputs():
                      (12, np.zeros((1, 4), dtype=np.int64)), (6, s["nk"][:3].copy())]:
         call = [bad[j] if j != i else value for j in range(len(args))]
         with pytest.raises(ValueError, match="inconsistent array shapes"):
-            _mh_sampling.mh_sweep(*call)
+            _SWEEPS[kernel][0](*call)
     with pytest.raises(ValueError, match="mh_steps"):
-        _mh_sampling.mh_sweep(*args[:11], 0, *args[12:])
+        _SWEEPS[kernel][0](*args[:11], 0, *args[12:])

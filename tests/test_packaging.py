@@ -42,6 +42,7 @@ SDIST_REQUIRED = LICENSE_FILES + [
     "sklearn_clda/_partition_kernel.h",
     "sklearn_clda/_mh_sampling.pyx",
     "sklearn_clda/_mh_kernel.h",
+    "sklearn_clda/_sparse_mh_kernel.h",
     "sklearn_clda/datasets/data/news16.npz",
     "sklearn_clda/datasets/descr/news16.rst",
     "doc/conf.py",

@@ -36,6 +36,7 @@ T_CORPUS = ("tests/test_corpus.py", "tests/test_lda_gibbs.py")
 T_METRICS = ("tests/metrics/test_metrics.py", "tests/metrics/test_coherence_measures.py")
 T_PARTITION = ("tests/test_partition.py",)
 T_MH = ("tests/test_mh_geweke.py", "tests/test_mh_estimators.py", "tests/test_mh_partition.py")
+T_MH_AUTO = ("tests/test_mh_estimators.py",)
 
 MUTATIONS = [
     # ------------------------------------------------------------- issue 11
@@ -295,9 +296,34 @@ MUTATIONS = [
     ),
     Mutation(
         "mh-auto-threshold-exclusive", "operator", MH,
-        "return n_components >= AUTO_MH_MIN_COMPONENTS",
-        "return n_components > AUTO_MH_MIN_COMPONENTS",
-        T_MH,
+        "if n_components >= AUTO_MH_MIN_COMPONENTS:",
+        "if n_components > AUTO_MH_MIN_COMPONENTS:",
+        T_MH_AUTO,
+    ),
+    Mutation(
+        "auto-dense-max-exclusive", "operator", MH,
+        "if n_components <= AUTO_DENSE_MAX_COMPONENTS:",
+        "if n_components < AUTO_DENSE_MAX_COMPONENTS:",
+        T_MH_AUTO,
+    ),
+    Mutation(
+        "auto-length-not-token-weighted", "model", MH,
+        "return float((L * L).sum() / total) if total > 0 else 0.0",
+        "return float(L.mean()) if total > 0 else 0.0",
+        T_MH_AUTO,
+    ),
+    Mutation(
+        "sparse-serial-runs-the-mh-kernel", "model", MH,
+        '"sparse": _mh_sampling.sparse_mh_sweep}',
+        '"sparse": _mh_sampling.mh_sweep}',
+        T_MH_AUTO,
+    ),
+    Mutation(
+        "sparse-weights-of-the-first-collection", "model", MH_PARTITION,
+        "args = (prior, float(eta), _mh_sampling.sparse_weights(prior, st.nk, eta, V))",
+        "args = (prior, float(eta), np.repeat(\n"
+        "                _mh_sampling.sparse_weights(prior, st.nk, eta, V)[:1], len(prior)))",
+        ("tests/test_mh_partition.py",),
     ),
     Mutation(
         "mh-cells-share-stale-totals", "model", MH_PARTITION,
