@@ -82,6 +82,23 @@ def load_news16():
     )
 
 
+
+def synthetic_corpus(n_tokens, seed=0):
+    """``make_compound_corpus`` with about ``n_tokens`` tokens: 8 collections,
+    V = 20,000, documents of 200 tokens, 100 topics."""
+    from sklearn_clda.datasets import make_compound_corpus
+
+    docs = max(1, n_tokens // (8 * 200))
+    b = make_compound_corpus(
+        n_topics=100, n_features=20_000, n_collections=8, docs_per_collection=docs,
+        doc_length=200, alpha=0.1, gamma=10.0, eta=0.01, random_state=seed,
+    )
+    X = sp.csr_matrix(b.data, dtype=np.int32)
+    names = np.array([f"w{j}" for j in range(X.shape[1])])
+    return Corpus(X=X, groups=np.asarray(b.groups).astype(str),
+                  group_names=np.unique(np.asarray(b.groups).astype(str)),
+                  feature_names=names, source=f"make_compound_corpus ({X.sum()} tokens)")
+
 # ---------------------------------------------------------------------------
 # Document-completion split
 # ---------------------------------------------------------------------------

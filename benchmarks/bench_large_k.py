@@ -1,6 +1,8 @@
-"""Large K: the MH samplers (``sampler="mh"`` and ``"sparse"``) against the dense kernel on news16.
+"""Large K: the MH samplers (``sampler="mh"`` and ``"sparse"``) against the dense kernel.
 
-All runs are in one process, one thread each, on the same corpus:
+All runs are in one process, one thread each, on news16 or (``--corpus
+synthetic``) a ``make_compound_corpus`` corpus of ``--tokens`` tokens
+(V = 20,000, 8 collections, documents of 200 tokens; parts 1, 3 and 4):
 
 1. speed: seconds per sweep (median of the timed sweeps in ``sweep_times_``,
    after warm-up sweeps) divided by the training tokens, in ns/token, of
@@ -35,6 +37,8 @@ All runs are in one process, one thread each, on the same corpus:
 
     python benchmarks/bench_large_k.py              # K=1000 and 10000, 1000 dense sweeps
     python benchmarks/bench_large_k.py --quick      # fewer sweeps (minutes)
+    python benchmarks/bench_large_k.py --corpus synthetic --skip speed,auto \
+        --kernel-k 1000 --warm 5                    # the 10M-token corpus, part 4
 """
 
 import argparse
@@ -76,6 +80,14 @@ def parse_args(argv=None):
     p.add_argument("--rounds", type=int, default=None,
                    help="alternating rounds of part 1 (default 3, --quick 1)")
     p.add_argument("--no-tomotopy", action="store_true")
+    p.add_argument("--corpus", choices=("news16", "synthetic"), default="news16",
+                   help="corpus of parts 1, 3 and 4; parts 2 and 5 are news16's only "
+                        "(skipped with synthetic)")
+    p.add_argument("--tokens", type=int, default=10_000_000,
+                   help="tokens of the synthetic corpus (V=20,000, 8 collections)")
+    p.add_argument("--kernels", default="dense,sparse,mh",
+                   help="comma list of the kernels of part 4 (drop dense at K=10,000 on "
+                        "a big corpus: seconds per sweep)")
     p.add_argument("--kernel-k", default="300,1000",
                    help="comma list of K for part 4 (the kernels called directly)")
     p.add_argument("--skip", default="",
@@ -235,22 +247,21 @@ def part_quality(corpus, args):
 
 
 def _kernel_state(X, K, seed=0):
-    """Token arrays and random-start counts of news16 for calling the kernels directly."""
+    """Token arrays and random-start counts of the corpus for calling the kernels directly."""
     from sklearn_clda import _mh_sampling, _sampling
 
     D, V = X.shape
     doc_len = np.asarray(X.sum(axis=1)).ravel().astype(np.int64)
     words = np.repeat(X.indices, X.data).astype(np.int32)
     z = np.random.default_rng(seed).integers(0, K, len(words)).astype(np.int32)
-    doc_of = np.repeat(np.arange(D), doc_len)
+    doc_ptr = np.r_[0, np.cumsum(doc_len)].astype(np.int64)
     nwk = np.zeros((V, _sampling.padded_n_components(K)), np.int32)
-    ndk = np.zeros((D, K), np.int32)
-    np.add.at(nwk, (words, z), 1)
-    np.add.at(ndk, (doc_of, z), 1)
+    ndk, nk = np.zeros((D, K), np.int32), np.zeros(K, np.int32)
+    _sampling.count_assignments(words, doc_ptr, z, nwk[:, :K], ndk, nk)
     word_ptr, word_tokens = _mh_sampling.word_index(words, V)
-    return dict(words=words, doc_ptr=np.r_[0, np.cumsum(doc_len)].astype(np.int64),
+    return dict(words=words, doc_ptr=doc_ptr,
                 doc_group=np.zeros(D, np.int32), z=z, nwk=nwk, ndk=ndk,
-                nk=np.bincount(z, minlength=K).astype(np.int32), prior=np.full((1, K), ALPHA),
+                nk=nk, prior=np.full((1, K), ALPHA),
                 index=(word_ptr, word_tokens, _mh_sampling.word_positions(word_tokens)),
                 bitgen=np.random.PCG64(seed), doc_len=doc_len)
 
@@ -269,7 +280,8 @@ def _kernel_sweep(name, s):
         _mh_sampling.sparse_mh_sweep(*args, word_ptr, word_tokens, 2, tables, s["bitgen"],
                                      word_pos=word_pos)
     else:
-        _mh_sampling.mh_sweep(*args, word_ptr, word_tokens, 2, tables, s["bitgen"])
+        _mh_sampling.mh_sweep(*args, word_ptr, word_tokens, 2, tables, s["bitgen"],
+                              word_pos=word_pos)
 
 
 def part_kernels(corpus, args):
@@ -277,7 +289,7 @@ def part_kernels(corpus, args):
     ``--warm`` (default 20) sweeps each, process CPU ns/token (median of 5):
     the crossovers behind ``sampler="auto"``."""
     rows, out = [], {}
-    names = ("dense", "sparse", "mh")
+    names = tuple(filter(None, args.kernels.split(",")))
     for K in [int(k) for k in args.kernel_k.split(",")]:
         states = {n: _kernel_state(corpus.X, K) for n in names}
         for n in names:
@@ -290,12 +302,13 @@ def part_kernels(corpus, args):
                 t0 = time.process_time()
                 _kernel_sweep(n, states[n])
                 times[n].append(time.process_time() - t0)
-        n_tok = len(states["dense"]["words"])
+        n_tok = len(states[names[0]]["words"])
         ns = {n: statistics.median(v) / n_tok * 1e9 for n, v in times.items()}
         for n in names:
             s = states[n]
             kd = ((s["ndk"] > 0).sum(axis=1) * s["doc_len"]).sum() / s["doc_len"].sum()
-            rows.append([K, n, f"{ns[n]:.0f}", f"{ns['dense'] / ns[n]:.2f}", f"{kd:.0f}"])
+            ratio = f"{ns['dense'] / ns[n]:.2f}" if "dense" in ns else ""
+            rows.append([K, n, f"{ns[n]:.0f}", ratio, f"{kd:.0f}"])
         out[K] = ns
     print(C.format_table(["K", "kernel", "CPU ns/token", "dense/this",
                           "topics/doc (token-weighted)"], rows))
@@ -371,11 +384,18 @@ def part_memory(corpus, args):
 
 def main(argv=None):
     args = parse_args(argv)
-    corpus = C.load_news16()
     import sklearn_clda
 
-    C.log(f"sklearn_clda from {os.path.dirname(sklearn_clda.__file__)}; load {C.load_average()}")
     skip = set(filter(None, args.skip.split(",")))
+    if args.corpus == "synthetic":
+        corpus = C.synthetic_corpus(args.tokens)
+        skip |= {"quality", "memory"}
+    else:
+        corpus = C.load_news16()
+    print(f"corpus: {corpus.source}, {corpus.X.shape[0]} documents, "
+          f"{corpus.X.shape[1]} words, {int(corpus.X.sum())} tokens")
+
+    C.log(f"sklearn_clda from {os.path.dirname(sklearn_clda.__file__)}; load {C.load_average()}")
     results = {"env": C.environment_info(), "load_start": C.load_average()}
     for name, part in (("auto", part_auto), ("speed", part_speed), ("quality", part_quality),
                        ("kernels", part_kernels), ("memory", part_memory)):

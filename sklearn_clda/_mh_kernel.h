@@ -60,9 +60,9 @@ typedef struct {
     double keta;                /* K * eta */
     const int64_t *word_ptr;    /* tokens of word w: word_tokens[word_ptr[w]:word_ptr[w + 1]] */
     const int64_t *word_tokens; /* token positions, grouped by word */
-    /* The sparse kernel's (_sparse_mh_kernel.h) copy of z in word order,
-       zw[j] = z[word_tokens[j]], kept current, and each token's place in
-       it, word_pos[word_tokens[j]] = j (NULL for this kernel). */
+    /* z in word order, zw[j] = z[word_tokens[j]], kept current (the word
+       proposal reads one entry instead of word_tokens and then z), and
+       each token's place in it, word_pos[word_tokens[j]] = j. */
     int32_t *zw;
     const int64_t *word_pos;
 } clda_mh_ctx;
@@ -107,14 +107,24 @@ static void clda_mh_sweep_document(
     const double L = (double)doc_len;
     int64_t i;
     int32_t j;
+    int32_t *const zw_all = ctx->zw;
     for (i = i0; i < i1; i++) {
         const int32_t w = words[i];
         int32_t *const nw = ctx->nwk + (Py_ssize_t)w * ctx->nwk_stride;
-        const int64_t *const wt = ctx->word_tokens + ctx->word_ptr[w];
+        const int32_t *const zw = zw_all + ctx->word_ptr[w];
         const int64_t n_w = ctx->word_ptr[w + 1] - ctx->word_ptr[w];
         const double word_mass = (double)n_w + keta;
         const double *u = u_buf + (i - i0) * 3 * (int64_t)mh_steps;
         int32_t s = z[i];
+        if (i + 1 < i1) {
+            /* the next token's count to decrement and its first word proposal */
+            const int32_t wn = words[i + 1];
+            const int64_t nn = ctx->word_ptr[wn + 1] - ctx->word_ptr[wn];
+            const double xn = u[3 * (int64_t)mh_steps] * ((double)nn + keta);
+            __builtin_prefetch(ctx->nwk + (Py_ssize_t)wn * ctx->nwk_stride + z[i + 1], 1);
+            if (xn < (double)nn)
+                __builtin_prefetch(zw_all + ctx->word_ptr[wn] + (int64_t)xn, 0);
+        }
         ndk_d[s] -= 1;
         nw[s] -= 1;
         nk[s] -= 1;
@@ -124,7 +134,7 @@ static void clda_mh_sweep_document(
             if ((j & 1) == 0) {  /* word proposal */
                 const double x = u[0] * word_mass;
                 if (x < (double)n_w)
-                    t = z[wt[(int64_t)x]];
+                    t = zw[(int64_t)x];  /* z[word_tokens[word_ptr[w] + x]] */
                 else
                     t = (int32_t)clda_mh_floor_index(u[1] * (double)K, K);
                 if (t == s)
@@ -149,6 +159,7 @@ static void clda_mh_sweep_document(
             if (u[2] * den < num) {
                 s = t;
                 z[i] = s;
+                zw_all[ctx->word_pos[i]] = s;
             }
         }
         ndk_d[s] += 1;

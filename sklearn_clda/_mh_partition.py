@@ -59,8 +59,9 @@ class _MHPartitionedSweeper(ShardStreams):
         doc_of = np.repeat(np.arange(D, dtype=np.int32), np.diff(state.doc_ptr))[self.perm]
         self.doc_ptr, self.doc_tokens = _mh_sampling.word_index(doc_of, D)
         self.word_ptr, self.word_tokens = _mh_sampling.word_index(self.words, V)
-        if kernel == "sparse":  # its topics in word order, taken per sweep
-            self.word_pos = _mh_sampling.word_positions(self.word_tokens)
+        # The tokens' places in word order (the topics in word order, zw,
+        # are taken per sweep).
+        self.word_pos = _mh_sampling.word_positions(self.word_tokens)
         longest = int(np.diff(self.piece_start).max()) if len(self.piece_doc) else 0
         self.blocks = [
             dict(docs=(lo, hi), bitgen=np.random.PCG64(ss),
@@ -101,13 +102,12 @@ class _MHPartitionedSweeper(ShardStreams):
             cells = (self.words, self.z, self.piece_start, self.piece_doc,
                      self.cell_piece[c], self.cell_piece[c + 1], st.doc_group, self.doc_ptr,
                      self.doc_tokens, st.nwk_padded, st.ndk, b["nk"], *args,
-                     self.word_ptr, self.word_tokens)
+                     self.word_ptr, self.word_tokens, self.zw, self.word_pos, self.mh_steps,
+                     b["u"])
             if self.kernel == "sparse":
-                _mh_sampling.sparse_mh_sweep_pieces(
-                    *cells, self.zw, self.word_pos, self.mh_steps, b["u"], b["scratch"],
-                    b["bitgen"])
+                _mh_sampling.sparse_mh_sweep_pieces(*cells, b["scratch"], b["bitgen"])
             else:
-                _mh_sampling.mh_sweep_pieces(*cells, self.mh_steps, b["u"], b["bitgen"])
+                _mh_sampling.mh_sweep_pieces(*cells, b["bitgen"])
 
     def _tables(self, t, prior):
         st = self.state
@@ -133,9 +133,9 @@ class _MHPartitionedSweeper(ShardStreams):
         if self.kernel == "sparse":  # the word part's constants, fixed for the sweep
             V = st.nwk_padded.shape[0]
             args = (prior, float(eta), _mh_sampling.sparse_weights(prior, st.nk, eta, V))
-            self.zw = self.z[self.word_tokens]
         else:
             args = (prior, float(eta), *_mh_sampling.build_alias_tables(prior))
+        self.zw = self.z[self.word_tokens]
         for s in range(len(self.blocks)):
             start = st.nk.copy()
             self._run(self._cells, s, args)

@@ -234,11 +234,15 @@ def mh_sweep(
     int mh_steps,
     int64_t[:, ::1] tables,
     object bit_generator,
+    word_pos=None,
 ):
     """One Metropolis-Hastings sweep over all tokens, in place.
 
     The arguments are those of ``_sampling.gibbs_sweep`` plus the word
-    index of :func:`word_index` and the number of MH steps per token.
+    index of :func:`word_index`, the number of MH steps per token and
+    optionally ``word_pos``, :func:`word_positions` of ``word_tokens``
+    (computed here when not given: the kernel keeps a copy of ``z`` in
+    word order for the word proposal).
     Equivalent to (``V, K = nwk.shape[0], nk.shape[0]``, ``u`` the
     ``Generator(bit_generator).random`` stream)::
 
@@ -301,6 +305,14 @@ def mh_sweep(
     cdef int64_t t, i0, i1
     cdef int32_t g
     _fill_ctx(&ctx, words, z, nwk, nk, eta, word_ptr, word_tokens, mh_steps)
+    if word_pos is None:
+        word_pos = word_positions(word_tokens)
+    cdef const int64_t[::1] wpos = word_pos
+    cdef int32_t[::1] zw = np.asarray(z)[np.asarray(word_tokens)]
+    if wpos.shape[0] != words.shape[0]:
+        raise ValueError("inconsistent array shapes passed to mh_sweep")
+    ctx.zw = &zw[0]
+    ctx.word_pos = &wpos[0]
     with bit_generator.lock, nogil:
         for d in range(n_docs):
             g = doc_group[d]
@@ -337,6 +349,8 @@ def mh_sweep_pieces(
     const double[::1] totals,
     const int64_t[::1] word_ptr,
     const int64_t[::1] word_tokens,
+    int32_t[::1] zw,
+    const int64_t[::1] word_pos,
     int mh_steps,
     double[::1] u_buf,
     object bit_generator,
@@ -352,7 +366,9 @@ def mh_sweep_pieces(
     from all of the document's tokens
     (``z[doc_tokens[doc_ptr[d] + int(x)]]`` with ``x < L_d``, ``L_d`` the
     document's length). ``prob``, ``alias`` and ``totals`` are
-    :func:`build_alias_tables` of ``prior``; ``u_buf`` holds at least
+    :func:`build_alias_tables` of ``prior``; ``zw`` is ``z[word_tokens]``
+    (kept current here) and ``word_pos`` :func:`word_positions` of
+    ``word_tokens``; ``u_buf`` holds at least
     ``3 * mh_steps`` uniforms per token of the longest piece.
 
     Trusted (``_mh_partition._MHPartitionedSweeper`` builds everything);
@@ -368,6 +384,8 @@ def mh_sweep_pieces(
     cdef int64_t j, t, i0, i1
     cdef int32_t d, g
     _fill_ctx(&ctx, words, z, nwk, nk, eta, word_ptr, word_tokens, mh_steps)
+    ctx.zw = &zw[0]
+    ctx.word_pos = &word_pos[0]
     with bit_generator.lock, nogil:
         for j in range(piece_lo, piece_hi):
             d = piece_doc[j]

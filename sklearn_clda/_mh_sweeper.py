@@ -119,10 +119,9 @@ class _MHSweeper(ShardStreams):
         fit; again only if the words change, as in the Geweke tests)."""
         V = self.state.nwk_padded.shape[0]
         self.word_ptr, self.word_tokens = _mh_sampling.word_index(self.state.words, V)
-        # The sparse kernel's tokens' places in word order (its copy of z in
-        # word order is taken per sweep).
-        self.extra = ({"word_pos": _mh_sampling.word_positions(self.word_tokens)}
-                      if self.kernel == "sparse" else {})
+        # The tokens' places in word order (the kernels' copy of z in word
+        # order is taken per sweep).
+        self.extra = {"word_pos": _mh_sampling.word_positions(self.word_tokens)}
 
     def __enter__(self):
         return self
