@@ -124,6 +124,17 @@ static void clda_mh_sweep_document(
             __builtin_prefetch(ctx->nwk + (Py_ssize_t)wn * ctx->nwk_stride + z[i + 1], 1);
             if (xn < (double)nn)
                 __builtin_prefetch(zw_all + ctx->word_ptr[wn] + (int64_t)xn, 0);
+            if (mh_steps > 1) {
+                /* and the count its doc proposal will likely read, when
+                   that proposal takes a token of the document (the alias
+                   branch would cost a read of its own) */
+                const double xd = u[3 * (int64_t)mh_steps + 3] * doc_mass;
+                if (xd < L) {
+                    const int64_t m = (int64_t)xd;
+                    const int32_t tn = z[doc_tok != NULL ? doc_tok[m] : doc_i0 + m];
+                    __builtin_prefetch(ctx->nwk + (Py_ssize_t)wn * ctx->nwk_stride + tn, 0);
+                }
+            }
         }
         ndk_d[s] -= 1;
         nw[s] -= 1;
