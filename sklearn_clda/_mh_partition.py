@@ -18,13 +18,45 @@ from ._streams import ShardStreams
 __all__ = ["_MHPartitionedSweeper"]
 
 
+class _MHPieces:
+    """The O(1) MH kernel's part in the partitioned sweep (``mh_sweep_pieces``)."""
+
+    def scratch(self, n_components):
+        return None
+
+    def sweep_args(self, prior, eta, nk, n_features):
+        """The kernel's arguments fixed for a sweep: the prior's alias tables."""
+        return (prior, float(eta), *_mh_sampling.build_alias_tables(prior))
+
+    def run(self, cells, block):
+        _mh_sampling.mh_sweep_pieces(*cells, block["bitgen"])
+
+
+class _SparsePieces:
+    """The sparse kernel's part (``sparse_mh_sweep_pieces``): each thread
+    keeps its own working arrays; a document's topic list is rebuilt for
+    each of its pieces from all its tokens, and ``inv`` from the cell's
+    copy of the totals."""
+
+    def scratch(self, n_components):
+        return _mh_sampling.sparse_scratch(n_components)
+
+    def sweep_args(self, prior, eta, nk, n_features):
+        """The word part's constants, fixed for the sweep."""
+        return (prior, float(eta), _mh_sampling.sparse_weights(prior, nk, eta, n_features))
+
+    def run(self, cells, block):
+        _mh_sampling.sparse_mh_sweep_pieces(*cells, block["scratch"], block["bitgen"])
+
+
+_PIECES = {"mh": _MHPieces(), "sparse": _SparsePieces()}
+
+
 class _MHPartitionedSweeper(ShardStreams):
     """Runs MH sweeps in the partitioned scheme of ``_partition`` on threads.
 
-    ``kernel``: ``"mh"`` (``mh_sweep_pieces``) or ``"sparse"``
-    (``sparse_mh_sweep_pieces``: each thread keeps its own working arrays;
-    a document's topic list is rebuilt for each of its pieces from all its
-    tokens, and ``inv`` from the cell's copy of the totals).
+    ``kernel``: ``"mh"`` (:class:`_MHPieces`) or ``"sparse"``
+    (:class:`_SparsePieces`).
 
     P document blocks x P word blocks; sub-step ``s`` runs cell ``(p, (p +
     s) mod P)`` of every document block ``p`` at once. A cell's MH steps
@@ -47,6 +79,7 @@ class _MHPartitionedSweeper(ShardStreams):
         self.state = state
         self.mh_steps = int(mh_steps)
         self.kernel = kernel
+        self._pieces = _PIECES[kernel]
         K = state.nk.shape[0]
         V, D = state.nwk_padded.shape[0], state.doc_ptr.shape[0] - 1
         doc_bounds = balanced_bounds(state.doc_ptr, n_blocks)
@@ -68,7 +101,7 @@ class _MHPartitionedSweeper(ShardStreams):
                  tables=np.zeros((n_table_rows, K), dtype=np.int64),
                  nk=_sampling._line_buffer(K, np.int32),
                  u=np.empty(max(3 * self.mh_steps * longest, 1)),
-                 scratch=_mh_sampling.sparse_scratch(K) if kernel == "sparse" else None)
+                 scratch=self._pieces.scratch(K))
             for (lo, hi), ss in zip(pieces(doc_bounds), seed_sequence.spawn(P))
         ]
         self.n_threads = max(1, min(n_threads, P))
@@ -104,10 +137,7 @@ class _MHPartitionedSweeper(ShardStreams):
                      self.doc_tokens, st.nwk_padded, st.ndk, b["nk"], *args,
                      self.word_ptr, self.word_tokens, self.zw, self.word_pos, self.mh_steps,
                      b["u"])
-            if self.kernel == "sparse":
-                _mh_sampling.sparse_mh_sweep_pieces(*cells, b["scratch"], b["bitgen"])
-            else:
-                _mh_sampling.mh_sweep_pieces(*cells, b["bitgen"])
+            self._pieces.run(cells, b)
 
     def _tables(self, t, prior):
         st = self.state
@@ -130,11 +160,7 @@ class _MHPartitionedSweeper(ShardStreams):
         """One sweep over all documents; returns the summed AGS table counts."""
         st = self.state
         prior = np.ascontiguousarray(prior, dtype=np.float64)
-        if self.kernel == "sparse":  # the word part's constants, fixed for the sweep
-            V = st.nwk_padded.shape[0]
-            args = (prior, float(eta), _mh_sampling.sparse_weights(prior, st.nk, eta, V))
-        else:
-            args = (prior, float(eta), *_mh_sampling.build_alias_tables(prior))
+        args = self._pieces.sweep_args(prior, eta, st.nk, st.nwk_padded.shape[0])
         self.zw = self.z[self.word_tokens]
         for s in range(len(self.blocks)):
             start = st.nk.copy()
