@@ -173,6 +173,14 @@ cdef inline bitgen_t* _get_bitgen(object bit_generator) except NULL:
     return <bitgen_t*> PyCapsule_GetPointer(bit_generator.capsule, "BitGenerator")
 
 
+cdef inline void _draw_uniforms(double* u, int64_t n, bitgen_t* rng) noexcept nogil:
+    """The next ``n`` uniforms of the stream into ``u`` (a piece's or a
+    document's, drawn together before its tokens)."""
+    cdef int64_t t
+    for t in range(n):
+        u[t] = rng.next_double(rng.state)
+
+
 cdef void _fill_ctx(
     clda_mh_ctx* ctx, const int32_t[::1] words, int32_t[::1] z, int32_t[:, ::1] nwk,
     int32_t[::1] nk, double eta, const int64_t[::1] word_ptr,
@@ -302,7 +310,7 @@ def mh_sweep(
     cdef clda_mh_ctx ctx
     cdef clda_mh_prior pg
     cdef Py_ssize_t d
-    cdef int64_t t, i0, i1
+    cdef int64_t i0, i1
     cdef int32_t g
     _fill_ctx(&ctx, words, z, nwk, nk, eta, word_ptr, word_tokens, mh_steps)
     if word_pos is None:
@@ -318,8 +326,7 @@ def mh_sweep(
             g = doc_group[d]
             i0 = doc_ptr[d]
             i1 = doc_ptr[d + 1]
-            for t in range(3 * mh_steps * (i1 - i0)):
-                u_buf[t] = rng.next_double(rng.state)
+            _draw_uniforms(&u_buf[0], 3 * mh_steps * (i1 - i0), rng)
             pg.prior = &prior[g, 0]
             pg.total = totals[g]
             pg.prob = &prob[g, 0]
@@ -381,7 +388,7 @@ def mh_sweep_pieces(
     cdef bitgen_t* rng = _get_bitgen(bit_generator)
     cdef clda_mh_ctx ctx
     cdef clda_mh_prior pg
-    cdef int64_t j, t, i0, i1
+    cdef int64_t j, i0, i1
     cdef int32_t d, g
     _fill_ctx(&ctx, words, z, nwk, nk, eta, word_ptr, word_tokens, mh_steps)
     ctx.zw = &zw[0]
@@ -392,8 +399,7 @@ def mh_sweep_pieces(
             g = doc_group[d]
             i0 = piece_start[j]
             i1 = piece_start[j + 1]
-            for t in range(3 * mh_steps * (i1 - i0)):
-                u_buf[t] = rng.next_double(rng.state)
+            _draw_uniforms(&u_buf[0], 3 * mh_steps * (i1 - i0), rng)
             pg.prior = &prior[g, 0]
             pg.total = totals[g]
             pg.prob = &prob[g, 0]
@@ -535,7 +541,7 @@ def sparse_mh_sweep(
     cdef bitgen_t* rng = _get_bitgen(bit_generator)
     cdef clda_mh_ctx ctx
     cdef Py_ssize_t d
-    cdef int64_t t, i0, i1
+    cdef int64_t i0, i1
     cdef int32_t g
     _fill_ctx(&ctx, words, z, nwk, nk, eta, word_ptr, word_tokens, mh_steps)
     ctx.zw = &zw[0]
@@ -546,8 +552,7 @@ def sparse_mh_sweep(
             g = doc_group[d]
             i0 = doc_ptr[d]
             i1 = doc_ptr[d + 1]
-            for t in range(3 * mh_steps * (i1 - i0)):
-                u_buf[t] = rng.next_double(rng.state)
+            _draw_uniforms(&u_buf[0], 3 * mh_steps * (i1 - i0), rng)
             clda_smh_sweep_document(&ctx, &scratch.sc, i0, i1, &ndk[d, 0], &prior[g, 0], c[g],
                                     &u_buf[0], NULL, i0, i1 - i0)
     if tables.shape[0] > 0:
@@ -599,7 +604,7 @@ def sparse_mh_sweep_pieces(
         return
     cdef bitgen_t* rng = _get_bitgen(bit_generator)
     cdef clda_mh_ctx ctx
-    cdef int64_t j, t, i0, i1
+    cdef int64_t j, i0, i1
     cdef int32_t d, g
     _fill_ctx(&ctx, words, z, nwk, nk, eta, word_ptr, word_tokens, mh_steps)
     ctx.zw = &zw[0]
@@ -611,8 +616,7 @@ def sparse_mh_sweep_pieces(
             g = doc_group[d]
             i0 = piece_start[j]
             i1 = piece_start[j + 1]
-            for t in range(3 * mh_steps * (i1 - i0)):
-                u_buf[t] = rng.next_double(rng.state)
+            _draw_uniforms(&u_buf[0], 3 * mh_steps * (i1 - i0), rng)
             clda_smh_sweep_document(&ctx, &scratch.sc, i0, i1, &ndk[d, 0], &prior[g, 0], c[g],
                                     &u_buf[0], &doc_tokens[doc_ptr[d]], 0,
                                     doc_ptr[d + 1] - doc_ptr[d])
