@@ -320,9 +320,9 @@ MUTATIONS = [
     ),
     Mutation(
         "sparse-weights-of-the-first-collection", "model", MH_PARTITION,
-        "args = (prior, float(eta), _mh_sampling.sparse_weights(prior, st.nk, eta, V))",
-        "args = (prior, float(eta), np.repeat(\n"
-        "                _mh_sampling.sparse_weights(prior, st.nk, eta, V)[:1], len(prior)))",
+        "return (prior, float(eta), _mh_sampling.sparse_weights(prior, nk, eta, n_features))",
+        "return (prior, float(eta), np.repeat(\n"
+        "            _mh_sampling.sparse_weights(prior, nk, eta, n_features)[:1], len(prior)))",
         ("tests/test_mh_partition.py",),
     ),
     Mutation(
