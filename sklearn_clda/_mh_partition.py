@@ -92,9 +92,10 @@ class _MHPartitionedSweeper(ShardStreams):
         doc_of = np.repeat(np.arange(D, dtype=np.int32), np.diff(state.doc_ptr))[self.perm]
         self.doc_ptr, self.doc_tokens = _mh_sampling.word_index(doc_of, D)
         self.word_ptr, self.word_tokens = _mh_sampling.word_index(self.words, V)
-        # The tokens' places in word order (the topics in word order, zw,
-        # are taken per sweep).
+        # The topics in word order and each token's place there: the
+        # kernels keep zw current, and only they change self.z.
         self.word_pos = _mh_sampling.word_positions(self.word_tokens)
+        self.zw = self.z[self.word_tokens]
         longest = int(np.diff(self.piece_start).max()) if len(self.piece_doc) else 0
         self.blocks = [
             dict(docs=(lo, hi), bitgen=np.random.PCG64(ss),
@@ -161,7 +162,6 @@ class _MHPartitionedSweeper(ShardStreams):
         st = self.state
         prior = np.ascontiguousarray(prior, dtype=np.float64)
         args = self._pieces.sweep_args(prior, eta, st.nk, st.nwk_padded.shape[0])
-        self.zw = self.z[self.word_tokens]
         for s in range(len(self.blocks)):
             start = st.nk.copy()
             self._run(self._cells, s, args)
