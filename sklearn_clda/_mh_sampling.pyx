@@ -10,7 +10,7 @@ and ``tests/test_mh_sampling.py`` and ``tests/test_mh_partition.py`` hold
 them to it bit for bit.
 """
 
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
 from numpy.random cimport bitgen_t
 from cpython.pycapsule cimport PyCapsule_GetPointer
 
@@ -39,6 +39,7 @@ cdef extern from "_mh_kernel.h":
         const clda_mh_ctx* ctx, int64_t i0, int64_t i1, int32_t* ndk_d,
         const clda_mh_prior* pg, const double* u_buf,
         const int64_t* doc_tok, int64_t doc_i0, int64_t doc_len) noexcept nogil
+    void clda_mh_fill_uniforms(double* u, int64_t n, uint64_t key, uint64_t c0) noexcept nogil
 
 cdef extern from "_sparse_mh_kernel.h":
     ctypedef struct clda_smh_scratch:
@@ -141,6 +142,28 @@ cdef double _alias_row(const double* a, Py_ssize_t K, double* prob, int32_t* ali
             large[n_large] = l
             n_large += 1
     return total
+
+
+def mh_uniforms(uint64_t key, uint64_t start, int64_t n):
+    """Uniforms ``start:start + n`` of the MH kernel's stream of ``key``.
+
+    The counter-based stream of ``_mh_kernel.h`` (SplitMix64 outputs'
+    top 53 bits), equivalent to, with uint64 arithmetic mod 2**64::
+
+        x = key + np.arange(start + 1, start + n + 1, dtype=np.uint64) * GAMMA
+        x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9
+        x = (x ^ (x >> 27)) * 0x94D049BB133111EB
+        u = ((x ^ (x >> 31)) >> 11).astype(np.float64) * 2.0**-53
+
+    with ``GAMMA = 0x9E3779B97F4A7C15``.
+    """
+    if n < 0:
+        raise ValueError(f"n must be non-negative, got {n}")
+    u_arr = np.empty(n, dtype=np.float64)
+    cdef double[::1] u = u_arr
+    if n > 0:
+        clda_mh_fill_uniforms(&u[0], n, key, start)
+    return u_arr
 
 
 def word_index(const int32_t[::1] words, Py_ssize_t n_features):
@@ -252,12 +275,13 @@ def mh_sweep(
     (computed here when not given: the kernel keeps a copy of ``z`` in
     word order for the word proposal).
     Equivalent to (``V, K = nwk.shape[0], nk.shape[0]``, ``u`` the
-    ``Generator(bit_generator).random`` stream)::
+    uniforms of :func:`mh_uniforms`)::
 
+        key = bit_generator.random_raw()         # one 64-bit draw a sweep
         prob, alias, totals = build_alias_tables(prior)
         for d in range(n_docs):
             g, i0, i1 = doc_group[d], doc_ptr[d], doc_ptr[d + 1]
-            U = u(3 * mh_steps * (i1 - i0))      # the document's uniforms
+            U = u(key, 3 * mh_steps * i0, 3 * mh_steps * (i1 - i0))
             for i in range(i0, i1):
                 w, s = words[i], z[i]
                 ndk[d, s] -= 1; nwk[w, s] -= 1; nk[s] -= 1
@@ -312,6 +336,7 @@ def mh_sweep(
     cdef Py_ssize_t d
     cdef int64_t i0, i1
     cdef int32_t g
+    cdef uint64_t key
     _fill_ctx(&ctx, words, z, nwk, nk, eta, word_ptr, word_tokens, mh_steps)
     if word_pos is None:
         word_pos = word_positions(word_tokens)
@@ -322,11 +347,12 @@ def mh_sweep(
     ctx.zw = &zw[0]
     ctx.word_pos = &wpos[0]
     with bit_generator.lock, nogil:
+        key = rng.next_uint64(rng.state)
         for d in range(n_docs):
             g = doc_group[d]
             i0 = doc_ptr[d]
             i1 = doc_ptr[d + 1]
-            _draw_uniforms(&u_buf[0], 3 * mh_steps * (i1 - i0), rng)
+            clda_mh_fill_uniforms(&u_buf[0], 3 * mh_steps * (i1 - i0), key, 3 * mh_steps * i0)
             pg.prior = &prior[g, 0]
             pg.total = totals[g]
             pg.prob = &prob[g, 0]
@@ -368,14 +394,16 @@ def mh_sweep_pieces(
     the tokens ``piece_start[j]:piece_start[j + 1]`` of document
     ``piece_doc[j]``, whose tokens (all its pieces) are
     ``doc_tokens[doc_ptr[d]:doc_ptr[d + 1]]``. Equivalent, piece by piece,
-    to the token loop of :func:`mh_sweep` with the piece's uniforms drawn
-    together before its tokens, and the document proposal's token drawn
+    to the token loop of :func:`mh_sweep` with one key drawn per call
+    (``bit_generator.random_raw()``, first, when there are pieces), the
+    uniforms of piece ``j`` (tokens ``i0:i1``) ``mh_uniforms(key, 3 *
+    mh_steps * i0, 3 * mh_steps * (i1 - i0))``, and the document proposal's token drawn
     from all of the document's tokens
     (``z[doc_tokens[doc_ptr[d] + int(x)]]`` with ``x < L_d``, ``L_d`` the
     document's length). ``prob``, ``alias`` and ``totals`` are
     :func:`build_alias_tables` of ``prior``; ``zw`` is ``z[word_tokens]``
     (kept current here) and ``word_pos`` :func:`word_positions` of
-    ``word_tokens``; ``u_buf`` holds at least
+    ``word_tokens``; ``u_buf`` (the pieces' uniforms) has room for
     ``3 * mh_steps`` uniforms per token of the longest piece.
 
     Trusted (``_mh_partition._MHPartitionedSweeper`` builds everything);
@@ -390,16 +418,18 @@ def mh_sweep_pieces(
     cdef clda_mh_prior pg
     cdef int64_t j, i0, i1
     cdef int32_t d, g
+    cdef uint64_t key
     _fill_ctx(&ctx, words, z, nwk, nk, eta, word_ptr, word_tokens, mh_steps)
     ctx.zw = &zw[0]
     ctx.word_pos = &word_pos[0]
     with bit_generator.lock, nogil:
+        key = rng.next_uint64(rng.state)
         for j in range(piece_lo, piece_hi):
             d = piece_doc[j]
             g = doc_group[d]
             i0 = piece_start[j]
             i1 = piece_start[j + 1]
-            _draw_uniforms(&u_buf[0], 3 * mh_steps * (i1 - i0), rng)
+            clda_mh_fill_uniforms(&u_buf[0], 3 * mh_steps * (i1 - i0), key, 3 * mh_steps * i0)
             pg.prior = &prior[g, 0]
             pg.total = totals[g]
             pg.prob = &prob[g, 0]

@@ -7,6 +7,7 @@ import pytest
 from test_mh_sampling import (
     _reference_alias,
     _reference_mh_token,
+    _reference_mh_uniforms,
     _reference_sparse_token,
     _reference_tables_of,
 )
@@ -48,9 +49,14 @@ def _reference_partitioned(s, eta, mh_steps, P, tables, gens, kernel="mh"):
             cs["nk"] = start.copy()
             inv = 1.0 / (cs["nk"] + V * eta)  # the sparse kernel's, per cell
             c = p * P + (p + sub) % P
+            if kernel == "mh" and cell_piece[c] < cell_piece[c + 1]:
+                key = int(gens[p].bit_generator.random_raw())  # one per call
             for j in range(cell_piece[c], cell_piece[c + 1]):
                 d, i0, i1 = piece_doc[j], piece_start[j], piece_start[j + 1]
-                U = gens[p].random(3 * mh_steps * (i1 - i0))
+                if kernel == "mh":
+                    U = _reference_mh_uniforms(key, 3 * mh_steps * i0, 3 * mh_steps * (i1 - i0))
+                else:
+                    U = gens[p].random(3 * mh_steps * (i1 - i0))
                 doc_toks = np.flatnonzero(doc_of == d)
                 topics = sorted(set(int(k) for k in cs["z"][doc_toks]))
                 for i in range(i0, i1):

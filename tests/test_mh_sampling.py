@@ -31,6 +31,16 @@ def _reference_alias(a):
     return prob, alias, total
 
 
+def _reference_mh_uniforms(key, start, n):
+    """Uniforms ``start:start + n`` of the MH kernel's stream of ``key``
+    (SplitMix64's top 53 bits, as in ``_mh_kernel.h``)."""
+    x = np.uint64(key) + np.arange(start + 1, start + n + 1, dtype=np.uint64) * np.uint64(
+        0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return ((x ^ (x >> np.uint64(31))) >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
 def _reference_mh_token(s, i, d, U, doc_toks, index, aliases, eta, mh_steps):
     """The MH steps of token ``i`` of document ``d`` (whose tokens are
     ``doc_toks``) with its uniforms ``U``, as in ``mh_sweep``'s docstring."""
@@ -162,9 +172,10 @@ def _reference_mh_sweep(s, eta, mh_steps, tables, gen):
     doc_ptr = s["doc_ptr"]
     aliases = [_reference_alias(row) for row in s["prior"]]
     index = _mh_sampling.word_index(s["words"], s["nwk"].shape[0])
+    key = int(gen.bit_generator.random_raw())
     for d in range(len(doc_ptr) - 1):
         i0, i1 = int(doc_ptr[d]), int(doc_ptr[d + 1])
-        U = gen.random(3 * mh_steps * (i1 - i0))
+        U = _reference_mh_uniforms(key, 3 * mh_steps * i0, 3 * mh_steps * (i1 - i0))
         for i in range(i0, i1):
             u = U[3 * mh_steps * (i - i0) :][: 3 * mh_steps]
             _reference_mh_token(s, i, d, u, np.arange(i0, i1), index, aliases, eta, mh_steps)
@@ -287,6 +298,24 @@ def test_alias_tables_match_reference_and_their_distribution(K):
         np.add.at(implied, alias[g], 1.0 - prob[g])
         np.testing.assert_allclose(implied / K, prior[g] / prior[g].sum(), rtol=1e-12,
                                    atol=1e-15)
+
+
+def test_mh_uniforms_are_splitmix64_and_match_the_reference():
+    # SplitMix64's published outputs from state 0 (key 0, counters 0, 1, ...)
+    expected = [0xE220A8397B1DCDAF, 0x6E789E6AA1B965F4, 0x06C45D188009454F, 0xF88BB8A8724C81EC]
+    np.testing.assert_array_equal(_mh_sampling.mh_uniforms(0, 0, 4),
+                                  [(x >> 11) * 2.0**-53 for x in expected])
+    for key, start, n in [(0, 3, 1), (2**64 - 1, 2**40, 1000), (12345, 7, 0)]:
+        np.testing.assert_array_equal(_mh_sampling.mh_uniforms(key, start, n),
+                                      _reference_mh_uniforms(key, start, n))
+    # uniform on [0, 1), and the keys give different streams
+    u = _mh_sampling.mh_uniforms(42, 0, 100_000)
+    assert 0.0 <= u.min() and u.max() < 1.0
+    assert stats.kstest(u, "uniform").pvalue > 1e-3
+    assert abs(np.corrcoef(u[:-1], u[1:])[0, 1]) < 0.02
+    assert not np.isin(_mh_sampling.mh_uniforms(43, 0, 1000), u).any()
+    with pytest.raises(ValueError, match="non-negative"):
+        _mh_sampling.mh_uniforms(0, 0, -1)
 
 
 def test_word_index_groups_tokens_by_word():
