@@ -39,7 +39,9 @@ cdef extern from "_mh_kernel.h":
         const clda_mh_ctx* ctx, int64_t i0, int64_t i1, int32_t* ndk_d,
         const clda_mh_prior* pg, const double* u_buf,
         const int64_t* doc_tok, int64_t doc_i0, int64_t doc_len) noexcept nogil
-    void clda_mh_fill_uniforms(double* u, int64_t n, uint64_t key, uint64_t c0) noexcept nogil
+    void clda_mh_fill_uniforms(double* u, int64_t n, uint64_t key, uint64_t c0,
+                               int wide) noexcept nogil
+    int clda_mh_cpu_has_avx512() noexcept nogil
 
 cdef extern from "_sparse_mh_kernel.h":
     ctypedef struct clda_smh_scratch:
@@ -144,6 +146,29 @@ cdef double _alias_row(const double* a, Py_ssize_t K, double* prob, int32_t* ali
     return total
 
 
+cdef bint _AVX512 = clda_mh_cpu_has_avx512() != 0
+cdef bint _PORTABLE_FILL = False
+
+
+def _set_fill(str name):
+    """Select the loop that fills the MH kernel's uniforms: ``"auto"``
+    (AVX-512 when the CPU has it) or ``"portable"``; returns the previous
+    setting's name. Both give the same doubles (tests hold them to that);
+    the switch exists so that the portable loop is tested everywhere.
+    """
+    global _PORTABLE_FILL
+    if name not in ("auto", "portable"):
+        raise ValueError(f"unknown fill {name!r}; use 'auto' or 'portable'")
+    old = "portable" if _PORTABLE_FILL else "auto"
+    _PORTABLE_FILL = name == "portable"
+    return old
+
+
+cdef inline bint _wide_fill() noexcept nogil:
+    """Whether ``clda_mh_fill_uniforms`` takes its AVX-512 loop now."""
+    return _AVX512 and not _PORTABLE_FILL
+
+
 def mh_uniforms(uint64_t key, uint64_t start, int64_t n):
     """Uniforms ``start:start + n`` of the MH kernel's stream of ``key``.
 
@@ -162,7 +187,7 @@ def mh_uniforms(uint64_t key, uint64_t start, int64_t n):
     u_arr = np.empty(n, dtype=np.float64)
     cdef double[::1] u = u_arr
     if n > 0:
-        clda_mh_fill_uniforms(&u[0], n, key, start)
+        clda_mh_fill_uniforms(&u[0], n, key, start, _wide_fill())
     return u_arr
 
 
@@ -352,7 +377,8 @@ def mh_sweep(
             g = doc_group[d]
             i0 = doc_ptr[d]
             i1 = doc_ptr[d + 1]
-            clda_mh_fill_uniforms(&u_buf[0], 3 * mh_steps * (i1 - i0), key, 3 * mh_steps * i0)
+            clda_mh_fill_uniforms(&u_buf[0], 3 * mh_steps * (i1 - i0), key, 3 * mh_steps * i0,
+                                  _wide_fill())
             pg.prior = &prior[g, 0]
             pg.total = totals[g]
             pg.prob = &prob[g, 0]
@@ -429,7 +455,8 @@ def mh_sweep_pieces(
             g = doc_group[d]
             i0 = piece_start[j]
             i1 = piece_start[j + 1]
-            clda_mh_fill_uniforms(&u_buf[0], 3 * mh_steps * (i1 - i0), key, 3 * mh_steps * i0)
+            clda_mh_fill_uniforms(&u_buf[0], 3 * mh_steps * (i1 - i0), key, 3 * mh_steps * i0,
+                                  _wide_fill())
             pg.prior = &prior[g, 0]
             pg.total = totals[g]
             pg.prob = &prob[g, 0]
