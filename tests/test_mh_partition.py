@@ -179,3 +179,12 @@ def test_one_shard_runs_the_serial_sweeper():
     for n_shards in (1, 2):
         sweeper = make_mh_sweeper(_state(s), n_shards, np.random.SeedSequence(0), 0, 2, "sparse")
         assert sweeper.kernel == "sparse"
+
+
+def test_partitioned_mh_with_the_portable_fill_matches_numpy_reference():
+    # The uniforms' portable loop (not AVX-512) in the pieces' kernel.
+    old = _mh_sampling._set_fill("portable")
+    try:
+        test_partitioned_mh_matches_numpy_reference_for_any_thread_count(2, 3, 3, 2, "mh")
+    finally:
+        _mh_sampling._set_fill(old)

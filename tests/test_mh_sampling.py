@@ -318,6 +318,47 @@ def test_mh_uniforms_are_splitmix64_and_match_the_reference():
         _mh_sampling.mh_uniforms(0, 0, -1)
 
 
+@pytest.fixture
+def portable_fill():
+    """The MH kernel's uniforms filled by the portable loop (not AVX-512)."""
+    old = _mh_sampling._set_fill("portable")
+    yield
+    _mh_sampling._set_fill(old)
+
+
+def test_mh_uniforms_portable_fill_gives_the_same_doubles():
+    # every length and start around the vector widths, and a long run
+    wide = [_mh_sampling.mh_uniforms(7, start, n) for start in range(9) for n in range(20)]
+    wide.append(_mh_sampling.mh_uniforms(2**63 + 5, 10**12, 100_003))
+    old = _mh_sampling._set_fill("portable")
+    try:
+        assert _mh_sampling._set_fill("portable") == "portable"
+        narrow = [_mh_sampling.mh_uniforms(7, start, n) for start in range(9)
+                  for n in range(20)]
+        narrow.append(_mh_sampling.mh_uniforms(2**63 + 5, 10**12, 100_003))
+    finally:
+        _mh_sampling._set_fill(old)
+    for a, b in zip(wide, narrow):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="unknown fill"):
+        _mh_sampling._set_fill("avx512")
+
+
+@pytest.mark.parametrize("mh_steps", [1, 2, 3])
+def test_mh_sweep_with_the_portable_fill_matches_numpy_reference(portable_fill, mh_steps):
+    s = _random_state(mh_steps, n_docs=8, n_features=6, K=7, n_groups=3, max_len=12)
+    ref = _copy(s)
+    tables = np.zeros((3, 7), dtype=np.int64)
+    t_ref = tables.copy()
+    bitgen, gen = np.random.PCG64(mh_steps), np.random.Generator(np.random.PCG64(mh_steps))
+    for _ in range(2):
+        _kernel_mh_sweep(s, 0.3, mh_steps, tables, bitgen)
+        _reference_mh_sweep(ref, 0.3, mh_steps, t_ref, gen)
+    for name in ("z", "nwk", "ndk", "nk"):
+        np.testing.assert_array_equal(s[name], ref[name], err_msg=name)
+    np.testing.assert_array_equal(tables, t_ref)
+
+
 def test_word_index_groups_tokens_by_word():
     words = np.array([3, 0, 3, 1, 0, 3], dtype=np.int32)
     ptr, tok = _mh_sampling.word_index(words, 5)
