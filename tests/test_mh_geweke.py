@@ -14,16 +14,18 @@ sweep (a fit builds it once: its words never change); and ``mh_steps=2``
 (word proposals only) are both tested, so that each proposal's Hastings
 ratio is checked on its own and together.
 
-Observed with these seeds (``pytest -s``): largest |z| 2.25 (LDA,
-mh_steps=1), 2.95 (LDA, mh_steps=2), 1.62 (AGS). Power checks (some ``|z|
+Observed with these seeds (``pytest -s``; the MH kernel's uniforms from
+its SplitMix64 stream, see ``_mh_kernel.h``): largest |z| 2.39 (LDA,
+mh_steps=1), 3.15 (LDA, mh_steps=2), 1.85 (AGS). Power checks (some ``|z|
 > 8`` required): the sweep told an ``eta`` twice the model's (wrong
-acceptance ratios and proposal masses; observed 12.5), and a stale
+acceptance ratios and proposal masses; observed 11.9), and a stale
 tokens-by-word index (the word proposal no longer what its acceptance
 ratio assumes: the approximation of samplers with stale proposal tables;
-observed 46.7). Kernel mutations checked by hand fail the tests above
-too: a Hastings ratio with the topic totals of the wrong topic (word or
-document step; largest |z| 56 and 424) and the prior's alias table
-replaced by its column (127).
+observed 52.6). Kernel mutations checked by hand fail the tests above
+too: a Hastings ratio with the topic totals of the wrong topic (word
+step: largest |z| 77 with mh_steps=2, 747 with mh_steps=1, 56 AGS;
+document step: 315, AGS 355) and the prior's alias table replaced by its
+column (190, AGS 132).
 
 The sparse kernel (``_sparse_mh_kernel.h``) runs the same tests: largest
 |z| 2.79 (mh_steps=1), 3.36 (mh_steps=2), 1.26 (AGS); power: broken eta
