@@ -61,10 +61,15 @@
    next_double costs about 2 ns a call through bitgen_t's function pointer,
    6 calls a token at mh_steps = 2 (12 of 72 ns/token at K = 1000 on
    news16), where clda_mh_fill_uniforms fills a document's uniforms in a
-   loop of a few ALU operations each (measured 1.25-1.3x faster sweeps).
-   The uniforms have the 53 bits of Generator.random, so no proposal or
-   acceptance is coarser than before. Within a call the counters are
-   distinct, so no uniform repeats; two calls with keys a and b share a
+   loop without calls: 0.8 ns a uniform, 0.13 ns compiled for AVX-512
+   (benchmarks/README.md has the A/B of the sweeps). Drawing them in the
+   token loop instead, from NumPy's stream or from this one, was slower:
+   the loop's instructions bound how far the CPU runs ahead of its cache
+   misses. The uniforms have the 53 bits of Generator.random, so no
+   proposal or acceptance is coarser than before (each choice's
+   probability is off by about 2^-53 at most, as with Generator.random).
+   Within a call the counters, hence the generator's states, are
+   distinct; two calls with keys a and b share a
    state only if (a - b) / gamma mod 2^64 falls within the counters' span
    n = 3 mh_steps (tokens): over a fit of S calls, with probability at
    most S^2 n / 2^64 (1000 sweeps of 16 cells on news16: below 1e-4). */
