@@ -129,7 +129,7 @@ static inline Py_ssize_t clda_mh_floor_index(double y, Py_ssize_t n)
             x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);              \
             x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);              \
             x ^= x >> 31;                                                    \
-            u[k] = (double)(int64_t)(x >> 11) * 0x1.0p-53;                   \
+            u[k] = (double)(int64_t)(x >> 11) * (1.0 / 9007199254740992.0);  \
         }                                                                    \
     }
 
@@ -155,7 +155,8 @@ static int clda_mh_sysctl_flag(const char *name)
 /* (Apple's toolchain may not provide __builtin_cpu_supports' runtime symbol.) */
 static int clda_mh_cpu_has_avx512(void)
 {
-    return clda_mh_sysctl_flag("hw.optional.avx512f") && clda_mh_sysctl_flag("hw.optional.avx512dq")
+    return clda_mh_sysctl_flag("hw.optional.avx512f")
+        && clda_mh_sysctl_flag("hw.optional.avx512dq")
         && clda_mh_sysctl_flag("hw.optional.avx512vl");
 }
 #else

@@ -423,8 +423,8 @@ def mh_sweep_pieces(
     to the token loop of :func:`mh_sweep` with one key drawn per call
     (``bit_generator.random_raw()``, first, when there are pieces), the
     uniforms of piece ``j`` (tokens ``i0:i1``) ``mh_uniforms(key, 3 *
-    mh_steps * i0, 3 * mh_steps * (i1 - i0))``, and the document proposal's token drawn
-    from all of the document's tokens
+    mh_steps * i0, 3 * mh_steps * (i1 - i0))``, and the document
+    proposal's token drawn from all of the document's tokens
     (``z[doc_tokens[doc_ptr[d] + int(x)]]`` with ``x < L_d``, ``L_d`` the
     document's length). ``prob``, ``alias`` and ``totals`` are
     :func:`build_alias_tables` of ``prior``; ``zw`` is ``z[word_tokens]``
