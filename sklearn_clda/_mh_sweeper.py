@@ -119,9 +119,13 @@ class _MHSweeper(ShardStreams):
         fit; again only if the words change, as in the Geweke tests)."""
         V = self.state.nwk_padded.shape[0]
         self.word_ptr, self.word_tokens = _mh_sampling.word_index(self.state.words, V)
-        # The tokens' places in word order (the kernels' copy of z in word
-        # order is taken per sweep).
-        self.extra = {"word_pos": _mh_sampling.word_positions(self.word_tokens)}
+        if self.kernel == "sparse":  # the word and document of each token in word order
+            self.extra = {"word_order": _mh_sampling.word_major_index(
+                _mh_sampling.token_documents(self.state.doc_ptr), self.word_ptr,
+                self.word_tokens)}
+        else:  # the tokens' places in word order (the kernel's copy of z in
+            # word order is taken per sweep)
+            self.extra = {"word_pos": _mh_sampling.word_positions(self.word_tokens)}
 
     def __enter__(self):
         return self
