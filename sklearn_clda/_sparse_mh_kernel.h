@@ -160,62 +160,76 @@ static inline int32_t clda_smw_find(const int32_t *topics, int32_t n, int32_t k)
     return -1;
 }
 
-/* The number of list positions whose running sum is at most x (x <
-   cum[n - 1]): the first position whose sum exceeds x,
-   numpy.searchsorted(cum[:n], x, side="right") (the sums do not
-   decrease). Branch-free. */
+/* The first list position whose running sum exceeds x (0 <= x <
+   cum[n - 1]): numpy.searchsorted(cum[:n], x, side="right") (the sums do
+   not decrease). A branch-free binary search. */
 static inline int32_t clda_smw_search(const double *cum, int32_t n, double x)
 {
-    int32_t m, count = 0;
-    for (m = 0; m < n; m++)
-        count += cum[m] <= x;
-    return count;
+    int32_t base = 0, len = n;
+    while (len > 1) {
+        const int32_t half = len / 2;
+        base = cum[base + half - 1] <= x ? base + half : base;
+        len -= half;
+    }
+    return base;
 }
 
-/* The running sums of the list part, cum[m] = the sum of
-   p[r] = (nw[topics[r]] + eta) * (counts[r] * inv[topics[r]]) over
-   r <= m, added in blocks of four so that the additions do not form one
-   chain of length n: with the list cut into blocks of four entries (the
-   last one shorter), s_r the sum of the first r + 1 terms of a block
-   added left to right, and off the sum of the earlier blocks' totals
-   (their s_3, added left to right from 0.0), cum at place r of the block
-   is off + s_r. Returns A = cum[n - 1] (0 for an empty list). NumPy
-   equivalent (P the terms padded with zeros to a multiple of 4)::
+/* The list part's term of list position m, (nw[k] + eta) * (n * inv[k])
+   with k = topics[m] and n its count less the token's own (k == s0);
+   *m0 becomes m when k == s0. */
+static inline double clda_smw_term(const int32_t *topics, const int32_t *counts, int32_t m,
+                                   int32_t s0, int32_t *m0, const int32_t *nw,
+                                   const double *inv, double eta)
+{
+    const int32_t k = topics[m];
+    const int32_t own = k == s0;
+    *m0 = own ? m : *m0;
+    return (nw[k] + eta) * ((counts[m] - own) * inv[k]);
+}
+
+/* The running sums of the list part with the token's own topic s0 left
+   out (its count less one), cum[m] = the sum of the terms
+   p[r] = (nw[topics[r]] + eta) * (n[r] * inv[topics[r]]) over r <= m (n
+   the counts, s0's less one), added in blocks of four so that the
+   additions do not form one chain of length n: with the list cut into
+   blocks of four entries (the last one shorter), s_r the sum of the first
+   r + 1 terms of a block added left to right, and off the sum of the
+   earlier blocks' totals (their s_3, added left to right from 0.0), cum at
+   place r of the block is off + s_r. Sets *m0 to s0's list position and
+   returns A = cum[n - 1] (0 for an empty list). NumPy equivalent (P the
+   terms padded with zeros to a multiple of 4)::
 
        S = np.cumsum(P.reshape(-1, 4), axis=1)
        off = np.r_[0.0, np.cumsum(S[:, 3])[:-1]]
        cum = (off[:, None] + S).ravel()[:n]
 */
 static inline double clda_smw_running_sums(double *cum, const int32_t *topics,
-                                           const int32_t *counts, int32_t n,
-                                           const int32_t *nw, const double *inv, double eta)
+                                           const int32_t *counts, int32_t n, int32_t s0,
+                                           int32_t *m0, const int32_t *nw, const double *inv,
+                                           double eta)
 {
-    double off = 0.0, s0, s1, s2, s3;
+    double off = 0.0, s_0, s_1, s_2, s_3;
     int32_t m;
-    for (m = 0; m < n; m++) {
-        const int32_t k = topics[m];
-        cum[m] = (nw[k] + eta) * (counts[m] * inv[k]);
-    }
     for (m = 0; m + 4 <= n; m += 4) {
-        s0 = cum[m];
-        s1 = s0 + cum[m + 1];
-        s2 = s1 + cum[m + 2];
-        s3 = s2 + cum[m + 3];
-        cum[m] = off + s0;
-        cum[m + 1] = off + s1;
-        cum[m + 2] = off + s2;
-        cum[m + 3] = off + s3;
-        off = off + s3;
+        s_0 = clda_smw_term(topics, counts, m, s0, m0, nw, inv, eta);
+        s_1 = s_0 + clda_smw_term(topics, counts, m + 1, s0, m0, nw, inv, eta);
+        s_2 = s_1 + clda_smw_term(topics, counts, m + 2, s0, m0, nw, inv, eta);
+        s_3 = s_2 + clda_smw_term(topics, counts, m + 3, s0, m0, nw, inv, eta);
+        cum[m] = off + s_0;
+        cum[m + 1] = off + s_1;
+        cum[m + 2] = off + s_2;
+        cum[m + 3] = off + s_3;
+        off = off + s_3;
     }
     if (m < n) {
-        s0 = cum[m];
-        cum[m] = off + s0;
+        s_0 = clda_smw_term(topics, counts, m, s0, m0, nw, inv, eta);
+        cum[m] = off + s_0;
         if (m + 1 < n) {
-            s0 = s0 + cum[m + 1];
-            cum[m + 1] = off + s0;
+            s_0 = s_0 + clda_smw_term(topics, counts, m + 1, s0, m0, nw, inv, eta);
+            cum[m + 1] = off + s_0;
             if (m + 2 < n) {
-                s0 = s0 + cum[m + 2];
-                cum[m + 2] = off + s0;
+                s_0 = s_0 + clda_smw_term(topics, counts, m + 2, s0, m0, nw, inv, eta);
+                cum[m + 2] = off + s_0;
             }
         }
     }
@@ -284,17 +298,17 @@ static void clda_smw_sweep_tokens(const clda_mh_ctx *ctx, clda_smw_docs *dl,
         int32_t *const counts = dl->counts + dl->off[d];
         int32_t n = dl->n[d];
         const int32_t s0 = zw_all[jw];
-        const int32_t m0 = clda_smw_find(topics, n, s0);
-        int32_t s = s0, ms = m0;
+        int32_t s = s0, m0 = -1, ms;
         double A, total, ps, qs;
         if (p + CLDA_SMW_LOOKAHEAD < p1)
             clda_smw_prefetch(dl, pos != NULL ? pos[p + CLDA_SMW_LOOKAHEAD]
                                               : p + CLDA_SMW_LOOKAHEAD);
-        counts[m0] -= 1;
         nw[s0] -= 1;
         nk[s0] -= 1;
         inv[s0] = 1.0 / (nk[s0] + veta);
-        A = clda_smw_running_sums(cum, topics, counts, n, nw, inv, eta);
+        A = clda_smw_running_sums(cum, topics, counts, n, s0, &m0, nw, inv, eta);
+        counts[m0] -= 1;
+        ms = m0;
         total = A + c * word_mass;
         ps = (counts[m0] + prior[s0]) * inv[s0];
         qs = counts[m0] * inv[s0] + c;
