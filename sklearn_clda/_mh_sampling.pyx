@@ -57,6 +57,8 @@ cdef extern from "_sparse_mh_kernel.h":
         double* inv
         double* cum
         int32_t* mark
+        double* wr
+        int32_t wr_word
     void clda_smw_fill_inv(const clda_mh_ctx* ctx, clda_smw_scratch* sc) noexcept nogil
     void clda_smw_build_lists(clda_smw_docs* dl, clda_smw_scratch* sc, const int32_t* z,
                               const int64_t* doc_tok, int64_t d0, int64_t d1) noexcept nogil
@@ -478,12 +480,15 @@ cdef class _SparseScratch:
     def __cinit__(self, Py_ssize_t K, int mh_steps):
         self.arrays = (np.empty(max(K, 1)), np.empty(max(K, 1)),
                        np.full(max(K, 1), -1, dtype=np.int32),
-                       np.empty(3 * max(mh_steps, 1) * _SMW_CHUNK))
+                       np.empty(3 * max(mh_steps, 1) * _SMW_CHUNK), np.empty(max(K, 1)))
         cdef double[::1] inv = self.arrays[0], cum = self.arrays[1], u = self.arrays[3]
+        cdef double[::1] wr = self.arrays[4]
         cdef int32_t[::1] mark = self.arrays[2]
         self.sc.inv = &inv[0]
         self.sc.cum = &cum[0]
         self.sc.mark = &mark[0]
+        self.sc.wr = &wr[0]
+        self.sc.wr_word = -1
         self.u = &u[0]
 
 
@@ -583,7 +588,7 @@ def sparse_mh_sweep(
             ndk[d, s0] -= 1; nwk[w, s0] -= 1; nk[s0] -= 1
             inv[s0] = 1.0 / (nk[s0] + V * eta)
             n_w = word_ptr[w + 1] - word_ptr[w]
-            P = (nwk[w, L] + eta) * (ndk[d, L] * inv[L])
+            P = ((nwk[w, L] + eta) * inv[L]) * ndk[d, L]
             cum = running_sums(P)                # blocks of 4, see below
             A = cum[-1] if L else 0.0
             total = A + c[g] * (n_w + K * eta)

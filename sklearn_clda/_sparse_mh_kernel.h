@@ -90,7 +90,14 @@ typedef struct {
     double *inv;                /* 1 / (nk + V eta), kept current */
     double *cum;                /* running sums of the list part, per list position */
     int32_t *mark;              /* list building: a topic's list position, else -1 */
+    double *wr;                 /* (nw[k] + eta) * inv[k] of word wr_word, kept current */
+    int32_t wr_word;            /* the word of wr, or -1 */
 } clda_smw_scratch;
+
+/* Words with at least K / CLDA_SMW_ROW_FACTOR tokens get their row of
+   (nw[k] + eta) * inv[k] computed once (O(K)) for all their tokens; the
+   others compute the entries they read (the same values). */
+#define CLDA_SMW_ROW_FACTOR 16
 
 /* inv[k] = 1 / (nk[k] + V eta) for all k, from the context's totals. */
 static void clda_smw_fill_inv(const clda_mh_ctx *ctx, clda_smw_scratch *sc)
@@ -98,6 +105,22 @@ static void clda_smw_fill_inv(const clda_mh_ctx *ctx, clda_smw_scratch *sc)
     Py_ssize_t k;
     for (k = 0; k < ctx->K; k++)
         sc->inv[k] = 1.0 / (ctx->nk[k] + ctx->veta);
+    sc->wr_word = -1;
+}
+
+/* The row (nw[k] + eta) * inv[k] of word w (its counts nw) into sc->wr,
+   when the word has enough tokens to pay for it (else wr_word is -1). */
+static void clda_smw_word_row(const clda_mh_ctx *ctx, clda_smw_scratch *sc, int32_t w,
+                              const int32_t *nw, int64_t n_w)
+{
+    Py_ssize_t k;
+    if (n_w * CLDA_SMW_ROW_FACTOR < ctx->K) {
+        sc->wr_word = -1;
+        return;
+    }
+    for (k = 0; k < ctx->K; k++)
+        sc->wr[k] = (nw[k] + ctx->eta) * sc->inv[k];
+    sc->wr_word = w;
 }
 
 /* The topic lists of documents d0:d1 from their tokens' topics: document
@@ -174,22 +197,23 @@ static inline int32_t clda_smw_search(const double *cum, int32_t n, double x)
     return base;
 }
 
-/* The list part's term of list position m, (nw[k] + eta) * (n * inv[k])
-   with k = topics[m] and n its count less the token's own (k == s0);
-   *m0 becomes m when k == s0. */
+/* The list part's term of list position m, ((nw[k] + eta) * inv[k]) * n
+   with k = topics[m] and n its count less the token's own (k == s0),
+   the first factor read from wr when it is not NULL; *m0 becomes m when
+   k == s0. */
 static inline double clda_smw_term(const int32_t *topics, const int32_t *counts, int32_t m,
-                                   int32_t s0, int32_t *m0, const int32_t *nw,
-                                   const double *inv, double eta)
+                                   int32_t s0, int32_t *m0, const double *wr,
+                                   const int32_t *nw, const double *inv, double eta)
 {
     const int32_t k = topics[m];
     const int32_t own = k == s0;
     *m0 = own ? m : *m0;
-    return (nw[k] + eta) * ((counts[m] - own) * inv[k]);
+    return (wr != NULL ? wr[k] : (nw[k] + eta) * inv[k]) * (counts[m] - own);
 }
 
 /* The running sums of the list part with the token's own topic s0 left
    out (its count less one), cum[m] = the sum of the terms
-   p[r] = (nw[topics[r]] + eta) * (n[r] * inv[topics[r]]) over r <= m (n
+   p[r] = ((nw[k] + eta) * inv[k]) * n[r] (k = topics[r]) over r <= m (n
    the counts, s0's less one), added in blocks of four so that the
    additions do not form one chain of length n: with the list cut into
    blocks of four entries (the last one shorter), s_r the sum of the first
@@ -205,16 +229,16 @@ static inline double clda_smw_term(const int32_t *topics, const int32_t *counts,
 */
 static inline double clda_smw_running_sums(double *cum, const int32_t *topics,
                                            const int32_t *counts, int32_t n, int32_t s0,
-                                           int32_t *m0, const int32_t *nw, const double *inv,
-                                           double eta)
+                                           int32_t *m0, const double *wr, const int32_t *nw,
+                                           const double *inv, double eta)
 {
     double off = 0.0, s_0, s_1, s_2, s_3;
     int32_t m;
     for (m = 0; m + 4 <= n; m += 4) {
-        s_0 = clda_smw_term(topics, counts, m, s0, m0, nw, inv, eta);
-        s_1 = s_0 + clda_smw_term(topics, counts, m + 1, s0, m0, nw, inv, eta);
-        s_2 = s_1 + clda_smw_term(topics, counts, m + 2, s0, m0, nw, inv, eta);
-        s_3 = s_2 + clda_smw_term(topics, counts, m + 3, s0, m0, nw, inv, eta);
+        s_0 = clda_smw_term(topics, counts, m, s0, m0, wr, nw, inv, eta);
+        s_1 = s_0 + clda_smw_term(topics, counts, m + 1, s0, m0, wr, nw, inv, eta);
+        s_2 = s_1 + clda_smw_term(topics, counts, m + 2, s0, m0, wr, nw, inv, eta);
+        s_3 = s_2 + clda_smw_term(topics, counts, m + 3, s0, m0, wr, nw, inv, eta);
         cum[m] = off + s_0;
         cum[m + 1] = off + s_1;
         cum[m + 2] = off + s_2;
@@ -222,13 +246,13 @@ static inline double clda_smw_running_sums(double *cum, const int32_t *topics,
         off = off + s_3;
     }
     if (m < n) {
-        s_0 = clda_smw_term(topics, counts, m, s0, m0, nw, inv, eta);
+        s_0 = clda_smw_term(topics, counts, m, s0, m0, wr, nw, inv, eta);
         cum[m] = off + s_0;
         if (m + 1 < n) {
-            s_0 = s_0 + clda_smw_term(topics, counts, m + 1, s0, m0, nw, inv, eta);
+            s_0 = s_0 + clda_smw_term(topics, counts, m + 1, s0, m0, wr, nw, inv, eta);
             cum[m + 1] = off + s_0;
             if (m + 2 < n) {
-                s_0 = s_0 + clda_smw_term(topics, counts, m + 2, s0, m0, nw, inv, eta);
+                s_0 = s_0 + clda_smw_term(topics, counts, m + 2, s0, m0, wr, nw, inv, eta);
                 cum[m + 2] = off + s_0;
             }
         }
@@ -303,10 +327,15 @@ static void clda_smw_sweep_tokens(const clda_mh_ctx *ctx, clda_smw_docs *dl,
         if (p + CLDA_SMW_LOOKAHEAD < p1)
             clda_smw_prefetch(dl, pos != NULL ? pos[p + CLDA_SMW_LOOKAHEAD]
                                               : p + CLDA_SMW_LOOKAHEAD);
+        if (w != sc->wr_word)
+            clda_smw_word_row(ctx, sc, w, nw, n_w);
         nw[s0] -= 1;
         nk[s0] -= 1;
         inv[s0] = 1.0 / (nk[s0] + veta);
-        A = clda_smw_running_sums(cum, topics, counts, n, s0, &m0, nw, inv, eta);
+        if (sc->wr_word == w)
+            sc->wr[s0] = (nw[s0] + eta) * inv[s0];
+        A = clda_smw_running_sums(cum, topics, counts, n, s0, &m0,
+                                  sc->wr_word == w ? sc->wr : NULL, nw, inv, eta);
         counts[m0] -= 1;
         ms = m0;
         total = A + c * word_mass;
@@ -360,6 +389,8 @@ static void clda_smw_sweep_tokens(const clda_mh_ctx *ctx, clda_smw_docs *dl,
         nw[s] += 1;
         nk[s] += 1;
         inv[s] = 1.0 / (nk[s] + veta);
+        if (sc->wr_word == w)
+            sc->wr[s] = (nw[s] + eta) * inv[s];
     }
 }
 

@@ -103,7 +103,7 @@ def _reference_sparse_token(s, j, d, U, lists, inv, c, index, eta, mh_steps):
     nk[s0] -= 1
     inv[s0] = 1.0 / (nk[s0] + V * eta)
     n_w = int(word_ptr[w + 1] - word_ptr[w])
-    cum = _blocked_running_sums((nwk[w, L] + eta) * (ndk[d, L] * inv[L]))
+    cum = _blocked_running_sums(((nwk[w, L] + eta) * inv[L]) * ndk[d, L])
     A = cum[-1] if L else 0.0
     total = A + c[g] * (n_w + K * eta)
     s_ = s0
