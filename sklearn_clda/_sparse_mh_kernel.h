@@ -70,6 +70,10 @@
 
 #include "_mh_kernel.h"
 
+#if defined(__SSE2__) && defined(__GNUC__)
+#include <emmintrin.h>
+#endif
+
 /* The documents' side of a word-major sweep. */
 typedef struct {
     int32_t *topics;            /* document d's topics at off[d] .. off[d] + n[d] - 1 */
@@ -173,54 +177,56 @@ static void clda_smw_store_lists(const clda_smw_docs *dl, int64_t d0, int64_t d1
     }
 }
 
-/* The list position of topic k, or -1 when it is not listed. */
+/* The list position of topic k, or -1 when it is not listed (four
+   entries at a time where SSE2 is there). */
 static inline int32_t clda_smw_find(const int32_t *topics, int32_t n, int32_t k)
 {
-    int32_t m;
-    for (m = 0; m < n; m++)
+    int32_t m = 0;
+#if defined(__SSE2__) && defined(__GNUC__)
+    const __m128i key = _mm_set1_epi32(k);
+    for (; m + 8 <= n; m += 8) {
+        const __m128i a = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(topics + m)), key);
+        const __m128i b = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(topics + m + 4)),
+                                          key);
+        const int mask = _mm_movemask_ps(_mm_castsi128_ps(a))
+                         | (_mm_movemask_ps(_mm_castsi128_ps(b)) << 4);
+        if (mask != 0)
+            return m + __builtin_ctz((unsigned)mask);
+    }
+#endif
+    for (; m < n; m++)
         if (topics[m] == k)
             return m;
     return -1;
 }
 
-/* The first list position whose running sum exceeds x (0 <= x <
-   cum[n - 1]): numpy.searchsorted(cum[:n], x, side="right") (the sums do
-   not decrease). A branch-free binary search. */
-static inline int32_t clda_smw_search(const double *cum, int32_t n, double x)
+/* The first list positions whose running sums exceed x0 and x1 (each
+   in [0, cum[n - 1]) ): numpy.searchsorted(cum[:n], x, side="right")
+   (the sums do not decrease). Two branch-free binary searches run side by
+   side (their loads overlap). */
+static inline void clda_smw_search2(const double *cum, int32_t n, double x0, double x1,
+                                    int32_t *m0, int32_t *m1)
 {
-    int32_t base = 0, len = n;
+    int32_t b0 = 0, b1 = 0, len = n;
     while (len > 1) {
         const int32_t half = len / 2;
-        base = cum[base + half - 1] <= x ? base + half : base;
+        b0 = cum[b0 + half - 1] <= x0 ? b0 + half : b0;
+        b1 = cum[b1 + half - 1] <= x1 ? b1 + half : b1;
         len -= half;
     }
-    return base;
+    *m0 = b0;
+    *m1 = b1;
 }
 
-/* The list part's term of list position m, ((nw[k] + eta) * inv[k]) * n
-   with k = topics[m] and n its count less the token's own (k == s0),
-   the first factor read from wr when it is not NULL; *m0 becomes m when
-   k == s0. */
-static inline double clda_smw_term(const int32_t *topics, const int32_t *counts, int32_t m,
-                                   int32_t s0, int32_t *m0, const double *wr,
-                                   const int32_t *nw, const double *inv, double eta)
-{
-    const int32_t k = topics[m];
-    const int32_t own = k == s0;
-    *m0 = own ? m : *m0;
-    return (wr != NULL ? wr[k] : (nw[k] + eta) * inv[k]) * (counts[m] - own);
-}
-
-/* The running sums of the list part with the token's own topic s0 left
-   out (its count less one), cum[m] = the sum of the terms
-   p[r] = ((nw[k] + eta) * inv[k]) * n[r] (k = topics[r]) over r <= m (n
-   the counts, s0's less one), added in blocks of four so that the
-   additions do not form one chain of length n: with the list cut into
-   blocks of four entries (the last one shorter), s_r the sum of the first
-   r + 1 terms of a block added left to right, and off the sum of the
-   earlier blocks' totals (their s_3, added left to right from 0.0), cum at
-   place r of the block is off + s_r. Sets *m0 to s0's list position and
-   returns A = cum[n - 1] (0 for an empty list). NumPy equivalent (P the
+/* The running sums of the list part, cum[m] = the sum of the terms
+   p[r] = ((nw[k] + eta) * inv[k]) * counts[r] (k = topics[r]) over
+   r <= m, the first factor read from wr when it is not NULL, added in
+   blocks of four so that the additions do not form one chain of length
+   n: with the list cut into blocks of four entries (the last one
+   shorter), s_r the sum of the first r + 1 terms of a block added left to
+   right, and off the sum of the earlier blocks' totals (their s_3, added
+   left to right from 0.0), cum at place r of the block is off + s_r.
+   Returns A = cum[n - 1] (0 for an empty list). NumPy equivalent (P the
    terms padded with zeros to a multiple of 4)::
 
        S = np.cumsum(P.reshape(-1, 4), axis=1)
@@ -228,32 +234,40 @@ static inline double clda_smw_term(const int32_t *topics, const int32_t *counts,
        cum = (off[:, None] + S).ravel()[:n]
 */
 static inline double clda_smw_running_sums(double *cum, const int32_t *topics,
-                                           const int32_t *counts, int32_t n, int32_t s0,
-                                           int32_t *m0, const double *wr, const int32_t *nw,
-                                           const double *inv, double eta)
+                                           const int32_t *counts, int32_t n, const double *wr,
+                                           const int32_t *nw, const double *inv, double eta)
 {
-    double off = 0.0, s_0, s_1, s_2, s_3;
+    double off = 0.0, s0, s1, s2, s3;
     int32_t m;
+    if (wr != NULL) {
+        for (m = 0; m < n; m++)
+            cum[m] = wr[topics[m]] * counts[m];
+    } else {
+        for (m = 0; m < n; m++) {
+            const int32_t k = topics[m];
+            cum[m] = ((nw[k] + eta) * inv[k]) * counts[m];
+        }
+    }
     for (m = 0; m + 4 <= n; m += 4) {
-        s_0 = clda_smw_term(topics, counts, m, s0, m0, wr, nw, inv, eta);
-        s_1 = s_0 + clda_smw_term(topics, counts, m + 1, s0, m0, wr, nw, inv, eta);
-        s_2 = s_1 + clda_smw_term(topics, counts, m + 2, s0, m0, wr, nw, inv, eta);
-        s_3 = s_2 + clda_smw_term(topics, counts, m + 3, s0, m0, wr, nw, inv, eta);
-        cum[m] = off + s_0;
-        cum[m + 1] = off + s_1;
-        cum[m + 2] = off + s_2;
-        cum[m + 3] = off + s_3;
-        off = off + s_3;
+        s0 = cum[m];
+        s1 = s0 + cum[m + 1];
+        s2 = s1 + cum[m + 2];
+        s3 = s2 + cum[m + 3];
+        cum[m] = off + s0;
+        cum[m + 1] = off + s1;
+        cum[m + 2] = off + s2;
+        cum[m + 3] = off + s3;
+        off = off + s3;
     }
     if (m < n) {
-        s_0 = clda_smw_term(topics, counts, m, s0, m0, wr, nw, inv, eta);
-        cum[m] = off + s_0;
+        s0 = cum[m];
+        cum[m] = off + s0;
         if (m + 1 < n) {
-            s_0 = s_0 + clda_smw_term(topics, counts, m + 1, s0, m0, wr, nw, inv, eta);
-            cum[m + 1] = off + s_0;
+            s0 = s0 + cum[m + 1];
+            cum[m + 1] = off + s0;
             if (m + 2 < n) {
-                s_0 = s_0 + clda_smw_term(topics, counts, m + 2, s0, m0, wr, nw, inv, eta);
-                cum[m + 2] = off + s_0;
+                s0 = s0 + cum[m + 2];
+                cum[m + 2] = off + s0;
             }
         }
     }
@@ -322,22 +336,22 @@ static void clda_smw_sweep_tokens(const clda_mh_ctx *ctx, clda_smw_docs *dl,
         int32_t *const counts = dl->counts + dl->off[d];
         int32_t n = dl->n[d];
         const int32_t s0 = zw_all[jw];
-        int32_t s = s0, m0 = -1, ms;
+        const int32_t m0 = clda_smw_find(topics, n, s0);
+        int32_t s = s0, ms = m0, pick0 = 0, pick1 = 0;
         double A, total, ps, qs;
         if (p + CLDA_SMW_LOOKAHEAD < p1)
             clda_smw_prefetch(dl, pos != NULL ? pos[p + CLDA_SMW_LOOKAHEAD]
                                               : p + CLDA_SMW_LOOKAHEAD);
         if (w != sc->wr_word)
             clda_smw_word_row(ctx, sc, w, nw, n_w);
+        counts[m0] -= 1;
         nw[s0] -= 1;
         nk[s0] -= 1;
         inv[s0] = 1.0 / (nk[s0] + veta);
         if (sc->wr_word == w)
             sc->wr[s0] = (nw[s0] + eta) * inv[s0];
-        A = clda_smw_running_sums(cum, topics, counts, n, s0, &m0,
-                                  sc->wr_word == w ? sc->wr : NULL, nw, inv, eta);
-        counts[m0] -= 1;
-        ms = m0;
+        A = clda_smw_running_sums(cum, topics, counts, n, sc->wr_word == w ? sc->wr : NULL,
+                                  nw, inv, eta);
         total = A + c * word_mass;
         ps = (counts[m0] + prior[s0]) * inv[s0];
         qs = counts[m0] * inv[s0] + c;
@@ -345,8 +359,12 @@ static void clda_smw_sweep_tokens(const clda_mh_ctx *ctx, clda_smw_docs *dl,
             const double x = u[0] * total;
             double pt, qt;
             int32_t t, mt, nt;
+            if ((j & 1) == 0) {  /* the list picks of this step and the next */
+                const double x1 = j + 1 < mh_steps ? u[3] * total : 0.0;
+                clda_smw_search2(cum, n, x < A ? x : 0.0, x1 < A ? x1 : 0.0, &pick0, &pick1);
+            }
             if (x < A) {
-                mt = clda_smw_search(cum, n, x);
+                mt = (j & 1) == 0 ? pick0 : pick1;
                 t = topics[mt];
                 if (t == s)
                     continue;
