@@ -480,7 +480,7 @@ cdef class _SparseScratch:
     def __cinit__(self, Py_ssize_t K, int mh_steps):
         self.arrays = (np.empty(max(K, 1)), np.empty(max(K, 1)),
                        np.full(max(K, 1), -1, dtype=np.int32),
-                       np.empty(3 * max(mh_steps, 1) * _SMW_CHUNK), np.empty(max(K, 1)))
+                       np.empty(2 * max(mh_steps, 1) * _SMW_CHUNK), np.empty(max(K, 1)))
         cdef double[::1] inv = self.arrays[0], cum = self.arrays[1], u = self.arrays[3]
         cdef double[::1] wr = self.arrays[4]
         cdef int32_t[::1] mark = self.arrays[2]
@@ -539,7 +539,7 @@ cdef int _sweep_word_major(const clda_mh_ctx* ctx, clda_smw_docs* dl, clda_smw_s
     clda_smw_fill_inv(ctx, sc)
     while p < p1:
         m = min(p1 - p, <int64_t> _SMW_CHUNK)
-        _draw_uniforms(u, 3 * ctx.mh_steps * m, rng)
+        _draw_uniforms(u, 2 * ctx.mh_steps * m, rng)
         clda_smw_sweep_tokens(ctx, dl, sc, pos, p, p + m, u)
         p += m
         since += m
@@ -581,7 +581,7 @@ def sparse_mh_sweep(
         inv = 1.0 / (nk + V * eta)               # kept current below
         topics = [list(dict.fromkeys(z[doc_ptr[d]:doc_ptr[d + 1]]))
                   for d in range(n_docs)]        # topics by first token
-        U = u(3 * mh_steps * n_tokens)           # drawn in chunks, same values
+        U = u(2 * mh_steps * n_tokens)           # drawn in chunks, same values
         for j, i in enumerate(word_tokens):
             w, d, s0 = words[i], doc_of[i], z[i]
             g, L = doc_group[d], topics[d]
@@ -594,12 +594,12 @@ def sparse_mh_sweep(
             total = A + c[g] * (n_w + K * eta)
             s = s0
             for r in range(mh_steps):
-                u0, u1, u2 = U[3 * (mh_steps * j + r) + np.arange(3)]
+                u0, u1 = U[2 * (mh_steps * j + r) + np.arange(2)]
                 x = u0 * total
                 if x < A:
                     t = L[np.searchsorted(cum, x, side="right")]
                 else:
-                    y = u1 * (n_w + K * eta)
+                    y = (x - A) / c[g]
                     if y < n_w:
                         t = z[word_tokens[word_ptr[w] + int(y)]]
                     else:
@@ -608,7 +608,7 @@ def sparse_mh_sweep(
                 qs = ndk[d, s] * inv[s] + c[g]
                 pt = (ndk[d, t] + prior[g, t]) * inv[t]
                 qt = ndk[d, t] * inv[t] + c[g]
-                if t != s and u2 * (ps * qt) < pt * qs:
+                if t != s and u1 * (ps * qt) < pt * qs:
                     s = z[i] = t
             if s != s0:
                 if ndk[d, s0] == 0:              # removed: the last one takes its place

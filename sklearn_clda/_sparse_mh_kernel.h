@@ -58,9 +58,12 @@
    row, since every topic with a count is listed), and
    clda_smw_store_lists writes the lists' counts back at the end.
 
-   Each step uses three uniforms (u0: the part and the list topic, u1: the
-   word part's token or uniform topic, u2: the acceptance), drawn whether
-   used or not, as in _mh_kernel.h. The expressions below are evaluated
+   Each step uses two uniforms, drawn whether used or not: u0 picks the
+   part and, in the list part, the topic (x = u0 (A + c (n_w + K eta)),
+   the list position whose running sum first exceeds x when x < A); in
+   the word part, y = (x - A) / c, uniform on [0, n_w + K eta), picks the
+   token floor(y) of the word when y < n_w, else the topic
+   floor((y - n_w) / eta) (at most K - 1); u1 is the acceptance's. The expressions below are evaluated
    exactly in this order (no FMA contraction: the module is compiled with
    -ffp-contract=off), as in the NumPy reference of ``sparse_mh_sweep``. */
 #ifndef SKLEARN_CLDA_SPARSE_MH_KERNEL_H
@@ -306,7 +309,7 @@ static inline int32_t clda_smw_remove(int32_t *topics, int32_t *counts, int32_t 
 }
 
 /* The MH steps of the tokens at word positions pos[p0 .. p1 - 1] (or
-   p0 .. p1 - 1 when pos is NULL), in that order, with 3 * mh_steps
+   p0 .. p1 - 1 when pos is NULL), in that order, with 2 * mh_steps
    uniforms per token in u (token order). sc->inv is current on entry and
    on exit; the lists of the tokens' documents are current on entry (and
    kept so). */
@@ -355,12 +358,12 @@ static void clda_smw_sweep_tokens(const clda_mh_ctx *ctx, clda_smw_docs *dl,
         total = A + c * word_mass;
         ps = (counts[m0] + prior[s0]) * inv[s0];
         qs = counts[m0] * inv[s0] + c;
-        for (j = 0; j < mh_steps; j++, u += 3) {
+        for (j = 0; j < mh_steps; j++, u += 2) {
             const double x = u[0] * total;
             double pt, qt;
             int32_t t, mt, nt;
             if ((j & 1) == 0) {  /* the list picks of this step and the next */
-                const double x1 = j + 1 < mh_steps ? u[3] * total : 0.0;
+                const double x1 = j + 1 < mh_steps ? u[2] * total : 0.0;
                 clda_smw_search2(cum, n, x < A ? x : 0.0, x1 < A ? x1 : 0.0, &pick0, &pick1);
             }
             if (x < A) {
@@ -369,7 +372,7 @@ static void clda_smw_sweep_tokens(const clda_mh_ctx *ctx, clda_smw_docs *dl,
                 if (t == s)
                     continue;
             } else {
-                const double y = u[1] * word_mass;
+                const double y = (x - A) / c;
                 if (y < (double)n_w)
                     t = zw[(int64_t)y];  /* z[word_tokens[word_ptr[w] + y]] */
                 else
@@ -381,7 +384,7 @@ static void clda_smw_sweep_tokens(const clda_mh_ctx *ctx, clda_smw_docs *dl,
             nt = mt >= 0 ? counts[mt] : 0;
             pt = (nt + prior[t]) * inv[t];
             qt = nt * inv[t] + c;
-            if (u[2] * (ps * qt) < pt * qs) {
+            if (u[1] * (ps * qt) < pt * qs) {
                 s = t;
                 ms = mt;
                 zw_all[jw] = s;

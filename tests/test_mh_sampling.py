@@ -108,12 +108,12 @@ def _reference_sparse_token(s, j, d, U, lists, inv, c, index, eta, mh_steps):
     total = A + c[g] * (n_w + K * eta)
     s_ = s0
     for r in range(mh_steps):
-        u0, u1, u2 = U[3 * r : 3 * r + 3]
+        u0, u1 = U[2 * r : 2 * r + 2]
         x = u0 * total
         if x < A:
             t = L[int(np.searchsorted(cum, x, side="right"))]
         else:
-            y = u1 * (n_w + K * eta)
+            y = (x - A) / c[g]
             if y < n_w:
                 t = int(z[word_tokens[word_ptr[w] + int(y)]])
             else:
@@ -122,7 +122,7 @@ def _reference_sparse_token(s, j, d, U, lists, inv, c, index, eta, mh_steps):
         qs = ndk[d, s_] * inv[s_] + c[g]
         pt = (ndk[d, t] + prior[g, t]) * inv[t]
         qt = ndk[d, t] * inv[t] + c[g]
-        if t != s_ and u2 * (ps * qt) < pt * qs:
+        if t != s_ and u1 * (ps * qt) < pt * qs:
             s_ = t
             z[i] = t
     if s_ != s0:
@@ -146,9 +146,9 @@ def _reference_sparse_sweep(s, eta, mh_steps, tables, gen):
     index = _mh_sampling.word_index(s["words"], V)
     doc_of = np.repeat(np.arange(len(doc_ptr) - 1), np.diff(doc_ptr))
     lists = _doc_lists(s["z"], doc_ptr)
-    U = gen.random(3 * mh_steps * len(s["words"]))
+    U = gen.random(2 * mh_steps * len(s["words"]))
     for j, i in enumerate(index[1]):
-        u = U[3 * mh_steps * j :][: 3 * mh_steps]
+        u = U[2 * mh_steps * j :][: 2 * mh_steps]
         _reference_sparse_token(s, j, doc_of[i], u, lists, inv, c, index, eta, mh_steps)
     if tables.shape[0]:
         _reference_tables_of(s["ndk"], s["doc_group"], s["prior"], tables, gen)
