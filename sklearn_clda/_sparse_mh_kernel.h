@@ -369,28 +369,26 @@ static void clda_smw_sweep_tokens(const clda_mh_ctx *ctx, clda_smw_docs *dl,
             if (x < A) {
                 mt = (j & 1) == 0 ? pick0 : pick1;
                 t = topics[mt];
-                if (t == s)
-                    continue;
             } else {
                 const double y = (x - A) / c;
                 if (y < (double)n_w)
                     t = zw[(int64_t)y];  /* z[word_tokens[word_ptr[w] + y]] */
                 else
                     t = (int32_t)clda_mh_floor_index((y - (double)n_w) / eta, K);
-                if (t == s)
-                    continue;
-                mt = clda_smw_find(topics, n, t);
+                mt = t == s ? ms : clda_smw_find(topics, n, t);
             }
-            nt = mt >= 0 ? counts[mt] : 0;
+            /* accepted (t == s changes nothing) without a branch */
+            nt = counts[mt < 0 ? m0 : mt] & -(int32_t)(mt >= 0);
             pt = (nt + prior[t]) * inv[t];
             qt = nt * inv[t] + c;
-            if (u[1] * (ps * qt) < pt * qs) {
-                s = t;
-                ms = mt;
-                zw_all[jw] = s;
-                ps = pt;
-                qs = qt;
+            {
+                const int acc = (t != s) & (u[1] * (ps * qt) < pt * qs);
+                s = acc ? t : s;
+                ms = acc ? mt : ms;
+                ps = acc ? pt : ps;
+                qs = acc ? qt : qs;
             }
+            zw_all[jw] = s;
         }
         if (s != s0) {
             ctx->z[ctx->word_tokens[jw]] = s;
