@@ -476,8 +476,11 @@ cdef class _SparseScratch:
     cdef object arrays
     cdef clda_smw_scratch sc
     cdef double* u
+    cdef readonly Py_ssize_t K
+    cdef readonly int mh_steps
 
     def __cinit__(self, Py_ssize_t K, int mh_steps):
+        self.K, self.mh_steps = K, mh_steps
         self.arrays = (np.empty(max(K, 1)), np.empty(max(K, 1)),
                        np.full(max(K, 1), -1, dtype=np.int32),
                        np.empty(2 * max(mh_steps, 1) * _SMW_CHUNK), np.empty(max(K, 1)))
@@ -502,11 +505,34 @@ cdef class _DocLists:
     document ``d``'s topics and counts at ``doc_ptr[d]:doc_ptr[d] + n[d]``
     of two arrays of ``n_tokens`` entries."""
     cdef readonly object topics, counts, n
+    cdef readonly int64_t n_tokens
+    cdef readonly Py_ssize_t n_docs
 
     def __cinit__(self, int64_t n_tokens, Py_ssize_t n_docs):
+        self.n_tokens, self.n_docs = n_tokens, n_docs
         self.topics = np.empty(max(n_tokens, 1), dtype=np.int32)
         self.counts = np.empty(max(n_tokens, 1), dtype=np.int32)
         self.n = np.zeros(max(n_docs, 1), dtype=np.int32)
+
+
+class SparseWorkspace:
+    """What :func:`sparse_mh_sweep` reads besides the state, kept across
+    sweeps by a sweeper: :func:`word_major_index` of the corpus
+    (``word_of``, ``word_doc``), the documents' topic lists, one thread's
+    working arrays and a buffer for ``z`` in word order."""
+
+    def __init__(self, doc_ptr, word_ptr, word_tokens, n_components, mh_steps):
+        n_tokens, n_docs = len(word_tokens), len(doc_ptr) - 1
+        self.word_of, self.word_doc = word_major_index(token_documents(doc_ptr), word_ptr,
+                                                       word_tokens)
+        self.lists = _DocLists(n_tokens, n_docs)
+        self.scratch = _SparseScratch(n_components, mh_steps)
+        self.zw = np.empty(n_tokens, dtype=np.int32)
+
+
+def sparse_workspace(doc_ptr, word_ptr, word_tokens, n_components, mh_steps):
+    """A :class:`SparseWorkspace` for sweeps of these token arrays."""
+    return SparseWorkspace(doc_ptr, word_ptr, word_tokens, n_components, mh_steps)
 
 
 def sparse_doc_lists(Py_ssize_t n_tokens, Py_ssize_t n_docs):
@@ -564,14 +590,13 @@ def sparse_mh_sweep(
     int mh_steps,
     int64_t[:, ::1] tables,
     object bit_generator,
-    word_order=None,
+    workspace=None,
 ):
     """One sweep of the sparse MH sampler over all tokens, word by word, in place.
 
     The arguments are those of :func:`mh_sweep`, and optionally
-    ``word_order``, :func:`word_major_index` of
-    ``token_documents(doc_ptr)``, ``word_ptr`` and ``word_tokens``
-    (computed here when not given). The tokens are
+    ``workspace``, :func:`sparse_workspace` of ``doc_ptr``, ``word_ptr``,
+    ``word_tokens``, K and ``mh_steps`` (made here when not given). The tokens are
     taken in the word order of ``word_tokens``, each with ``mh_steps``
     steps from the proposal of ``_sparse_mh_kernel.h``, exact over its
     document's topics. Equivalent to (``V, K = nwk.shape[0],
@@ -638,14 +663,18 @@ def sparse_mh_sweep(
     if n_tokens == 0:
         return
     cdef const double[::1] c = sparse_weights(prior, nk, eta, nwk.shape[0])
-    if word_order is None:
-        word_order = word_major_index(token_documents(doc_ptr), word_ptr, word_tokens)
-    cdef const int32_t[::1] word_of = word_order[0], word_doc = word_order[1]
-    if word_of.shape[0] != n_tokens or word_doc.shape[0] != n_tokens:
-        raise ValueError("inconsistent array shapes passed to sparse_mh_sweep")
-    cdef int32_t[::1] zw = np.asarray(z)[np.asarray(word_tokens)]
-    cdef _DocLists lists = _DocLists(n_tokens, n_docs)
-    cdef _SparseScratch scratch = _SparseScratch(nk.shape[0], mh_steps)
+    if workspace is None:
+        workspace = sparse_workspace(doc_ptr, word_ptr, word_tokens, nk.shape[0], mh_steps)
+    cdef const int32_t[::1] word_of = workspace.word_of, word_doc = workspace.word_doc
+    cdef int32_t[::1] zw = workspace.zw
+    cdef _DocLists lists = workspace.lists
+    cdef _SparseScratch scratch = workspace.scratch
+    if (word_of.shape[0] != n_tokens or word_doc.shape[0] != n_tokens
+            or zw.shape[0] != n_tokens or lists.n_tokens != n_tokens
+            or lists.n_docs != n_docs or scratch.K != nk.shape[0]
+            or scratch.mh_steps < mh_steps):
+        raise ValueError("inconsistent workspace passed to sparse_mh_sweep")
+    np.take(np.asarray(z), np.asarray(word_tokens), out=np.asarray(zw))
     cdef bitgen_t* rng = _get_bitgen(bit_generator)
     cdef clda_mh_ctx ctx
     cdef clda_smw_docs dl

@@ -119,10 +119,10 @@ class _MHSweeper(ShardStreams):
         fit; again only if the words change, as in the Geweke tests)."""
         V = self.state.nwk_padded.shape[0]
         self.word_ptr, self.word_tokens = _mh_sampling.word_index(self.state.words, V)
-        if self.kernel == "sparse":  # the word and document of each token in word order
-            self.extra = {"word_order": _mh_sampling.word_major_index(
-                _mh_sampling.token_documents(self.state.doc_ptr), self.word_ptr,
-                self.word_tokens)}
+        if self.kernel == "sparse":  # the word order's index and working arrays
+            self.extra = {"workspace": _mh_sampling.sparse_workspace(
+                self.state.doc_ptr, self.word_ptr, self.word_tokens, self.state.nk.shape[0],
+                self.mh_steps)}
         else:  # the tokens' places in word order (the kernel's copy of z in
             # word order is taken per sweep)
             self.extra = {"word_pos": _mh_sampling.word_positions(self.word_tokens)}
