@@ -243,7 +243,15 @@ static inline double clda_smw_running_sums(double *cum, const int32_t *topics,
     double off = 0.0, s0, s1, s2, s3;
     int32_t m;
     if (wr != NULL) {
-        for (m = 0; m < n; m++)
+        m = 0;
+#if defined(__SSE2__) && defined(__GNUC__)
+        for (; m + 2 <= n; m += 2) {  /* two products at a time, the same values */
+            const __m128d rates = _mm_loadh_pd(_mm_load_sd(wr + topics[m]), wr + topics[m + 1]);
+            const __m128d cnt = _mm_cvtepi32_pd(_mm_loadl_epi64((const __m128i *)(counts + m)));
+            _mm_storeu_pd(cum + m, _mm_mul_pd(rates, cnt));
+        }
+#endif
+        for (; m < n; m++)
             cum[m] = wr[topics[m]] * counts[m];
     } else {
         for (m = 0; m < n; m++) {
