@@ -241,23 +241,45 @@ static inline double clda_smw_running_sums(double *cum, const int32_t *topics,
                                            const int32_t *nw, const double *inv, double eta)
 {
     double off = 0.0, s0, s1, s2, s3;
-    int32_t m;
-    if (wr != NULL) {
-        m = 0;
+    int32_t m = 0;
+    if (wr != NULL) {  /* whole blocks in one pass */
+        for (; m + 4 <= n; m += 4) {
 #if defined(__SSE2__) && defined(__GNUC__)
-        for (; m + 2 <= n; m += 2) {  /* two products at a time, the same values */
-            const __m128d rates = _mm_loadh_pd(_mm_load_sd(wr + topics[m]), wr + topics[m + 1]);
-            const __m128d cnt = _mm_cvtepi32_pd(_mm_loadl_epi64((const __m128i *)(counts + m)));
-            _mm_storeu_pd(cum + m, _mm_mul_pd(rates, cnt));
-        }
+            const __m128d r01 = _mm_loadh_pd(_mm_load_sd(wr + topics[m]), wr + topics[m + 1]);
+            const __m128d r23 = _mm_loadh_pd(_mm_load_sd(wr + topics[m + 2]),
+                                             wr + topics[m + 3]);
+            const __m128d p01 = _mm_mul_pd(
+                r01, _mm_cvtepi32_pd(_mm_loadl_epi64((const __m128i *)(counts + m))));
+            const __m128d p23 = _mm_mul_pd(
+                r23, _mm_cvtepi32_pd(_mm_loadl_epi64((const __m128i *)(counts + m + 2))));
+            const __m128d offs = _mm_set1_pd(off);
+            s0 = _mm_cvtsd_f64(p01);
+            s1 = s0 + _mm_cvtsd_f64(_mm_unpackhi_pd(p01, p01));
+            s2 = s1 + _mm_cvtsd_f64(p23);
+            s3 = s2 + _mm_cvtsd_f64(_mm_unpackhi_pd(p23, p23));
+            _mm_storeu_pd(cum + m, _mm_add_pd(offs, _mm_set_pd(s1, s0)));
+            _mm_storeu_pd(cum + m + 2, _mm_add_pd(offs, _mm_set_pd(s3, s2)));
+#else
+            s0 = wr[topics[m]] * counts[m];
+            s1 = s0 + wr[topics[m + 1]] * counts[m + 1];
+            s2 = s1 + wr[topics[m + 2]] * counts[m + 2];
+            s3 = s2 + wr[topics[m + 3]] * counts[m + 3];
+            cum[m] = off + s0;
+            cum[m + 1] = off + s1;
+            cum[m + 2] = off + s2;
+            cum[m + 3] = off + s3;
 #endif
-        for (; m < n; m++)
-            cum[m] = wr[topics[m]] * counts[m];
-    } else {
-        for (m = 0; m < n; m++) {
-            const int32_t k = topics[m];
-            cum[m] = ((nw[k] + eta) * inv[k]) * counts[m];
+            off = off + s3;
         }
+        for (s0 = 0.0; m < n; m++) {  /* the last, shorter block */
+            s0 = s0 + wr[topics[m]] * counts[m];
+            cum[m] = off + s0;
+        }
+        return n > 0 ? cum[n - 1] : 0.0;
+    }
+    for (m = 0; m < n; m++) {
+        const int32_t k = topics[m];
+        cum[m] = ((nw[k] + eta) * inv[k]) * counts[m];
     }
     for (m = 0; m + 4 <= n; m += 4) {
         s0 = cum[m];
@@ -270,17 +292,9 @@ static inline double clda_smw_running_sums(double *cum, const int32_t *topics,
         cum[m + 3] = off + s3;
         off = off + s3;
     }
-    if (m < n) {
-        s0 = cum[m];
+    for (s0 = 0.0; m < n; m++) {
+        s0 = s0 + cum[m];
         cum[m] = off + s0;
-        if (m + 1 < n) {
-            s0 = s0 + cum[m + 1];
-            cum[m + 1] = off + s0;
-            if (m + 2 < n) {
-                s0 = s0 + cum[m + 2];
-                cum[m + 2] = off + s0;
-            }
-        }
     }
     return n > 0 ? cum[n - 1] : 0.0;
 }
