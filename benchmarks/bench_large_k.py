@@ -277,8 +277,11 @@ def _kernel_sweep(name, s):
     if name == "dense":
         _sampling.gibbs_sweep(*args, tables, s["bitgen"])
     elif name == "sparse":
+        if "workspace" not in s:  # what the serial sweeper keeps across sweeps
+            s["workspace"] = _mh_sampling.sparse_workspace(s["doc_ptr"], word_ptr, word_tokens,
+                                                           s["nk"].shape[0], 2)
         _mh_sampling.sparse_mh_sweep(*args, word_ptr, word_tokens, 2, tables, s["bitgen"],
-                                     word_pos=word_pos)
+                                     workspace=s["workspace"])
     else:
         _mh_sampling.mh_sweep(*args, word_ptr, word_tokens, 2, tables, s["bitgen"],
                               word_pos=word_pos)
