@@ -323,7 +323,7 @@ def part_auto(corpus, args):
     from sklearn_clda._mh_sweeper import auto_sampler, token_weighted_length
 
     doc_len = np.asarray(corpus.X.sum(axis=1)).ravel()
-    ks = (10, 100, 101, 314, 315, 1000, 9999, 10000)
+    ks = (10, 100, 101, 314, 315, 1000, 10000, 19999, 20000)
     picks = {K: auto_sampler(K, doc_len) for K in ks}
     print(f"token-weighted mean document length {token_weighted_length(doc_len):.1f}; "
           "sampler='auto' picks: " + ", ".join(f"K={k}: {v}" for k, v in picks.items()))
