@@ -37,7 +37,8 @@ class _SparsePieces:
     sweeper: each cell's tokens in word order (fixed with the layout, so
     computed once), the documents' topic lists (rebuilt from ``z`` at the
     start of each sweep, and written back into the document-topic counts
-    after a document block's last cell of the sweep) and each thread's
+    after a document block's last cell of the sweep, with its tokens'
+    topics, which the kernel keeps in word order only) and each thread's
     working arrays."""
 
     def __init__(self, sweeper):
@@ -62,8 +63,11 @@ class _SparsePieces:
         sw = self.sweeper
         _mh_sampling.sparse_build_lists(self.lists, sw.z, sw.doc_ptr, sw.doc_tokens,
                                         sw.state.ndk, sw.blocks[0]["scratch"])
-        for b in sw.blocks:
+        P = len(sw.blocks)
+        for p, b in enumerate(sw.blocks):  # its tokens: its P cells, in a row
             b["cells_run"] = 0
+            b["tokens"] = (sw.piece_start[sw.cell_piece[p * P]],
+                           sw.piece_start[sw.cell_piece[(p + 1) * P]])
         return (prior, float(eta), _mh_sampling.sparse_weights(prior, nk, eta, n_features))
 
     def run(self, cells, block):
@@ -76,6 +80,8 @@ class _SparsePieces:
         block["cells_run"] += 1
         if block["cells_run"] == len(self.sweeper.blocks):  # its documents are done
             _mh_sampling.sparse_store_lists(self.lists, doc_ptr, ndk, *block["docs"])
+            lo, hi = block["tokens"]  # and their topics (the kernel keeps zw only)
+            z[lo:hi] = zw[self.sweeper.word_pos[lo:hi]]
 
 
 # Each kernel's part, made for a sweeper.

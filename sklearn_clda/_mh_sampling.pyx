@@ -690,6 +690,7 @@ def sparse_mh_sweep(
         finally:  # also when interrupted
             with nogil:
                 clda_smw_store_lists(&dl, 0, n_docs)
+            np.asarray(z)[np.asarray(word_tokens)] = np.asarray(zw)
     if tables.shape[0] > 0:
         _sampling.document_tables(ndk, doc_group, prior, tables, bit_generator)
 
@@ -774,8 +775,8 @@ def sparse_mh_sweep_pieces(
     the earlier cells of the sweep left them). ``c`` is
     :func:`sparse_weights` (taken once per sweep); ``scratch`` is
     :func:`sparse_scratch`, one per thread; ``zw`` is ``z[word_tokens]``
-    (kept current here); ``word_of`` and ``word_doc`` are
-    :func:`word_major_index`.
+    (kept current here; ``z`` is not: the caller writes ``zw`` back);
+    ``word_of`` and ``word_doc`` are :func:`word_major_index`.
 
     Trusted (``_mh_partition._SparsePieces`` builds everything); the GIL
     is released while sampling, so the cells of a sub-step run on threads

@@ -52,7 +52,9 @@
    token: mass 0, never drawn from the list part); when the token moves to
    s, s0 is removed if its count is 0 (the list's last entry takes its
    place), then s is appended if it is not listed, and its count goes up.
-   The dense D x K counts are not touched while sampling (a random write
+   The topics are kept in word order only (zw; the caller writes them
+   back into z afterwards: one pass, not a random write per move), and
+   the dense D x K counts are not touched while sampling (a random write
    per moved token into a table too large for the cache): building the
    lists sets the listed entries of the documents' rows to 0 (the whole
    row, since every topic with a count is listed), and
@@ -412,7 +414,6 @@ static void clda_smw_sweep_tokens(const clda_mh_ctx *ctx, clda_smw_docs *dl,
             zw_all[jw] = s;
         }
         if (s != s0) {
-            ctx->z[ctx->word_tokens[jw]] = s;
             if (counts[m0] == 0) {
                 ms = clda_smw_remove(topics, counts, n, m0, ms);
                 n -= 1;
