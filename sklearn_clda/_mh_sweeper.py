@@ -42,11 +42,11 @@ AUTO_DENSE_MAX_COMPONENTS = 100
 # document length on (its cost grows with the topics per document, at most
 # the document length, the dense kernel's with K: on news16, whose
 # token-weighted mean length is 157, the word-major sparse sweep and the
-# dense one cost the same at K = 300-400 and the sparse one 0.44 times as
+# dense one cost the same at K = 300-400 and the sparse one 0.48 times as
 # much at K = 1000, for the same perplexity per sweep);
 AUTO_SPARSE_LENGTH_FACTOR = 2.0
 # the O(1) MH kernel from this many topics on (on news16 a sparse sweep costs
-# 3.2 MH sweeps at K = 10,000 and 3.7 at 20,000, fewer than the 5-8 times
+# 3.0 MH sweeps at K = 10,000 and 3.9 at 20,000, fewer than the 5-8 times
 # the sweeps MH needs at K = 1000, so the sparse one is used up to the
 # largest K measured; MH's cost grows neither with K nor with the document
 # lengths). See the user guide, "Many topics".
