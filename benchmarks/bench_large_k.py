@@ -277,8 +277,11 @@ def _kernel_sweep(name, s):
     if name == "dense":
         _sampling.gibbs_sweep(*args, tables, s["bitgen"])
     elif name == "sparse":
+        if "workspace" not in s:  # what the serial sweeper keeps across sweeps
+            s["workspace"] = _mh_sampling.sparse_workspace(s["doc_ptr"], word_ptr, word_tokens,
+                                                           s["nk"].shape[0], 2)
         _mh_sampling.sparse_mh_sweep(*args, word_ptr, word_tokens, 2, tables, s["bitgen"],
-                                     word_pos=word_pos)
+                                     workspace=s["workspace"])
     else:
         _mh_sampling.mh_sweep(*args, word_ptr, word_tokens, 2, tables, s["bitgen"],
                               word_pos=word_pos)
@@ -320,7 +323,7 @@ def part_auto(corpus, args):
     from sklearn_clda._mh_sweeper import auto_sampler, token_weighted_length
 
     doc_len = np.asarray(corpus.X.sum(axis=1)).ravel()
-    ks = (10, 100, 101, 314, 315, 1000, 9999, 10000)
+    ks = (10, 100, 101, 314, 315, 1000, 10000, 19999, 20000)
     picks = {K: auto_sampler(K, doc_len) for K in ks}
     print(f"token-weighted mean document length {token_weighted_length(doc_len):.1f}; "
           "sampler='auto' picks: " + ", ".join(f"K={k}: {v}" for k, v in picks.items()))

@@ -33,23 +33,59 @@ class _MHPieces:
 
 
 class _SparsePieces:
-    """The sparse kernel's part (``sparse_mh_sweep_pieces``): each thread
-    keeps its own working arrays; a document's topic list is rebuilt for
-    each of its pieces from all its tokens, and ``inv`` from the cell's
-    copy of the totals."""
+    """The sparse kernel's part (``sparse_mh_sweep_pieces``), made for one
+    sweeper: each cell's tokens in word order (fixed with the layout, so
+    computed once), the documents' topic lists (rebuilt from ``z`` at the
+    start of each sweep, and written back into the document-topic counts
+    after a document block's last cell of the sweep, with its tokens'
+    topics, which the kernel keeps in word order only) and each thread's
+    working arrays."""
+
+    def __init__(self, sweeper):
+        self.sweeper = sw = sweeper
+        n, D = len(sw.words), len(sw.doc_ptr) - 1
+        token_doc = np.empty(n, dtype=np.int32)  # in cell order
+        token_doc[sw.doc_tokens] = _mh_sampling.token_documents(sw.doc_ptr)
+        self.word_order = _mh_sampling.word_major_index(token_doc, sw.word_ptr, sw.word_tokens)
+        # Cell c is the tokens piece_start[cell_piece[c]]:piece_start[cell_piece[c + 1]]
+        # of the cell order; its word positions, increasing, are cell_pos over the same range.
+        cell_of = np.repeat(np.arange(len(sw.cell_piece) - 1),
+                            np.diff(sw.piece_start[sw.cell_piece]))
+        self.cell_pos = sw.word_pos[np.lexsort((sw.word_pos, cell_of))]
+        self.lists = _mh_sampling.sparse_doc_lists(n, D)
 
     def scratch(self, n_components):
-        return _mh_sampling.sparse_scratch(n_components)
+        return _mh_sampling.sparse_scratch(n_components, self.sweeper.mh_steps)
 
     def sweep_args(self, prior, eta, nk, n_features):
-        """The word part's constants, fixed for the sweep."""
+        """The word part's constants, fixed for the sweep; and the documents'
+        topic lists, from the current topics."""
+        sw = self.sweeper
+        _mh_sampling.sparse_build_lists(self.lists, sw.z, sw.doc_ptr, sw.doc_tokens,
+                                        sw.state.ndk, sw.blocks[0]["scratch"])
+        P = len(sw.blocks)
+        for p, b in enumerate(sw.blocks):  # its tokens: its P cells, in a row
+            b["cells_run"] = 0
+            b["tokens"] = (sw.piece_start[sw.cell_piece[p * P]],
+                           sw.piece_start[sw.cell_piece[(p + 1) * P]])
         return (prior, float(eta), _mh_sampling.sparse_weights(prior, nk, eta, n_features))
 
     def run(self, cells, block):
-        _mh_sampling.sparse_mh_sweep_pieces(*cells, block["scratch"], block["bitgen"])
+        (words, z, piece_start, _, lo, hi, doc_group, doc_ptr, _, nwk, ndk, nk, prior, eta, c,
+         word_ptr, word_tokens, zw, _, mh_steps, _) = cells
+        _mh_sampling.sparse_mh_sweep_pieces(
+            words, z, self.cell_pos, piece_start[lo], piece_start[hi], doc_group, doc_ptr,
+            self.lists, nwk, ndk, nk, prior, eta, c, word_ptr, word_tokens, zw,
+            *self.word_order, mh_steps, block["scratch"], block["bitgen"])
+        block["cells_run"] += 1
+        if block["cells_run"] == len(self.sweeper.blocks):  # its documents are done
+            _mh_sampling.sparse_store_lists(self.lists, doc_ptr, ndk, *block["docs"])
+            lo, hi = block["tokens"]  # and their topics (the kernel keeps zw only)
+            z[lo:hi] = zw[self.sweeper.word_pos[lo:hi]]
 
 
-_PIECES = {"mh": _MHPieces(), "sparse": _SparsePieces()}
+# Each kernel's part, made for a sweeper.
+_PIECES = {"mh": lambda sweeper: _MHPieces(), "sparse": _SparsePieces}
 
 
 class _MHPartitionedSweeper(ShardStreams):
@@ -79,7 +115,6 @@ class _MHPartitionedSweeper(ShardStreams):
         self.state = state
         self.mh_steps = int(mh_steps)
         self.kernel = kernel
-        self._pieces = _PIECES[kernel]
         K = state.nk.shape[0]
         V, D = state.nwk_padded.shape[0], state.doc_ptr.shape[0] - 1
         doc_bounds = balanced_bounds(state.doc_ptr, n_blocks)
@@ -96,6 +131,7 @@ class _MHPartitionedSweeper(ShardStreams):
         # kernels keep zw current, and only they change self.z.
         self.word_pos = _mh_sampling.word_positions(self.word_tokens)
         self.zw = self.z[self.word_tokens]
+        self._pieces = _PIECES[kernel](self)
         longest = int(np.diff(self.piece_start).max()) if len(self.piece_doc) else 0
         self.blocks = [
             dict(docs=(lo, hi), bitgen=np.random.PCG64(ss),

@@ -44,18 +44,31 @@ cdef extern from "_mh_kernel.h":
     int clda_mh_cpu_has_avx512() noexcept nogil
 
 cdef extern from "_sparse_mh_kernel.h":
-    ctypedef struct clda_smh_scratch:
-        double* inv
-        int32_t* mark
+    ctypedef struct clda_smw_docs:
         int32_t* topics
-        double* rd
+        int32_t* counts
+        int32_t* n
+        const int64_t* off
+        const int32_t* wword
+        const int32_t* wdoc
+        int32_t* ndk
+        Py_ssize_t ndk_stride
+        const int32_t* doc_group
+        const double* prior
+        const double* c
+    ctypedef struct clda_smw_scratch:
+        double* inv
         double* cum
-        int32_t n_topics
-    void clda_smh_fill_inv(const clda_mh_ctx* ctx, clda_smh_scratch* sc) noexcept nogil
-    void clda_smh_sweep_document(
-        const clda_mh_ctx* ctx, clda_smh_scratch* sc, int64_t i0, int64_t i1,
-        int32_t* ndk_d, const double* prior, double c, const double* u_buf,
-        const int64_t* doc_tok, int64_t doc_i0, int64_t doc_len) noexcept nogil
+        int32_t* mark
+        double* wr
+        int32_t wr_word
+    void clda_smw_fill_inv(const clda_mh_ctx* ctx, clda_smw_scratch* sc) noexcept nogil
+    void clda_smw_build_lists(clda_smw_docs* dl, clda_smw_scratch* sc, const int32_t* z,
+                              const int64_t* doc_tok, int64_t d0, int64_t d1) noexcept nogil
+    void clda_smw_store_lists(const clda_smw_docs* dl, int64_t d0, int64_t d1) noexcept nogil
+    void clda_smw_sweep_tokens(const clda_mh_ctx* ctx, clda_smw_docs* dl, clda_smw_scratch* sc,
+                               const int64_t* pos, int64_t p0, int64_t p1,
+                               const double* u) noexcept nogil
 
 import numpy as np
 cimport numpy as np
@@ -478,28 +491,145 @@ def sparse_weights(prior, nk, double eta, Py_ssize_t n_features):
     return (np.asarray(prior) * (1.0 / (np.asarray(nk) + n_features * eta))).mean(axis=1)
 
 
+
+
+# ------------------------------------------------- the sparse sampler, word-major
+from cpython.exc cimport PyErr_CheckSignals
+
+cdef enum:
+    _SMW_CHUNK = 256  # tokens whose uniforms are drawn together
+    _SMW_SIGNAL_TOKENS = 1 << 16  # tokens between two checks for Ctrl-C (milliseconds)
+
+
+cdef int _check_signals() except -1 with gil:
+    """Run Python's signal handlers (main thread only); a KeyboardInterrupt
+    they raise propagates out of the calling sweep, between two tokens."""
+    return PyErr_CheckSignals()
+
+
+def word_major_index(const int32_t[::1] token_doc, const int64_t[::1] word_ptr,
+                     const int64_t[::1] word_tokens):
+    """The word and the document of each token in word order: ``(word_of,
+    word_doc)``, int32, what the sparse sweep reads token by token.
+
+    Equivalent to ``word_of = np.repeat(np.arange(V), np.diff(word_ptr))``
+    and ``word_doc = token_doc[word_tokens]`` (``V = len(word_ptr) - 1``,
+    ``token_doc`` the document of each token).
+    """
+    V = word_ptr.shape[0] - 1
+    word_of = np.repeat(np.arange(V, dtype=np.int32), np.diff(np.asarray(word_ptr)))
+    return word_of, np.asarray(token_doc)[np.asarray(word_tokens)]
+
+
+def token_documents(const int64_t[::1] doc_ptr):
+    """The document of each token, ``np.repeat(np.arange(D), np.diff(doc_ptr))`` (int32)."""
+    D = doc_ptr.shape[0] - 1
+    return np.repeat(np.arange(D, dtype=np.int32), np.diff(np.asarray(doc_ptr)))
+
+
 cdef class _SparseScratch:
-    """The K-sized working arrays of ``_sparse_mh_kernel.h`` for one thread."""
+    """The working arrays of ``_sparse_mh_kernel.h`` for one thread (K-sized),
+    and the uniforms of one chunk of tokens."""
     cdef object arrays
-    cdef clda_smh_scratch sc
+    cdef clda_smw_scratch sc
+    cdef double* u
+    cdef readonly Py_ssize_t K
+    cdef readonly int mh_steps
 
-    def __cinit__(self, Py_ssize_t K):
-        self.arrays = (np.empty(max(K, 1)), np.full(max(K, 1), -1, dtype=np.int32),
-                       np.empty(max(K, 1), dtype=np.int32), np.empty(max(K, 1)),
-                       np.empty(max(K, 1)))
-        cdef double[::1] inv = self.arrays[0], cum = self.arrays[3], rd = self.arrays[4]
-        cdef int32_t[::1] mark = self.arrays[1], topics = self.arrays[2]
+    def __cinit__(self, Py_ssize_t K, int mh_steps):
+        self.K, self.mh_steps = K, mh_steps
+        self.arrays = (np.empty(max(K, 1)), np.empty(max(K, 1)),
+                       np.full(max(K, 1), -1, dtype=np.int32),
+                       np.empty(2 * max(mh_steps, 1) * _SMW_CHUNK), np.empty(max(K, 1)))
+        cdef double[::1] inv = self.arrays[0], cum = self.arrays[1], u = self.arrays[3]
+        cdef double[::1] wr = self.arrays[4]
+        cdef int32_t[::1] mark = self.arrays[2]
         self.sc.inv = &inv[0]
-        self.sc.mark = &mark[0]
-        self.sc.topics = &topics[0]
         self.sc.cum = &cum[0]
-        self.sc.rd = &rd[0]
-        self.sc.n_topics = 0
+        self.sc.mark = &mark[0]
+        self.sc.wr = &wr[0]
+        self.sc.wr_word = -1
+        self.u = &u[0]
 
 
-def sparse_scratch(Py_ssize_t n_components):
+def sparse_scratch(Py_ssize_t n_components, int mh_steps):
     """Working arrays for ``sparse_mh_sweep_pieces`` (one per thread)."""
-    return _SparseScratch(n_components)
+    return _SparseScratch(n_components, mh_steps)
+
+
+cdef class _DocLists:
+    """The documents' topic lists of a word-major sweep (``clda_smw_docs``):
+    document ``d``'s topics and counts at ``doc_ptr[d]:doc_ptr[d] + n[d]``
+    of two arrays of ``n_tokens`` entries."""
+    cdef readonly object topics, counts, n
+    cdef readonly int64_t n_tokens
+    cdef readonly Py_ssize_t n_docs
+
+    def __cinit__(self, int64_t n_tokens, Py_ssize_t n_docs):
+        self.n_tokens, self.n_docs = n_tokens, n_docs
+        self.topics = np.empty(max(n_tokens, 1), dtype=np.int32)
+        self.counts = np.empty(max(n_tokens, 1), dtype=np.int32)
+        self.n = np.zeros(max(n_docs, 1), dtype=np.int32)
+
+
+class SparseWorkspace:
+    """What :func:`sparse_mh_sweep` reads besides the state, kept across
+    sweeps by a sweeper: :func:`word_major_index` of the corpus
+    (``word_of``, ``word_doc``), the documents' topic lists, one thread's
+    working arrays and a buffer for ``z`` in word order."""
+
+    def __init__(self, doc_ptr, word_ptr, word_tokens, n_components, mh_steps):
+        n_tokens, n_docs = len(word_tokens), len(doc_ptr) - 1
+        self.word_of, self.word_doc = word_major_index(token_documents(doc_ptr), word_ptr,
+                                                       word_tokens)
+        self.lists = _DocLists(n_tokens, n_docs)
+        self.scratch = _SparseScratch(n_components, mh_steps)
+        self.zw = np.empty(n_tokens, dtype=np.int32)
+
+
+def sparse_workspace(doc_ptr, word_ptr, word_tokens, n_components, mh_steps):
+    """A :class:`SparseWorkspace` for sweeps of these token arrays."""
+    return SparseWorkspace(doc_ptr, word_ptr, word_tokens, n_components, mh_steps)
+
+
+def sparse_doc_lists(Py_ssize_t n_tokens, Py_ssize_t n_docs):
+    """Storage for the documents' topic lists of ``sparse_mh_sweep_pieces``."""
+    return _DocLists(n_tokens, n_docs)
+
+
+cdef void _fill_docs(
+    clda_smw_docs* dl, _DocLists lists, const int64_t[::1] doc_ptr,
+    const int32_t[::1] word_of, const int32_t[::1] word_doc, int32_t[:, ::1] ndk,
+    const int32_t[::1] doc_group, const double[:, ::1] prior, const double[::1] c,
+) noexcept:
+    """The documents' side of a word-major sweep over these (non-empty) arrays."""
+    _fill_lists(dl, lists, doc_ptr, ndk)
+    dl.wword = &word_of[0]
+    dl.wdoc = &word_doc[0]
+    dl.doc_group = &doc_group[0]
+    dl.prior = &prior[0, 0]
+    dl.c = &c[0]
+
+
+cdef int _sweep_word_major(const clda_mh_ctx* ctx, clda_smw_docs* dl, clda_smw_scratch* sc,
+                           double* u, const int64_t* pos, int64_t p0, int64_t p1,
+                           bitgen_t* rng) except -1 nogil:
+    """The tokens at word positions ``pos[p0:p1]`` (``p0:p1`` when ``pos`` is
+    NULL), in chunks of ``_SMW_CHUNK`` whose uniforms are drawn before
+    their tokens; Python's signal handlers run between chunks every
+    ``_SMW_SIGNAL_TOKENS`` tokens."""
+    cdef int64_t p = p0, m, since = 0
+    clda_smw_fill_inv(ctx, sc)
+    while p < p1:
+        m = min(p1 - p, <int64_t> _SMW_CHUNK)
+        _draw_uniforms(u, 2 * ctx.mh_steps * m, rng)
+        clda_smw_sweep_tokens(ctx, dl, sc, pos, p, p + m, u)
+        p += m
+        since += m
+        if since >= _SMW_SIGNAL_TOKENS:
+            since = 0
+            _check_signals()
+    return 0
 
 
 def sparse_mh_sweep(
@@ -517,115 +647,162 @@ def sparse_mh_sweep(
     int mh_steps,
     int64_t[:, ::1] tables,
     object bit_generator,
-    word_pos=None,
+    workspace=None,
 ):
-    """One sweep of the sparse MH sampler over all tokens, in place.
+    """One sweep of the sparse MH sampler over all tokens, word by word, in place.
 
-    The arguments are those of :func:`mh_sweep` (and optionally
-    ``word_pos``, :func:`word_positions` of ``word_tokens``, computed here
-    when not given); each token takes
-    ``mh_steps`` steps from the proposal of ``_sparse_mh_kernel.h``, exact
-    over the document's topics. Equivalent to (``V, K = nwk.shape[0],
+    The arguments are those of :func:`mh_sweep`, and optionally
+    ``workspace``, :func:`sparse_workspace` of ``doc_ptr``, ``word_ptr``,
+    ``word_tokens``, K and ``mh_steps`` (made here when not given). The tokens are
+    taken in the word order of ``word_tokens``, each with ``mh_steps``
+    steps from the proposal of ``_sparse_mh_kernel.h``, exact over its
+    document's topics. Equivalent to (``V, K = nwk.shape[0],
     nk.shape[0]``, ``u`` the ``Generator(bit_generator).random`` stream)::
 
         c = sparse_weights(prior, nk, eta, V)    # fixed for the sweep
         inv = 1.0 / (nk + V * eta)               # kept current below
-        for d in range(n_docs):
-            g, i0, i1 = doc_group[d], doc_ptr[d], doc_ptr[d + 1]
-            U = u(3 * mh_steps * (i1 - i0))      # the document's uniforms
-            topics = sorted(set(z[i0:i1]))       # the document's topics
-            for i in range(i0, i1):
-                w, s = words[i], z[i]
-                ndk[d, s] -= 1; nwk[w, s] -= 1; nk[s] -= 1
-                inv[s] = 1.0 / (nk[s] + V * eta)
-                if ndk[d, s] == 0:
-                    topics.remove(s)
-                n_w = word_ptr[w + 1] - word_ptr[w]
-                P = (nwk[w, topics] + eta) * (ndk[d, topics] * inv[topics])
-                cum = running_sums(P)            # blocks of 4, see below
-                A = cum[-1] if topics else 0.0
-                total = A + c[g] * (n_w + K * eta)
-                for j in range(mh_steps):
-                    u0, u1, u2 = U[3 * (mh_steps * (i - i0) + j) + np.arange(3)]
-                    x = u0 * total
-                    if x < A:
-                        t = topics[np.searchsorted(cum, x, side="right")]
+        topics = [list(dict.fromkeys(z[doc_ptr[d]:doc_ptr[d + 1]]))
+                  for d in range(n_docs)]        # topics by first token
+        U = u(2 * mh_steps * n_tokens)           # drawn in chunks, same values
+        for j, i in enumerate(word_tokens):
+            w, d, s0 = words[i], doc_of[i], z[i]
+            g, L = doc_group[d], topics[d]
+            ndk[d, s0] -= 1; nwk[w, s0] -= 1; nk[s0] -= 1
+            inv[s0] = 1.0 / (nk[s0] + V * eta)
+            n_w = word_ptr[w + 1] - word_ptr[w]
+            P = ((nwk[w, L] + eta) * inv[L]) * ndk[d, L]
+            cum = running_sums(P)                # blocks of 4, see below
+            A = cum[-1] if L else 0.0
+            total = A + c[g] * (n_w + K * eta)
+            s = s0
+            for r in range(mh_steps):
+                u0, u1 = U[2 * (mh_steps * j + r) + np.arange(2)]
+                x = u0 * total
+                if x < A:
+                    t = L[np.searchsorted(cum, x, side="right")]
+                else:
+                    y = (x - A) / c[g]
+                    if y < n_w:
+                        t = z[word_tokens[word_ptr[w] + int(y)]]
                     else:
-                        y = u1 * (n_w + K * eta)
-                        if y < n_w:
-                            t = z[word_tokens[word_ptr[w] + int(y)]]
-                        else:
-                            t = min(int((y - n_w) / eta), K - 1)
-                    ps = (ndk[d, s] + prior[g, s]) * inv[s]
-                    qs = ndk[d, s] * inv[s] + c[g]
-                    pt = (ndk[d, t] + prior[g, t]) * inv[t]
-                    qt = ndk[d, t] * inv[t] + c[g]
-                    if t != s and u2 * (ps * qt) < pt * qs:
-                        s = z[i] = t
-                if ndk[d, s] == 0:
-                    bisect.insort(topics, s)
-                ndk[d, s] += 1; nwk[w, s] += 1; nk[s] += 1
-                inv[s] = 1.0 / (nk[s] + V * eta)
+                        t = min(int((y - n_w) / eta), K - 1)
+                ps = (ndk[d, s] + prior[g, s]) * inv[s]
+                qs = ndk[d, s] * inv[s] + c[g]
+                pt = (ndk[d, t] + prior[g, t]) * inv[t]
+                qt = ndk[d, t] * inv[t] + c[g]
+                if t != s and u1 * (ps * qt) < pt * qs:
+                    s = z[i] = t
+            if s != s0:
+                if ndk[d, s0] == 0:              # removed: the last one takes its place
+                    m = L.index(s0); L[m] = L[-1]; L.pop()
+                if s not in L:
+                    L.append(s)
+            ndk[d, s] += 1; nwk[w, s] += 1; nk[s] += 1
+            inv[s] = 1.0 / (nk[s] + V * eta)
 
-    with ``running_sums`` the blocked running sums of
-    ``clda_smh_running_sums`` in ``_sparse_mh_kernel.h`` (P padded with
-    zeros to a multiple of 4)::
+    (``doc_of`` the document of each token), with ``running_sums`` the
+    blocked running sums of ``clda_smw_running_sums`` in
+    ``_sparse_mh_kernel.h`` (P padded with zeros to a multiple of 4)::
 
         S = np.cumsum(P.reshape(-1, 4), axis=1)
-        cum = (np.r_[0.0, np.cumsum(S[:, 3])[:-1]][:, None] + S).ravel()[:len(topics)]
+        cum = (np.r_[0.0, np.cumsum(S[:, 3])[:-1]][:, None] + S).ravel()[:len(L)]
 
     (see ``_sparse_mh_kernel.h`` for why this leaves the collapsed
     conditional invariant). Then, if ``tables`` has rows, the Antoniak
-    table sums are added as in :func:`mh_sweep`. Trusted as
-    :func:`mh_sweep` is.
+    table sums are added as in :func:`mh_sweep`. Ctrl-C raises
+    ``KeyboardInterrupt`` between two tokens, the counts consistent with
+    ``z``. Trusted as :func:`mh_sweep` is.
     """
     _check_sweep_args("sparse_mh_sweep", words, doc_ptr, doc_group, z, nwk, ndk, nk, prior,
                       word_ptr, word_tokens, mh_steps, tables)
     cdef Py_ssize_t n_docs = doc_ptr.shape[0] - 1
-    if words.shape[0] == 0:
+    cdef int64_t n_tokens = words.shape[0]
+    if n_tokens == 0:
         return
     cdef const double[::1] c = sparse_weights(prior, nk, eta, nwk.shape[0])
-    if word_pos is None:
-        word_pos = word_positions(word_tokens)
-    cdef const int64_t[::1] wpos = word_pos
-    cdef int32_t[::1] zw = np.asarray(z)[np.asarray(word_tokens)]
-    if wpos.shape[0] != words.shape[0]:
-        raise ValueError("inconsistent array shapes passed to sparse_mh_sweep")
-    max_len = int(np.max(np.diff(np.asarray(doc_ptr))))
-    u_arr = np.empty(max(3 * mh_steps * max_len, 1), dtype=np.float64)
-    cdef double[::1] u_buf = u_arr
-    cdef _SparseScratch scratch = _SparseScratch(nk.shape[0])
+    if workspace is None:
+        workspace = sparse_workspace(doc_ptr, word_ptr, word_tokens, nk.shape[0], mh_steps)
+    cdef const int32_t[::1] word_of = workspace.word_of, word_doc = workspace.word_doc
+    cdef int32_t[::1] zw = workspace.zw
+    cdef _DocLists lists = workspace.lists
+    cdef _SparseScratch scratch = workspace.scratch
+    if (word_of.shape[0] != n_tokens or word_doc.shape[0] != n_tokens
+            or zw.shape[0] != n_tokens or lists.n_tokens != n_tokens
+            or lists.n_docs != n_docs or scratch.K != nk.shape[0]
+            or scratch.mh_steps < mh_steps):
+        raise ValueError("inconsistent workspace passed to sparse_mh_sweep")
+    np.take(np.asarray(z), np.asarray(word_tokens), out=np.asarray(zw))
     cdef bitgen_t* rng = _get_bitgen(bit_generator)
     cdef clda_mh_ctx ctx
-    cdef Py_ssize_t d
-    cdef int64_t i0, i1
-    cdef int32_t g
+    cdef clda_smw_docs dl
     _fill_ctx(&ctx, words, z, nwk, nk, eta, word_ptr, word_tokens, mh_steps)
     ctx.zw = &zw[0]
-    ctx.word_pos = &wpos[0]
-    with bit_generator.lock, nogil:
-        clda_smh_fill_inv(&ctx, &scratch.sc)
-        for d in range(n_docs):
-            g = doc_group[d]
-            i0 = doc_ptr[d]
-            i1 = doc_ptr[d + 1]
-            _draw_uniforms(&u_buf[0], 3 * mh_steps * (i1 - i0), rng)
-            clda_smh_sweep_document(&ctx, &scratch.sc, i0, i1, &ndk[d, 0], &prior[g, 0], c[g],
-                                    &u_buf[0], NULL, i0, i1 - i0)
+    _fill_docs(&dl, lists, doc_ptr, word_of, word_doc, ndk, doc_group, prior, c)
+    with bit_generator.lock:
+        with nogil:
+            clda_smw_build_lists(&dl, &scratch.sc, &z[0], NULL, 0, n_docs)
+        try:
+            with nogil:
+                _sweep_word_major(&ctx, &dl, &scratch.sc, scratch.u, NULL, 0, n_tokens, rng)
+        finally:  # also when interrupted
+            with nogil:
+                clda_smw_store_lists(&dl, 0, n_docs)
+            np.asarray(z)[np.asarray(word_tokens)] = np.asarray(zw)
     if tables.shape[0] > 0:
         _sampling.document_tables(ndk, doc_group, prior, tables, bit_generator)
+
+
+cdef void _fill_lists(clda_smw_docs* dl, _DocLists lists, const int64_t[::1] doc_ptr,
+                      int32_t[:, ::1] ndk) noexcept:
+    """The part of ``clda_smw_docs`` that building and storing the lists use."""
+    cdef int32_t[::1] topics = lists.topics, counts = lists.counts, n = lists.n
+    dl.topics = &topics[0]
+    dl.counts = &counts[0]
+    dl.n = &n[0]
+    dl.off = &doc_ptr[0]
+    dl.ndk = &ndk[0, 0]
+    dl.ndk_stride = ndk.strides[0] // sizeof(int32_t)
+
+
+def sparse_build_lists(_DocLists lists, const int32_t[::1] z, const int64_t[::1] doc_ptr,
+                       const int64_t[::1] doc_tokens, int32_t[:, ::1] ndk,
+                       _SparseScratch scratch):
+    """The documents' topic lists from their tokens' topics, for
+    ``sparse_mh_sweep_pieces``: document ``d``'s tokens are
+    ``doc_tokens[doc_ptr[d]:doc_ptr[d + 1]]`` and its list their distinct
+    topics in the order of their first token, with their counts, which
+    leave ``ndk`` (its rows are 0 until :func:`sparse_store_lists`).
+    Trusted (``_mh_partition._SparsePieces`` builds everything)."""
+    cdef clda_smw_docs dl
+    cdef Py_ssize_t n_docs = doc_ptr.shape[0] - 1
+    if z.shape[0] == 0:
+        return
+    _fill_lists(&dl, lists, doc_ptr, ndk)
+    with nogil:
+        clda_smw_build_lists(&dl, &scratch.sc, &z[0], &doc_tokens[0], 0, n_docs)
+
+
+def sparse_store_lists(_DocLists lists, const int64_t[::1] doc_ptr, int32_t[:, ::1] ndk,
+                       int64_t d0, int64_t d1):
+    """The counts of the topic lists of documents ``d0:d1`` back into their
+    rows of ``ndk`` (``ndk[d, lists.topics[m]] = lists.counts[m]``). Trusted."""
+    cdef clda_smw_docs dl
+    if d0 >= d1:
+        return
+    _fill_lists(&dl, lists, doc_ptr, ndk)
+    with nogil:
+        clda_smw_store_lists(&dl, d0, d1)
 
 
 def sparse_mh_sweep_pieces(
     const int32_t[::1] words,
     int32_t[::1] z,
-    const int64_t[::1] piece_start,
-    const int32_t[::1] piece_doc,
-    int64_t piece_lo,
-    int64_t piece_hi,
+    const int64_t[::1] cell_pos,
+    int64_t p0,
+    int64_t p1,
     const int32_t[::1] doc_group,
     const int64_t[::1] doc_ptr,
-    const int64_t[::1] doc_tokens,
+    _DocLists lists,
     int32_t[:, ::1] nwk,
     int32_t[:, ::1] ndk,
     int32_t[::1] nk,
@@ -635,45 +812,41 @@ def sparse_mh_sweep_pieces(
     const int64_t[::1] word_ptr,
     const int64_t[::1] word_tokens,
     int32_t[::1] zw,
-    const int64_t[::1] word_pos,
+    const int32_t[::1] word_of,
+    const int32_t[::1] word_doc,
     int mh_steps,
-    double[::1] u_buf,
     _SparseScratch scratch,
     object bit_generator,
 ):
-    """The sparse MH steps of the pieces ``piece_lo:piece_hi`` of a partitioned sweep.
+    """The sparse MH steps of one cell of a partitioned sweep, word by word.
 
-    The layout is that of :func:`mh_sweep_pieces`. Equivalent, piece by
-    piece, to the token loop of :func:`sparse_mh_sweep` with ``inv``
-    computed from ``nk`` (this cell's copy of the totals) at the start of
-    the call, the piece's uniforms drawn together before its tokens, and
-    the document's topic list built at the start of each piece from all of
-    the document's tokens (``z[doc_tokens[doc_ptr[d]:doc_ptr[d + 1]]]``).
-    ``c`` is :func:`sparse_weights` (taken once per sweep);
-    ``scratch`` is :func:`sparse_scratch` of K, one per thread; ``zw`` is
-    ``z[word_tokens]`` (kept current here) and ``word_pos``
-    :func:`word_positions` of ``word_tokens``.
+    The cell's tokens are those at the word positions
+    ``cell_pos[p0:p1]`` (increasing), positions in the word order of
+    ``word_tokens`` over the tokens in the partitioned sweep's cell order
+    (``words``, ``z``). Equivalent to the token loop of
+    :func:`sparse_mh_sweep` over these tokens (``j`` running over
+    ``cell_pos[p0:p1]``), with ``inv`` computed from ``nk`` (this cell's
+    copy of the totals) at the start of the call, the cell's uniforms drawn
+    before its tokens, and the documents' topic lists ``lists`` as
+    :func:`sparse_build_lists` built them at the start of the sweep (and
+    the earlier cells of the sweep left them). ``c`` is
+    :func:`sparse_weights` (taken once per sweep); ``scratch`` is
+    :func:`sparse_scratch`, one per thread; ``zw`` is ``z[word_tokens]``
+    (kept current here; ``z`` is not: the caller writes ``zw`` back);
+    ``word_of`` and ``word_doc`` are :func:`word_major_index`.
 
-    Trusted, as :func:`mh_sweep_pieces` is; the GIL is released while
-    sampling.
+    Trusted (``_mh_partition._SparsePieces`` builds everything); the GIL
+    is released while sampling, so the cells of a sub-step run on threads
+    in parallel (they share no counts but ``nk``, of which each gets a
+    copy).
     """
-    if piece_lo >= piece_hi:
+    if p0 >= p1:
         return
     cdef bitgen_t* rng = _get_bitgen(bit_generator)
     cdef clda_mh_ctx ctx
-    cdef int64_t j, i0, i1
-    cdef int32_t d, g
+    cdef clda_smw_docs dl
     _fill_ctx(&ctx, words, z, nwk, nk, eta, word_ptr, word_tokens, mh_steps)
     ctx.zw = &zw[0]
-    ctx.word_pos = &word_pos[0]
+    _fill_docs(&dl, lists, doc_ptr, word_of, word_doc, ndk, doc_group, prior, c)
     with bit_generator.lock, nogil:
-        clda_smh_fill_inv(&ctx, &scratch.sc)
-        for j in range(piece_lo, piece_hi):
-            d = piece_doc[j]
-            g = doc_group[d]
-            i0 = piece_start[j]
-            i1 = piece_start[j + 1]
-            _draw_uniforms(&u_buf[0], 3 * mh_steps * (i1 - i0), rng)
-            clda_smh_sweep_document(&ctx, &scratch.sc, i0, i1, &ndk[d, 0], &prior[g, 0], c[g],
-                                    &u_buf[0], &doc_tokens[doc_ptr[d]], 0,
-                                    doc_ptr[d + 1] - doc_ptr[d])
+        _sweep_word_major(&ctx, &dl, &scratch.sc, scratch.u, &cell_pos[0], p0, p1, rng)

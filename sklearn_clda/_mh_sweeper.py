@@ -41,15 +41,16 @@ AUTO_DENSE_MAX_COMPONENTS = 100
 # the sparse kernel from this many times the corpus's token-weighted mean
 # document length on (its cost grows with the topics per document, at most
 # the document length, the dense kernel's with K: on news16, whose
-# token-weighted mean length is 157, the two cost the same per sweep at
-# K = 300 and the sparse one half at K = 1000, for the same perplexity per
-# sweep);
+# token-weighted mean length is 157, the word-major sparse sweep and the
+# dense one cost the same at K = 300-400 and the sparse one 0.48 times as
+# much at K = 1000, for the same perplexity per sweep);
 AUTO_SPARSE_LENGTH_FACTOR = 2.0
-# the O(1) MH kernel from this many topics on (on news16 at K = 10,000 a
-# sparse sweep costs ~6 MH sweeps, about the extra sweeps MH needs; MH's cost
-# does not grow with K or the document length). See the user guide, "Many
-# topics".
-AUTO_MH_MIN_COMPONENTS = 10_000
+# the O(1) MH kernel from this many topics on (on news16 a sparse sweep costs
+# 3.0 MH sweeps at K = 10,000 and 3.9 at 20,000, fewer than the 5-8 times
+# the sweeps MH needs at K = 1000, so the sparse one is used up to the
+# largest K measured; MH's cost grows neither with K nor with the document
+# lengths). See the user guide, "Many topics".
+AUTO_MH_MIN_COMPONENTS = 20_000
 
 
 def token_weighted_length(doc_len):
@@ -119,9 +120,13 @@ class _MHSweeper(ShardStreams):
         fit; again only if the words change, as in the Geweke tests)."""
         V = self.state.nwk_padded.shape[0]
         self.word_ptr, self.word_tokens = _mh_sampling.word_index(self.state.words, V)
-        # The tokens' places in word order (the kernels' copy of z in word
-        # order is taken per sweep).
-        self.extra = {"word_pos": _mh_sampling.word_positions(self.word_tokens)}
+        if self.kernel == "sparse":  # the word order's index and working arrays
+            self.extra = {"workspace": _mh_sampling.sparse_workspace(
+                self.state.doc_ptr, self.word_ptr, self.word_tokens, self.state.nk.shape[0],
+                self.mh_steps)}
+        else:  # the tokens' places in word order (the kernel's copy of z in
+            # word order is taken per sweep)
+            self.extra = {"word_pos": _mh_sampling.word_positions(self.word_tokens)}
 
     def __enter__(self):
         return self

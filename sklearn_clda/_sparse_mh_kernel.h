@@ -1,5 +1,5 @@
-/* The z-step of the sparse Metropolis-Hastings sampler for one document
-   (sklearn_clda): ``sampler="sparse"``.
+/* The z-step of the sparse Metropolis-Hastings sampler (sklearn_clda):
+   ``sampler="sparse"``, tokens taken word by word.
 
    The same collapsed conditional as the dense kernel and the O(1) MH
    kernel of _mh_kernel.h,
@@ -19,16 +19,17 @@
    for the sweep (``sparse_weights``: the mean of prior[k] * inv[k] at the
    sweep's start, so that c * (nw[k] + eta) stands in for
    prior[k] * (nw[k] + eta) * inv[k]). Its first part has mass
-   A = sum over the document's topics (those with ndk > 0) of
-   (nw[k] + eta) rd[k], rd[k] = ndk[k] inv[k], drawn by running sums over
-   the document's topic list (clda_smh_running_sums); its second part, of
-   mass c (n_w + K eta) (n_w the word's tokens, the token itself
-   included), is the word proposal of _mh_kernel.h: the topic of a
-   uniformly chosen token of the word (the token itself included; read
-   from zw, the topics in word order, kept current) or, with probability
-   K eta / (n_w + K eta), a uniform topic. Neither part depends on s except through the token's own
-   topic, and the normaliser A + c (n_w + K eta) does not depend on s. For
-   t != s the factors (nw + eta) cancel in the Hastings ratio:
+   A = sum over the document's topics (its topic list) of
+   (nw[k] + eta) ndk[k] inv[k], drawn by running sums over the list
+   (clda_smw_running_sums); its second part, of mass c (n_w + K eta) (n_w
+   the word's tokens, the token itself included), is the word proposal of
+   _mh_kernel.h: the topic of a uniformly chosen token of the word (the
+   token itself included, at its current topic; read from zw, the topics
+   in word order, kept current) or, with probability
+   K eta / (n_w + K eta), a uniform topic. Neither part depends on s except
+   through the token's own topic, and the normaliser A + c (n_w + K eta)
+   does not depend on s. For t != s the factors (nw + eta) cancel in the
+   Hastings ratio:
 
        ratio = (ndk[t] + prior[t]) inv[t] (ndk[s] inv[s] + c)
                / ((ndk[s] + prior[s]) inv[s] (ndk[t] inv[t] + c)),
@@ -38,16 +39,33 @@
    steps, so the running sums are built once per token: O(K_d) per token,
    K_d the document's distinct topics, independent of K.
 
-   The document's topic list (topics with ndk > 0, in increasing order, so
-   that the word row is read in address order; ``mark`` flags the listed
-   topics) is built at the start of each document (or piece of one) from
-   its tokens' topics, kept sorted by removing a topic when its count
-   reaches 0 and inserting it when the count leaves 0, and cleared at the
-   end (O(document length + K_d^2), not O(K)).
+   Word-major order: the tokens are taken grouped by word (the word order
+   of ``word_index``: zw's order), so that the word's row of the
+   word-topic table and inv (K entries each) stay in cache over all its
+   tokens, and the only memory a token reads at random is its document's
+   topic list, a short run of consecutive entries. Each document's list
+   (its topics and their counts) sits in two arrays of n_tokens entries at
+   the document's own token offsets (capacity: its length), built from z
+   at the start of the sweep (clda_smw_build_lists: topics in the order of
+   their first token) and updated on every move: a token's own topic s0
+   keeps its place during its steps (with count 0 if it was its only
+   token: mass 0, never drawn from the list part); when the token moves to
+   s, s0 is removed if its count is 0 (the list's last entry takes its
+   place), then s is appended if it is not listed, and its count goes up.
+   The topics are kept in word order only (zw; the caller writes them
+   back into z afterwards: one pass, not a random write per move), and
+   the dense D x K counts are not touched while sampling (a random write
+   per moved token into a table too large for the cache): building the
+   lists sets the listed entries of the documents' rows to 0 (the whole
+   row, since every topic with a count is listed), and
+   clda_smw_store_lists writes the lists' counts back at the end.
 
-   Each step uses three uniforms (u0: the part and the list topic, u1: the
-   word part's token or uniform topic, u2: the acceptance), drawn whether
-   used or not, as in _mh_kernel.h. The expressions below are evaluated
+   Each step uses two uniforms, drawn whether used or not: u0 picks the
+   part and, in the list part, the topic (x = u0 (A + c (n_w + K eta)),
+   the list position whose running sum first exceeds x when x < A); in
+   the word part, y = (x - A) / c, uniform on [0, n_w + K eta), picks the
+   token floor(y) of the word when y < n_w, else the topic
+   floor((y - n_w) / eta) (at most K - 1); u1 is the acceptance's. The expressions below are evaluated
    exactly in this order (no FMA contraction: the module is compiled with
    -ffp-contract=off), as in the NumPy reference of ``sparse_mh_sweep``. */
 #ifndef SKLEARN_CLDA_SPARSE_MH_KERNEL_H
@@ -57,99 +75,159 @@
 
 #include "_mh_kernel.h"
 
+#if defined(__SSE2__) && defined(__GNUC__)
+#include <emmintrin.h>
+#endif
+
+/* The documents' side of a word-major sweep. */
+typedef struct {
+    int32_t *topics;            /* document d's topics at off[d] .. off[d] + n[d] - 1 */
+    int32_t *counts;            /* their counts in the document */
+    int32_t *n;                 /* list length of each document */
+    const int64_t *off;         /* doc_ptr: d's list starts at off[d], capacity off[d + 1] - off[d] */
+    const int32_t *wword;       /* word of each word position j (zw's order) */
+    const int32_t *wdoc;        /* document of each word position j */
+    int32_t *ndk;               /* dense document-topic counts, D rows of ndk_stride */
+    Py_ssize_t ndk_stride;
+    const int32_t *doc_group;   /* collection of each document */
+    const double *prior;        /* collections' prior rows, G x K */
+    const double *c;            /* each collection's word-part constant */
+} clda_smw_docs;
+
 /* The working arrays of one thread (each of K entries). */
 typedef struct {
-    double *inv;       /* 1 / (nk + V eta), kept current */
-    int32_t *mark;     /* 1 for a listed topic, else -1 */
-    int32_t *topics;   /* the document's topics with ndk > 0 */
-    double *rd;        /* ndk[k] * inv[k] of the listed topics k, kept current */
-    double *cum;       /* running sums of the list part, per list position */
-    int32_t n_topics;  /* length of the list */
-} clda_smh_scratch;
+    double *inv;                /* 1 / (nk + V eta), kept current */
+    double *cum;                /* running sums of the list part, per list position */
+    int32_t *mark;              /* list building: a topic's list position, else -1 */
+    double *wr;                 /* (nw[k] + eta) * inv[k] of word wr_word, kept current */
+    int32_t wr_word;            /* the word of wr, or -1 */
+} clda_smw_scratch;
+
+/* Words with at least K / CLDA_SMW_ROW_FACTOR tokens get their row of
+   (nw[k] + eta) * inv[k] computed once (O(K)) for all their tokens; the
+   others compute the entries they read (the same values). */
+#define CLDA_SMW_ROW_FACTOR 16
 
 /* inv[k] = 1 / (nk[k] + V eta) for all k, from the context's totals. */
-static void clda_smh_fill_inv(const clda_mh_ctx *ctx, clda_smh_scratch *sc)
+static void clda_smw_fill_inv(const clda_mh_ctx *ctx, clda_smw_scratch *sc)
 {
     Py_ssize_t k;
     for (k = 0; k < ctx->K; k++)
         sc->inv[k] = 1.0 / (ctx->nk[k] + ctx->veta);
+    sc->wr_word = -1;
 }
 
-/* The first list position whose topic is at least k (the list is sorted). */
-static inline int32_t clda_smh_list_find(const clda_smh_scratch *sc, int32_t k)
+/* The row (nw[k] + eta) * inv[k] of word w (its counts nw) into sc->wr,
+   when the word has enough tokens to pay for it (else wr_word is -1). */
+static void clda_smw_word_row(const clda_mh_ctx *ctx, clda_smw_scratch *sc, int32_t w,
+                              const int32_t *nw, int64_t n_w)
 {
-    int32_t lo = 0, hi = sc->n_topics;
-    while (lo < hi) {
-        const int32_t mid = lo + (hi - lo) / 2;
-        if (sc->topics[mid] < k)
-            lo = mid + 1;
-        else
-            hi = mid;
+    Py_ssize_t k;
+    if (n_w * CLDA_SMW_ROW_FACTOR < ctx->K) {
+        sc->wr_word = -1;
+        return;
     }
-    return lo;
+    for (k = 0; k < ctx->K; k++)
+        sc->wr[k] = (nw[k] + ctx->eta) * sc->inv[k];
+    sc->wr_word = w;
 }
 
-/* Insert topic k (absent) in sorted place. */
-static inline void clda_smh_list_add(clda_smh_scratch *sc, int32_t k)
+/* The topic lists of documents d0:d1 from their tokens' topics: document
+   d's tokens are off[d]:off[d + 1], or doc_tok[off[d] .. off[d + 1] - 1]
+   when doc_tok is not NULL; topics in the order of their first token.
+   Their rows of the dense counts are set to 0 (the counts are in the
+   lists until clda_smw_store_lists). sc->mark is all -1 on entry and on
+   exit. */
+static void clda_smw_build_lists(clda_smw_docs *dl, clda_smw_scratch *sc, const int32_t *z,
+                                 const int64_t *doc_tok, int64_t d0, int64_t d1)
 {
-    int32_t m;
-    for (m = sc->n_topics; m > 0 && sc->topics[m - 1] > k; m--)
-        sc->topics[m] = sc->topics[m - 1];
-    sc->topics[m] = k;
-    sc->n_topics += 1;
-    sc->mark[k] = 1;
-}
-
-/* Remove topic k (present), keeping the order. */
-static inline void clda_smh_list_remove(clda_smh_scratch *sc, int32_t k)
-{
-    int32_t m;
-    sc->n_topics -= 1;
-    for (m = clda_smh_list_find(sc, k); m < sc->n_topics; m++)
-        sc->topics[m] = sc->topics[m + 1];
-    sc->mark[k] = -1;
-}
-
-/* The sorted list of the topics of the document's tokens (doc_len tokens
-   from doc_i0, or doc_tok[0 .. doc_len - 1] when doc_tok is not NULL).
-   mark is all -1 on entry. */
-static void clda_smh_list_build(clda_smh_scratch *sc, const int32_t *z,
-                                const int64_t *doc_tok, int64_t doc_i0, int64_t doc_len)
-{
-    int64_t m;
-    sc->n_topics = 0;
-    for (m = 0; m < doc_len; m++) {
-        const int32_t k = z[doc_tok != NULL ? doc_tok[m] : doc_i0 + m];
-        if (sc->mark[k] < 0)
-            clda_smh_list_add(sc, k);
+    int32_t *const mark = sc->mark;
+    int64_t d, m;
+    for (d = d0; d < d1; d++) {
+        const int64_t off = dl->off[d], len = dl->off[d + 1] - off;
+        int32_t *const topics = dl->topics + off;
+        int32_t *const counts = dl->counts + off;
+        int32_t *const ndk_d = dl->ndk + (Py_ssize_t)d * dl->ndk_stride;
+        int32_t n = 0, r;
+        for (m = 0; m < len; m++) {
+            const int32_t k = z[doc_tok != NULL ? doc_tok[off + m] : off + m];
+            if (mark[k] < 0) {
+                mark[k] = n;
+                topics[n] = k;
+                counts[n] = 0;
+                n++;
+            }
+            counts[mark[k]] += 1;
+        }
+        for (r = 0; r < n; r++) {
+            mark[topics[r]] = -1;
+            ndk_d[topics[r]] = 0;
+        }
+        dl->n[d] = n;
     }
 }
 
-/* mark back to all -1 (touching only the listed topics). */
-static void clda_smh_list_clear(clda_smh_scratch *sc)
+/* The lists' counts of documents d0:d1 into their rows of the dense
+   counts (whose other entries are 0). */
+static void clda_smw_store_lists(const clda_smw_docs *dl, int64_t d0, int64_t d1)
 {
+    int64_t d;
     int32_t m;
-    for (m = 0; m < sc->n_topics; m++)
-        sc->mark[sc->topics[m]] = -1;
-    sc->n_topics = 0;
+    for (d = d0; d < d1; d++) {
+        const int32_t *const topics = dl->topics + dl->off[d];
+        const int32_t *const counts = dl->counts + dl->off[d];
+        int32_t *const ndk_d = dl->ndk + (Py_ssize_t)d * dl->ndk_stride;
+        for (m = 0; m < dl->n[d]; m++)
+            ndk_d[topics[m]] = counts[m];
+    }
 }
 
-/* The number of list positions whose running sum is at most x (x <
-   cum[n - 1]): the first position whose sum exceeds x,
-   numpy.searchsorted(cum[:n], x, side="right") (the sums do not
-   decrease). Branch-free. */
-static inline int32_t clda_smh_search(const double *cum, int32_t n, double x)
+/* The list position of topic k, or -1 when it is not listed (four
+   entries at a time where SSE2 is there). */
+static inline int32_t clda_smw_find(const int32_t *topics, int32_t n, int32_t k)
 {
-    int32_t m, count = 0;
-    for (m = 0; m < n; m++)
-        count += cum[m] <= x;
-    return count;
+    int32_t m = 0;
+#if defined(__SSE2__) && defined(__GNUC__)
+    const __m128i key = _mm_set1_epi32(k);
+    for (; m + 8 <= n; m += 8) {
+        const __m128i a = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(topics + m)), key);
+        const __m128i b = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(topics + m + 4)),
+                                          key);
+        const int mask = _mm_movemask_ps(_mm_castsi128_ps(a))
+                         | (_mm_movemask_ps(_mm_castsi128_ps(b)) << 4);
+        if (mask != 0)
+            return m + __builtin_ctz((unsigned)mask);
+    }
+#endif
+    for (; m < n; m++)
+        if (topics[m] == k)
+            return m;
+    return -1;
 }
 
-/* The running sums of the list part, cum[m] = the sum of
-   p[k] = (nw[k] + eta) * rd[k] over the first m + 1 listed topics k,
-   added in blocks of four so that the additions do not form one chain
-   of length n: with the list cut into blocks of four topics (the last one
+/* The first list positions whose running sums exceed x0 and x1 (each
+   in [0, cum[n - 1]) ): numpy.searchsorted(cum[:n], x, side="right")
+   (the sums do not decrease). Two branch-free binary searches run side by
+   side (their loads overlap). */
+static inline void clda_smw_search2(const double *cum, int32_t n, double x0, double x1,
+                                    int32_t *m0, int32_t *m1)
+{
+    int32_t b0 = 0, b1 = 0, len = n;
+    while (len > 1) {
+        const int32_t half = len / 2;
+        b0 = cum[b0 + half - 1] <= x0 ? b0 + half : b0;
+        b1 = cum[b1 + half - 1] <= x1 ? b1 + half : b1;
+        len -= half;
+    }
+    *m0 = b0;
+    *m1 = b1;
+}
+
+/* The running sums of the list part, cum[m] = the sum of the terms
+   p[r] = ((nw[k] + eta) * inv[k]) * counts[r] (k = topics[r]) over
+   r <= m, the first factor read from wr when it is not NULL, added in
+   blocks of four so that the additions do not form one chain of length
+   n: with the list cut into blocks of four entries (the last one
    shorter), s_r the sum of the first r + 1 terms of a block added left to
    right, and off the sum of the earlier blocks' totals (their s_3, added
    left to right from 0.0), cum at place r of the block is off + s_r.
@@ -160,17 +238,50 @@ static inline int32_t clda_smh_search(const double *cum, int32_t n, double x)
        off = np.r_[0.0, np.cumsum(S[:, 3])[:-1]]
        cum = (off[:, None] + S).ravel()[:n]
 */
-static inline double clda_smh_running_sums(clda_smh_scratch *sc, const int32_t *nw, double eta)
+static inline double clda_smw_running_sums(double *cum, const int32_t *topics,
+                                           const int32_t *counts, int32_t n, const double *wr,
+                                           const int32_t *nw, const double *inv, double eta)
 {
-    const int32_t *const topics = sc->topics;
-    const double *const rd = sc->rd;
-    double *const cum = sc->cum;
-    const int32_t n = sc->n_topics;
     double off = 0.0, s0, s1, s2, s3;
-    int32_t m;
+    int32_t m = 0;
+    if (wr != NULL) {  /* whole blocks in one pass */
+        for (; m + 4 <= n; m += 4) {
+#if defined(__SSE2__) && defined(__GNUC__)
+            const __m128d r01 = _mm_loadh_pd(_mm_load_sd(wr + topics[m]), wr + topics[m + 1]);
+            const __m128d r23 = _mm_loadh_pd(_mm_load_sd(wr + topics[m + 2]),
+                                             wr + topics[m + 3]);
+            const __m128d p01 = _mm_mul_pd(
+                r01, _mm_cvtepi32_pd(_mm_loadl_epi64((const __m128i *)(counts + m))));
+            const __m128d p23 = _mm_mul_pd(
+                r23, _mm_cvtepi32_pd(_mm_loadl_epi64((const __m128i *)(counts + m + 2))));
+            const __m128d offs = _mm_set1_pd(off);
+            s0 = _mm_cvtsd_f64(p01);
+            s1 = s0 + _mm_cvtsd_f64(_mm_unpackhi_pd(p01, p01));
+            s2 = s1 + _mm_cvtsd_f64(p23);
+            s3 = s2 + _mm_cvtsd_f64(_mm_unpackhi_pd(p23, p23));
+            _mm_storeu_pd(cum + m, _mm_add_pd(offs, _mm_set_pd(s1, s0)));
+            _mm_storeu_pd(cum + m + 2, _mm_add_pd(offs, _mm_set_pd(s3, s2)));
+#else
+            s0 = wr[topics[m]] * counts[m];
+            s1 = s0 + wr[topics[m + 1]] * counts[m + 1];
+            s2 = s1 + wr[topics[m + 2]] * counts[m + 2];
+            s3 = s2 + wr[topics[m + 3]] * counts[m + 3];
+            cum[m] = off + s0;
+            cum[m + 1] = off + s1;
+            cum[m + 2] = off + s2;
+            cum[m + 3] = off + s3;
+#endif
+            off = off + s3;
+        }
+        for (s0 = 0.0; m < n; m++) {  /* the last, shorter block */
+            s0 = s0 + wr[topics[m]] * counts[m];
+            cum[m] = off + s0;
+        }
+        return n > 0 ? cum[n - 1] : 0.0;
+    }
     for (m = 0; m < n; m++) {
         const int32_t k = topics[m];
-        cum[m] = (nw[k] + eta) * rd[k];
+        cum[m] = ((nw[k] + eta) * inv[k]) * counts[m];
     }
     for (m = 0; m + 4 <= n; m += 4) {
         s0 = cum[m];
@@ -183,122 +294,145 @@ static inline double clda_smh_running_sums(clda_smh_scratch *sc, const int32_t *
         cum[m + 3] = off + s3;
         off = off + s3;
     }
-    if (m < n) {
-        s0 = cum[m];
+    for (s0 = 0.0; m < n; m++) {
+        s0 = s0 + cum[m];
         cum[m] = off + s0;
-        if (m + 1 < n) {
-            s0 = s0 + cum[m + 1];
-            cum[m + 1] = off + s0;
-            if (m + 2 < n) {
-                s0 = s0 + cum[m + 2];
-                cum[m + 2] = off + s0;
-            }
-        }
     }
     return n > 0 ? cum[n - 1] : 0.0;
 }
 
-/* Memory hints for token i (no effect on the result): its word row's
-   entries of the listed topics, and the topics of the word tokens that
-   its first two steps' word part would pick. The sweep is latency-bound
-   on these random reads otherwise. */
-static inline void clda_smh_prefetch(const clda_mh_ctx *ctx, const clda_smh_scratch *sc,
-                                     int64_t i, const double *u)
+/* Memory hint for the token at word position j (no effect on the
+   result): the first 64 entries of its document's topic list (a fixed
+   number of hints, no loop to mispredict; the hardware follows longer
+   lists). */
+static inline void clda_smw_prefetch(const clda_smw_docs *dl, int64_t j)
 {
-    const int32_t w = ctx->words[i];
-    const int32_t *const nw = ctx->nwk + (Py_ssize_t)w * ctx->nwk_stride;
-    const int32_t *const zw = ctx->zw + ctx->word_ptr[w];
-    const int64_t n_w = ctx->word_ptr[w + 1] - ctx->word_ptr[w];
-    const double word_mass = (double)n_w + ctx->keta;
-    int32_t m, j;
-    for (m = 0; m < sc->n_topics; m++)
-        __builtin_prefetch(nw + sc->topics[m]);
-    for (j = 0; j < ctx->mh_steps && j < 2; j++) {
-        const double y = u[3 * j + 1] * word_mass;
-        if (y < (double)n_w)
-            __builtin_prefetch(zw + (int64_t)y);
-    }
+    const int64_t off = dl->off[dl->wdoc[j]];
+    __builtin_prefetch(dl->topics + off, 1);
+    __builtin_prefetch(dl->topics + off + 16, 1);
+    __builtin_prefetch(dl->topics + off + 32, 1);
+    __builtin_prefetch(dl->topics + off + 48, 1);
+    __builtin_prefetch(dl->counts + off, 1);
+    __builtin_prefetch(dl->counts + off + 16, 1);
+    __builtin_prefetch(dl->counts + off + 32, 1);
+    __builtin_prefetch(dl->counts + off + 48, 1);
 }
 
-/* The MH steps of the tokens i0:i1 of one document, whose counts are
-   ndk_d, with 3 * mh_steps uniforms per token in u_buf (token order);
-   prior and c are its collection's. The document's tokens (for its topic
-   list) are as in clda_mh_sweep_document. sc->inv is current on entry and
-   on exit; sc->mark is all -1 on entry and on exit. */
-static void clda_smh_sweep_document(
-    const clda_mh_ctx *ctx, clda_smh_scratch *sc, int64_t i0, int64_t i1,
-    int32_t *ndk_d, const double *prior, double c, const double *u_buf,
-    const int64_t *doc_tok, int64_t doc_i0, int64_t doc_len)
+/* How far ahead (in tokens) the document lists are prefetched. */
+#define CLDA_SMW_LOOKAHEAD 3
+
+/* Removes the listed topic at m0 (count 0) from a list of n entries (the
+   last entry takes its place); returns where the entry at *mt is now. */
+static inline int32_t clda_smw_remove(int32_t *topics, int32_t *counts, int32_t n, int32_t m0,
+                                      int32_t mt)
+{
+    topics[m0] = topics[n - 1];
+    counts[m0] = counts[n - 1];
+    return mt == n - 1 ? m0 : mt;
+}
+
+/* The MH steps of the tokens at word positions pos[p0 .. p1 - 1] (or
+   p0 .. p1 - 1 when pos is NULL), in that order, with 2 * mh_steps
+   uniforms per token in u (token order). sc->inv is current on entry and
+   on exit; the lists of the tokens' documents are current on entry (and
+   kept so). */
+static void clda_smw_sweep_tokens(const clda_mh_ctx *ctx, clda_smw_docs *dl,
+                                  clda_smw_scratch *sc, const int64_t *pos, int64_t p0,
+                                  int64_t p1, const double *u)
 {
     const Py_ssize_t K = ctx->K;
     const int32_t mh_steps = ctx->mh_steps;
-    int32_t *const z = ctx->z;
     int32_t *const nk = ctx->nk;
+    int32_t *const zw_all = ctx->zw;
     const double eta = ctx->eta, veta = ctx->veta, keta = ctx->keta;
     double *const inv = sc->inv;
-    int64_t i;
+    double *const cum = sc->cum;
+    int64_t p;
     int32_t j;
-    clda_smh_list_build(sc, z, doc_tok, doc_i0, doc_len);
-    for (j = 0; j < sc->n_topics; j++) {
-        const int32_t k = sc->topics[j];
-        sc->rd[k] = ndk_d[k] * inv[k];
-    }
-    for (i = i0; i < i1; i++) {
-        const int32_t w = ctx->words[i];
+    for (p = p0; p < p1; p++) {
+        const int64_t jw = pos != NULL ? pos[p] : p;
+        const int32_t w = dl->wword[jw], d = dl->wdoc[jw], g = dl->doc_group[d];
         int32_t *const nw = ctx->nwk + (Py_ssize_t)w * ctx->nwk_stride;
-        const int32_t *const zw = ctx->zw + ctx->word_ptr[w];
+        const int32_t *const zw = zw_all + ctx->word_ptr[w];
         const int64_t n_w = ctx->word_ptr[w + 1] - ctx->word_ptr[w];
         const double word_mass = (double)n_w + keta;
-        const double *u = u_buf + (i - i0) * 3 * (int64_t)mh_steps;
+        const double *const prior = dl->prior + (Py_ssize_t)g * K;
+        const double c = dl->c[g];
+        int32_t *const topics = dl->topics + dl->off[d];
+        int32_t *const counts = dl->counts + dl->off[d];
+        int32_t n = dl->n[d];
+        const int32_t s0 = zw_all[jw];
+        const int32_t m0 = clda_smw_find(topics, n, s0);
+        int32_t s = s0, ms = m0, pick0 = 0, pick1 = 0;
         double A, total, ps, qs;
-        int32_t s = z[i];
-        if (i + 2 < i1)
-            clda_smh_prefetch(ctx, sc, i + 2, u + 6 * (int64_t)mh_steps);
-        ndk_d[s] -= 1;
-        nw[s] -= 1;
-        nk[s] -= 1;
-        inv[s] = 1.0 / (nk[s] + veta);
-        sc->rd[s] = ndk_d[s] * inv[s];
-        if (ndk_d[s] == 0)
-            clda_smh_list_remove(sc, s);
-        A = clda_smh_running_sums(sc, nw, eta);
+        if (p + CLDA_SMW_LOOKAHEAD < p1)
+            clda_smw_prefetch(dl, pos != NULL ? pos[p + CLDA_SMW_LOOKAHEAD]
+                                              : p + CLDA_SMW_LOOKAHEAD);
+        if (w != sc->wr_word)
+            clda_smw_word_row(ctx, sc, w, nw, n_w);
+        counts[m0] -= 1;
+        nw[s0] -= 1;
+        nk[s0] -= 1;
+        inv[s0] = 1.0 / (nk[s0] + veta);
+        if (sc->wr_word == w)
+            sc->wr[s0] = (nw[s0] + eta) * inv[s0];
+        A = clda_smw_running_sums(cum, topics, counts, n, sc->wr_word == w ? sc->wr : NULL,
+                                  nw, inv, eta);
         total = A + c * word_mass;
-        ps = (ndk_d[s] + prior[s]) * inv[s];
-        qs = sc->rd[s] + c;
-        for (j = 0; j < mh_steps; j++, u += 3) {
+        ps = (counts[m0] + prior[s0]) * inv[s0];
+        qs = counts[m0] * inv[s0] + c;
+        for (j = 0; j < mh_steps; j++, u += 2) {
             const double x = u[0] * total;
             double pt, qt;
-            int32_t t;
+            int32_t t, mt, nt;
+            if ((j & 1) == 0) {  /* the list picks of this step and the next */
+                const double x1 = j + 1 < mh_steps ? u[2] * total : 0.0;
+                clda_smw_search2(cum, n, x < A ? x : 0.0, x1 < A ? x1 : 0.0, &pick0, &pick1);
+            }
             if (x < A) {
-                t = sc->topics[clda_smh_search(sc->cum, sc->n_topics, x)];
+                mt = (j & 1) == 0 ? pick0 : pick1;
+                t = topics[mt];
             } else {
-                const double y = u[1] * word_mass;
+                const double y = (x - A) / c;
                 if (y < (double)n_w)
                     t = zw[(int64_t)y];  /* z[word_tokens[word_ptr[w] + y]] */
                 else
                     t = (int32_t)clda_mh_floor_index((y - (double)n_w) / eta, K);
+                mt = t == s ? ms : clda_smw_find(topics, n, t);
             }
-            if (t == s)
-                continue;
-            pt = (ndk_d[t] + prior[t]) * inv[t];
-            qt = ndk_d[t] * inv[t] + c;
-            if (u[2] * (ps * qt) < pt * qs) {
-                s = t;
-                z[i] = s;
-                ctx->zw[ctx->word_pos[i]] = s;
-                ps = pt;
-                qs = qt;
+            /* accepted (t == s changes nothing) without a branch */
+            nt = counts[mt < 0 ? m0 : mt] & -(int32_t)(mt >= 0);
+            pt = (nt + prior[t]) * inv[t];
+            qt = nt * inv[t] + c;
+            {
+                const int acc = (t != s) & (u[1] * (ps * qt) < pt * qs);
+                s = acc ? t : s;
+                ms = acc ? mt : ms;
+                ps = acc ? pt : ps;
+                qs = acc ? qt : qs;
             }
+            zw_all[jw] = s;
         }
-        if (ndk_d[s] == 0)
-            clda_smh_list_add(sc, s);
-        ndk_d[s] += 1;
+        if (s != s0) {
+            if (counts[m0] == 0) {
+                ms = clda_smw_remove(topics, counts, n, m0, ms);
+                n -= 1;
+            }
+            if (ms < 0) {
+                ms = n;
+                topics[n] = s;
+                counts[n] = 0;
+                n += 1;
+            }
+            dl->n[d] = n;
+        }
+        counts[ms] += 1;
         nw[s] += 1;
         nk[s] += 1;
         inv[s] = 1.0 / (nk[s] + veta);
-        sc->rd[s] = ndk_d[s] * inv[s];
+        if (sc->wr_word == w)
+            sc->wr[s] = (nw[s] + eta) * inv[s];
     }
-    clda_smh_list_clear(sc);
 }
 
 #endif  /* SKLEARN_CLDA_SPARSE_MH_KERNEL_H */

@@ -5,6 +5,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from test_mh_sampling import (
+    _doc_lists,
     _reference_alias,
     _reference_mh_token,
     _reference_mh_uniforms,
@@ -41,32 +42,18 @@ def _reference_partitioned(s, eta, mh_steps, P, tables, gens, kernel="mh"):
     doc_of = np.repeat(np.arange(D), np.diff(doc_ptr))[perm]
     cs = dict(s, words=words[perm], z=s["z"][perm])
     index = _mh_sampling.word_index(cs["words"], V)
-    aliases = [_reference_alias(row) for row in s["prior"]]
-    c_sparse = (s["prior"] * (1.0 / (s["nk"] + V * eta))).mean(axis=1)
     for sub in range(P):
         start, copies = s["nk"].copy(), []
         for p in range(P):
             cs["nk"] = start.copy()
-            inv = 1.0 / (cs["nk"] + V * eta)  # the sparse kernel's, per cell
             c = p * P + (p + sub) % P
-            if kernel == "mh" and cell_piece[c] < cell_piece[c + 1]:
-                key = int(gens[p].bit_generator.random_raw())  # one per call
-            for j in range(cell_piece[c], cell_piece[c + 1]):
-                d, i0, i1 = piece_doc[j], piece_start[j], piece_start[j + 1]
-                if kernel == "mh":
-                    U = _reference_mh_uniforms(key, 3 * mh_steps * i0, 3 * mh_steps * (i1 - i0))
-                else:
-                    U = gens[p].random(3 * mh_steps * (i1 - i0))
-                doc_toks = np.flatnonzero(doc_of == d)
-                topics = sorted(set(int(k) for k in cs["z"][doc_toks]))
-                for i in range(i0, i1):
-                    u = U[3 * mh_steps * (i - i0) :][: 3 * mh_steps]
-                    if kernel == "sparse":
-                        _reference_sparse_token(cs, i, d, u, topics, inv, c_sparse, index, eta,
-                                                mh_steps)
-                    else:
-                        _reference_mh_token(cs, i, d, u, doc_toks, index, aliases, eta,
-                                            mh_steps)
+            if kernel == "sparse":
+                _reference_sparse_cell(cs, piece_start[cell_piece[c]],
+                                       piece_start[cell_piece[c + 1]], doc_of, index, eta,
+                                       mh_steps, gens[p], first=sub == 0 and p == 0)
+            else:
+                _reference_mh_cell(cs, piece_start, piece_doc, cell_piece[c],
+                                   cell_piece[c + 1], doc_of, index, eta, mh_steps, gens[p])
             copies.append(cs["nk"])
         s["nk"][...] = start + sum(c - start for c in copies)
     s["z"][perm] = cs["z"]
@@ -78,6 +65,39 @@ def _reference_partitioned(s, eta, mh_steps, P, tables, gens, kernel="mh"):
                                  gens[p])
             total += part
     return total
+
+
+def _reference_mh_cell(cs, piece_start, piece_doc, lo, hi, doc_of, index, eta, mh_steps, gen):
+    """The MH kernel's pieces lo:hi of one cell (``mh_sweep_pieces``)."""
+    aliases = [_reference_alias(row) for row in cs["prior"]]
+    if lo < hi:
+        key = int(gen.bit_generator.random_raw())  # one per call
+    for j in range(lo, hi):
+        d, i0, i1 = piece_doc[j], piece_start[j], piece_start[j + 1]
+        U = _reference_mh_uniforms(key, 3 * mh_steps * i0, 3 * mh_steps * (i1 - i0))
+        doc_toks = np.flatnonzero(doc_of == d)
+        for i in range(i0, i1):
+            u = U[3 * mh_steps * (i - i0) :][: 3 * mh_steps]
+            _reference_mh_token(cs, i, d, u, doc_toks, index, aliases, eta, mh_steps)
+
+
+def _reference_sparse_cell(cs, i0, i1, doc_of, index, eta, mh_steps, gen, first):
+    """The sparse kernel's cell of tokens i0:i1 (cell order), word by word
+    (``sparse_mh_sweep_pieces``); the topic lists and ``c`` are taken at the
+    sweep's first cell."""
+    V = cs["nwk"].shape[0]
+    if first:
+        doc_ptr, doc_tokens = _mh_sampling.word_index(doc_of.astype(np.int32), len(cs["ndk"]))
+        cs["lists"] = _doc_lists(cs["z"], doc_ptr, doc_tokens)
+        cs["c"] = (cs["prior"] * (1.0 / (cs["nk"] + V * eta))).mean(axis=1)
+    inv = 1.0 / (cs["nk"] + V * eta)
+    word_pos = _mh_sampling.word_positions(index[1])
+    order = np.sort(word_pos[i0:i1])
+    U = gen.random(2 * mh_steps * len(order))
+    for r, j in enumerate(order):
+        u = U[2 * mh_steps * r :][: 2 * mh_steps]
+        _reference_sparse_token(cs, j, doc_of[index[1][j]], u, cs["lists"], inv, cs["c"],
+                                index, eta, mh_steps)
 
 
 @pytest.mark.parametrize("seed, P, mh_steps, rows", [

@@ -1,6 +1,5 @@
 """The MH kernel (``_mh_sampling``) against its NumPy reference and the exact posterior."""
 
-import bisect
 import itertools
 
 import numpy as np
@@ -90,32 +89,41 @@ def _blocked_running_sums(p):
     return (np.r_[0.0, np.cumsum(S[:, 3])[:-1]][:, None] + S).ravel()[:n]
 
 
-def _reference_sparse_token(s, i, d, U, topics, inv, c, index, eta, mh_steps):
-    """The sparse MH steps of token ``i`` of document ``d`` (its topic list
-    ``topics``, ``inv`` and ``c`` kept by the caller), as in
-    ``sparse_mh_sweep``'s docstring."""
+def _doc_lists(z, doc_ptr, doc_tokens=None):
+    """Each document's topic list at the start of a sparse sweep: its
+    tokens' distinct topics in the order of their first token."""
+    D = len(doc_ptr) - 1
+    toks = [np.arange(doc_ptr[d], doc_ptr[d + 1]) if doc_tokens is None
+            else doc_tokens[doc_ptr[d] : doc_ptr[d + 1]] for d in range(D)]
+    return [list(dict.fromkeys(int(k) for k in z[t])) for t in toks]
+
+
+def _reference_sparse_token(s, j, d, U, lists, inv, c, index, eta, mh_steps):
+    """The sparse MH steps of the token at word position ``j`` (document
+    ``d``, whose topic list is ``lists[d]``; ``inv`` and ``c`` kept by the
+    caller), as in ``sparse_mh_sweep``'s docstring."""
     words, z, nwk, ndk, nk, prior = (s[k] for k in ("words", "z", "nwk", "ndk", "nk", "prior"))
     V, K = nwk.shape[0], nk.shape[0]
     word_ptr, word_tokens = index
-    g = s["doc_group"][d]
-    w, s_ = words[i], int(z[i])
-    ndk[d, s_] -= 1
-    nwk[w, s_] -= 1
-    nk[s_] -= 1
-    inv[s_] = 1.0 / (nk[s_] + V * eta)
-    if ndk[d, s_] == 0:
-        topics.remove(s_)
+    i = int(word_tokens[j])
+    g, L = s["doc_group"][d], lists[d]
+    w, s0 = words[i], int(z[i])
+    ndk[d, s0] -= 1
+    nwk[w, s0] -= 1
+    nk[s0] -= 1
+    inv[s0] = 1.0 / (nk[s0] + V * eta)
     n_w = int(word_ptr[w + 1] - word_ptr[w])
-    cum = _blocked_running_sums((nwk[w, topics] + eta) * (ndk[d, topics] * inv[topics]))
-    A = cum[-1] if topics else 0.0
+    cum = _blocked_running_sums(((nwk[w, L] + eta) * inv[L]) * ndk[d, L])
+    A = cum[-1] if L else 0.0
     total = A + c[g] * (n_w + K * eta)
-    for j in range(mh_steps):
-        u0, u1, u2 = U[3 * j : 3 * j + 3]
+    s_ = s0
+    for r in range(mh_steps):
+        u0, u1 = U[2 * r : 2 * r + 2]
         x = u0 * total
         if x < A:
-            t = topics[int(np.searchsorted(cum, x, side="right"))]
+            t = L[int(np.searchsorted(cum, x, side="right"))]
         else:
-            y = u1 * (n_w + K * eta)
+            y = (x - A) / c[g]
             if y < n_w:
                 t = int(z[word_tokens[word_ptr[w] + int(y)]])
             else:
@@ -124,11 +132,16 @@ def _reference_sparse_token(s, i, d, U, topics, inv, c, index, eta, mh_steps):
         qs = ndk[d, s_] * inv[s_] + c[g]
         pt = (ndk[d, t] + prior[g, t]) * inv[t]
         qt = ndk[d, t] * inv[t] + c[g]
-        if t != s_ and u2 * (ps * qt) < pt * qs:
+        if t != s_ and u1 * (ps * qt) < pt * qs:
             s_ = t
             z[i] = t
-    if ndk[d, s_] == 0:
-        bisect.insort(topics, s_)
+    if s_ != s0:
+        if ndk[d, s0] == 0:
+            m = L.index(s0)
+            L[m] = L[-1]
+            L.pop()
+        if s_ not in L:
+            L.append(s_)
     ndk[d, s_] += 1
     nwk[w, s_] += 1
     nk[s_] += 1
@@ -141,13 +154,12 @@ def _reference_sparse_sweep(s, eta, mh_steps, tables, gen):
     c = (s["prior"] * (1.0 / (s["nk"] + V * eta))).mean(axis=1)
     inv = 1.0 / (s["nk"] + V * eta)
     index = _mh_sampling.word_index(s["words"], V)
-    for d in range(len(doc_ptr) - 1):
-        i0, i1 = int(doc_ptr[d]), int(doc_ptr[d + 1])
-        U = gen.random(3 * mh_steps * (i1 - i0))
-        topics = sorted(set(int(k) for k in s["z"][i0:i1]))
-        for i in range(i0, i1):
-            u = U[3 * mh_steps * (i - i0) :][: 3 * mh_steps]
-            _reference_sparse_token(s, i, d, u, topics, inv, c, index, eta, mh_steps)
+    doc_of = np.repeat(np.arange(len(doc_ptr) - 1), np.diff(doc_ptr))
+    lists = _doc_lists(s["z"], doc_ptr)
+    U = gen.random(2 * mh_steps * len(s["words"]))
+    for j, i in enumerate(index[1]):
+        u = U[2 * mh_steps * j :][: 2 * mh_steps]
+        _reference_sparse_token(s, j, doc_of[i], u, lists, inv, c, index, eta, mh_steps)
     if tables.shape[0]:
         _reference_tables_of(s["ndk"], s["doc_group"], s["prior"], tables, gen)
 
@@ -463,14 +475,15 @@ def _tiny_posterior_with_eta_total(veta):
 
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_many_mh_steps_converge_to_the_token_conditional(kernel):
-    # Token 0 is the first of the sweep, so all its MH steps run with every
-    # other token at its start value (the later tokens never write z[0]):
-    # after many steps from the same start, z[0] follows the exact
-    # conditional given the others (the chi-square test of the per-token
-    # transition). Word 2 has tokens in both documents, so both proposals'
-    # token picks matter.
+    # Token 0 is the first of the sweep (in document order, and in word
+    # order: its word is word 0), so all its MH steps run with every other
+    # token at its start value (the later tokens never write z[0]): after
+    # many steps from the same start, z[0] follows the exact conditional
+    # given the others (the chi-square test of the per-token transition).
+    # Word 0 has tokens in both documents, so both proposals' token picks
+    # matter.
     K, V, eta = 4, 3, 0.3
-    words = np.array([2, 0, 2, 1, 2, 0], dtype=np.int32)
+    words = np.array([0, 2, 0, 1, 0, 2], dtype=np.int32)
     z0 = np.array([0, 1, 3, 3, 2, 1], dtype=np.int32)
     doc_ptr = np.array([0, 4, 6], dtype=np.int64)
     doc_group = np.array([0, 1], dtype=np.int32)
@@ -481,7 +494,7 @@ def test_many_mh_steps_converge_to_the_token_conditional(kernel):
     np.add.at(nwk, (words, z0), 1)
     np.add.at(ndk, (doc_of, z0), 1)
     nk = np.bincount(z0, minlength=K).astype(np.int32)
-    n_d, n_w, n_k = ndk[0].astype(float), nwk[2].astype(float), nk.astype(float)
+    n_d, n_w, n_k = ndk[0].astype(float), nwk[0].astype(float), nk.astype(float)
     n_d[0] -= 1
     n_w[0] -= 1
     n_k[0] -= 1

@@ -326,6 +326,18 @@ MUTATIONS = [
         ("tests/test_mh_partition.py",),
     ),
     Mutation(
+        "sparse-lists-not-stored-after-block", "model", MH_PARTITION,
+        "_mh_sampling.sparse_store_lists(self.lists, doc_ptr, ndk, *block[\"docs\"])",
+        "pass",
+        ("tests/test_mh_partition.py",),
+    ),
+    Mutation(
+        "sparse-cells-in-document-order", "model", MH_PARTITION,
+        "self.cell_pos = sw.word_pos[np.lexsort((sw.word_pos, cell_of))]",
+        "self.cell_pos = sw.word_pos",
+        ("tests/test_mh_partition.py",),
+    ),
+    Mutation(
         "mh-cells-share-stale-totals", "model", MH_PARTITION,
         'np.copyto(b["nk"], st.nk)',
         "pass",

@@ -1,0 +1,115 @@
+"""The word-major sparse sweep (``_sparse_mh_kernel.h``): what the shared
+kernel tests of ``test_mh_sampling.py`` do not reach."""
+
+import signal
+
+import numpy as np
+import pytest
+from test_mh_sampling import _copy, _reference_sparse_sweep
+from test_sampling import _random_state
+
+from sklearn_clda import _mh_sampling
+
+# Words with fewer than K / ROW_FACTOR tokens compute their rates entry by
+# entry, the others once per word (CLDA_SMW_ROW_FACTOR in the kernel).
+ROW_FACTOR = 16
+
+
+def _sweep(s, eta, mh_steps, bitgen, workspace=None, tables=None, index=None):
+    K = s["nk"].shape[0]
+    ptr, tok = index or _mh_sampling.word_index(s["words"], s["nwk"].shape[0])
+    tables = np.zeros((0, K), dtype=np.int64) if tables is None else tables
+    _mh_sampling.sparse_mh_sweep(s["words"], s["doc_ptr"], s["doc_group"], s["z"], s["nwk"],
+                                 s["ndk"], s["nk"], s["prior"], eta, ptr, tok, mh_steps, tables,
+                                 bitgen, workspace=workspace)
+
+
+def _assert_consistent(s):
+    D, K = s["ndk"].shape
+    doc_of = np.repeat(np.arange(D), np.diff(s["doc_ptr"]))
+    ndk, nwk = np.zeros_like(s["ndk"]), np.zeros_like(s["nwk"])
+    np.add.at(ndk, (doc_of, s["z"]), 1)
+    np.add.at(nwk, (s["words"], s["z"]), 1)
+    np.testing.assert_array_equal(s["ndk"], ndk)
+    np.testing.assert_array_equal(s["nwk"], nwk)
+    np.testing.assert_array_equal(s["nk"], np.bincount(s["z"], minlength=K))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_rates_of_rare_and_frequent_words_match_reference(seed):
+    # K = 40 with 30 words: some words have too few tokens for a row of
+    # rates, others enough; both ways give the reference's values.
+    s = _random_state(seed, n_docs=12, n_features=30, K=40, n_groups=2, max_len=16)
+    n_w = np.bincount(s["words"], minlength=30)
+    assert (n_w * ROW_FACTOR < 40).any() and (n_w * ROW_FACTOR >= 40).any()
+    ref = _copy(s)
+    bitgen, gen = np.random.PCG64(seed), np.random.Generator(np.random.PCG64(seed))
+    tables = np.zeros((0, 40), dtype=np.int64)
+    for _ in range(3):
+        _sweep(s, 0.05, 2, bitgen)
+        _reference_sparse_sweep(ref, 0.05, 2, tables, gen)
+        for name in ("z", "nwk", "ndk", "nk"):
+            np.testing.assert_array_equal(s[name], ref[name], err_msg=name)
+
+
+def test_workspace_is_reused_and_checked():
+    s = _random_state(1, n_docs=10, n_features=8, K=6, max_len=12)
+    ref = _copy(s)
+    V = s["nwk"].shape[0]
+    ptr, tok = _mh_sampling.word_index(s["words"], V)
+    ws = _mh_sampling.sparse_workspace(s["doc_ptr"], ptr, tok, 6, 2)
+    a, b = np.random.PCG64(0), np.random.PCG64(0)
+    for _ in range(3):  # a kept workspace sweeps as a fresh one
+        _sweep(s, 0.1, 2, a, workspace=ws)
+        _sweep(ref, 0.1, 2, b)
+    np.testing.assert_array_equal(s["z"], ref["z"])
+    for bad in (_mh_sampling.sparse_workspace(s["doc_ptr"], ptr, tok, 5, 2),  # other K
+                _mh_sampling.sparse_workspace(s["doc_ptr"], ptr, tok, 6, 1),  # fewer steps
+                _mh_sampling.sparse_workspace(np.delete(s["doc_ptr"], 1), ptr, tok, 6, 2)):
+        with pytest.raises(ValueError, match="inconsistent workspace"):
+            _sweep(s, 0.1, 2, a, workspace=bad)
+
+
+def test_word_major_index_matches_numpy():
+    s = _random_state(2, n_docs=9, n_features=7, K=3, max_len=10)
+    ptr, tok = _mh_sampling.word_index(s["words"], 7)
+    token_doc = _mh_sampling.token_documents(s["doc_ptr"])
+    np.testing.assert_array_equal(token_doc, np.repeat(np.arange(9), np.diff(s["doc_ptr"])))
+    word_of, word_doc = _mh_sampling.word_major_index(token_doc, ptr, tok)
+    np.testing.assert_array_equal(word_of, s["words"][tok])
+    np.testing.assert_array_equal(word_doc, token_doc[tok])
+
+
+def test_interrupted_sweep_leaves_counts_consistent():
+    # Ctrl-C (here a KeyboardInterrupt from a timer's signal handler) stops
+    # the sweep between two tokens; the documents' counts, kept in the topic
+    # lists while sampling, are written back, so all counts match z.
+    rng = np.random.default_rng(0)
+    D, L, V, K = 4000, 100, 500, 50
+    doc_ptr = np.arange(D + 1, dtype=np.int64) * L
+    words = rng.integers(0, V, D * L).astype(np.int32)
+    z = rng.integers(0, K, D * L).astype(np.int32)
+    nwk, ndk = np.zeros((V, K), np.int32), np.zeros((D, K), np.int32)
+    np.add.at(nwk, (words, z), 1)
+    np.add.at(ndk, (np.repeat(np.arange(D), L), z), 1)
+    s = dict(words=words, doc_ptr=doc_ptr, doc_group=np.zeros(D, np.int32), z=z, nwk=nwk,
+             ndk=ndk, nk=np.bincount(z, minlength=K).astype(np.int32),
+             prior=np.full((1, K), 0.1))
+    z0 = z.copy()
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    ptr, tok = _mh_sampling.word_index(words, V)
+    ws = _mh_sampling.sparse_workspace(doc_ptr, ptr, tok, K, 50)
+    old = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.02)
+        with pytest.raises(KeyboardInterrupt):
+            _sweep(s, 0.01, 50, np.random.PCG64(0), workspace=ws, index=(ptr, tok))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    moved = (s["z"] != z0)[np.argsort(words, kind="stable")]  # in word order
+    assert moved.any() and not moved[-10_000:].any()  # stopped part way
+    _assert_consistent(s)
