@@ -234,14 +234,6 @@ cdef inline bitgen_t* _get_bitgen(object bit_generator) except NULL:
     return <bitgen_t*> PyCapsule_GetPointer(bit_generator.capsule, "BitGenerator")
 
 
-cdef inline void _draw_uniforms(double* u, int64_t n, bitgen_t* rng) noexcept nogil:
-    """The next ``n`` uniforms of the stream into ``u`` (a piece's or a
-    document's, drawn together before its tokens)."""
-    cdef int64_t t
-    for t in range(n):
-        u[t] = rng.next_double(rng.state)
-
-
 cdef void _fill_ctx(
     clda_mh_ctx* ctx, const int32_t[::1] words, int32_t[::1] z, int32_t[:, ::1] nwk,
     int32_t[::1] nk, double eta, const int64_t[::1] word_ptr,
@@ -615,14 +607,18 @@ cdef int _sweep_word_major(const clda_mh_ctx* ctx, clda_smw_docs* dl, clda_smw_s
                            double* u, const int64_t* pos, int64_t p0, int64_t p1,
                            bitgen_t* rng) except -1 nogil:
     """The tokens at word positions ``pos[p0:p1]`` (``p0:p1`` when ``pos`` is
-    NULL), in chunks of ``_SMW_CHUNK`` whose uniforms are drawn before
-    their tokens; Python's signal handlers run between chunks every
-    ``_SMW_SIGNAL_TOKENS`` tokens."""
+    NULL), in chunks of ``_SMW_CHUNK`` whose uniforms are filled before
+    their tokens: uniforms ``2 * mh_steps * (p - p0)`` onwards of the
+    counter-based stream of ``_mh_kernel.h`` (:func:`mh_uniforms`) keyed by
+    one 64-bit draw of ``rng`` per call; Python's signal handlers run
+    between chunks every ``_SMW_SIGNAL_TOKENS`` tokens."""
     cdef int64_t p = p0, m, since = 0
+    cdef uint64_t key = rng.next_uint64(rng.state)
+    cdef int64_t per_token = 2 * ctx.mh_steps
     clda_smw_fill_inv(ctx, sc)
     while p < p1:
         m = min(p1 - p, <int64_t> _SMW_CHUNK)
-        _draw_uniforms(u, 2 * ctx.mh_steps * m, rng)
+        clda_mh_fill_uniforms(u, per_token * m, key, per_token * (p - p0), _wide_fill())
         clda_smw_sweep_tokens(ctx, dl, sc, pos, p, p + m, u)
         p += m
         since += m
@@ -657,13 +653,14 @@ def sparse_mh_sweep(
     taken in the word order of ``word_tokens``, each with ``mh_steps``
     steps from the proposal of ``_sparse_mh_kernel.h``, exact over its
     document's topics. Equivalent to (``V, K = nwk.shape[0],
-    nk.shape[0]``, ``u`` the ``Generator(bit_generator).random`` stream)::
+    nk.shape[0]``, ``u`` the uniforms of :func:`mh_uniforms`)::
 
+        key = bit_generator.random_raw()         # one 64-bit draw a sweep
         c = sparse_weights(prior, nk, eta, V)    # fixed for the sweep
         inv = 1.0 / (nk + V * eta)               # kept current below
         topics = [list(dict.fromkeys(z[doc_ptr[d]:doc_ptr[d + 1]]))
                   for d in range(n_docs)]        # topics by first token
-        U = u(2 * mh_steps * n_tokens)           # drawn in chunks, same values
+        U = u(key, 0, 2 * mh_steps * n_tokens)   # filled in chunks, same values
         for j, i in enumerate(word_tokens):
             w, d, s0 = words[i], doc_of[i], z[i]
             g, L = doc_group[d], topics[d]
@@ -826,8 +823,9 @@ def sparse_mh_sweep_pieces(
     (``words``, ``z``). Equivalent to the token loop of
     :func:`sparse_mh_sweep` over these tokens (``j`` running over
     ``cell_pos[p0:p1]``), with ``inv`` computed from ``nk`` (this cell's
-    copy of the totals) at the start of the call, the cell's uniforms drawn
-    before its tokens, and the documents' topic lists ``lists`` as
+    copy of the totals) at the start of the call, the cell's uniforms
+    ``mh_uniforms(key, 0, 2 * mh_steps * (p1 - p0))`` with ``key`` one
+    64-bit draw of ``bit_generator`` per call (none for an empty cell), and the documents' topic lists ``lists`` as
     :func:`sparse_build_lists` built them at the start of the sweep (and
     the earlier cells of the sweep left them). ``c`` is
     :func:`sparse_weights` (taken once per sweep); ``scratch`` is

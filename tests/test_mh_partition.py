@@ -93,7 +93,9 @@ def _reference_sparse_cell(cs, i0, i1, doc_of, index, eta, mh_steps, gen, first)
     inv = 1.0 / (cs["nk"] + V * eta)
     word_pos = _mh_sampling.word_positions(index[1])
     order = np.sort(word_pos[i0:i1])
-    U = gen.random(2 * mh_steps * len(order))
+    if len(order):
+        key = int(gen.bit_generator.random_raw())  # one per call
+        U = _reference_mh_uniforms(key, 0, 2 * mh_steps * len(order))
     for r, j in enumerate(order):
         u = U[2 * mh_steps * r :][: 2 * mh_steps]
         _reference_sparse_token(cs, j, doc_of[index[1][j]], u, cs["lists"], inv, cs["c"],

@@ -156,7 +156,9 @@ def _reference_sparse_sweep(s, eta, mh_steps, tables, gen):
     index = _mh_sampling.word_index(s["words"], V)
     doc_of = np.repeat(np.arange(len(doc_ptr) - 1), np.diff(doc_ptr))
     lists = _doc_lists(s["z"], doc_ptr)
-    U = gen.random(2 * mh_steps * len(s["words"]))
+    if len(s["words"]):
+        key = int(gen.bit_generator.random_raw())  # one per call
+        U = _reference_mh_uniforms(key, 0, 2 * mh_steps * len(s["words"]))
     for j, i in enumerate(index[1]):
         u = U[2 * mh_steps * j :][: 2 * mh_steps]
         _reference_sparse_token(s, j, doc_of[i], u, lists, inv, c, index, eta, mh_steps)
