@@ -10,7 +10,9 @@ synthetic``) a ``make_compound_corpus`` corpus of ``--tokens`` tokens
    (default: ``mh`` and ``sparse``) at each ``--mh-steps``,
    at each K of ``--speed-k``; the fits alternate (dense, MH, dense, ...)
    so that load changes hit both; tomotopy's ``LDAModel`` (same priors,
-   ``train`` per iteration) when it is installed;
+   ``train`` per iteration) when it is installed, under each of its
+   instruction-set builds that loads here (``--tomotopy-isa``; each in a
+   fresh process), the ratios against the fastest;
 2. quality at equal time, at K = ``--quality-k``: on a document-completion
    split (20% of the documents keep half their tokens for testing), the
    held-out perplexity (``sklearn_clda.metrics.perplexity_from_estimates``
@@ -80,6 +82,9 @@ def parse_args(argv=None):
     p.add_argument("--rounds", type=int, default=None,
                    help="alternating rounds of part 1 (default 3, --quick 1)")
     p.add_argument("--no-tomotopy", action="store_true")
+    p.add_argument("--tomotopy-isa", default="all",
+                   help="tomotopy builds timed in part 1: all (every build that loads here; "
+                        "ratios against the fastest), auto (its own choice) or a comma list")
     p.add_argument("--corpus", choices=("news16", "synthetic"), default="news16",
                    help="corpus of parts 1, 3 and 4; parts 2 and 5 are news16's only "
                         "(skipped with synthetic)")
@@ -155,21 +160,34 @@ def part_speed(corpus, args):
                 model = _fit(corpus.X, K, sampler, n, steps)
                 times[(sampler, steps)].append(_ns_per_token(model, n_tokens, warm))
         ns = {r: statistics.median(v) for r, v in times.items()}
-        tomo = None
-        if not args.no_tomotopy and _has_tomotopy():
-            C.log(f"speed K={K} tomotopy")
-            tomo = _tomotopy_ns(corpus, K, 1 if K > 2000 else timed)
+        builds = _tomotopy_builds(corpus, K, 1 if K > 2000 else timed, args)
+        tomo = min(builds.values()) if builds else None
         for (sampler, steps), v in ns.items():
             name = "dense" if sampler == "dense" else f"{sampler} (mh_steps={steps})"
             rows.append([K, name, f"{v:.0f}", f"{ns[('dense', 2)] / v:.2f}",
                          "" if tomo is None else f"{tomo / v:.2f}"])
-        if tomo is not None:
-            rows.append([K, "tomotopy LDAModel", f"{tomo:.0f}", f"{ns[('dense', 2)] / tomo:.2f}",
-                         "1.00"])
+        for isa, v in builds.items():
+            rows.append([K, f"tomotopy LDAModel [{isa or 'auto'}]", f"{v:.0f}",
+                         f"{ns[('dense', 2)] / v:.2f}", f"{tomo / v:.2f}"])
         out[K] = {"ns_per_token": {f"{s}-{m}": v for (s, m), v in ns.items()},
-                  "tomotopy": tomo}
+                  "tomotopy": tomo, "tomotopy_builds": {str(k): v for k, v in builds.items()}}
     print(C.format_table(["K", "sampler", "ns/token", "dense/this", "tomotopy/this"], rows))
+    print("tomotopy/this: against tomotopy's fastest build in this run")
     return out
+
+
+def _tomotopy_builds(corpus, K, n_timed, args):
+    """ns/token of tomotopy at K under each build of ``--tomotopy-isa`` (each
+    in a fresh process, ``_isa.call_with_isa``); {} without tomotopy."""
+    if args.no_tomotopy or not _has_tomotopy():
+        return {}
+    from _isa import call_with_isa, parse_isa_list
+
+    builds = {}
+    for isa in parse_isa_list(args.tomotopy_isa):
+        C.log(f"speed K={K} tomotopy [{isa or 'auto'}]")
+        builds[isa] = call_with_isa(isa, "bench_large_k", "_tomotopy_ns", corpus, K, n_timed)
+    return builds
 
 
 def _has_tomotopy():

@@ -106,7 +106,7 @@ typedef struct {
 /* Words with at least K / CLDA_SMW_ROW_FACTOR tokens get their row of
    (nw[k] + eta) * inv[k] computed once (O(K)) for all their tokens; the
    others compute the entries they read (the same values). */
-#define CLDA_SMW_ROW_FACTOR 16
+#define CLDA_SMW_ROW_FACTOR 1024
 
 /* inv[k] = 1 / (nk[k] + V eta) for all k, from the context's totals. */
 static void clda_smw_fill_inv(const clda_mh_ctx *ctx, clda_smw_scratch *sc)
@@ -331,6 +331,28 @@ static inline int32_t clda_smw_remove(int32_t *topics, int32_t *counts, int32_t 
     return mt == n - 1 ? m0 : mt;
 }
 
+/* A token that moved from the topic listed at m0 to topic s (listed at
+   ms, or -1 when not listed), its count not yet added: drops the old topic
+   from the list of *n entries when its count is 0, appends s (count 0)
+   when it is not listed; returns s's list position. */
+static inline int32_t clda_smw_relist(int32_t *topics, int32_t *counts, int32_t *n_ptr,
+                                      int32_t m0, int32_t ms, int32_t s)
+{
+    int32_t n = *n_ptr;
+    if (counts[m0] == 0) {
+        ms = clda_smw_remove(topics, counts, n, m0, ms);
+        n -= 1;
+    }
+    if (ms < 0) {
+        ms = n;
+        topics[n] = s;
+        counts[n] = 0;
+        n += 1;
+    }
+    *n_ptr = n;
+    return ms;
+}
+
 /* The MH steps of the tokens at word positions pos[p0 .. p1 - 1] (or
    p0 .. p1 - 1 when pos is NULL), in that order, with 2 * mh_steps
    uniforms per token in u (token order). sc->inv is current on entry and
@@ -413,19 +435,8 @@ static void clda_smw_sweep_tokens(const clda_mh_ctx *ctx, clda_smw_docs *dl,
             }
             zw_all[jw] = s;
         }
-        if (s != s0) {
-            if (counts[m0] == 0) {
-                ms = clda_smw_remove(topics, counts, n, m0, ms);
-                n -= 1;
-            }
-            if (ms < 0) {
-                ms = n;
-                topics[n] = s;
-                counts[n] = 0;
-                n += 1;
-            }
-            dl->n[d] = n;
-        }
+        if (s != s0)
+            ms = clda_smw_relist(topics, counts, &dl->n[d], m0, ms, s);
         counts[ms] += 1;
         nw[s] += 1;
         nk[s] += 1;

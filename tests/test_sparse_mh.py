@@ -12,7 +12,7 @@ from sklearn_clda import _mh_sampling
 
 # Words with fewer than K / ROW_FACTOR tokens compute their rates entry by
 # entry, the others once per word (CLDA_SMW_ROW_FACTOR in the kernel).
-ROW_FACTOR = 16
+ROW_FACTOR = 1024
 
 
 def _sweep(s, eta, mh_steps, bitgen, workspace=None, tables=None, index=None):
@@ -37,14 +37,16 @@ def _assert_consistent(s):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_rates_of_rare_and_frequent_words_match_reference(seed):
-    # K = 40 with 30 words: some words have too few tokens for a row of
-    # rates, others enough; both ways give the reference's values.
-    s = _random_state(seed, n_docs=12, n_features=30, K=40, n_groups=2, max_len=16)
-    n_w = np.bincount(s["words"], minlength=30)
-    assert (n_w * ROW_FACTOR < 40).any() and (n_w * ROW_FACTOR >= 40).any()
+    # K = 1500 with 60 words: words of one token have too few for a row of
+    # rates, the others enough; both ways give the reference's values.
+    K = 1500
+    s = _random_state(seed, n_docs=12, n_features=60, K=K, n_groups=2, max_len=16)
+    n_w = np.bincount(s["words"], minlength=60)
+    n_w = n_w[n_w > 0]
+    assert (n_w * ROW_FACTOR < K).any() and (n_w * ROW_FACTOR >= K).any()
     ref = _copy(s)
     bitgen, gen = np.random.PCG64(seed), np.random.Generator(np.random.PCG64(seed))
-    tables = np.zeros((0, 40), dtype=np.int64)
+    tables = np.zeros((0, K), dtype=np.int64)
     for _ in range(3):
         _sweep(s, 0.05, 2, bitgen)
         _reference_sparse_sweep(ref, 0.05, 2, tables, gen)
