@@ -42,7 +42,7 @@ AUTO_DENSE_MAX_COMPONENTS = 100
 # document length on (its cost grows with the topics per document, at most
 # the document length, the dense kernel's with K: on news16, whose
 # token-weighted mean length is 157, the word-major sparse sweep and the
-# dense one cost the same at K = 300-400 and the sparse one 0.48 times as
+# dense one cost the same at K = 300-400 and the sparse one 0.4 times as
 # much at K = 1000, for the same perplexity per sweep);
 AUTO_SPARSE_LENGTH_FACTOR = 2.0
 # the O(1) MH kernel from this many topics on (on news16 a sparse sweep costs
