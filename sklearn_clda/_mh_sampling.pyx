@@ -825,7 +825,8 @@ def sparse_mh_sweep_pieces(
     ``cell_pos[p0:p1]``), with ``inv`` computed from ``nk`` (this cell's
     copy of the totals) at the start of the call, the cell's uniforms
     ``mh_uniforms(key, 0, 2 * mh_steps * (p1 - p0))`` with ``key`` one
-    64-bit draw of ``bit_generator`` per call (none for an empty cell), and the documents' topic lists ``lists`` as
+    64-bit draw of ``bit_generator`` per call (none for an empty cell),
+    and the documents' topic lists ``lists`` as
     :func:`sparse_build_lists` built them at the start of the sweep (and
     the earlier cells of the sweep left them). ``c`` is
     :func:`sparse_weights` (taken once per sweep); ``scratch`` is

@@ -65,8 +65,8 @@
    the list position whose running sum first exceeds x when x < A); in
    the word part, y = (x - A) / c, uniform on [0, n_w + K eta), picks the
    token floor(y) of the word when y < n_w, else the topic
-   floor((y - n_w) / eta) (at most K - 1); u1 is the acceptance's. The expressions below are evaluated
-   exactly in this order (no FMA contraction: the module is compiled with
+   floor((y - n_w) / eta) (at most K - 1); u1 is the acceptance's. The
+   expressions below are evaluated exactly in this order (no FMA contraction: the module is compiled with
    -ffp-contract=off), as in the NumPy reference of ``sparse_mh_sweep``. */
 #ifndef SKLEARN_CLDA_SPARSE_MH_KERNEL_H
 #define SKLEARN_CLDA_SPARSE_MH_KERNEL_H
@@ -84,7 +84,8 @@ typedef struct {
     int32_t *topics;            /* document d's topics at off[d] .. off[d] + n[d] - 1 */
     int32_t *counts;            /* their counts in the document */
     int32_t *n;                 /* list length of each document */
-    const int64_t *off;         /* doc_ptr: d's list starts at off[d], capacity off[d + 1] - off[d] */
+    const int64_t *off;         /* doc_ptr: d's list starts at off[d],
+                                   capacity off[d + 1] - off[d] */
     const int32_t *wword;       /* word of each word position j (zw's order) */
     const int32_t *wdoc;        /* document of each word position j */
     int32_t *ndk;               /* dense document-topic counts, D rows of ndk_stride */
