@@ -27,10 +27,11 @@ step: largest |z| 77 with mh_steps=2, 747 with mh_steps=1, 56 AGS;
 document step: 315, AGS 355) and the prior's alias table replaced by its
 column (190, AGS 132).
 
-The sparse kernel (``_sparse_mh_kernel.h``, tokens taken word by word)
-runs the same tests: largest |z| 3.40 (mh_steps=1), 2.90 (mh_steps=2),
-2.84 (AGS); power: broken eta 24.5, stale index 80.8. Its kernel mutations
-checked by hand: the c term of q(s) dropped from the acceptance ratio
+The sparse kernel (``_sparse_mh_kernel.h``, tokens taken word by word,
+uniforms from the same stream) runs the same tests: largest |z| 2.62
+(mh_steps=1), 1.85 (mh_steps=2), 1.41 (AGS); power: broken eta 24.4,
+stale index 91.2. Its kernel mutations checked by hand (with the earlier
+uniform stream): the c term of q(s) dropped from the acceptance ratio
 (``qs = counts[m0] * inv[s0]``; largest |z| 1547 / 1555 / 1759) and the
 proposal mass of t with half the word part (``qt = nt * inv[t] + 0.5 c``;
 37 / 68 / 66), both also failing the chi-square tests of
