@@ -1,13 +1,17 @@
 /* The z-step of the collapsed Gibbs sweep for one document (sklearn_clda).
 
-   Two implementations of the same arithmetic, chosen at run time by
+   Three implementations of the same arithmetic, chosen at run time by
    ``gibbs_sweep``:
 
    - ``clda_sweep_document_portable``: plain C, any compiler and CPU, any
      row stride of the word-topic table;
    - ``clda_sweep_document_avx2``: AVX2 intrinsics (x86-64 with GCC or
      Clang, used when the CPU has AVX2), for word-topic rows padded to a
-     multiple of eight topics with zeros.
+     multiple of eight topics with zeros;
+   - ``clda_sweep_document_avx512``: AVX-512 intrinsics, one block of
+     eight topics per vector, same rows (used from
+     ``_sampling.AVX512_MIN_COMPONENTS`` topics on when the CPU has
+     AVX-512F).
 
    Per token ``i`` of the document (word ``w``, topic ``k_old``), the
    unnormalized full conditional with the token left out is
@@ -25,7 +29,7 @@
    inside it the number of running sums ``cum[b - 1] + p[8b] + ... +
    p[8b + j]`` (``j = 0..6``, added left to right) that are ``<= u``, capped
    at ``K - 1``: inversion of ``p / sum(p)``. Counts change only when the
-   topic moves. Both implementations evaluate exactly these expressions in
+   topic moves. All implementations evaluate exactly these expressions in
    this order (no FMA contraction: the module is compiled with
    ``-ffp-contract=off``), so they give bit-identical draws.
 
@@ -177,11 +181,22 @@ static int clda_cpu_has_avx2(void)
     size_t size = sizeof(value);
     return sysctlbyname("hw.optional.avx2_0", &value, &size, NULL, 0) == 0 && value != 0;
 }
+static int clda_cpu_has_avx512(void)
+{
+    int value = 0;
+    size_t size = sizeof(value);
+    return sysctlbyname("hw.optional.avx512f", &value, &size, NULL, 0) == 0 && value != 0;
+}
 #else
 static int clda_cpu_has_avx2(void)
 {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx2") ? 1 : 0;
+}
+static int clda_cpu_has_avx512(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") ? 1 : 0;
 }
 #endif
 
@@ -318,10 +333,149 @@ static void clda_sweep_document_avx2(
 
 #undef CLDA_WEIGHTS4
 
+/* Add delta (+1 or -1) to the counts of topic k and refresh its cached
+   reciprocals and r[k]; the count row and r are written as the aligned
+   group of eight lanes that holds k, the unit the AVX-512 kernel loads
+   (a narrower store inside a wider load would keep the load from being
+   served by the store buffer). */
+__attribute__((target("avx512f")))
+static inline void clda_move_count_avx512(
+    int32_t k, int32_t delta, int32_t *ndk_d, int32_t *nk, int32_t *nw,
+    const double *prior_g, double veta, double *inv, double *invm, double *r)
+{
+    __m256i *cg = (__m256i *)(nw + (k & ~7));
+    double *rg = r + (k & ~7);
+    const __mmask8 bit = (__mmask8)(1u << (k & 7));
+    ndk_d[k] += delta;
+    nk[k] += delta;
+    _mm256_storeu_si256(cg, _mm512_castsi512_si256(_mm512_mask_add_epi32(
+        _mm512_castsi256_si512(_mm256_loadu_si256(cg)), (__mmask16)bit,
+        _mm512_castsi256_si512(_mm256_loadu_si256(cg)), _mm512_set1_epi32(delta))));
+    inv[k] = 1.0 / (nk[k] + veta);
+    invm[k] = 1.0 / (nk[k] - 1 + veta);
+    _mm512_storeu_pd(rg, _mm512_mask_mov_pd(_mm512_loadu_pd(rg), bit,
+                                           _mm512_set1_pd((ndk_d[k] + prior_g[k]) * inv[k])));
+}
+
+/* The unnormalized weights of block b (topics 8b .. 8b + 7), the token's
+   own topic (block bo, lane bit) replaced by poldv. */
+#define CLDA_WEIGHTS8(b)                                                           \
+    _mm512_mask_mov_pd(                                                            \
+        _mm512_mul_pd(_mm512_loadu_pd(r + 8 * (b)),                                 \
+                      _mm512_add_pd(_mm512_cvtepi32_pd(                            \
+                          _mm256_loadu_si256((const __m256i *)(nw + 8 * (b)))), etav)), \
+        (__mmask8)((b) == bo ? bit : 0), poldv)
+
+/* The totals ((q0 + q1) + (q2 + q3)) + ((q4 + q5) + (q6 + q7)) of one block. */
+__attribute__((target("avx512f")))
+static inline double clda_block_total_avx512(__m512d a)
+{
+    const __m512d x = _mm512_add_pd(a, _mm512_permute_pd(a, 0x55));        /* q0+q1 in 0, q2+q3 in 2 */
+    const __m512d y = _mm512_add_pd(x, _mm512_permutex_pd(x, 0x4e));       /* (..)+(..) in 0 and 4 */
+    const __m512d t = _mm512_add_pd(y, _mm512_shuffle_f64x2(y, y, 0x4e));  /* block total in 0 */
+    return _mm512_cvtsd_f64(t);
+}
+
+/* The kernel of clda_sweep_document_avx2 with AVX-512: one block of eight
+   topics per vector, four blocks' totals formed side by side (same
+   additions in the same order as the other kernels, so the same draws). */
+__attribute__((target("avx512f")))
+static void clda_sweep_document_avx512(
+    const clda_sweep_ctx *ctx, int64_t i0, int64_t i1, int32_t *ndk_d,
+    const double *prior_g, const double *u_buf, int64_t next_word)
+{
+    CLDA_UNPACK_CTX(ctx);
+    /* Requires: nwk_stride == 8 * n_blocks (rows zero-padded), r and p of
+       length 8 * n_blocks, r zero beyond K. */
+    const __m512d etav = _mm512_set1_pd(eta);
+    const __m512i lo_idx = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
+    const __m512i hi_idx = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+    Py_ssize_t k, b, j, count;
+    int64_t i;
+    for (k = 0; k < K; k++)
+        r[k] = (ndk_d[k] + prior_g[k]) * inv[k];
+    for (i = i0; i < i1; i++) {
+        const int32_t w = words[i];
+        int32_t *nw = nwk + (Py_ssize_t)w * nwk_stride;
+        const int32_t k_old = z[i];
+        const Py_ssize_t bo = k_old >> 3;
+        const unsigned bit = 1u << (k_old & 7);
+        int32_t k_new;
+        const int64_t w_next = i + 1 < i1 ? words[i + 1] : next_word;
+        double total = 0.0, u, s;
+        __m512d poldv;
+        if (w_next >= 0)
+            CLDA_PREFETCH_ROW(nwk, nwk_stride, w_next);
+        poldv = _mm512_set1_pd((ndk_d[k_old] - 1 + prior_g[k_old]) * invm[k_old]
+                               * (nw[k_old] - 1 + eta));
+        for (b = 0; b + 3 < n_blocks; b += 4) {
+            const __m512d a0 = CLDA_WEIGHTS8(b), a1 = CLDA_WEIGHTS8(b + 1);
+            const __m512d a2 = CLDA_WEIGHTS8(b + 2), a3 = CLDA_WEIGHTS8(b + 3);
+            __m512d x0, x1, y;
+            __m256d t;
+            _mm512_storeu_pd(p + 8 * b, a0);
+            _mm512_storeu_pd(p + 8 * b + 8, a1);
+            _mm512_storeu_pd(p + 8 * b + 16, a2);
+            _mm512_storeu_pd(p + 8 * b + 24, a3);
+            /* pair sums [a01, a101, a23, a123, ...] of blocks b, b + 1 and b + 2, b + 3 */
+            x0 = _mm512_add_pd(_mm512_unpacklo_pd(a0, a1), _mm512_unpackhi_pd(a0, a1));
+            x1 = _mm512_add_pd(_mm512_unpacklo_pd(a2, a3), _mm512_unpackhi_pd(a2, a3));
+            /* (q0+q1)+(q2+q3) of the four blocks in lanes 0-3, (q4+q5)+(q6+q7) in 4-7 */
+            y = _mm512_add_pd(_mm512_permutex2var_pd(x0, lo_idx, x1),
+                              _mm512_permutex2var_pd(x0, hi_idx, x1));
+            t = _mm256_add_pd(_mm512_castpd512_pd256(y), _mm512_extractf64x4_pd(y, 1));
+            {
+                const __m128d t01 = _mm256_castpd256_pd128(t), t23 = _mm256_extractf128_pd(t, 1);
+                total += _mm_cvtsd_f64(t01);
+                cum[b] = total;
+                total += _mm_cvtsd_f64(_mm_unpackhi_pd(t01, t01));
+                cum[b + 1] = total;
+                total += _mm_cvtsd_f64(t23);
+                cum[b + 2] = total;
+                total += _mm_cvtsd_f64(_mm_unpackhi_pd(t23, t23));
+                cum[b + 3] = total;
+            }
+        }
+        for (; b < n_blocks; b++) {
+            const __m512d a0 = CLDA_WEIGHTS8(b);
+            _mm512_storeu_pd(p + 8 * b, a0);
+            total += clda_block_total_avx512(a0);
+            cum[b] = total;
+        }
+        u = u_buf[i - i0] * total;
+        b = 0;
+        for (j = 0; j < n_blocks - 1; j++)
+            b += (cum[j] <= u);
+        {
+            const double *q = p + 8 * b;
+            s = cum[b - 1];
+            count = 0;
+            s += q[0]; count += (s <= u);
+            s += q[1]; count += (s <= u);
+            s += q[2]; count += (s <= u);
+            s += q[3]; count += (s <= u);
+            s += q[4]; count += (s <= u);
+            s += q[5]; count += (s <= u);
+            s += q[6]; count += (s <= u);
+        }
+        k = 8 * b + count;
+        k_new = (int32_t)(k < K - 1 ? k : K - 1);
+        if (k_new == k_old)
+            continue;
+        z[i] = k_new;
+        clda_move_count_avx512(k_old, -1, ndk_d, nk, nw, prior_g, veta, inv, invm, r);
+        clda_move_count_avx512(k_new, 1, ndk_d, nk, nw, prior_g, veta, inv, invm, r);
+    }
+}
+
+#undef CLDA_WEIGHTS8
+
 #else  /* no AVX2 kernel on this compiler / architecture */
 
 static int clda_cpu_has_avx2(void) { return 0; }
+static int clda_cpu_has_avx512(void) { return 0; }
 #define clda_sweep_document_avx2 clda_sweep_document_portable
+#define clda_sweep_document_avx512 clda_sweep_document_portable
 
 #endif
 #endif  /* SKLEARN_CLDA_GIBBS_KERNEL_H */

@@ -205,23 +205,27 @@ def kernel_setting():
     _sampling._set_kernel(old)
 
 
+# The kernel each setting of ``_set_kernel`` asks for on padded rows (below
+# AVX512_MIN_COMPONENTS topics for "auto").
+_WIDEST = {"auto": "avx2", "avx512": "avx512", "avx2": "avx2", "portable": "portable"}
+
+
 @pytest.mark.parametrize("K", [3, 8, 13, 21, 30, 37])
-@pytest.mark.parametrize("kernel", ["auto", "portable"])
+@pytest.mark.parametrize("kernel", ["auto", "avx512", "avx2", "portable"])
 @pytest.mark.parametrize("padded", [True, False])
 def test_gibbs_sweep_kernels_match_numpy_reference(K, kernel, padded, kernel_setting):
     # Every kernel and table layout gives the draws of the NumPy equivalent
     # (with Antoniak tables, so that the uniforms' order is checked too).
+    if _WIDEST[kernel] not in _sampling.CPU_KERNELS:
+        pytest.skip(f"this CPU has no {_WIDEST[kernel]}")
     kernel_setting(kernel)
     eta = 0.2
     s_kernel = _random_state(K, K=K, n_docs=10, n_features=9, max_len=30)
     s_ref = {k: v.copy() for k, v in s_kernel.items()}
     if padded:
         s_kernel["nwk"] = _padded(s_kernel["nwk"])
-    expected = "avx2" if kernel == "auto" and (padded or K % 8 == 0) else "portable"
-    name = _sampling._kernel_name(s_kernel["nwk"].shape[1], K)
-    if expected == "avx2" and name != "avx2":
-        pytest.skip("this CPU has no AVX2")
-    assert name == expected
+    expected = _WIDEST[kernel] if padded or K % 8 == 0 else "portable"
+    assert _sampling._kernel_name(s_kernel["nwk"].shape[1], K) == expected
     tables_kernel = np.zeros((2, K), dtype=np.int64)
     tables_ref = np.zeros((2, K), dtype=np.int64)
     bitgen = np.random.PCG64(7 + K)
@@ -237,13 +241,18 @@ def test_gibbs_sweep_kernels_match_numpy_reference(K, kernel, padded, kernel_set
     assert bitgen.random_raw() == gen_ref.bit_generator.random_raw()
 
 
-@pytest.mark.parametrize("K", [5, 30, 100])
-def test_gibbs_sweep_avx2_and_portable_kernels_agree_on_a_large_state(K, kernel_setting):
-    # Many more tokens than the NumPy reference can handle: the two kernels
-    # must agree draw for draw over several sweeps (any rounding difference
-    # in the weights or the search would make the chains diverge).
-    if _sampling._kernel_name(_sampling.padded_n_components(K), K) != "avx2":
-        pytest.skip("this CPU has no AVX2")
+@pytest.mark.parametrize("K", [5, 30, 100, 333])
+@pytest.mark.parametrize("kernel", ["avx512", "avx2"])
+def test_gibbs_sweep_vector_and_portable_kernels_agree_on_a_large_state(K, kernel,
+                                                                       kernel_setting):
+    # Many more tokens than the NumPy reference can handle: the vector
+    # kernels (AVX-512, AVX2) must agree
+    # with the portable one draw for draw over several sweeps (any rounding
+    # difference in the weights or the search would make the chains
+    # diverge). K = 333: 42 blocks, so the AVX-512 kernel's groups of four
+    # blocks and its single-block tail both run.
+    if _WIDEST[kernel] not in _sampling.CPU_KERNELS:
+        pytest.skip(f"this CPU has no {_WIDEST[kernel]}")
     s1 = _random_state(K, K=K, n_docs=400, n_features=300, max_len=120)
     s2 = {k: v.copy() for k, v in s1.items()}
     s1["nwk"] = _padded(s1["nwk"])
@@ -251,7 +260,8 @@ def test_gibbs_sweep_avx2_and_portable_kernels_agree_on_a_large_state(K, kernel_
     b1, b2 = np.random.PCG64(3), np.random.PCG64(3)
     z0 = s1["z"].copy()
     for _ in range(6):
-        kernel_setting("auto")
+        kernel_setting(kernel)
+        assert _sampling._kernel_name(s1["nwk"].shape[1], K) == _WIDEST[kernel]
         _kernel_sweep(s1, 0.05, t1, b1)
         kernel_setting("portable")
         _kernel_sweep(s2, 0.05, t2, b2)
@@ -267,6 +277,19 @@ def test_gibbs_sweep_rejects_nonzero_padding():
     s["nwk"][0, 6] = 1
     with pytest.raises(ValueError, match="padding columns"):
         _kernel_sweep(s, 0.1, np.zeros((0, 5), dtype=np.int64), np.random.PCG64(0))
+
+
+@pytest.mark.parametrize("K", [8, 255, 256, 1000])
+def test_auto_takes_avx512_from_the_measured_number_of_topics(K, kernel_setting):
+    # "auto" keeps the AVX2 kernel below AVX512_MIN_COMPONENTS topics (there
+    # it was as fast or faster) and takes the AVX-512 one from there on.
+    kernel_setting("auto")
+    name = _sampling._kernel_name(_sampling.padded_n_components(K), K)
+    widest = _sampling.CPU_KERNELS[0]
+    if widest == "avx512":
+        assert name == ("avx512" if K >= _sampling.AVX512_MIN_COMPONENTS else "avx2")
+    else:
+        assert name == widest
 
 
 def test_set_kernel_rejects_unknown_names():
