@@ -120,14 +120,39 @@ static inline void clda_move_count(
     r[k] = (ndk_d[k] + prior_g[k]) * inv[k];
 }
 
+/* The topic that u (uniform times the total) falls on: the block is the
+   number of cum[0 .. n_blocks - 2] that are <= u, the topic inside it the
+   number of running sums cum[b - 1] + p[8b] + ... + p[8b + j] (j = 0..6,
+   added left to right) that are <= u, capped at K - 1 (cum[-1] == 0). */
+static inline int32_t clda_draw_topic(const double *p, const double *cum, Py_ssize_t n_blocks,
+                                      Py_ssize_t K, double u)
+{
+    Py_ssize_t b = 0, j, count = 0, k;
+    const double *q;
+    double s;
+    for (j = 0; j < n_blocks - 1; j++)
+        b += (cum[j] <= u);
+    q = p + 8 * b;
+    s = cum[b - 1];
+    s += q[0]; count += (s <= u);
+    s += q[1]; count += (s <= u);
+    s += q[2]; count += (s <= u);
+    s += q[3]; count += (s <= u);
+    s += q[4]; count += (s <= u);
+    s += q[5]; count += (s <= u);
+    s += q[6]; count += (s <= u);
+    k = 8 * b + count;
+    return (int32_t)(k < K - 1 ? k : K - 1);
+}
+
 static void clda_sweep_document_portable(
     const clda_sweep_ctx *ctx, int64_t i0, int64_t i1, int32_t *ndk_d,
     const double *prior_g, const double *u_buf, int64_t next_word)
 {
     CLDA_UNPACK_CTX(ctx);
-    Py_ssize_t k, b, j, count;
+    Py_ssize_t k, b;
     int64_t i;
-    double total, u, s;
+    double total;
     for (k = 0; k < K; k++)
         r[k] = (ndk_d[k] + prior_g[k]) * inv[k];
     for (i = i0; i < i1; i++) {
@@ -148,18 +173,7 @@ static void clda_sweep_document_portable(
             total += ((q[0] + q[1]) + (q[2] + q[3])) + ((q[4] + q[5]) + (q[6] + q[7]));
             cum[b] = total;
         }
-        u = u_buf[i - i0] * total;
-        b = 0;
-        for (j = 0; j < n_blocks - 1; j++)
-            b += (cum[j] <= u);
-        s = cum[b - 1];
-        count = 0;
-        for (j = 0; j < 7; j++) {
-            s += p[8 * b + j];
-            count += (s <= u);
-        }
-        k = 8 * b + count;
-        k_new = (int32_t)(k < K - 1 ? k : K - 1);
+        k_new = clda_draw_topic(p, cum, n_blocks, K, u_buf[i - i0] * total);
         if (k_new == k_old)
             continue;
         z[i] = k_new;
@@ -244,7 +258,7 @@ static void clda_sweep_document_avx2(
     const __m256d etav = _mm256_set1_pd(eta);
     const __m256i lane64 = _mm256_setr_epi64x(0, 1, 2, 3);
     const __m256i four64 = _mm256_set1_epi64x(4);
-    Py_ssize_t k, b, j, count;
+    Py_ssize_t k, b;
     int64_t i;
     for (k = 0; k < K; k++)
         r[k] = (ndk_d[k] + prior_g[k]) * inv[k];
@@ -254,7 +268,7 @@ static void clda_sweep_document_avx2(
         const int32_t k_old = z[i];
         int32_t k_new;
         const int64_t w_next = i + 1 < i1 ? words[i + 1] : next_word;
-        double total = 0.0, u, s, p_old;
+        double total = 0.0, p_old;
         __m256d poldv;
         __m256i kov, ids = lane64;
         if (w_next >= 0)
@@ -305,24 +319,7 @@ static void clda_sweep_document_avx2(
             total += _mm_cvtsd_f64(_mm_hadd_pd(sv, sv));
             cum[b] = total;
         }
-        u = u_buf[i - i0] * total;
-        b = 0;
-        for (j = 0; j < n_blocks - 1; j++)
-            b += (cum[j] <= u);
-        {
-            const double *q = p + 8 * b;
-            s = cum[b - 1];
-            count = 0;
-            s += q[0]; count += (s <= u);
-            s += q[1]; count += (s <= u);
-            s += q[2]; count += (s <= u);
-            s += q[3]; count += (s <= u);
-            s += q[4]; count += (s <= u);
-            s += q[5]; count += (s <= u);
-            s += q[6]; count += (s <= u);
-        }
-        k = 8 * b + count;
-        k_new = (int32_t)(k < K - 1 ? k : K - 1);
+        k_new = clda_draw_topic(p, cum, n_blocks, K, u_buf[i - i0] * total);
         if (k_new == k_old)
             continue;
         z[i] = k_new;
@@ -390,7 +387,7 @@ static void clda_sweep_document_avx512(
     const __m512d etav = _mm512_set1_pd(eta);
     const __m512i lo_idx = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
     const __m512i hi_idx = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
-    Py_ssize_t k, b, j, count;
+    Py_ssize_t k, b;
     int64_t i;
     for (k = 0; k < K; k++)
         r[k] = (ndk_d[k] + prior_g[k]) * inv[k];
@@ -402,7 +399,7 @@ static void clda_sweep_document_avx512(
         const unsigned bit = 1u << (k_old & 7);
         int32_t k_new;
         const int64_t w_next = i + 1 < i1 ? words[i + 1] : next_word;
-        double total = 0.0, u, s;
+        double total = 0.0;
         __m512d poldv;
         if (w_next >= 0)
             CLDA_PREFETCH_ROW(nwk, nwk_stride, w_next);
@@ -442,24 +439,7 @@ static void clda_sweep_document_avx512(
             total += clda_block_total_avx512(a0);
             cum[b] = total;
         }
-        u = u_buf[i - i0] * total;
-        b = 0;
-        for (j = 0; j < n_blocks - 1; j++)
-            b += (cum[j] <= u);
-        {
-            const double *q = p + 8 * b;
-            s = cum[b - 1];
-            count = 0;
-            s += q[0]; count += (s <= u);
-            s += q[1]; count += (s <= u);
-            s += q[2]; count += (s <= u);
-            s += q[3]; count += (s <= u);
-            s += q[4]; count += (s <= u);
-            s += q[5]; count += (s <= u);
-            s += q[6]; count += (s <= u);
-        }
-        k = 8 * b + count;
-        k_new = (int32_t)(k < K - 1 ? k : K - 1);
+        k_new = clda_draw_topic(p, cum, n_blocks, K, u_buf[i - i0] * total);
         if (k_new == k_old)
             continue;
         z[i] = k_new;
