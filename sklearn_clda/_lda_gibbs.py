@@ -106,8 +106,8 @@ class LDAGibbs(_BaseGibbsTopicModel):
         of ``n_components`` and of the document lengths, but mixing less
         per sweep (several times the sweeps for the same perplexity). All
         leave the same conditional invariant (exact chains). ``"auto"``
-        runs ``"dense"`` up to 100 topics and below twice the corpus's
-        token-weighted mean document length, ``"mh"`` from 10,000 topics
+        runs ``"dense"`` up to 100 topics and below 2.3 times the corpus's
+        token-weighted mean document length, ``"mh"`` from 20,000 topics
         on, and ``"sparse"`` in between (measured crossovers on news16;
         see the user guide, "Many topics"). All run ``n_jobs`` blocks in
         the partitioned scheme described there.

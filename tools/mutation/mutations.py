@@ -307,6 +307,12 @@ MUTATIONS = [
         T_MH_AUTO,
     ),
     Mutation(
+        "auto-sparse-factor-of-the-avx2-crossover", "operator", MH,
+        "AUTO_SPARSE_LENGTH_FACTOR = 2.3",
+        "AUTO_SPARSE_LENGTH_FACTOR = 2.0",
+        T_MH_AUTO,
+    ),
+    Mutation(
         "auto-length-not-token-weighted", "model", MH,
         "return float((L * L).sum() / total) if total > 0 else 0.0",
         "return float(L.mean()) if total > 0 else 0.0",
