@@ -30,7 +30,10 @@ synthetic``) a ``make_compound_corpus`` corpus of ``--tokens`` tokens
 4. kernels: the dense, sparse and MH kernels called directly on the same
    start, interleaved sweep by sweep after a burn-in, process CPU time
    (robust to a busy machine): the crossovers behind ``"auto"``, at each K
-   of ``--kernel-k``.
+   of ``--kernel-k``. ``--kernels`` may also name the dense kernel's
+   instruction-set variants, ``dense-avx512``, ``dense-avx2`` and
+   ``dense-portable`` (the threshold behind the dense kernel's own pick;
+   the table names the variant each one ran).
 5. memory: the peak resident memory (``ru_maxrss``) of a fresh process
    that loads news16 and fits ``LDAGibbs`` and ``CompoundLDA`` with
    ``sampler="mh"`` at K = ``--memory-k`` (``--memory-sweeps`` sweeps,
@@ -91,7 +94,8 @@ def parse_args(argv=None):
     p.add_argument("--tokens", type=int, default=10_000_000,
                    help="tokens of the synthetic corpus (V=20,000, 8 collections)")
     p.add_argument("--kernels", default="dense,sparse,mh",
-                   help="comma list of the kernels of part 4 (drop dense at K=10,000 on "
+                   help="comma list of the kernels of part 4: dense, dense-avx512, "
+                        "dense-avx2, dense-portable, sparse, mh (drop dense at K=10,000 on "
                         "a big corpus: seconds per sweep)")
     p.add_argument("--kernel-k", default="300,1000",
                    help="comma list of K for part 4 (the kernels called directly)")
@@ -285,15 +289,21 @@ def _kernel_state(X, K, seed=0):
 
 
 def _kernel_sweep(name, s):
-    """One sweep of kernel ``name`` ("dense", "sparse" or "mh", mh_steps=2) on ``s``."""
+    """One sweep of kernel ``name`` on ``s``: "dense" (the one ``gibbs_sweep``
+    picks), "dense-avx512", "dense-avx2" or "dense-portable" (that one, or
+    the widest below it the CPU has), "sparse" or "mh" (mh_steps=2)."""
     from sklearn_clda import _mh_sampling, _sampling
 
     args = (s["words"], s["doc_ptr"], s["doc_group"], s["z"], s["nwk"], s["ndk"], s["nk"],
             s["prior"], ETA)
     tables = np.zeros((0, s["nk"].shape[0]), np.int64)
     word_ptr, word_tokens, word_pos = s["index"]
-    if name == "dense":
-        _sampling.gibbs_sweep(*args, tables, s["bitgen"])
+    if name.startswith("dense"):
+        old = _sampling._set_kernel(name[len("dense-"):] if "-" in name else "auto")
+        try:
+            _sampling.gibbs_sweep(*args, tables, s["bitgen"])
+        finally:
+            _sampling._set_kernel(old)
     elif name == "sparse":
         if "workspace" not in s:  # what the serial sweeper keeps across sweeps
             s["workspace"] = _mh_sampling.sparse_workspace(s["doc_ptr"], word_ptr, word_tokens,
@@ -303,6 +313,17 @@ def _kernel_sweep(name, s):
     else:
         _mh_sampling.mh_sweep(*args, word_ptr, word_tokens, 2, tables, s["bitgen"],
                               word_pos=word_pos)
+
+
+def _dense_kernel_name(name, K):
+    """The kernel that ``_kernel_sweep(name, ...)`` runs at K topics."""
+    from sklearn_clda import _sampling
+
+    old = _sampling._set_kernel(name[len("dense-"):] if "-" in name else "auto")
+    try:
+        return _sampling._kernel_name(_sampling.padded_n_components(K), K)
+    finally:
+        _sampling._set_kernel(old)
 
 
 def part_kernels(corpus, args):
@@ -329,7 +350,8 @@ def part_kernels(corpus, args):
             s = states[n]
             kd = ((s["ndk"] > 0).sum(axis=1) * s["doc_len"]).sum() / s["doc_len"].sum()
             ratio = f"{ns['dense'] / ns[n]:.2f}" if "dense" in ns else ""
-            rows.append([K, n, f"{ns[n]:.0f}", ratio, f"{kd:.0f}"])
+            label = f"{n} ({_dense_kernel_name(n, K)})" if n.startswith("dense") else n
+            rows.append([K, label, f"{ns[n]:.0f}", ratio, f"{kd:.0f}"])
         out[K] = ns
     print(C.format_table(["K", "kernel", "CPU ns/token", "dense/this",
                           "topics/doc (token-weighted)"], rows))
