@@ -379,7 +379,8 @@ def test_wrong_input_raises_a_clear_error(client, corpus, make, match):
 @pytest.mark.parametrize("params, match", [
     ({"algorithm": "mgs"}, "algorithm='ags' only"),
     ({"warm_start": True}, "warm_start"),
-    ({"sampler": "mh"}, "dense sampler only"),
+    ({"sampler": "mh"}, "dense sampler only, got sampler='mh'"),
+    ({"sampler": "sparse"}, "dense sampler only, got sampler='sparse'"),
 ])
 def test_unsupported_settings_raise(client, corpus, params, match):
     with pytest.raises(ValueError, match=match):

@@ -78,9 +78,9 @@ class CompoundLDA(DistributedFitMixin, _clda.CompoundLDA):
 
     sampler : {"auto", "dense"}, default="auto"
         The workers run the dense collapsed Gibbs kernel whatever the
-        number of topics (``"auto"`` means ``"dense"`` here); ``"mh"``
-        raises ``ValueError`` at ``fit``. Fit the in-memory estimator for
-        the Metropolis-Hastings sampler of many topics.
+        number of topics (``"auto"`` means ``"dense"`` here); ``"mh"`` and
+        ``"sparse"`` raise ``ValueError`` at ``fit``. Fit the in-memory
+        estimator for the Metropolis-Hastings samplers of many topics.
 
     mh_steps : int, default=2
         Accepted for a common parameter list; unused.
@@ -240,9 +240,9 @@ class LDAGibbs(DistributedFitMixin, _lda_gibbs.LDAGibbs):
 
     sampler : {"auto", "dense"}, default="auto"
         The workers run the dense collapsed Gibbs kernel whatever the
-        number of topics (``"auto"`` means ``"dense"`` here); ``"mh"``
-        raises ``ValueError`` at ``fit``. Fit the in-memory estimator for
-        the Metropolis-Hastings sampler of many topics.
+        number of topics (``"auto"`` means ``"dense"`` here); ``"mh"`` and
+        ``"sparse"`` raise ``ValueError`` at ``fit``. Fit the in-memory
+        estimator for the Metropolis-Hastings samplers of many topics.
 
     mh_steps : int, default=2
         Accepted for a common parameter list; unused.

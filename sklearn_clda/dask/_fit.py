@@ -157,10 +157,11 @@ class DistributedFitMixin:
     # --------------------------------------------------------------------- fit
     def _check_distributed(self, caller):
         """Settings that a distributed fit cannot honour."""
-        if self.sampler == "mh":
+        if self.sampler not in ("auto", "dense"):
             raise ValueError(
-                f"{caller} runs the dense sampler only, got sampler='mh'; fit "
-                "the in-memory estimator for the Metropolis-Hastings sampler."
+                f"{caller} runs the dense sampler only, got "
+                f"sampler={self.sampler!r}; fit the in-memory estimator for "
+                "the Metropolis-Hastings samplers ('mh', 'sparse')."
             )
         if self.warm_start:
             raise ValueError(
