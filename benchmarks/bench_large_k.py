@@ -360,10 +360,12 @@ def part_kernels(corpus, args):
 
 def part_auto(corpus, args):
     """Part 3: auto's choice by K, and auto against dense at K = 100."""
-    from sklearn_clda._mh_sweeper import auto_sampler, token_weighted_length
+    from sklearn_clda._mh_sweeper import (AUTO_SPARSE_LENGTH_FACTOR, auto_sampler,
+                                          token_weighted_length)
 
     doc_len = np.asarray(corpus.X.sum(axis=1)).ravel()
-    ks = (10, 100, 101, 314, 315, 1000, 10000, 19999, 20000)
+    edge = int(np.ceil(AUTO_SPARSE_LENGTH_FACTOR * token_weighted_length(doc_len)))
+    ks = (10, 100, 101, edge - 1, edge, 1000, 10000, 19999, 20000)
     picks = {K: auto_sampler(K, doc_len) for K in ks}
     print(f"token-weighted mean document length {token_weighted_length(doc_len):.1f}; "
           "sampler='auto' picks: " + ", ".join(f"K={k}: {v}" for k, v in picks.items()))
