@@ -26,6 +26,8 @@ from sklearn_clda._sweeper import _shard_count, _ShardedSweeper
 from sklearn_clda.datasets import make_compound_corpus, make_lda_corpus
 from sklearn_clda.exceptions import ManyCollectionsWarning
 
+from _signals import interruptible_children
+
 
 @pytest.fixture(scope="module")
 def corpus():
@@ -127,12 +129,19 @@ _INTERRUPT_SCRIPT = textwrap.dedent("""
 
 
 def _interrupt(what, n_jobs):
-    proc = subprocess.run(
-        [sys.executable, "-c", _INTERRUPT_SCRIPT, what, str(n_jobs)],
-        capture_output=True, text=True, timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    with interruptible_children():
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _INTERRUPT_SCRIPT, what, str(n_jobs)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+    try:
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    return json.loads(out.strip().splitlines()[-1])
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2])

@@ -15,6 +15,8 @@ import pytest
 
 from sklearn_clda.__main__ import format_topic_table, main
 
+from _signals import interruptible_children
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 COLLECTIONS = ["comp", "politics", "rec", "sci"]
 # "CompoundLDA(K=5, ...): 20 sweeps in 0.9 s (17.4M tokens/s)"
@@ -190,10 +192,11 @@ def test_closed_stdout_pipe_gives_no_traceback(unbuffered):
 def _interrupt(argv, ready, cwd):
     """Start ``python -m sklearn_clda argv``, send SIGINT once stdout shows
     ``ready``; return the exit code, stdout and stderr."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sklearn_clda", *argv], stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, cwd=cwd, env=_env(), text=True,
-    )
+    with interruptible_children():
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "sklearn_clda", *argv], stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, cwd=cwd, env=_env(), text=True,
+        )
     try:
         out = []
         for line in proc.stdout:
