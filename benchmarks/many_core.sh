@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The thread and worker tables (bench_threads.py, bench_dask.py) on a
+# many-core machine, in one command that fits a short lease: build the
+# extension in place, then run the chosen part with a time limit, its log
+# (and JSON where the script writes one) into OUTDIR.
+#
+#   bash benchmarks/many_core.sh OUTDIR threads   # about 5 min on 16 cores
+#   bash benchmarks/many_core.sh OUTDIR dask      # about 5 min on 16 cores
+#   bash benchmarks/many_core.sh OUTDIR all
+#
+# Needs numpy, scipy, scikit-learn and Cython (the build runs without
+# isolation, against what is installed), tomotopy for the peer rows, and
+# dask + distributed for the dask part. On a machine without a package
+# index, bring them as wheels and name their folder in WHEELS: they are
+# installed with --no-index --no-deps into a folder of their own, put on
+# PYTHONPATH. For Python 3.12 on x86-64, beside what a scientific image
+# usually has (cloudpickle, msgpack, psutil, pyyaml, sortedcontainers,
+# toolz, fsspec, jinja2, click): tomotopy, dask, distributed, tornado,
+# tblib, zict, partd, locket, e.g.
+#
+#   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
+#       --implementation cp --platform manylinux2014_x86_64 -d .whl \
+#       tomotopy==0.14.0 dask==2026.8.0 distributed==2026.8.0 tornado tblib zict partd locket
+#
+# Environment: PYTHON (default python3), WHEELS (default: none),
+# LIMIT (seconds per part, default 330), TOKENS (the synthetic corpus,
+# default 10000000).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+out=${1:?usage: many_core.sh OUTDIR [threads|dask|all]}
+part=${2:-all}
+py=${PYTHON:-python3}
+limit=${LIMIT:-330}
+tokens=${TOKENS:-10000000}
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1
+
+if [ -n "${WHEELS:-}" ]; then
+  site=$(mktemp -d)/site
+  "$py" -m pip install -q --no-index --no-deps --no-compile --target "$site" "$WHEELS"/*.whl
+  export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
+fi
+
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo "cpus: $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+  "$py" -c 'import sys, numpy, scipy, sklearn; print("python", sys.version.split()[0], "numpy", numpy.__version__, "scipy", scipy.__version__, "scikit-learn", sklearn.__version__)'
+  "$py" -c 'import tomotopy; print("tomotopy", tomotopy.__version__)' || echo "tomotopy: missing"
+  "$py" -c 'import dask, distributed; print("dask", dask.__version__, "distributed", distributed.__version__)' || echo "dask: missing"
+} 2>&1 | tee "$out/machine.txt"
+
+"$py" setup.py -q build_ext --inplace > "$out/build.log" 2>&1 || { tail -20 "$out/build.log"; exit 1; }
+
+run_part() {  # name, command...: the part's output into OUTDIR/name.log, cut at LIMIT
+  local name=$1; shift
+  echo "== $name: $*"
+  set +e
+  timeout "$limit" "$@" 2>&1 | tee "$out/$name.log"
+  local rc=${PIPESTATUS[0]}
+  set -e
+  [ "$rc" = 124 ] && echo "== $name: stopped after $limit s (the log holds what it printed)"
+  return 0
+}
+
+case $part in threads|all)
+  run_part threads "$py" benchmarks/bench_threads.py --tokens "$tokens" --rounds 2 \
+    --warmup 10 --sweeps 8 --quality-sweeps 300 --json "$out/threads.json" ;;
+esac
+case $part in dask|all)
+  # 1, 2, 4, ... worker processes up to half the cores (the issue's 8 on 16)
+  workers=$(w=1; while [ $((w * 4)) -le "$(nproc)" ]; do printf '%s ' $w; w=$((w * 2)); done; echo $w)
+  # shellcheck disable=SC2086
+  run_part dask "$py" benchmarks/bench_dask.py --tokens "$tokens" --workers $workers \
+    --seeds 1 ;;
+esac
