@@ -26,7 +26,7 @@ Two measurements on news16 (alpha 0.1, eta 0.01, one thread):
    steps means that a sparse sweep moves the chain like an exact Gibbs
    sweep.
 
-    python benchmarks/bench_mixing.py                       # about 25 min on one core
+    python benchmarks/bench_mixing.py                       # about 30 min on one core
     python benchmarks/bench_mixing.py --seeds 4 --samplers sparse --transition-tokens 0
 """
 

@@ -86,3 +86,39 @@ def test_tomotopy_chain_in_steps_is_one_chain():
     for k in range(3):
         np.testing.assert_array_equal(one.get_topic_word_dist(k, normalize=False),
                                       steps.get_topic_word_dist(k, normalize=False))
+
+
+def test_bench_mixing_transition_rows_leave_the_conditional_invariant():
+    # bench_mixing's exact one-step distribution of the sparse kernel: each
+    # row sums to 1, and the exact conditional p is stationary (the MH step
+    # is p-invariant), which a wrong reverse proposal would break.
+    import bench_large_k as B
+    import bench_mixing as M
+
+    rng = np.random.default_rng(3)
+    K = 7
+    nw = rng.integers(0, 5, K).astype(float)
+    nd = rng.integers(0, 4, K).astype(float)
+    inv = 1.0 / (rng.integers(20, 60, K) + 50 * B.ETA)
+    n_w = nw.sum() + 1  # the token itself, left out of nw
+    c = 0.03
+    p = (nd + B.ALPHA) * (nw + B.ETA) * inv
+    p /= p.sum()
+    list_part = (nw + B.ETA) * nd * inv
+    rows = np.array([M._mh_row(p, s, list_part, nw + B.ETA, c, nw, nd, inv, n_w, K)
+                     for s in range(K)])
+    assert np.all(rows >= -1e-15)
+    np.testing.assert_allclose(rows.sum(axis=1), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(p @ rows, p, rtol=1e-10)
+    # Off the diagonal: the proposal from s (the token's own count in its
+    # word part), normalised here from scratch, times the acceptance.
+    def q(s):
+        word = nw + B.ETA
+        word[s] += 1
+        out = list_part + c * word
+        return out / out.sum()
+    for s in range(K):
+        for t in range(K):
+            if t != s:
+                want = q(s)[t] * min(1.0, p[t] * q(t)[s] / (p[s] * q(s)[t]))
+                np.testing.assert_allclose(rows[s, t], want, rtol=1e-12)
