@@ -355,4 +355,11 @@ MUTATIONS = [
         "pass",
         T_MH,
     ),
+    # The dask estimators accepted sampler="sparse" and ran the dense kernel.
+    Mutation(
+        "dask-accepts-the-sparse-sampler", "issue", "sklearn_clda/dask/_fit.py",
+        'if self.sampler not in ("auto", "dense"):',
+        'if self.sampler == "mh":',
+        ("tests/test_dask.py",),
+    ),
 ]
