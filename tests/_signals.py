@@ -5,25 +5,33 @@ background: ``cmd &`` in a script, ``nohup``) passes the ignoring on to its
 children across ``exec``, and a Python started that way installs no
 ``KeyboardInterrupt`` handler: a test's SIGINT to it is then lost and the
 test hangs until its timeout. A signal that is *caught* is reset to its
-default across ``exec`` instead, so the children started inside
-:func:`interruptible_children` get SIGINT at its default, as from a
+default across ``exec`` instead, so the children that
+:func:`interruptible_child` starts get SIGINT at its default, as from a
 terminal, and Python's own handler.
 """
 
 import contextlib
 import signal
+import subprocess
 
 
 @contextlib.contextmanager
-def interruptible_children():
-    """Start child processes inside this block: where this process ignores
-    SIGINT, it catches it with Python's default handler for the block (so
-    the children start with the default), then ignores it again."""
+def interruptible_child(args, **popen_kwargs):
+    """``subprocess.Popen(args, **popen_kwargs)`` started with SIGINT at its
+    default (where this process ignores SIGINT, it catches it with Python's
+    default handler while the child starts, then ignores it again); killed
+    on leaving the block if it still runs."""
     old = signal.getsignal(signal.SIGINT)
     if old is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        yield
+        proc = subprocess.Popen(args, **popen_kwargs)
     finally:
         if old is signal.SIG_IGN:
             signal.signal(signal.SIGINT, old)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -26,7 +26,7 @@ from sklearn_clda._sweeper import _shard_count, _ShardedSweeper
 from sklearn_clda.datasets import make_compound_corpus, make_lda_corpus
 from sklearn_clda.exceptions import ManyCollectionsWarning
 
-from _signals import interruptible_children
+from _signals import interruptible_child
 
 
 @pytest.fixture(scope="module")
@@ -129,17 +129,11 @@ _INTERRUPT_SCRIPT = textwrap.dedent("""
 
 
 def _interrupt(what, n_jobs):
-    with interruptible_children():
-        proc = subprocess.Popen(
-            [sys.executable, "-c", _INTERRUPT_SCRIPT, what, str(n_jobs)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )
-    try:
+    with interruptible_child(
+        [sys.executable, "-c", _INTERRUPT_SCRIPT, what, str(n_jobs)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    ) as proc:
         out, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 0, err
     return json.loads(out.strip().splitlines()[-1])
 

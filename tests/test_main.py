@@ -15,7 +15,7 @@ import pytest
 
 from sklearn_clda.__main__ import format_topic_table, main
 
-from _signals import interruptible_children
+from _signals import interruptible_child
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 COLLECTIONS = ["comp", "politics", "rec", "sci"]
@@ -192,12 +192,10 @@ def test_closed_stdout_pipe_gives_no_traceback(unbuffered):
 def _interrupt(argv, ready, cwd):
     """Start ``python -m sklearn_clda argv``, send SIGINT once stdout shows
     ``ready``; return the exit code, stdout and stderr."""
-    with interruptible_children():
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "sklearn_clda", *argv], stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, cwd=cwd, env=_env(), text=True,
-        )
-    try:
+    with interruptible_child(
+        [sys.executable, "-m", "sklearn_clda", *argv], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, cwd=cwd, env=_env(), text=True,
+    ) as proc:
         out = []
         for line in proc.stdout:
             out.append(line)
@@ -206,10 +204,6 @@ def _interrupt(argv, ready, cwd):
         time.sleep(0.5)  # into the fit
         proc.send_signal(signal.SIGINT)
         rest, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     return proc.returncode, "".join(out) + rest, err
 
 

@@ -31,7 +31,7 @@ from sklearn_clda.report import InputError, load_documents, write_report  # noqa
 from sklearn_clda.exceptions import UnseenCollectionWarning  # noqa: E402
 from sklearn_clda.metrics import top_words, topic_sizes  # noqa: E402
 
-from _signals import interruptible_children  # noqa: E402
+from _signals import interruptible_child  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -795,24 +795,18 @@ def test_ctrl_c_in_the_report_exits_130_without_traceback(tmp_path):
         [str(REPO_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
     )
     out = tmp_path / "out"
-    with interruptible_children():
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "sklearn_clda", "report", "--input", str(path),
-             "--text-column", "body", "--group-column", "outlet", "--out", str(out),
-             "-k", "3", "-n", "1000000", "--no-progress"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path, env=env, text=True,
-        )
-    try:
+    with interruptible_child(
+        [sys.executable, "-m", "sklearn_clda", "report", "--input", str(path),
+         "--text-column", "body", "--group-column", "outlet", "--out", str(out),
+         "-k", "3", "-n", "1000000", "--no-progress"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path, env=env, text=True,
+    ) as proc:
         for line in proc.stdout:
             if line.startswith("Vocabulary:"):  # printed just before the fit
                 break
         time.sleep(0.5)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     assert err.strip().splitlines()[-1] == "python -m sklearn_clda report: interrupted"
