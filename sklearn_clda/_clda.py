@@ -168,10 +168,9 @@ class CompoundLDA(_BaseGibbsTopicModel):
         ``"sparse"`` takes ``mh_steps`` Metropolis-Hastings steps per token
         from a proposal that is exact over the topics of the token's
         document (AliasLDA-like), in time proportional to the number of
-        those topics: about the dense sampler's mixing per sweep (a
-        little less in the chains measured at 1000 topics, the same at
-        500), at a cost that stops growing with ``n_components`` once it
-        exceeds the document lengths. ``"mh"`` takes ``mh_steps`` steps that alternate
+        those topics: about the dense sampler's mixing per sweep, at a
+        cost that stops growing with ``n_components`` once it exceeds the
+        document lengths. ``"mh"`` takes ``mh_steps`` steps that alternate
         word and document proposals (WarpLDA-style), in time independent
         of ``n_components`` and of the document lengths, but mixing less
         per sweep (several times the sweeps for the same perplexity). All

@@ -44,8 +44,8 @@ AUTO_DENSE_MAX_COMPONENTS = 100
 # token-weighted mean length is 157, the word-major sparse sweep costs the
 # same as the dense one at K = 320-330 against the AVX2 dense kernel and at
 # K = 340-420 against the AVX-512 one, and about half as much at K = 1000;
-# per sweep it mixes like the dense one at K = 500 and a little slower at
-# K = 1000, benchmarks/bench_mixing.py). One factor between the two
+# per sweep the two mix alike at K = 500 and 1000, benchmarks/
+# bench_mixing.py). One factor between the two
 # crossovers, so that a seed gives the same model on every CPU: each is
 # then within ~10% of the faster kernel;
 AUTO_SPARSE_LENGTH_FACTOR = 2.3
