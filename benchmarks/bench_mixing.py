@@ -9,7 +9,8 @@ Two measurements on news16 (alpha 0.1, eta 0.01, one thread):
    perplexity of the chain's last state at each checkpoint (document
    completion split of ``bench_large_k.py`` part 2; the topics and the
    held-out documents' proportions computed from ``z``, so the estimator's
-   averaging of kept samples plays no part). Per checkpoint and sampler:
+   averaging of kept samples, which warm-start continuations carry over,
+   plays no part). Per checkpoint and sampler:
    each chain, the mean and the standard deviation over chains
    (``--mh-steps``: the MH samplers' steps per token, default 2). One chain
    says little: at K = 1000 chains of one sampler end 1000 sweeps up to
@@ -118,6 +119,8 @@ def _mh_row(p, s, list_part, word_base, c, nw, nd, inv, n_w, K):
 
 
 def part_transition(corpus, args):
+    from sklearn_clda import _mh_sampling
+
     K = args.k
     s = B._kernel_state(corpus.X, K)
     for _ in range(args.transition_burn):
@@ -126,7 +129,7 @@ def part_transition(corpus, args):
     V, veta = nwk.shape[0], nwk.shape[0] * B.ETA
     doc = np.repeat(np.arange(len(s["doc_len"])), s["doc_len"])
     n_word = np.bincount(s["words"], minlength=V)
-    c = np.mean(B.ALPHA / (nk + veta))  # sparse_weights of a symmetric prior
+    c = _mh_sampling.sparse_weights(s["prior"], s["nk"], B.ETA, V)[0]
     tv = {"proposal": [], "1 step": [], "2 steps": []}
     for i in np.random.default_rng(1).choice(len(s["words"]), args.transition_tokens, False):
         w, d, s0 = s["words"][i], doc[i], s["z"][i]

@@ -44,10 +44,9 @@ AUTO_DENSE_MAX_COMPONENTS = 100
 # token-weighted mean length is 157, the word-major sparse sweep costs the
 # same as the dense one at K = 320-330 against the AVX2 dense kernel and at
 # K = 340-420 against the AVX-512 one, and about half as much at K = 1000;
-# per sweep the two mix alike at K = 500 and 1000, benchmarks/
-# bench_mixing.py). One factor between the two
-# crossovers, so that a seed gives the same model on every CPU: each is
-# then within ~10% of the faster kernel;
+# per sweep the two mix alike at K = 500 and 1000: bench_mixing.py). One
+# factor between the two crossovers, so that a seed gives the same model on
+# every CPU: each is then within ~10% of the faster kernel;
 AUTO_SPARSE_LENGTH_FACTOR = 2.3
 # the O(1) MH kernel from this many topics on (on news16 a sparse sweep costs
 # 3.0 MH sweeps at K = 10,000 and 3.9 at 20,000, fewer than the 5-8 times
