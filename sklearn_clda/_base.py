@@ -537,20 +537,27 @@ class _BaseGibbsTopicModel(
                 )
             return None
         self._check_common_params()
-        n_shards = _shard_count(self.n_jobs, X.shape[0], fingerprint[1])
-        chain.check_continues(name, fingerprint, chain_settings(self), n_shards, self.burn_in)
+        chain.check_continues(name, fingerprint, chain_settings(self), self.burn_in)
         return chain
 
     def _continue_chain(self, X, doc_group, n_groups, chain, dtype):
         """``max_iter`` more sweeps of a kept chain, from a copy of its state
-        (the kept one stays as it was if this call fails)."""
+        (the kept one stays as it was if this call fails).
+
+        With the chain's shard count the shards' random streams go on where
+        they stopped; with another (``n_jobs`` changed) the new shards get
+        fresh streams seeded from the chain's collection-level stream, so a
+        given sequence of fits still gives the same result every time.
+        """
         chain = copy.deepcopy(chain)
-        live = self._live_chain(
-            X, doc_group, n_groups, chain.run, None, np.random.SeedSequence(0), z=chain.z
-        )
-        live.sweeper.set_bit_states(chain.bit_states)
         rng = np.random.Generator(np.random.PCG64())
         rng.bit_generator.state = chain.global_state
+        n_shards = _shard_count(self.n_jobs, X.shape[0], chain.z.shape[0])
+        same_shards = n_shards == chain.n_shards
+        seed = np.random.SeedSequence(0 if same_shards else rng.integers(2**63))
+        live = self._live_chain(X, doc_group, n_groups, chain.run, None, seed, z=chain.z)
+        if same_shards:
+            live.sweeper.set_bit_states(chain.bit_states)
         return self._run_chain(
             X, chain.run, live, rng, chain.averager, done=chain.n_iter,
             previous=(chain.trace, chain.sweep_times), fingerprint=chain.fingerprint,

@@ -224,10 +224,12 @@ class CompoundLDA(_BaseGibbsTopicModel):
         burn-in (every ``thin``-th) adds to them; ``n_iter_`` counts all
         sweeps and ``trace_``, ``sweep_times_`` and
         ``collection_topic_samples_`` are extended. A different ``X`` or
-        ``groups``, a changed model setting, burn-in or shard count
-        (``n_jobs``) raises ``ValueError``; ``random_state`` is not used
-        again. The kept state costs 4 bytes per token plus the sums of the
-        kept samples, ``8 * n_components * (n_features + n_samples)`` bytes.
+        ``groups``, a changed model setting or burn-in raises
+        ``ValueError``; ``random_state`` is not used again. ``n_jobs`` may
+        change: the shards of another count get fresh streams seeded from
+        the chain's. The kept state costs 4 bytes per token plus the sums
+        of the kept samples, ``8 * n_components * (n_features + n_samples)``
+        bytes.
         Not available with ``algorithm="vem"`` (``ValueError``).
 
     Attributes

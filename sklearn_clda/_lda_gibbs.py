@@ -156,9 +156,10 @@ class LDAGibbs(_BaseGibbsTopicModel):
         so far stay and every later sweep past burn-in (every ``thin``-th)
         adds to them; ``n_iter_`` counts all sweeps and ``trace_`` and
         ``sweep_times_`` are extended. A different ``X``, a changed model
-        setting (priors, ``n_components``, ``learn_priors``, ...), burn-in
-        or shard count (``n_jobs``) raises ``ValueError``; ``random_state``
-        is not used again (the chain's random streams go on). The kept
+        setting (priors, ``n_components``, ``learn_priors``, ...) or burn-in
+        raises ``ValueError``; ``random_state`` is not used again (the
+        chain's random streams go on). ``n_jobs`` may change: the shards
+        of another count get fresh streams seeded from the chain's. The kept
         state costs 4 bytes per token plus the sums of the kept samples,
         ``8 * n_components * (n_features + n_samples)`` bytes.
 

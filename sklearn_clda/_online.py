@@ -47,9 +47,10 @@ __all__ = [
 
 # Parameters that may change between the calls of a continued chain: they
 # set its length and what is recorded, not the chain itself. ``burn_in`` is
-# checked on its own (it is fixed by the chain's first fit), ``n_jobs`` by
-# the shard count it gives, ``random_state`` is not used by a continuation
-# (the chain's own random streams go on).
+# checked on its own (it is fixed by the chain's first fit); a changed
+# ``n_jobs`` gives the shards fresh streams seeded from the chain's;
+# ``random_state`` is not used by a continuation (the chain's own random
+# streams go on).
 _FREE_PARAMS = frozenset({
     "max_iter", "burn_in", "thin", "evaluate_every", "verbose",
     "max_doc_update_iter", "mean_change_tol", "tol", "warm_start", "n_jobs",
@@ -126,7 +127,7 @@ class WarmChain:
         self.trace = trace
         self.sweep_times = sweep_times
 
-    def check_continues(self, name, fingerprint, settings, n_shards, burn_in):
+    def check_continues(self, name, fingerprint, settings, burn_in):
         """Raise ``ValueError`` unless a fit with these values continues this chain."""
         if fingerprint != self.fingerprint:
             shape, n_tokens, _ = self.fingerprint
@@ -145,12 +146,6 @@ class WarmChain:
                 f"{name}.fit with warm_start=True continues the kept chain, whose "
                 f"settings cannot change; got {shown}. Set warm_start=False to "
                 "start a new chain."
-            )
-        if n_shards != self.n_shards:
-            raise ValueError(
-                f"{name}.fit with warm_start=True continues the kept chain, which "
-                f"ran {self.n_shards} shard(s) per sweep; this n_jobs gives "
-                f"{n_shards}. Use the n_jobs of the first fit, or set warm_start=False."
             )
         if burn_in is not None and burn_in != self.run.burn_in:
             raise ValueError(

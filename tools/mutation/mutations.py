@@ -209,6 +209,13 @@ MUTATIONS = [
         ("tests/test_online.py", "tests/test_mh_estimators.py"),
     ),
     Mutation(
+        "continuation-with-new-n-jobs-restarts-the-chain", "model", BASE,
+        "chain.run, None, seed, z=chain.z)",
+        "chain.run, np.random.default_rng(1), seed,\n"
+        "                                 z=chain.z if same_shards else None)",
+        ("tests/test_online.py",),
+    ),
+    Mutation(
         "count-tables-kept-while-averages-are-made", "model", BASE,
         "        live.release()\n",
         "",
