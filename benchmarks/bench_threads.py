@@ -5,12 +5,21 @@ of ``--tokens`` tokens, V=20,000, 8 collections) and each worker count
 ``w`` in 1, 2, 4, ... up to ``os.cpu_count()`` (and the count itself):
 
 - LDAGibbs(n_jobs=w) and CompoundLDA(n_jobs=w) (AGS, with its Antoniak and
-  pi steps): median tokens/s per sweep from ``sweep_times_`` over the last
-  ``--sweeps`` sweeps of a fit of ``--warmup + --sweeps`` sweeps;
+  pi steps): median tokens/s per sweep from ``sweep_times_`` over
+  ``--sweeps`` sweeps that continue (``warm_start``) a chain warmed up
+  for ``--warmup`` sweeps, after one untimed sweep;
 - tomotopy ``LDAModel`` trained with ``workers=w`` under each of its
   parallel schemes (``COPY_MERGE`` and ``PARTITION``; the faster is
-  reported and named): median tokens/s over ``train(1)`` calls after the
-  same warm-up, with fixed hyperparameters (``optim_interval = 0``).
+  reported and named): median tokens/s over ``--sweeps`` ``train(1)``
+  calls (after an untimed one) on a copy of a model warmed up the same
+  way, with fixed hyperparameters (``optim_interval = 0``).
+
+Every library's warm-up runs once per round on all ``--max-workers``
+workers, and each worker count times a copy of that warm state: a sweep's
+cost depends on the state (early sweeps move more tokens), and a long fit
+spends nearly all its sweeps far from its random start, so the timed
+sweeps should be too; warming up on all cores makes 50 warm-up sweeps
+affordable at 10M tokens.
 
 tomotopy runs at its best build: every instruction set its wheel has
 (``TOMOTOPY_ISA`` = avx512, avx2, sse2) is timed on news16 with one worker
@@ -32,6 +41,7 @@ Run: python benchmarks/bench_threads.py [--tokens 10000000] [--max-workers N]
 import _common  # noqa: F401  (pins BLAS/OpenMP threads first)
 
 import argparse  # noqa: E402
+import copy  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import subprocess  # noqa: E402
@@ -63,16 +73,31 @@ def worker_counts(max_workers):
     return counts + [max_workers]
 
 
-def ours(corpus, cls, w, K, warmup, sweeps):
-    """Median tokens/s of the last ``sweeps`` sweeps of a fit with n_jobs=w."""
+def _fit_kwargs(corpus, cls):
+    return {"groups": corpus.groups} if cls == "CompoundLDA" else {}
+
+
+def warm_ours(corpus, cls, workers, K, warmup):
+    """A chain of ``warmup`` sweeps on ``workers`` threads, kept for
+    continuation (``warm_start``); every later sweep is a kept sample, as in
+    a long fit past burn-in."""
     from sklearn_clda import CompoundLDA, LDAGibbs
 
-    kw = dict(n_components=K, max_iter=warmup + sweeps, burn_in=warmup, n_jobs=w,
-              random_state=0)
+    kw = dict(n_components=K, max_iter=warmup, burn_in=warmup - 1, n_jobs=workers,
+              random_state=0, warm_start=True)
     if cls == "CompoundLDA":
-        est = CompoundLDA(gamma=10.0, **kw).fit(corpus.X, groups=corpus.groups)
+        est = CompoundLDA(gamma=10.0, **kw)
     else:
-        est = LDAGibbs(doc_topic_prior=0.1, topic_word_prior=0.01, **kw).fit(corpus.X)
+        est = LDAGibbs(doc_topic_prior=0.1, topic_word_prior=0.01, **kw)
+    return est.fit(corpus.X, **_fit_kwargs(corpus, cls))
+
+
+def ours_rate(corpus, cls, warm, w, sweeps):
+    """Median tokens/s of ``sweeps`` more sweeps of the warm chain with n_jobs=w
+    (after one untimed sweep that starts the threads and touches the new
+    tables)."""
+    est = copy.deepcopy(warm).set_params(n_jobs=w, max_iter=sweeps + 1)
+    est.fit(corpus.X, **_fit_kwargs(corpus, cls))
     return est.n_tokens_ / float(np.median(est.sweep_times_[-sweeps:]))
 
 
@@ -86,18 +111,19 @@ def tomotopy_model(corpus, K):
     ends = np.cumsum(np.add.reduceat(X.data, X.indptr[:-1]))
     for toks in np.split(words, ends[:-1]):
         model.add_doc(toks.tolist())
+    # tomotopy warns that workers > 1 are not reproducible; we know.
+    warnings.filterwarnings("ignore", category=RuntimeWarning, module="tomotopy")
     return model
 
 
-def tomotopy_rate(corpus, w, K, warmup, sweeps, scheme):
-    """Median tokens/s of tomotopy's ``train(1, workers=w)`` calls."""
+def tomotopy_rate(model, w, sweeps, scheme):
+    """Median tokens/s of ``sweeps`` more ``train(1, workers=w)`` calls on a
+    copy of ``model`` (trained or not), after one untimed call."""
     import tomotopy as tp
 
-    model = tomotopy_model(corpus, K)
+    model = model.copy()
     parallel = getattr(tp.ParallelScheme, scheme)
-    # tomotopy warns that workers > 1 are not reproducible; we know.
-    warnings.filterwarnings("ignore", category=RuntimeWarning, module="tomotopy")
-    model.train(warmup, workers=w, parallel=parallel)
+    model.train(1, workers=w, parallel=parallel)
     times = []
     for _ in range(sweeps):
         t0 = time.perf_counter()
@@ -112,8 +138,8 @@ def probe_isa(isa, K, warmup, sweeps):
     env = dict(os.environ, TOMOTOPY_ISA=isa)
     code = (
         "import sys, json; sys.path.insert(0, %r); import bench_threads as b; "
-        "import tomotopy as tp; c = b.load_news16(); "
-        "print(json.dumps([tp.isa, b.tomotopy_rate(c, 1, %d, %d, %d, 'DEFAULT')]))"
+        "import tomotopy as tp; m = b.tomotopy_model(b.load_news16(), %d); m.train(%d); "
+        "print(json.dumps([tp.isa, b.tomotopy_rate(m, 1, %d, 'DEFAULT')]))"
         % (os.path.dirname(os.path.abspath(__file__)), K, warmup, sweeps)
     )
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
@@ -133,16 +159,29 @@ def best_isa(K, warmup, sweeps):
 
 
 def scaling_rows(corpus, counts, args):
-    """{(library, w): median tokens/s over rounds} and tomotopy's best scheme."""
+    """{(library, w): median tokens/s over rounds} and tomotopy's best scheme.
+
+    Each round warms each library's chain up once on all ``counts[-1]``
+    workers, then times ``--sweeps`` more sweeps of a copy of that state at
+    every worker count (the state's speed, not the threads', is what the
+    warm-up changes, and one warm-up on all cores is cheaper than one per
+    count).
+    """
     rates, schemes = {}, {}
+    top = counts[-1]
     for r in range(args.rounds):
+        warm = {cls: warm_ours(corpus, cls, top, args.K, args.warmup)
+                for cls in ("LDAGibbs", "CompoundLDA")}
+        tp_model = tomotopy_model(corpus, args.K)
+        tp_model.train(args.warmup, workers=top)
+        log(f"round {r + 1}: warm-up of {args.warmup} sweeps on {top} workers done")
         for w in counts:
             for cls in ("LDAGibbs", "CompoundLDA"):
                 rates.setdefault((cls, w), []).append(
-                    ours(corpus, cls, w, args.K, args.warmup, args.sweeps))
+                    ours_rate(corpus, cls, warm[cls], w, args.sweeps))
             for scheme in ("COPY_MERGE", "PARTITION") if w > 1 else ("DEFAULT",):
                 rates.setdefault((scheme, w), []).append(
-                    tomotopy_rate(corpus, w, args.K, args.warmup, args.sweeps, scheme))
+                    tomotopy_rate(tp_model, w, args.sweeps, scheme))
             log(f"round {r + 1}, {w} workers done (load {load_average()})")
     med = {key: float(np.median(v)) for key, v in rates.items()}
     for w in counts:
@@ -197,7 +236,7 @@ def main(argv=None):
                    help="tokens of the synthetic corpus (0: news16 only)")
     p.add_argument("--max-workers", type=int, default=os.cpu_count())
     p.add_argument("-K", type=int, default=100)
-    p.add_argument("--warmup", type=int, default=20)
+    p.add_argument("--warmup", type=int, default=50, help="at least 1")
     p.add_argument("--sweeps", type=int, default=10)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--quality-sweeps", type=int, default=300)
@@ -208,7 +247,7 @@ def main(argv=None):
 
     counts = worker_counts(args.max_workers)
     if args.tomotopy_isa is None:
-        isa, isa_rates = best_isa(args.K, 5, 5)
+        isa, isa_rates = best_isa(args.K, 20, 5)
     else:
         isa, isa_rates = args.tomotopy_isa, {}
     if "tomotopy" in sys.modules:

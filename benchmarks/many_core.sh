@@ -35,6 +35,8 @@ limit=${LIMIT:-330}
 tokens=${TOKENS:-10000000}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
+# the in-place build, for the scripts and for Dask's worker processes
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 
 if [ -n "${WHEELS:-}" ]; then
   site=$(mktemp -d)/site
@@ -45,12 +47,15 @@ fi
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
   echo "cpus: $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+  echo "memory: $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)"
+  echo "vector ISA: $(grep -m1 -o -w -E 'avx512f|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+  lscpu 2>/dev/null | grep -E '^(Socket|Core|Thread|NUMA node\(s\)|L3)' || true
   "$py" -c 'import sys, numpy, scipy, sklearn; print("python", sys.version.split()[0], "numpy", numpy.__version__, "scipy", scipy.__version__, "scikit-learn", sklearn.__version__)'
   "$py" -c 'import tomotopy; print("tomotopy", tomotopy.__version__)' || echo "tomotopy: missing"
   "$py" -c 'import dask, distributed; print("dask", dask.__version__, "distributed", distributed.__version__)' || echo "dask: missing"
 } 2>&1 | tee "$out/machine.txt"
 
-"$py" setup.py -q build_ext --inplace > "$out/build.log" 2>&1 || { tail -20 "$out/build.log"; exit 1; }
+"$py" setup.py -q build_ext --inplace -j "$(nproc)" > "$out/build.log" 2>&1 || { tail -20 "$out/build.log"; exit 1; }
 
 run_part() {  # name, command...: the part's output into OUTDIR/name.log, cut at LIMIT
   local name=$1; shift
@@ -65,7 +70,7 @@ run_part() {  # name, command...: the part's output into OUTDIR/name.log, cut at
 
 case $part in threads|all)
   run_part threads "$py" benchmarks/bench_threads.py --tokens "$tokens" --rounds 2 \
-    --warmup 10 --sweeps 8 --quality-sweeps 300 --json "$out/threads.json" ;;
+    --warmup 50 --sweeps 8 --quality-sweeps 300 --json "$out/threads.json" ;;
 esac
 case $part in dask|all)
   # 1, 2, 4, ... worker processes up to half the cores (the issue's 8 on 16)
