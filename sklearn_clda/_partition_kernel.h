@@ -89,7 +89,8 @@ static int clda_barrier_wait(clda_barrier *b)
 typedef struct {
     Py_ssize_t P;                  /* blocks of documents and of words */
     Py_ssize_t n_threads;          /* T <= P */
-    Py_ssize_t K, n_blocks, nwk_stride, K_pad;
+    Py_ssize_t K, n_blocks, nwk_stride;
+    Py_ssize_t nk_stride;          /* row stride of nk_cell: whole cache lines */
     const int32_t *words;          /* tokens in cell order */
     int32_t *z;                    /* their topics, updated */
     const int64_t *piece_start;    /* piece j = tokens piece_start[j]:piece_start[j + 1] */
@@ -99,7 +100,7 @@ typedef struct {
     int32_t *nwk;                  /* word-topic counts, rows of nwk_stride, updated */
     int32_t *ndk;                  /* document-topic counts (n_docs, K), updated */
     int32_t *nk;                   /* topic totals, updated after each sub-step */
-    int32_t *nk_cell;              /* (P, K_pad): each document block's copy of nk */
+    int32_t *nk_cell;              /* (P, nk_stride): each document block's copy of nk */
     const double *prior;           /* (G, K) document-topic prior of each collection */
     double eta, veta;
     bitgen_t **bitgen;             /* random stream of each document block */
@@ -115,7 +116,7 @@ static void clda_sweep_cell(const clda_partition_ctx *c, clda_sweep_ctx *local,
                             double *u_buf, Py_ssize_t p, Py_ssize_t q)
 {
     const Py_ssize_t K = c->K;
-    int32_t *nk = c->nk_cell + p * c->K_pad;
+    int32_t *nk = c->nk_cell + p * c->nk_stride;
     bitgen_t *rng = c->bitgen[p];
     const int64_t j0 = c->cell_piece[p * c->P + q], j1 = c->cell_piece[p * c->P + q + 1];
     int64_t j, t;
@@ -145,7 +146,7 @@ static void clda_merge_totals(clda_partition_ctx *c)
         const int64_t old = c->nk[k];
         int64_t acc = old;
         for (p = 0; p < c->P; p++)
-            acc += c->nk_cell[p * c->K_pad + k] - old;
+            acc += c->nk_cell[p * c->nk_stride + k] - old;
         c->nk[k] = (int32_t)acc;
     }
 }

@@ -63,7 +63,7 @@ cdef extern from "_partition_kernel.h":
         Py_ssize_t K
         Py_ssize_t n_blocks
         Py_ssize_t nwk_stride
-        Py_ssize_t K_pad
+        Py_ssize_t nk_stride
         const int32_t* words
         int32_t* z
         const int64_t* piece_start
@@ -900,7 +900,7 @@ cdef class PartitionedSweep:
         cdef Py_ssize_t K = nk.shape[0], P = len(bitgens)
         cdef Py_ssize_t n_blocks = (K + _BLOCK - 1) // _BLOCK
         cdef Py_ssize_t K_pad = n_blocks * _BLOCK
-        cdef Py_ssize_t i
+        cdef Py_ssize_t i, nk_stride
         if (P < 1 or not 1 <= n_threads <= P or cell_piece.shape[0] != P * P + 1
                 or z.shape[0] != words.shape[0] or piece_doc.shape[0] + 1 != piece_start.shape[0]
                 or (nwk.shape[1] != K and nwk.shape[1] != K_pad) or ndk.shape[1] != K
@@ -915,7 +915,11 @@ cdef class PartitionedSweep:
         self._bitgen_ptrs = np.array(
             [<Py_ssize_t> _get_bitgen(b) for b in bitgens], dtype=np.intp)
         self._stop = stop
-        nk_cell = _line_buffer(P * K_pad, np.int32)
+        # Each block's copy of nk on whole cache lines of its own (16 int32
+        # per 64-byte line): the threads update their copies at every token,
+        # and rows sharing a line would bounce it between cores.
+        nk_stride = 16 * ((K + 15) // 16)
+        nk_cell = _line_buffer(P * nk_stride, np.int32)
         self._scratch = [self._thread_scratch(K_pad, n_blocks, piece_start)
                          for i in range(n_threads)]
         self._arrays += (nk_cell,)
@@ -924,7 +928,7 @@ cdef class PartitionedSweep:
         self.c.K = K
         self.c.n_blocks = n_blocks
         self.c.nwk_stride = nwk.strides[0] // sizeof(int32_t)
-        self.c.K_pad = K_pad
+        self.c.nk_stride = nk_stride
         self.c.words = &words[0] if words.shape[0] else NULL
         self.c.z = &z[0] if z.shape[0] else NULL
         self.c.piece_start = &piece_start[0]
