@@ -5,7 +5,7 @@
 # (and JSON where the script writes one) into OUTDIR.
 #
 #   bash benchmarks/many_core.sh OUTDIR threads   # about 5 min on 16 cores
-#   bash benchmarks/many_core.sh OUTDIR dask      # about 5 min on 16 cores
+#   bash benchmarks/many_core.sh OUTDIR dask      # about 2.5 min on 16 cores
 #   bash benchmarks/many_core.sh OUTDIR all
 #
 # Needs numpy, scipy, scikit-learn and Cython (the build runs without
@@ -69,7 +69,10 @@ run_part() {  # name, command...: the part's output into OUTDIR/name.log, cut at
 }
 
 case $part in threads|all)
-  run_part threads "$py" benchmarks/bench_threads.py --tokens "$tokens" --rounds 2 \
+  # One round: on a 16-core Xeon (2026-11-27) a round of the 10M-token
+  # corpus took 160 s (the one-thread rows most of it), news16 15 s, the
+  # perplexity table 70 s; two rounds do not fit LIMIT.
+  run_part threads "$py" benchmarks/bench_threads.py --tokens "$tokens" --rounds 1 \
     --warmup 50 --sweeps 8 --quality-sweeps 300 --json "$out/threads.json" ;;
 esac
 case $part in dask|all)
