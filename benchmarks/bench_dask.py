@@ -1,7 +1,8 @@
 """Distributed fits on Dask: synchronization cost, scaling, memory, and a projection.
 
 Tables (all on this machine; each worker count gets a fresh
-``LocalCluster`` of single-threaded worker processes):
+``LocalCluster`` of worker processes, each running its shard's sweeps on
+``--worker-threads`` threads, default 1):
 
 1. Per worker count (1, 2, 4, ... up to ``os.cpu_count()``, or
    ``--workers``), on a ``make_compound_corpus`` corpus of ``--tokens``
@@ -31,6 +32,7 @@ Tables (all on this machine; each worker count gets a fresh
    bandwidth stated (``--bandwidth``, GB/s at the client).
 
 Run: python benchmarks/bench_dask.py [--tokens 1000000] [--workers 1 2]
+     [--worker-threads 2]
 """
 
 import _common  # noqa: F401  (pins BLAS/OpenMP threads first)
@@ -51,6 +53,8 @@ def _args():
     p.add_argument("--features", type=int, default=20_000)
     p.add_argument("--k", type=int, default=100)
     p.add_argument("--workers", type=int, nargs="*", default=None)
+    p.add_argument("--worker-threads", type=int, default=1,
+                   help="threads of each worker's partitioned sweep (worker_threads)")
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--sweeps", type=int, default=8)
     p.add_argument("--seeds", type=int, default=2)
@@ -162,7 +166,7 @@ def _fit_on(n_workers, X, groups, args):
         client.run(_start_rss_sampler)
         model = CompoundLDA(n_components=args.k, max_iter=args.warmup + args.sweeps,
                             burn_in=args.warmup, thin=1, random_state=0, client=client,
-                            timeout=3600)
+                            worker_threads=args.worker_threads, timeout=3600)
         _cluster.ShardSet.drop = measure_then_drop
         try:
             model.fit(X, groups=groups)
@@ -188,6 +192,7 @@ def scaling_table(X, groups, args):
                         burn_in=args.warmup, thin=1, random_state=0).fit(X, groups=groups)
     local_rate = n_tokens / float(np.median(local.sweep_times_[args.warmup:]))
     print(f"\n## 1. Scaling: {n_tokens:,} tokens, V={X.shape[1]}, K={args.k}, "
+          f"worker_threads={args.worker_threads}, "
           f"8 collections; in-memory n_jobs=1: {local_rate / 1e6:.2f}M tokens/s\n")
     print("| workers | tokens/s | vs 1 worker | vs in-memory | sync ms/round "
           "| sync share | MB sent/round | MB received/round |")

@@ -273,6 +273,22 @@ def test_same_seed_and_workers_same_result(client, corpus):
     assert not np.array_equal(a.components_, c.components_)
 
 
+def test_worker_threads_partition_each_shard_reproducibly(client, corpus):
+    X = _dask_counts(corpus.data)
+    groups = da.from_array(corpus.groups, chunks=40)
+    a = _clda(client, worker_threads=2, max_iter=20).fit(X, groups=groups)
+    b = _clda(client, worker_threads=2, max_iter=20).fit(X, groups=groups)
+    one = _clda(client, max_iter=20).fit(X, groups=groups)
+    np.testing.assert_array_equal(a.components_, b.components_)
+    np.testing.assert_array_equal(a.doc_topic_, b.doc_topic_)
+    assert not np.array_equal(a.components_, one.components_)
+    total = a.components_.sum() - a.components_.size * a.eta_
+    assert np.isclose(total, corpus.data.sum())
+    assert a.perplexity(corpus.data, groups=corpus.groups) < 1.05 * one.perplexity(
+        corpus.data, groups=corpus.groups)
+    assert "worker_threads" not in a.to_local().get_params()
+
+
 def test_lda_learns_its_priors_on_the_cluster(client, corpus):
     params = {"n_components": 4, "max_iter": 60, "learn_priors": True, "random_state": 0}
     dist = LDAGibbs(client=client, **params).fit(_dask_counts(corpus.data))
@@ -484,11 +500,14 @@ def test_shard_state_is_the_in_memory_state(corpus, n_components):
         assert getattr(a, name).dtype == getattr(b, name).dtype, name
 
 
-def test_shard_copies_track_the_global_table(corpus):
+@pytest.mark.parametrize("threads", [1, 2])
+def test_shard_copies_track_the_global_table(corpus, threads):
     """The worker protocol in one process: after each round's sync every
     shard's copy of the table is the global one, which is the sum of the
-    shards' own counts."""
+    shards' own counts (recounted from their topics: with two threads the
+    partitioned sweeper must bring them back in order after each round)."""
     from sklearn_clda._corpus import to_count_csr
+    from sklearn_clda._partition import _PartitionedSweeper
     from sklearn_clda.dask import _shard
     from sklearn_clda.dask._messages import DeltaMerger
 
@@ -497,11 +516,13 @@ def test_shard_copies_track_the_global_table(corpus):
     keys = ["copy-test-0", "copy-test-1"]
     seeds = np.random.SeedSequence(0).spawn(2)
     for key, seed, rows in zip(keys, seeds, (slice(0, 90), slice(90, None))):
-        _shard.build_shard(key, [X[rows]], None, V, K, seed, "Test.fit")
+        _shard.build_shard(key, [X[rows]], None, V, K, seed, "Test.fit", threads=threads)
     merger = DeltaMerger(V * K)
     table = np.zeros(V * K, dtype=np.int64)
     try:
         changes = [_shard.shard_setup(key, None, 0) for key in keys]
+        sweepers = [_shard._SHARDS[key]["sweeper"] for key in keys]
+        assert all(isinstance(s, _PartitionedSweeper) == (threads > 1) for s in sweepers)
         for _ in range(4):
             for idx, vals in changes:
                 table[idx] += vals

@@ -36,13 +36,15 @@ class ShardSet:
     ``specs[i]`` is ``(x_blocks, group_blocks, first_block)``: shard ``i``'s
     blocks of X and of the labels (NumPy or delayed), from which it is
     built, and rebuilt if its worker is lost. ``build_args`` are the
-    remaining arguments of :func:`~sklearn_clda.dask._shard.build_shard`.
+    remaining arguments of :func:`~sklearn_clda.dask._shard.build_shard`,
+    ``threads`` its keyword (the threads of each shard's sweep).
     """
 
-    def __init__(self, client, specs, build_args, caller, timeout, fit_id):
+    def __init__(self, client, specs, build_args, caller, timeout, fit_id, threads=1):
         self.client = client
         self.specs = specs
         self.build_args = build_args
+        self.threads = int(threads)
         self.caller = caller
         self.timeout = float(timeout)
         self.fit_id = fit_id
@@ -87,7 +89,7 @@ class ShardSet:
         addr = self.workers[i]
         task = dask.delayed(_shard.build_shard, pure=False)(
             self.key(i), self._ship(x_blocks, addr), self._ship(group_blocks, addr),
-            *self.build_args, seed, self.caller, first, topics,
+            *self.build_args, seed, self.caller, first, topics, threads=self.threads,
         )
         return self.client.compute(task, workers=[self.workers[i]], allow_other_workers=False)
 

@@ -45,6 +45,19 @@ _DASK_PARAMS_DOC = """
         ``prior_update_every`` and ``evaluate_every`` count rounds, and the
         collection-level variables are updated once per round.
 
+    worker_threads : int, default=1
+        Threads each worker runs its shard's sweeps on. With more than one,
+        a shard's sweep is partitioned as the in-memory estimator's is
+        with ``n_jobs`` (its documents and words cut into that many blocks;
+        nothing copied or merged), so the threads share the worker's one
+        copy of the word-topic table: one worker process per machine with
+        ``worker_threads`` set to its cores holds one table per machine
+        instead of one per process. Each worker then also keeps its tokens
+        and topics in block order and their permutation (about 16 bytes a
+        token more). The result depends
+        on it, as on ``n_jobs`` in memory, and is reproducible for a given
+        value, number of workers and ``random_state``.
+
     timeout : float, default=600.0
         Seconds that any one wait for the workers (building the shards, a
         round, an evaluation) may take before ``TimeoutError``. A worker
@@ -57,7 +70,7 @@ class CompoundLDA(DistributedFitMixin, _clda.CompoundLDA):
     __doc__ = """Compound LDA fitted on a Dask cluster.
 
     The same model, parameters and fitted attributes as
-    :class:`sklearn_clda.CompoundLDA` (fitted by AGS only), with three more
+    :class:`sklearn_clda.CompoundLDA` (fitted by AGS only), with four more
     parameters.
 """ + _COMMON_DOC + """
     Parameters
@@ -66,7 +79,7 @@ class CompoundLDA(DistributedFitMixin, _clda.CompoundLDA):
         The same parameters with the same meanings (with
         ``local_sweeps > 1`` the schedule counts rounds). ``n_jobs`` sets
         the threads of ``transform``, ``score`` and ``perplexity``; the
-        workers each run their shard on one thread.
+        workers run their shards on ``worker_threads`` threads.
 
     algorithm : {"ags"}, default="ags"
         Only the augmented Gibbs sampler runs on a cluster (MGS's Langevin
@@ -168,6 +181,7 @@ class CompoundLDA(DistributedFitMixin, _clda.CompoundLDA):
         warm_start=False,
         client=None,
         local_sweeps=1,
+        worker_threads=1,
         timeout=600.0,
     ):
         super().__init__(
@@ -181,6 +195,7 @@ class CompoundLDA(DistributedFitMixin, _clda.CompoundLDA):
         )
         self.client = client
         self.local_sweeps = local_sweeps
+        self.worker_threads = worker_threads
         self.timeout = timeout
 
     def _check_distributed(self, caller):
@@ -229,7 +244,7 @@ class LDAGibbs(DistributedFitMixin, _lda_gibbs.LDAGibbs):
     __doc__ = """LDA by collapsed Gibbs sampling on a Dask cluster.
 
     The same model, parameters and fitted attributes as
-    :class:`sklearn_clda.LDAGibbs`, with three more parameters.
+    :class:`sklearn_clda.LDAGibbs`, with four more parameters.
 """ + _COMMON_DOC + """
     Parameters
     ----------
@@ -311,6 +326,7 @@ class LDAGibbs(DistributedFitMixin, _lda_gibbs.LDAGibbs):
         warm_start=False,
         client=None,
         local_sweeps=1,
+        worker_threads=1,
         timeout=600.0,
     ):
         super().__init__(
@@ -323,6 +339,7 @@ class LDAGibbs(DistributedFitMixin, _lda_gibbs.LDAGibbs):
         )
         self.client = client
         self.local_sweeps = local_sweeps
+        self.worker_threads = worker_threads
         self.timeout = timeout
 
     def _check_collections(self, n_groups, n_docs):

@@ -28,7 +28,7 @@ from ._input import shard_specs
 __all__ = ["DistributedFitMixin"]
 
 # Parameters of the distributed classes that the in-memory ones do not have.
-_DASK_PARAMS = ("client", "local_sweeps", "timeout")
+_DASK_PARAMS = ("client", "local_sweeps", "worker_threads", "timeout")
 # Fitted attributes of the distributed classes only.
 _DASK_ATTRIBUTES = ("n_shards_", "sync_bytes_", "sync_seconds_", "rebuilt_shards_")
 
@@ -91,6 +91,7 @@ class DistributedFitMixin:
     _dask_constraints = {
         "client": [None, str, HasMethods(["submit", "scheduler_info"])],
         "local_sweeps": [Interval(Integral, 1, None, closed="left")],
+        "worker_threads": [Interval(Integral, 1, None, closed="left")],
         "timeout": [Interval(Real, 0, None, closed="neither")],
     }
 
@@ -122,7 +123,8 @@ class DistributedFitMixin:
         estimator : CompoundLDA or LDAGibbs
             An instance of :class:`sklearn_clda.CompoundLDA` (or
             :class:`sklearn_clda.LDAGibbs`) with the same parameters (less
-            ``client``, ``local_sweeps`` and ``timeout``) and copies of the
+            ``client``, ``local_sweeps``, ``worker_threads`` and ``timeout``)
+            and copies of the
             fitted attributes, for code that expects the in-memory class
             (``save_model``, the report, ``partial_fit`` on new batches).
         """
@@ -185,7 +187,7 @@ class DistributedFitMixin:
             shard_ss, global_ss = np.random.SeedSequence(entropy).spawn(2)
             shards = ShardSet(
                 client, specs, (n_features, int(self.n_components)), caller, self.timeout,
-                fit_id=f"sklearn-clda-{uuid.uuid4().hex}",
+                fit_id=f"sklearn-clda-{uuid.uuid4().hex}", threads=self.worker_threads,
             )
             try:
                 summaries = shards.build_all(shard_ss.spawn(len(specs)))

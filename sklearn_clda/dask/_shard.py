@@ -36,7 +36,7 @@ from .._corpus import check_group_labels
 from .._chunking import capped_bounds, pieces
 from .._hyper import count_histogram, group_topic_histogram
 from .._online import expected_table_sums
-from .._sweeper import _ShardedSweeper
+from .._sweeper import _shard_count, make_sweeper
 from ._blocks import PIECE, block_tokens
 from ._messages import merge_histograms
 from ._state import shard_state
@@ -106,10 +106,11 @@ def _check_labels(group_blocks, x_blocks, first_block, caller):
 
 
 def build_shard(key, x_blocks, group_blocks, n_features, n_components, seed, caller,
-                first_block=0, topics=None):
+                first_block=0, topics=None, *, threads=1):
     """Build shard ``key`` from its blocks and keep it in this process.
 
-    ``seed``: the shard's ``numpy.random.SeedSequence``. ``topics``:
+    ``seed``: the shard's ``numpy.random.SeedSequence``. ``threads``: the
+    blocks of the shard's partitioned sweep (see :func:`shard_setup`). ``topics``:
     ``None`` for a new chain (``z`` uniform, then :func:`shard_setup`), or,
     for a shard rebuilt after its worker was lost, ``(labels, n_table_rows,
     table, nk, eta, prior)``: the arguments of :func:`shard_setup`, the
@@ -148,6 +149,7 @@ def build_shard(key, x_blocks, group_blocks, n_features, n_components, seed, cal
         "state": state, "sweeper": None, "sweep_seed": sweep_ss, "rows": rows,
         "labels": labels, "idx_dtype": np.int32 if n_features * n_components < 2**31 else np.int64,
         "own_counts_in_table": True, "snapshot": None, "doc_topic": None, "n_kept": 0,
+        "threads": int(threads),
     }
     summary = {
         "n_docs": state.ndk.shape[0], "n_tokens": int(state.words.shape[0]),
@@ -222,6 +224,12 @@ def shard_setup(key, all_labels, n_table_rows):
     their positions) and the rows of the sweeps' table counts (collections,
     or 0 when the model draws none).
 
+    The shard's sweeper is the in-memory estimator's for ``n_jobs`` = the
+    shard's ``threads``: the exact serial sweep for one, else (normally)
+    the partitioned sweep on that many threads, which share the worker's
+    one copy of the table (it keeps the tokens and topics in cell order
+    too, and their permutation: about 16 bytes a token).
+
     Returns the shard's word-topic counts (sparse), which its table held
     since the build (later, ``None``); the table is then left at zero, for
     the first round's sync (the sum of every shard's counts) to fill. Taking
@@ -232,7 +240,8 @@ def shard_setup(key, all_labels, n_table_rows):
     state = shard["state"]
     if all_labels is not None and shard["labels"] is not None:
         state.doc_group[...] = np.searchsorted(all_labels, shard["labels"])
-    shard["sweeper"] = _ShardedSweeper(state, 1, shard["sweep_seed"], n_table_rows)
+    n_blocks = _shard_count(shard["threads"], state.ndk.shape[0], state.words.shape[0])
+    shard["sweeper"] = make_sweeper(state, n_blocks, shard["sweep_seed"], n_table_rows)
     if not shard["own_counts_in_table"]:
         return None
     own = sparse_rows(state.nwk, shard["rows"], state.nk.shape[0], shard["idx_dtype"])
@@ -277,8 +286,11 @@ def shard_round(key, sync, nk, prior, eta, n_sweeps, keep_prior, want_hist):
         snap[a:b] = state.nwk[rows[a:b]]
     prior = np.ascontiguousarray(prior, dtype=np.float64)
     tables = None
-    for _ in range(n_sweeps):
-        tables = shard["sweeper"].sweep(prior, eta)
+    # (leaving the block brings state.z up to date: a partitioned sweeper
+    # keeps the topics in cell order while it runs)
+    with shard["sweeper"] as sweeper:
+        for _ in range(n_sweeps):
+            tables = sweeper.sweep(prior, eta)
     delta = sparse_rows(state.nwk, rows, state.nk.shape[0], shard["idx_dtype"], minus=snap)
     for a, b in row_pieces:
         state.nwk[rows[a:b]] = snap[a:b]
