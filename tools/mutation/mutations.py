@@ -280,7 +280,7 @@ MUTATIONS = [
         "partition-z-not-written-back", "model", PARTITION,
         "self.state.z[self.perm] = self.z",
         "pass",
-        T_PARTITION,
+        T_PARTITION + ("tests/test_dask.py",),
     ),
     Mutation(
         "word-blocks-not-snaked", "operator", PARTITION,
