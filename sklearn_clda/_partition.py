@@ -72,8 +72,9 @@ def cell_layout(words, doc_ptr, doc_bounds, word_block):
 
     Returns
     -------
-    perm : ndarray of shape (n_tokens,), int64
-        Original index of each token in cell order.
+    perm : ndarray of shape (n_tokens,), int32 (int64 from 2**31 tokens)
+        Original index of each token in cell order (kept by the sweepers
+        for the whole fit, so in the narrower type where it fits).
     piece_start : ndarray of shape (n_pieces + 1,), int64
     piece_doc : ndarray of shape (n_pieces,), int32
     cell_piece : ndarray of shape (P * P + 1,), int64
@@ -95,7 +96,8 @@ def cell_layout(words, doc_ptr, doc_bounds, word_block):
     per_cell = np.bincount(cell[starts].astype(np.int64), minlength=P * P)
     cell_piece = np.zeros(P * P + 1, dtype=np.int64)
     np.cumsum(per_cell, out=cell_piece[1:])
-    return perm.astype(np.int64, copy=False), piece_start, doc_of_token[starts], cell_piece
+    perm_dtype = np.int32 if n < 2**31 else np.int64
+    return perm.astype(perm_dtype), piece_start, doc_of_token[starts], cell_piece
 
 
 class _PartitionedSweeper(ShardStreams):

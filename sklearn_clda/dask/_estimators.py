@@ -53,8 +53,9 @@ _DASK_PARAMS_DOC = """
         copy of the word-topic table: one worker process per machine with
         ``worker_threads`` set to its cores holds one table per machine
         instead of one per process. Each worker then also keeps its tokens
-        and topics in block order and their permutation (about 16 bytes a
-        token more). The result depends
+        and topics in block order and their permutation (about 12 bytes a
+        token more, and as much again while the sweep is set up). The
+        result depends
         on it, as on ``n_jobs`` in memory, and is reproducible for a given
         value, number of workers and ``random_state``.
 

@@ -228,7 +228,7 @@ def shard_setup(key, all_labels, n_table_rows):
     shard's ``threads``: the exact serial sweep for one, else (normally)
     the partitioned sweep on that many threads, which share the worker's
     one copy of the table (it keeps the tokens and topics in cell order
-    too, and their permutation: about 16 bytes a token).
+    too, and their permutation: about 12 bytes a token).
 
     Returns the shard's word-topic counts (sparse), which its table held
     since the build (later, ``None``); the table is then left at zero, for
