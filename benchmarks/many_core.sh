@@ -5,7 +5,7 @@
 # (and JSON where the script writes one) into OUTDIR.
 #
 #   bash benchmarks/many_core.sh OUTDIR threads   # about 5 min on 16 cores
-#   bash benchmarks/many_core.sh OUTDIR dask      # about 2.5 min on 16 cores
+#   bash benchmarks/many_core.sh OUTDIR dask      # about 3.5 min on 16 cores
 #   bash benchmarks/many_core.sh OUTDIR all
 #
 # Needs numpy, scipy, scikit-learn and Cython (the build runs without
@@ -80,5 +80,9 @@ case $part in dask|all)
   workers=$(w=1; while [ $((w * 4)) -le "$(nproc)" ]; do printf '%s ' $w; w=$((w * 2)); done; echo $w)
   # shellcheck disable=SC2086
   run_part dask "$py" benchmarks/bench_dask.py --tokens "$tokens" --workers $workers \
-    --seeds 1 ;;
+    --seeds 1
+  # the same shards' rounds in as many plain processes at once: machine or Dask?
+  # shellcheck disable=SC2086
+  run_part side_by_side "$py" benchmarks/bench_side_by_side.py --tokens "$tokens" \
+    --processes $workers ;;
 esac
