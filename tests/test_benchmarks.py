@@ -122,3 +122,35 @@ def test_bench_mixing_transition_rows_leave_the_conditional_invariant():
             if t != s:
                 want = q(s)[t] * min(1.0, p[t] * q(t)[s] / (p[s] * q(s)[t]))
                 np.testing.assert_allclose(rows[s, t], want, rtol=1e-12)
+
+
+def test_bench_threads_times_continuations_of_one_warm_chain():
+    # Each worker count continues a copy of the chain warmed up on all
+    # workers; the warm chain itself is left as it was.
+    import bench_threads
+
+    from sklearn_clda.datasets import make_compound_corpus
+
+    c = make_compound_corpus(n_topics=3, n_features=40, n_collections=2,
+                             docs_per_collection=40, doc_length=40, random_state=0)
+    corpus = bench_threads._common.Corpus(X=sp.csr_matrix(c.data), groups=c.groups,
+                                          group_names=None, feature_names=None, source="test")
+    for cls in ("LDAGibbs", "CompoundLDA"):
+        warm = bench_threads.warm_ours(corpus, cls, 2, 3, 5)
+        n_iter = warm.n_iter_
+        for w in (1, 2):
+            assert bench_threads.ours_rate(corpus, cls, warm, w, 3) > 0
+        assert warm.n_iter_ == n_iter == 5
+
+
+def test_bench_side_by_side_runs_processes_at_once():
+    out = subprocess.run(
+        [sys.executable, os.path.join(BENCH, "bench_side_by_side.py"), "--tokens", "40000",
+         "--features", "300", "--k", "5", "--processes", "1", "2", "--warmup", "1",
+         "--rounds", "2"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    rows = [cells for cells in map(str.split, out.stdout.splitlines())
+            if cells and cells[0].isdigit()]
+    assert [r[0] for r in rows] == ["1", "2"] and rows[0][4] == "1.00x"
