@@ -4,7 +4,7 @@
 # extension in place, then run the chosen part with a time limit, its log
 # (and JSON where the script writes one) into OUTDIR.
 #
-#   bash benchmarks/many_core.sh OUTDIR threads   # about 5 min on 16 cores
+#   bash benchmarks/many_core.sh OUTDIR threads   # about 6 min on 16 cores
 #   bash benchmarks/many_core.sh OUTDIR dask      # about 3.5 min on 16 cores
 #   bash benchmarks/many_core.sh OUTDIR all
 #
@@ -73,7 +73,9 @@ case $part in threads|all)
   # corpus took 160 s (the one-thread rows most of it), news16 15 s, the
   # perplexity table 70 s; two rounds do not fit LIMIT.
   run_part threads "$py" benchmarks/bench_threads.py --tokens "$tokens" --rounds 1 \
-    --warmup 50 --sweeps 8 --quality-sweeps 300 --json "$out/threads.json" ;;
+    --warmup 50 --sweeps 8 --quality-sweeps 300 --json "$out/threads.json"
+  # where the threads' time goes: in their cells or at the barriers
+  run_part partition "$py" benchmarks/bench_partition.py --tokens "$tokens" ;;
 esac
 case $part in dask|all)
   # 1, 2, 4, ... worker processes up to half the cores (the issue's 8 on 16)

@@ -144,6 +144,12 @@ class _PartitionedSweeper(ShardStreams):
         """The document blocks (their number identifies the scheme of a chain)."""
         return self.blocks
 
+    def busy_seconds(self):
+        """Seconds each thread has spent sweeping its cells so far, shape
+        ``(n_threads,)``; set against the sweeps' wall time, the share the
+        threads did not wait at the barriers."""
+        return self.kernel.busy_seconds()
+
     def cell_token_counts(self):
         """Tokens of each cell, shape (P, P): the balance of the sub-steps."""
         P = len(self.blocks)

@@ -20,7 +20,8 @@
    on the number of threads T <= P that run the cells: thread t sweeps the
    cells of document blocks t, t + T, ... of every sub-step, and threads
    meet at a barrier after each sub-step, where thread 0 adds up the
-   totals.
+   totals. Each thread adds the seconds it spends in its cells to its
+   counter in ``busy`` (the rest of a sweep it waits at the barriers).
 
    Requires _gibbs_kernel.h and numpy/random/bitgen.h to be included
    first. */
@@ -38,7 +39,16 @@
 #define CLDA_STORE(ptr, v) _InterlockedExchange64((volatile long long *)(ptr), (v))
 #define CLDA_PAUSE() YieldProcessor()
 #define CLDA_YIELD() SwitchToThread()
+/* Seconds on a monotonic clock. */
+static double clda_now(void)
+{
+    LARGE_INTEGER freq, count;
+    QueryPerformanceFrequency(&freq);
+    QueryPerformanceCounter(&count);
+    return (double)count.QuadPart / (double)freq.QuadPart;
+}
 #else
+#include <time.h>
 #include <sched.h>
 #define CLDA_LOAD(ptr) __atomic_load_n((ptr), __ATOMIC_ACQUIRE)
 #define CLDA_FETCH_ADD(ptr, v) __atomic_fetch_add((ptr), (v), __ATOMIC_ACQ_REL)
@@ -49,6 +59,12 @@
 #define CLDA_PAUSE() ((void)0)
 #endif
 #define CLDA_YIELD() sched_yield()
+static double clda_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 #endif
 
 /* Spins before a waiting thread starts yielding its core (about 10-50 us). */
@@ -108,7 +124,12 @@ typedef struct {
     clda_barrier barrier;
     volatile int32_t *stop;        /* set by another thread to abandon the sweep */
     volatile int32_t aborted;      /* thread 0's decision, read after the barrier */
+    double *busy;                  /* seconds each thread spent sweeping its cells,
+                                      thread t at busy[t * CLDA_BUSY_STRIDE] */
 } clda_partition_ctx;
+
+/* Doubles between two threads' busy counters (a cache line each). */
+#define CLDA_BUSY_STRIDE 8
 
 /* Sweep cell (p, q) with the thread's scratch in ``local`` (its nk is set
    here to the block's copy). */
@@ -160,9 +181,12 @@ static int clda_partition_worker(clda_partition_ctx *c, Py_ssize_t t,
                                  clda_sweep_ctx *local, double *u_buf)
 {
     Py_ssize_t s, p;
+    double start;
     for (s = 0; s < c->P; s++) {
+        start = clda_now();
         for (p = t; p < c->P; p += c->n_threads)
             clda_sweep_cell(c, local, u_buf, p, (p + s) % c->P);
+        c->busy[t * CLDA_BUSY_STRIDE] += clda_now() - start;
         if (clda_barrier_wait(&c->barrier) != 0)
             return -1;
         if (t == 0) {

@@ -82,6 +82,8 @@ cdef extern from "_partition_kernel.h":
         clda_barrier barrier
         int32_t* stop
         int32_t aborted
+        double* busy
+    int CLDA_BUSY_STRIDE
     int clda_partition_worker(
         clda_partition_ctx* c, Py_ssize_t t, clda_sweep_ctx* local, double* u_buf
     ) noexcept nogil
@@ -866,6 +868,8 @@ cdef class PartitionedSweep:
     (after ``set_prior``), or the others wait until ``stop[0]`` is set:
     ``stop`` is polled between sub-steps and while waiting, and a nonzero
     value abandons the sweep (``run_thread`` returns -1).
+    ``busy_seconds()`` gives the time each thread has spent in its cells,
+    the balance of the sub-steps as measured (the rest is barrier waits).
 
     The arrays are trusted to be consistent (the sweeper builds them):
     words, documents and collections in range, the cells' pieces disjoint
@@ -880,6 +884,7 @@ cdef class PartitionedSweep:
     cdef object _stop
     cdef object _prior
     cdef list _scratch
+    cdef object _busy
     cdef readonly Py_ssize_t n_threads
 
     def __init__(
@@ -945,6 +950,13 @@ cdef class PartitionedSweep:
         self.c.barrier.n_threads = n_threads
         self.c.barrier.stop = &stop[0]
         self.c.prior = NULL
+        self._busy = _line_buffer(n_threads * CLDA_BUSY_STRIDE)
+        self.c.busy = <double*> np.PyArray_DATA(self._busy)
+
+    def busy_seconds(self):
+        """Seconds each thread has spent sweeping its cells so far (the rest
+        of its sweeps it waited at the barriers), shape ``(n_threads,)``."""
+        return np.asarray(self._busy)[::CLDA_BUSY_STRIDE].copy()
 
     @staticmethod
     def _thread_scratch(Py_ssize_t K_pad, Py_ssize_t n_blocks, piece_start):

@@ -154,3 +154,19 @@ def test_bench_side_by_side_runs_processes_at_once():
     rows = [cells for cells in map(str.split, out.stdout.splitlines())
             if cells and cells[0].isdigit()]
     assert [r[0] for r in rows] == ["1", "2"] and rows[0][4] == "1.00x"
+
+
+def test_bench_partition_reports_each_thread_count():
+    import bench_partition
+
+    from sklearn_clda.datasets import make_compound_corpus
+
+    c = make_compound_corpus(n_topics=3, n_features=60, n_collections=2,
+                             docs_per_collection=60, doc_length=40, random_state=0)
+    corpus = bench_partition._common.Corpus(X=sp.csr_matrix(c.data), groups=c.groups,
+                                            group_names=None, feature_names=None)
+    args = bench_partition._args(["--max-workers", "2", "-K", "4", "--warmup", "2",
+                                  "--sweeps", "2"])
+    rows = bench_partition.table("tiny", corpus, args).splitlines()[2:]
+    assert [r.split()[1 if i == 0 else 0] for i, r in enumerate(rows)] == ["1", "2"]
+    assert "1.00x" in rows[0]

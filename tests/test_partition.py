@@ -136,6 +136,21 @@ def test_counts_stay_the_tallies_of_z(corpus):
     assert not state.nwk_padded[:, K:].any()
 
 
+def test_busy_seconds_count_each_threads_time_in_its_cells(corpus):
+    # Each thread's time in its cells is positive and at most the sweeps'
+    # (which also hold the barriers, the table counts and Python's part).
+    for n_threads in (1, 2):
+        _, sw = _sweeper(corpus, 4, n_threads)
+        with sw:
+            start = time.perf_counter()
+            for _ in range(20):
+                sw.sweep(_prior(), 0.1)
+            wall = time.perf_counter() - start
+        busy = sw.busy_seconds()
+        assert busy.shape == (n_threads,)
+        assert np.all(busy > 0) and np.all(busy <= wall)
+
+
 def test_document_tables_matches_reference():
     rng = np.random.default_rng(0)
     ndk = rng.integers(0, 150, size=(12, 5)).astype(np.int32)

@@ -1,0 +1,119 @@
+"""Where the partitioned sweep's threads spend a sweep: in their cells or waiting.
+
+For news16 and a ``--tokens`` synthetic corpus (``bench_threads``'
+corpora, K = ``-K``), the topics are warmed up for ``--warmup`` sweeps on
+all CPUs; then for P = 1, 2, 4, ... up to the CPU count, a partitioned
+sweeper of P blocks on P threads starts from those topics and runs
+``--sweeps`` timed sweeps (after one untimed). Reported per P:
+
+- ms per sweep (median) and the speed-up over P = 1;
+- busy share: the mean over threads of the seconds spent sweeping their
+  cells (``busy_seconds``) over the sweeps' wall time, and the same for the
+  least and the most busy thread; the rest is waiting at the sub-steps'
+  barriers (imbalance, barrier latency) and the sweep's serial part;
+- ns per token in the cells: all threads' busy seconds over the tokens
+  swept, and its ratio to P = 1 (above 1: each token costs a thread more
+  with P running, from the cells' smaller pieces or from sharing the
+  machine's caches and memory).
+
+The speed-up is about P x busy share / (ns per token ratio), so the table
+says which of the two holds a thread count back.
+
+Run: python benchmarks/bench_partition.py [--tokens 10000000] [--max-workers N]
+"""
+
+import _common  # noqa: F401  (pins BLAS/OpenMP threads first)
+
+import argparse  # noqa: E402
+import os  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from _common import format_table, load_news16, log, synthetic_corpus  # noqa: E402
+
+
+def _args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--tokens", type=int, default=10_000_000,
+                   help="tokens of the synthetic corpus (0: news16 only)")
+    p.add_argument("--max-workers", type=int, default=os.cpu_count())
+    p.add_argument("-K", type=int, default=100)
+    p.add_argument("--warmup", type=int, default=50)
+    p.add_argument("--sweeps", type=int, default=8)
+    return p.parse_args(argv)
+
+
+def _groups(corpus):
+    return np.unique(corpus.groups, return_inverse=True)[1].astype(np.int32)
+
+
+def warm_topics(corpus, K, workers, sweeps):
+    """Topics after ``sweeps`` partitioned sweeps on ``workers`` threads."""
+    from sklearn_clda._sweeper import _GibbsState, make_sweeper
+
+    state = _GibbsState(corpus.X, _groups(corpus), K, np.random.default_rng(0))
+    prior = np.full((int(_groups(corpus).max()) + 1, K), 0.1)
+    with make_sweeper(state, workers, np.random.SeedSequence(0), 0) as sweeper:
+        for _ in range(sweeps):
+            sweeper.sweep(prior, 0.01)
+    return state.z.copy()
+
+
+def time_blocks(corpus, K, z, P, sweeps):
+    """(median seconds per sweep, busy seconds per thread per sweep)."""
+    from sklearn_clda._partition import _PartitionedSweeper
+    from sklearn_clda._sweeper import _GibbsState
+
+    groups = _groups(corpus)
+    state = _GibbsState(corpus.X, groups, K, None, z=z.copy())
+    prior = np.full((int(groups.max()) + 1, K), 0.1)
+    sweeper = _PartitionedSweeper(state, P, np.random.SeedSequence(1), 0, P)
+    times = []
+    with sweeper:
+        sweeper.sweep(prior, 0.01)
+        before = sweeper.busy_seconds()
+        for _ in range(sweeps):
+            start = time.perf_counter()
+            sweeper.sweep(prior, 0.01)
+            times.append(time.perf_counter() - start)
+    return float(np.median(times)), (sweeper.busy_seconds() - before) / sweeps, sum(times) / sweeps
+
+
+def table(name, corpus, args):
+    counts, P = [], 1
+    while P < args.max_workers:
+        counts.append(P)
+        P *= 2
+    counts.append(args.max_workers)
+    n_tokens = int(corpus.X.sum())
+    z = warm_topics(corpus, args.K, args.max_workers, args.warmup)
+    rows, base = [], None
+    for P in counts:
+        median, busy, mean_wall = time_blocks(corpus, args.K, z, P, args.sweeps)
+        per_token = 1e9 * busy.sum() / n_tokens
+        base = base or (median, per_token)
+        rows.append([name if not rows else "", P, f"{1e3 * median:.1f}",
+                     f"{base[0] / median:.2f}x", f"{busy.mean() / mean_wall:.0%}",
+                     f"{busy.min() / mean_wall:.0%}-{busy.max() / mean_wall:.0%}",
+                     f"{per_token:.1f}", f"{per_token / base[1]:.2f}x"])
+        log(f"{name}: P={P} done")
+    return format_table(["corpus", "threads", "ms/sweep", "speed-up", "busy share",
+                         "least-most busy", "ns/token in cells", "vs 1 thread"],
+                        rows, "lrrrrrrr")
+
+
+def main(argv=None):
+    args = _args(argv)
+    corpora = [("news16", load_news16())]
+    if args.tokens:
+        corpora.append((f"synthetic {args.tokens / 1e6:g}M", synthetic_corpus(args.tokens)))
+    print(f"# {os.cpu_count()} CPUs; K={args.K}; topics warmed up for {args.warmup} sweeps "
+          f"on {args.max_workers} threads; {args.sweeps} timed sweeps per row")
+    for name, corpus in corpora:
+        print(table(name, corpus, args), flush=True)
+        print()
+
+
+if __name__ == "__main__":
+    main()
