@@ -40,7 +40,7 @@
 #define CLDA_PAUSE() YieldProcessor()
 #define CLDA_YIELD() SwitchToThread()
 /* Seconds on a monotonic clock. */
-static double clda_now(void)
+static inline double clda_now(void)
 {
     LARGE_INTEGER freq, count;
     QueryPerformanceFrequency(&freq);
@@ -59,7 +59,7 @@ static double clda_now(void)
 #define CLDA_PAUSE() ((void)0)
 #endif
 #define CLDA_YIELD() sched_yield()
-static double clda_now(void)
+static inline double clda_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
