@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# The thread and worker tables (bench_threads.py, bench_dask.py) on a
-# many-core machine, in one command that fits a short lease: build the
-# extension in place, then run the chosen part with a time limit, its log
-# (and JSON where the script writes one) into OUTDIR.
+# The thread and worker tables on a many-core machine, in commands that
+# fit a short lease: build the extension in place, then run the chosen
+# part's scripts, each with a time limit, their logs (and JSON where a
+# script writes one) into OUTDIR.
 #
-#   bash benchmarks/many_core.sh OUTDIR threads   # about 6 min on 16 cores
-#   bash benchmarks/many_core.sh OUTDIR dask      # about 3.5 min on 16 cores
-#   bash benchmarks/many_core.sh OUTDIR all
+#   bash benchmarks/many_core.sh OUTDIR threads   # bench_threads.py, bench_partition.py:
+#                                                 # about 6 min on 16 cores
+#   bash benchmarks/many_core.sh OUTDIR dask      # bench_dask.py, bench_side_by_side.py:
+#                                                 # about 3.5 min on 16 cores
+#   bash benchmarks/many_core.sh OUTDIR all       # both (more than one 10-minute call)
 #
 # Needs numpy, scipy, scikit-learn and Cython (the build runs without
 # isolation, against what is installed), tomotopy for the peer rows, and
