@@ -314,7 +314,7 @@ def projection(runs, X, args):
     """Table 4: wall time per round for 10^9 tokens on 8, 32 and 128 machines."""
     n_tokens = int(X.sum())
     one = runs[min(runs)]
-    model, seconds, sync = one[0], one[2], one[3]
+    seconds, sync = one[2], one[3]
     per_token = (seconds - sync) / n_tokens * min(runs)  # one worker's sweep cost
     fixed = min(r[3] for r in runs.values())  # the smallest measured sync cost
     received = np.mean([r[5] / w for w, r in runs.items()])  # bytes per worker
