@@ -31,6 +31,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 from _common import format_table, load_news16, log, synthetic_corpus  # noqa: E402
+from bench_threads import worker_counts  # noqa: E402
 
 
 def _args(argv=None):
@@ -81,11 +82,7 @@ def time_blocks(corpus, K, z, P, sweeps):
 
 
 def table(name, corpus, args):
-    counts, P = [], 1
-    while P < args.max_workers:
-        counts.append(P)
-        P *= 2
-    counts.append(args.max_workers)
+    counts = worker_counts(args.max_workers)
     n_tokens = int(corpus.X.sum())
     z = warm_topics(corpus, args.K, args.max_workers, args.warmup)
     rows, base = [], None
