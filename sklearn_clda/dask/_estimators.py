@@ -55,9 +55,9 @@ _DASK_PARAMS_DOC = """
         instead of one per process. Each worker then also keeps its tokens
         and topics in block order and their permutation (about 12 bytes a
         token more, and as much again while the sweep is set up). The
-        result depends
-        on it, as on ``n_jobs`` in memory, and is reproducible for a given
-        value, number of workers and ``random_state``.
+        result depends on it, as on ``n_jobs`` in memory, and is
+        reproducible for a given value, number of workers and
+        ``random_state``.
 
     timeout : float, default=600.0
         Seconds that any one wait for the workers (building the shards, a

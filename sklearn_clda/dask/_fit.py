@@ -124,9 +124,9 @@ class DistributedFitMixin:
             An instance of :class:`sklearn_clda.CompoundLDA` (or
             :class:`sklearn_clda.LDAGibbs`) with the same parameters (less
             ``client``, ``local_sweeps``, ``worker_threads`` and ``timeout``)
-            and copies of the
-            fitted attributes, for code that expects the in-memory class
-            (``save_model``, the report, ``partial_fit`` on new batches).
+            and copies of the fitted attributes, for code that expects the
+            in-memory class (``save_model``, the report, ``partial_fit`` on
+            new batches).
         """
         check_is_fitted(self)
         params = {k: v for k, v in self.get_params(deep=False).items() if k not in _DASK_PARAMS}

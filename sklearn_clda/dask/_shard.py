@@ -110,8 +110,8 @@ def build_shard(key, x_blocks, group_blocks, n_features, n_components, seed, cal
     """Build shard ``key`` from its blocks and keep it in this process.
 
     ``seed``: the shard's ``numpy.random.SeedSequence``. ``threads``: the
-    blocks of the shard's partitioned sweep (see :func:`shard_setup`). ``topics``:
-    ``None`` for a new chain (``z`` uniform, then :func:`shard_setup`), or,
+    blocks of the shard's partitioned sweep (see :func:`shard_setup`).
+    ``topics``: ``None`` for a new chain (``z`` uniform, then :func:`shard_setup`), or,
     for a shard rebuilt after its worker was lost, ``(labels, n_table_rows,
     table, nk, eta, prior)``: the arguments of :func:`shard_setup`, the
     global word-topic table as sparse
