@@ -17,7 +17,11 @@ sweeper of P blocks on P threads starts from those topics and runs
   machine's caches and memory).
 
 The speed-up is about P x busy share / (ns per token ratio), so the table
-says which of the two holds a thread count back.
+says which of the two holds a thread count back. Each corpus is timed
+twice: as LDA (z-step only) and as CompoundLDA's AGS sweep, which also
+draws every document block's Antoniak table counts after the z-step (in
+the same threads, outside the cells' busy time); the difference in ms per
+sweep is what the table draws cost at that thread count.
 
 Run: python benchmarks/bench_partition.py [--tokens 10000000] [--max-workers N]
 """
@@ -61,15 +65,17 @@ def warm_topics(corpus, K, workers, sweeps):
     return state.z.copy()
 
 
-def time_blocks(corpus, K, z, P, sweeps):
-    """(median seconds per sweep, busy seconds per thread per sweep)."""
+def time_blocks(corpus, K, z, P, sweeps, tables=False):
+    """(median seconds per sweep, busy seconds per thread per sweep, mean
+    seconds per sweep); ``tables``: with the AGS table draws."""
     from sklearn_clda._partition import _PartitionedSweeper
     from sklearn_clda._sweeper import _GibbsState
 
     groups = _groups(corpus)
     state = _GibbsState(corpus.X, groups, K, None, z=z.copy())
     prior = np.full((int(groups.max()) + 1, K), 0.1)
-    sweeper = _PartitionedSweeper(state, P, np.random.SeedSequence(1), 0, P)
+    n_table_rows = prior.shape[0] if tables else 0
+    sweeper = _PartitionedSweeper(state, P, np.random.SeedSequence(1), n_table_rows, P)
     times = []
     with sweeper:
         sweeper.sweep(prior, 0.01)
@@ -85,19 +91,27 @@ def table(name, corpus, args):
     counts = worker_counts(args.max_workers)
     n_tokens = int(corpus.X.sum())
     z = warm_topics(corpus, args.K, args.max_workers, args.warmup)
+    rows = []
+    for tables in (False, True):
+        rows += _rows(name if not rows else "", corpus, args, counts, n_tokens, z, tables)
+    return format_table(["corpus", "sweep", "threads", "ms/sweep", "speed-up", "busy share",
+                         "least-most busy", "ns/token in cells", "vs 1 thread"],
+                        rows, "llrrrrrrr")
+
+
+def _rows(name, corpus, args, counts, n_tokens, z, tables):
     rows, base = [], None
     for P in counts:
-        median, busy, mean_wall = time_blocks(corpus, args.K, z, P, args.sweeps)
+        median, busy, mean_wall = time_blocks(corpus, args.K, z, P, args.sweeps, tables)
         per_token = 1e9 * busy.sum() / n_tokens
         base = base or (median, per_token)
-        rows.append([name if not rows else "", P, f"{1e3 * median:.1f}",
+        rows.append([name if not rows else "", ("" if rows else "AGS" if tables else "LDA"),
+                     P, f"{1e3 * median:.1f}",
                      f"{base[0] / median:.2f}x", f"{busy.mean() / mean_wall:.0%}",
                      f"{busy.min() / mean_wall:.0%}-{busy.max() / mean_wall:.0%}",
                      f"{per_token:.1f}", f"{per_token / base[1]:.2f}x"])
-        log(f"{name}: P={P} done")
-    return format_table(["corpus", "threads", "ms/sweep", "speed-up", "busy share",
-                         "least-most busy", "ns/token in cells", "vs 1 thread"],
-                        rows, "lrrrrrrr")
+        log(f"P={P} done")
+    return rows
 
 
 def main(argv=None):
