@@ -18,10 +18,13 @@ sweeper of P blocks on P threads starts from those topics and runs
 
 The speed-up is about P x busy share / (ns per token ratio), so the table
 says which of the two holds a thread count back. Each corpus is timed
-twice: as LDA (z-step only) and as CompoundLDA's AGS sweep, which also
+three ways: as LDA (z-step only); as CompoundLDA's AGS sweep, which also
 draws every document block's Antoniak table counts after the z-step (in
-the same threads, outside the cells' busy time); the difference in ms per
-sweep is what the table draws cost at that thread count.
+the same threads, outside the cells' busy time), so the difference in ms
+per sweep is what the table draws cost; and as LDA with the word-topic
+rows on whole cache lines ("LDA, 64B rows": at K=100 a row is 416 bytes,
+so neighbouring words, which the word blocks deal to different threads,
+share a line that both threads write; padded to 448 bytes they do not).
 
 Run: python benchmarks/bench_partition.py [--tokens 10000000] [--max-workers N]
 """
@@ -65,14 +68,34 @@ def warm_topics(corpus, K, workers, sweeps):
     return state.z.copy()
 
 
-def time_blocks(corpus, K, z, P, sweeps, tables=False):
+# The sweeps timed: (with the AGS table draws, word-topic rows on whole lines)
+KINDS = {"LDA": (False, False), "AGS": (True, False), "LDA, 64B rows": (False, True)}
+
+
+def _rows_on_lines(state):
+    """Move the state's word-topic table into rows of whole 64-byte lines
+    (the kernels take any row stride; the padding stays zero)."""
+    from sklearn_clda import _sampling
+
+    V, K_pad = state.nwk_padded.shape
+    stride = 16 * -(-K_pad // 16)
+    wide = _sampling._line_buffer(V * stride, np.int32).reshape(V, stride)
+    wide[:, :K_pad] = state.nwk_padded
+    state.nwk_padded = wide[:, :K_pad]
+    state.nwk = state.nwk_padded[:, :state.nk.shape[0]]
+
+
+def time_blocks(corpus, K, z, P, sweeps, kind="LDA"):
     """(median seconds per sweep, busy seconds per thread per sweep, mean
-    seconds per sweep); ``tables``: with the AGS table draws."""
+    seconds per sweep) of the sweep ``kind`` (see ``KINDS``)."""
     from sklearn_clda._partition import _PartitionedSweeper
     from sklearn_clda._sweeper import _GibbsState
 
+    tables, line_rows = KINDS[kind]
     groups = _groups(corpus)
     state = _GibbsState(corpus.X, groups, K, None, z=z.copy())
+    if line_rows:
+        _rows_on_lines(state)
     prior = np.full((int(groups.max()) + 1, K), 0.1)
     n_table_rows = prior.shape[0] if tables else 0
     sweeper = _PartitionedSweeper(state, P, np.random.SeedSequence(1), n_table_rows, P)
@@ -92,20 +115,20 @@ def table(name, corpus, args):
     n_tokens = int(corpus.X.sum())
     z = warm_topics(corpus, args.K, args.max_workers, args.warmup)
     rows = []
-    for tables in (False, True):
-        rows += _rows(name if not rows else "", corpus, args, counts, n_tokens, z, tables)
+    for kind in KINDS:
+        rows += _rows(name if not rows else "", corpus, args, counts, n_tokens, z, kind)
     return format_table(["corpus", "sweep", "threads", "ms/sweep", "speed-up", "busy share",
                          "least-most busy", "ns/token in cells", "vs 1 thread"],
                         rows, "llrrrrrrr")
 
 
-def _rows(name, corpus, args, counts, n_tokens, z, tables):
+def _rows(name, corpus, args, counts, n_tokens, z, kind):
     rows, base = [], None
     for P in counts:
-        median, busy, mean_wall = time_blocks(corpus, args.K, z, P, args.sweeps, tables)
+        median, busy, mean_wall = time_blocks(corpus, args.K, z, P, args.sweeps, kind)
         per_token = 1e9 * busy.sum() / n_tokens
         base = base or (median, per_token)
-        rows.append([name if not rows else "", ("" if rows else "AGS" if tables else "LDA"),
+        rows.append([name if not rows else "", "" if rows else kind,
                      P, f"{1e3 * median:.1f}",
                      f"{base[0] / median:.2f}x", f"{busy.mean() / mean_wall:.0%}",
                      f"{busy.min() / mean_wall:.0%}-{busy.max() / mean_wall:.0%}",

@@ -870,6 +870,9 @@ cdef class PartitionedSweep:
     value abandons the sweep (``run_thread`` returns -1).
     ``busy_seconds()`` gives the time each thread has spent in its cells,
     the balance of the sub-steps as measured (the rest is barrier waits).
+    ``nwk``'s rows (``K`` or ``K`` padded to a multiple of 8 columns) may
+    lie further apart than their length (a row stride of any multiple of 8
+    counts), so that a table can keep each row on whole cache lines.
 
     The arrays are trusted to be consistent (the sweeper builds them):
     words, documents and collections in range, the cells' pieces disjoint
@@ -895,7 +898,7 @@ cdef class PartitionedSweep:
         const int32_t[::1] piece_doc,
         const int64_t[::1] cell_piece,
         const int32_t[::1] doc_group,
-        int32_t[:, ::1] nwk,
+        int32_t[:, :] nwk,
         int32_t[:, ::1] ndk,
         int32_t[::1] nk,
         Py_ssize_t n_threads,
@@ -909,7 +912,10 @@ cdef class PartitionedSweep:
         if (P < 1 or not 1 <= n_threads <= P or cell_piece.shape[0] != P * P + 1
                 or z.shape[0] != words.shape[0] or piece_doc.shape[0] + 1 != piece_start.shape[0]
                 or (nwk.shape[1] != K and nwk.shape[1] != K_pad) or ndk.shape[1] != K
-                or doc_group.shape[0] != ndk.shape[0] or stop.shape[0] != 1 or K < 1):
+                or doc_group.shape[0] != ndk.shape[0] or stop.shape[0] != 1 or K < 1
+                or nwk.strides[1] != sizeof(int32_t)
+                or nwk.strides[0] < nwk.shape[1] * <Py_ssize_t> sizeof(int32_t)
+                or nwk.strides[0] % (8 * sizeof(int32_t)) != 0):
             raise ValueError("inconsistent arrays passed to PartitionedSweep")
         if (piece_start[0] != 0 or piece_start[piece_start.shape[0] - 1] != words.shape[0]
                 or cell_piece[0] != 0 or cell_piece[P * P] != piece_doc.shape[0]):

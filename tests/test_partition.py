@@ -151,6 +151,32 @@ def test_busy_seconds_count_each_threads_time_in_its_cells(corpus):
         assert np.all(busy > 0) and np.all(busy <= wall)
 
 
+def test_rows_on_whole_cache_lines_give_the_same_draws(corpus):
+    # A word-topic table whose rows lie further apart (a stride of whole
+    # 64-byte lines) is swept exactly as the packed one.
+    a_state, a = _sweeper(corpus, 3, 2)
+    b_state, b = _sweeper(corpus, 3, 2)
+    V, K_pad = b_state.nwk_padded.shape
+    wide = _sampling._line_buffer(V * 16, np.int32).reshape(V, 16)
+    wide[:, :K_pad] = b_state.nwk_padded
+    b_state.nwk_padded, b_state.nwk = wide[:, :K_pad], wide[:, :K]
+    b = _PartitionedSweeper(b_state, 3, np.random.SeedSequence(5), G, 2)
+    for sw in (a, b):
+        with sw:
+            for _ in range(3):
+                sw.sweep(_prior(), 0.1)
+    np.testing.assert_array_equal(a_state.z, b_state.z)
+    np.testing.assert_array_equal(a_state.nwk, b_state.nwk)
+    assert not wide[:, K:].any()
+    # Rows must be contiguous and a whole number of 8-count groups apart.
+    odd = _sampling._line_buffer(V * 12, np.int32).reshape(V, 12)[:, :K_pad]
+    with pytest.raises(ValueError, match="inconsistent"):
+        _sampling.PartitionedSweep(
+            b.words, b.z, b._piece_start, b._piece_doc, b._cell_piece,
+            b_state.doc_group, odd, b_state.ndk, b_state.nk, 1,
+            [np.random.PCG64(0) for _ in range(3)], np.zeros(1, np.int32))
+
+
 def test_document_tables_matches_reference():
     rng = np.random.default_rng(0)
     ndk = rng.integers(0, 150, size=(12, 5)).astype(np.int32)
