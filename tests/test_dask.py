@@ -175,8 +175,10 @@ def test_pickle_and_clone_with_a_client(client, corpus):
 
 
 # ----------------------------------------------------------------- faults
-def test_worker_killed_mid_fit_is_rebuilt(client, corpus, monkeypatch):
-    """Kill one worker process during round 20 of 40; the fit goes on."""
+@pytest.mark.parametrize("worker_threads", [1, 2])
+def test_worker_killed_mid_fit_is_rebuilt(client, corpus, monkeypatch, worker_threads):
+    """Kill one worker process during round 20 of 40; the fit goes on (also
+    with each shard swept on two threads: the rebuilt one too)."""
     sweep = _cluster.ClusterChain.sweep
     killed = {}
 
@@ -193,14 +195,16 @@ def test_worker_killed_mid_fit_is_rebuilt(client, corpus, monkeypatch):
     monkeypatch.setattr(_cluster.ClusterChain, "sweep", sweep_and_kill)
     X = _dask_counts(corpus.data)
     with pytest.warns(ShardRebuiltWarning, match="shard 1"):
-        model = _clda(client, max_iter=40).fit(X, groups=corpus.groups)
+        model = _clda(client, max_iter=40, worker_threads=worker_threads).fit(
+            X, groups=corpus.groups)
     assert killed
     assert [shard for _, shard in model.rebuilt_shards_] == [1]
     assert model.rebuilt_shards_[0][0] in (20, 21)
     # The global table was recounted: every token once.
     total = model.components_.sum() - model.components_.size * model.eta_
     assert np.isclose(total, corpus.data.sum())
-    reference = _clda(client, max_iter=40).fit(X, groups=corpus.groups)
+    reference = _clda(client, max_iter=40, worker_threads=worker_threads).fit(
+        X, groups=corpus.groups)
     ppl = model.perplexity(corpus.data, groups=corpus.groups)
     # Half the documents restart from the current topics and catch up.
     assert ppl < 1.01 * reference.perplexity(corpus.data, groups=corpus.groups)
