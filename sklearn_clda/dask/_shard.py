@@ -208,13 +208,17 @@ def _apply_sync(shard, sync, nk):
     the whole table (after a rebuild).
     """
     state = shard["state"]
-    K = state.nk.shape[0]
+    K, K_pad = state.nk.shape[0], state.nwk_padded.shape[1]
     kind, idx, vals = sync
     if kind == "full":
         state.nwk_padded[...] = 0
+    # The cells are distinct: each piece is one flat fancy-indexed add into
+    # the padded table (its index w * K + k moved to w * K_pad + k).
+    flat = state.nwk_padded.reshape(-1)
     for a in range(0, idx.shape[0], PIECE):
         cells = idx[a:a + PIECE].astype(np.int64)
-        state.nwk[cells // K, cells % K] += vals[a:a + PIECE]
+        cells += (cells // K) * (K_pad - K)
+        flat[cells] += vals[a:a + PIECE]
     state.nk[...] = nk
 
 
