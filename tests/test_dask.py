@@ -24,7 +24,7 @@ pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
 
 import sklearn  # noqa: E402
-from distributed import Client, LocalCluster  # noqa: E402
+from distributed import Client, LocalCluster, Worker  # noqa: E402
 from sklearn.base import clone  # noqa: E402
 from sklearn.pipeline import Pipeline  # noqa: E402
 from sklearn.preprocessing import FunctionTransformer  # noqa: E402
@@ -159,9 +159,12 @@ def test_client_by_address_and_embedded_cluster(client, corpus, monkeypatch):
 
     monkeypatch.setattr(_client, "LocalCluster", in_process)
     embedded = _clda(None, max_iter=5).fit(corpus.data, groups=corpus.groups)
-    assert started[0]["n_workers"] == (os.cpu_count() or 1)
-    assert started[0]["threads_per_worker"] == 1 and started[0]["processes"]
-    assert embedded.n_shards_ == (os.cpu_count() or 1)
+    cpus = os.cpu_count() or 1
+    assert started[0]["n_workers"] == 1 and started[0]["processes"]
+    assert started[0]["threads_per_worker"] == cpus
+    # One shard, swept on all of the worker's threads.
+    assert embedded.n_shards_ == 1
+    np.testing.assert_array_equal(embedded.shard_threads_, [cpus])
     with pytest.raises(ValueError):
         Client.current()
 
@@ -199,6 +202,7 @@ def test_worker_killed_mid_fit_is_rebuilt(client, corpus, monkeypatch, worker_th
             X, groups=corpus.groups)
     assert killed
     assert [shard for _, shard in model.rebuilt_shards_] == [1]
+    np.testing.assert_array_equal(model.shard_threads_, [worker_threads] * 2)
     assert model.rebuilt_shards_[0][0] in (20, 21)
     # The global table was recounted: every token once.
     total = model.components_.sum() - model.components_.size * model.eta_
@@ -209,6 +213,42 @@ def test_worker_killed_mid_fit_is_rebuilt(client, corpus, monkeypatch, worker_th
     # Half the documents restart from the current topics and catch up.
     assert ppl < 1.01 * reference.perplexity(corpus.data, groups=corpus.groups)
     client.wait_for_workers(2, timeout=60)
+
+
+def test_default_worker_threads_are_each_workers_and_kept_on_rebuild(corpus, monkeypatch):
+    """``worker_threads=None`` sweeps each shard on the threads of the worker
+    that first built it, and a shard rebuilt on a worker with another
+    thread count keeps its own (its count decides its draws). A cluster of
+    a two-thread and a one-thread worker, in this process; the one-thread
+    worker leaves between rounds 5 and 6."""
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                      dashboard_address=None, silence_logs=50) as cluster, \
+            Client(cluster, set_as_default=False) as c:
+        async def start_worker():
+            return await Worker(cluster.scheduler_address, nthreads=1, dashboard_address=":0")
+
+        single = c.sync(start_worker)
+        c.wait_for_workers(2, timeout=60)
+        X = _dask_counts(corpus.data)
+        sweep = _cluster.ClusterChain.sweep
+        left = {}
+
+        def sweep_after_leaving(chain, prior, eta):
+            if chain.round == 5 and not left:
+                left["shard"] = next(i for i, a in chain.shards.workers.items()
+                                     if a == single.address)
+                c.sync(single.close)
+            return sweep(chain, prior, eta)
+
+        monkeypatch.setattr(_cluster.ClusterChain, "sweep", sweep_after_leaving)
+        with pytest.warns(ShardRebuiltWarning):
+            model = _clda(c, max_iter=10).fit(X, groups=corpus.groups)
+    assert [shard for _, shard in model.rebuilt_shards_] == [left["shard"]]
+    expected = [2, 2]
+    expected[left["shard"]] = 1
+    np.testing.assert_array_equal(model.shard_threads_, expected)
+    total = model.components_.sum() - model.components_.size * model.eta_
+    assert np.isclose(total, corpus.data.sum())
 
 
 @pytest.mark.parametrize("phase", ["build", "finish"])

@@ -15,8 +15,12 @@ def fit_client(client, timeout):
 
     ``client`` is a ``distributed.Client``, a scheduler address, or
     ``None``: the current client if there is one, else a ``LocalCluster``
-    (one single-threaded worker process per CPU) started for the fit and
-    closed after it.
+    started for the fit and closed after it: one worker process with a
+    thread per CPU, whose shard's sweep (``worker_threads=None``) is
+    partitioned over all of them. On one machine that beats one
+    single-threaded process per CPU, which each hold a copy of the
+    word-topic table and merge their changes every round (user guide,
+    "Choosing how to run a large fit").
     """
     if client is not None and not isinstance(client, str):
         yield client
@@ -30,7 +34,7 @@ def fit_client(client, timeout):
             yield current
             return
         with LocalCluster(
-            n_workers=os.cpu_count() or 1, threads_per_worker=1, processes=True,
+            n_workers=1, threads_per_worker=os.cpu_count() or 1, processes=True,
             dashboard_address=None, silence_logs=logging.ERROR,
         ) as cluster, Client(cluster, set_as_default=False, timeout=timeout) as own:
             yield own

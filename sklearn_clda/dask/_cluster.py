@@ -36,15 +36,19 @@ class ShardSet:
     ``specs[i]`` is ``(x_blocks, group_blocks, first_block)``: shard ``i``'s
     blocks of X and of the labels (NumPy or delayed), from which it is
     built, and rebuilt if its worker is lost. ``build_args`` are the
-    remaining arguments of :func:`~sklearn_clda.dask._shard.build_shard`,
-    ``threads`` its keyword (the threads of each shard's sweep).
+    remaining arguments of :func:`~sklearn_clda.dask._shard.build_shard`.
+    ``threads`` is its keyword, the threads of each shard's sweep, or
+    ``None`` for the thread count (``nthreads``) of the worker that first
+    builds the shard; either way a shard keeps its count when it is rebuilt
+    (the count decides its draws), in :attr:`shard_threads`.
     """
 
     def __init__(self, client, specs, build_args, caller, timeout, fit_id, threads=1):
         self.client = client
         self.specs = specs
         self.build_args = build_args
-        self.threads = int(threads)
+        self.threads = None if threads is None else int(threads)
+        self.shard_threads = {}
         self.caller = caller
         self.timeout = float(timeout)
         self.fit_id = fit_id
@@ -84,12 +88,22 @@ class ShardSet:
         return self.client.scatter(list(blocks), workers=[addr], hash=False,
                                    timeout=self.timeout)
 
+    def _threads_of(self, i):
+        """Shard ``i``'s sweep threads, fixed when it is first built."""
+        if i not in self.shard_threads:
+            threads = self.threads
+            if threads is None:
+                info = self.client.scheduler_info(n_workers=-1)["workers"]
+                threads = int(info.get(self.workers[i], {}).get("nthreads") or 1)
+            self.shard_threads[i] = max(1, threads)
+        return self.shard_threads[i]
+
     def submit_build(self, i, seed, topics=None):
         x_blocks, group_blocks, first = self.specs[i]
         addr = self.workers[i]
         task = dask.delayed(_shard.build_shard, pure=False)(
             self.key(i), self._ship(x_blocks, addr), self._ship(group_blocks, addr),
-            *self.build_args, seed, self.caller, first, topics, threads=self.threads,
+            *self.build_args, seed, self.caller, first, topics, threads=self._threads_of(i),
         )
         return self.client.compute(task, workers=[self.workers[i]], allow_other_workers=False)
 

@@ -31,10 +31,11 @@ _DASK_PARAMS_DOC = """
     client : distributed.Client, str or None, default=None
         The cluster to fit on: a client, a scheduler address, or ``None``
         for the current client (``distributed.Client.current()``) or, when
-        there is none, a ``LocalCluster`` with one single-threaded worker
-        process per CPU, started for the fit and closed after it. One shard
+        there is none, a ``LocalCluster`` with one worker process that has a
+        thread per CPU, started for the fit and closed after it. One shard
         per worker: the number of workers (and the input's row chunks)
-        decides the result together with ``random_state``.
+        decides the result together with ``random_state`` and the shards'
+        threads (``worker_threads``).
 
     local_sweeps : int, default=1
         Sweeps each worker runs against its own copy of the word-topic
@@ -45,19 +46,22 @@ _DASK_PARAMS_DOC = """
         ``prior_update_every`` and ``evaluate_every`` count rounds, and the
         collection-level variables are updated once per round.
 
-    worker_threads : int, default=1
-        Threads each worker runs its shard's sweeps on. With more than one,
-        a shard's sweep is partitioned as the in-memory estimator's is
-        with ``n_jobs`` (its documents and words cut into that many blocks;
-        nothing copied or merged), so the threads share the worker's one
-        copy of the word-topic table: one worker process per machine with
-        ``worker_threads`` set to its cores holds one table per machine
+    worker_threads : int or None, default=None
+        Threads each worker runs its shard's sweeps on; ``None`` takes the
+        thread count of the worker (its ``nthreads``, as ``dask worker
+        --nthreads`` or ``LocalCluster(threads_per_worker=...)`` set it).
+        With more than one, a shard's sweep is partitioned as the in-memory
+        estimator's is with ``n_jobs`` (its documents and words cut into
+        that many blocks; nothing copied or merged), so the threads share
+        the worker's one copy of the word-topic table: one worker process
+        per machine with a thread per core holds one table per machine
         instead of one per process. Each worker then also keeps its tokens
         and topics in block order and their permutation (about 12 bytes a
         token more, and as much again while the sweep is set up). The
-        result depends on it, as on ``n_jobs`` in memory, and is
-        reproducible for a given value, number of workers and
-        ``random_state``.
+        result depends on each shard's count, as on ``n_jobs`` in memory,
+        and is reproducible for given counts, number of workers and
+        ``random_state``; a shard keeps the count it was first built with
+        when it is rebuilt on another worker (``shard_threads_``).
 
     timeout : float, default=600.0
         Seconds that any one wait for the workers (building the shards, a
@@ -111,6 +115,12 @@ class CompoundLDA(DistributedFitMixin, _clda.CompoundLDA):
 
     n_shards_ : int
         Number of shards (workers) of the fit.
+
+    shard_threads_ : ndarray of shape (`n_shards_`,)
+        Threads of each shard's sweep: ``worker_threads``, or the thread
+        count of the worker that first built the shard (a shard is cut
+        into at most that many blocks, fewer when it is small, as with
+        ``n_jobs`` in memory).
 
     sync_bytes_ : ndarray of shape (`n_iter_`, 2)
         Bytes of array data sent to all shards and received from them in
@@ -182,7 +192,7 @@ class CompoundLDA(DistributedFitMixin, _clda.CompoundLDA):
         warm_start=False,
         client=None,
         local_sweeps=1,
-        worker_threads=1,
+        worker_threads=None,
         timeout=600.0,
     ):
         super().__init__(
@@ -272,7 +282,7 @@ class LDAGibbs(DistributedFitMixin, _lda_gibbs.LDAGibbs):
     components_, doc_topic_, doc_topic_prior_, topic_word_prior_, bound_, n_iter_, burn_in_, n_tokens_, sweep_times_, trace_, n_features_in_ : see :class:`sklearn_clda.LDAGibbs`
         The same fitted attributes.
 
-    n_shards_, sync_bytes_, sync_seconds_, rebuilt_shards_ : see :class:`CompoundLDA`
+    n_shards_, shard_threads_, sync_bytes_, sync_seconds_, rebuilt_shards_ : see :class:`CompoundLDA`
         The shards, and the cost of their synchronization.
 
     See Also
@@ -327,7 +337,7 @@ class LDAGibbs(DistributedFitMixin, _lda_gibbs.LDAGibbs):
         warm_start=False,
         client=None,
         local_sweeps=1,
-        worker_threads=1,
+        worker_threads=None,
         timeout=600.0,
     ):
         super().__init__(

@@ -30,7 +30,8 @@ __all__ = ["DistributedFitMixin"]
 # Parameters of the distributed classes that the in-memory ones do not have.
 _DASK_PARAMS = ("client", "local_sweeps", "worker_threads", "timeout")
 # Fitted attributes of the distributed classes only.
-_DASK_ATTRIBUTES = ("n_shards_", "sync_bytes_", "sync_seconds_", "rebuilt_shards_")
+_DASK_ATTRIBUTES = ("n_shards_", "shard_threads_", "sync_bytes_", "sync_seconds_",
+                    "rebuilt_shards_")
 
 
 class _ClusterAverager:
@@ -91,7 +92,7 @@ class DistributedFitMixin:
     _dask_constraints = {
         "client": [None, str, HasMethods(["submit", "scheduler_info"])],
         "local_sweeps": [Interval(Integral, 1, None, closed="left")],
-        "worker_threads": [Interval(Integral, 1, None, closed="left")],
+        "worker_threads": [Interval(Integral, 1, None, closed="left"), None],
         "timeout": [Interval(Real, 0, None, closed="neither")],
     }
 
@@ -239,6 +240,9 @@ class DistributedFitMixin:
             "burn_in_": run.burn_in,
             "n_tokens_": n_tokens,
             "n_shards_": len(shards),
+            "shard_threads_": np.array(
+                [shards.shard_threads[i] for i in range(len(shards))], dtype=np.int64
+            ),
             "sync_bytes_": np.asarray(chain.bytes, dtype=np.int64).reshape(-1, 2),
             "sync_seconds_": np.asarray(chain.sync_seconds),
             "rebuilt_shards_": list(shards.lost_log),

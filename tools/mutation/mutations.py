@@ -369,4 +369,18 @@ MUTATIONS = [
         'if self.sampler == "mh":',
         ("tests/test_dask.py",),
     ),
+    # worker_threads=None: a rebuilt shard must keep the thread count (its
+    # draws) it was first built with, and None means the worker's nthreads.
+    Mutation(
+        "dask-rebuilt-shard-takes-new-workers-threads", "model", "sklearn_clda/dask/_cluster.py",
+        "        if i not in self.shard_threads:\n",
+        "        if True:\n",
+        ("tests/test_dask.py",),
+    ),
+    Mutation(
+        "dask-default-threads-one", "model", "sklearn_clda/dask/_cluster.py",
+        'threads = int(info.get(self.workers[i], {}).get("nthreads") or 1)',
+        "threads = 1",
+        ("tests/test_dask.py",),
+    ),
 ]
