@@ -215,6 +215,43 @@ def test_worker_killed_mid_fit_is_rebuilt(client, corpus, monkeypatch, worker_th
     client.wait_for_workers(2, timeout=60)
 
 
+def test_every_worker_killed_in_one_round(client, corpus, monkeypatch):
+    """Kill both worker processes before round 20 of 30: their nannies start
+    new ones, the fit waits for them, rebuilds both shards, and that round's
+    Antoniak table counts still cover every document (drawn from the
+    rebuilt shards' topics), not just the shards that answered (none)."""
+    from sklearn_clda import _pi_update
+
+    sweep = _cluster.ClusterChain.sweep
+    step = _pi_update.AGSUpdate.step
+    killed, table_totals = {}, {}
+
+    def sweep_and_kill(chain, prior, eta):
+        if chain.round == 19 and not killed:
+            pids = client.run(os.getpid)
+            for pid in pids.values():
+                os.kill(pid, 9)
+            killed.update(pids)
+        return sweep(chain, prior, eta)
+
+    def recording_step(update, run, sweep_no, tables, rng, state):
+        table_totals[state.round] = int(np.sum(tables))
+        return step(update, run, sweep_no, tables, rng, state)
+
+    monkeypatch.setattr(_cluster.ClusterChain, "sweep", sweep_and_kill)
+    monkeypatch.setattr(_pi_update.AGSUpdate, "step", recording_step)
+    with pytest.warns(ShardRebuiltWarning):
+        model = _clda(client, max_iter=30).fit(corpus.data, groups=corpus.groups)
+    assert len(killed) == 2
+    assert sorted(shard for _, shard in model.rebuilt_shards_) == [0, 1]
+    # every document holds at least one table in every round
+    n_docs = corpus.data.shape[0]
+    assert len(table_totals) == 30 and min(table_totals.values()) >= n_docs
+    total = model.components_.sum() - model.components_.size * model.eta_
+    assert np.isclose(total, corpus.data.sum())
+    client.wait_for_workers(2, timeout=60)
+
+
 def test_default_worker_threads_are_each_workers_and_kept_on_rebuild(corpus, monkeypatch):
     """``worker_threads=None`` sweeps each shard on the threads of the worker
     that first built it, and a shard rebuilt on a worker with another

@@ -66,12 +66,20 @@ class ShardSet:
         return sorted(self.client.scheduler_info(n_workers=-1)["workers"])
 
     def place(self, i):
-        """Put shard ``i`` on the live worker that holds the fewest shards."""
+        """Put shard ``i`` on the live worker that holds the fewest shards;
+        with none left, wait up to ``timeout`` for one (a nanny restarting
+        the worker it lost, say)."""
         alive = self.alive()
+        if not alive:
+            try:
+                self.client.wait_for_workers(1, timeout=self.timeout)
+            except Exception:  # noqa: BLE001 - a TimeoutError, said below
+                pass
+            alive = self.alive()
         if not alive:
             raise RuntimeError(
                 f"{self.caller}: no Dask worker is left in the cluster to hold "
-                f"shard {i}; the fit cannot go on."
+                f"shard {i} (waited {self.timeout:g} s for one); the fit cannot go on."
             )
         load = {a: 0 for a in alive}
         for j, a in self.workers.items():
@@ -333,7 +341,30 @@ class ClusterChain:
         self.sync = ("delta", idx, vals)
         if want_hist:
             self.hist = merge_histograms([r["hist"] for r in results.values()])
-        tables = sum(r["tables"] for r in results.values())
+        tables = np.zeros((self.n_table_rows, self.K), dtype=np.int64)
+        for r in results.values():
+            tables += r["tables"]
+        if lost:
+            self._recover(lost)
+            tables += self._rebuilt_tables(lost)
+        return tables
+
+    def _rebuilt_tables(self, rebuilt):
+        """The Antoniak table counts of the rebuilt shards' documents, drawn
+        from their new topics, so that a round's counts cover every document
+        (even when every shard was lost in it); shards lost again meanwhile
+        are left out (and rebuilt by the next round)."""
+        tables = np.zeros((self.n_table_rows, self.K), dtype=np.int64)
+        if self.n_table_rows == 0:
+            return tables
+        args = {
+            i: (self.prior, self.n_table_rows,
+                np.random.SeedSequence(self.seed, spawn_key=(2, i, self.n_rebuilt)))
+            for i in rebuilt
+        }
+        more, lost = self.shards.call(_shard.shard_tables, args, "the table counts")
+        for t in more.values():
+            tables += t
         if lost:
             self._recover(lost)
         return tables

@@ -364,6 +364,18 @@ def shard_finish(key, keep_prior, prior, phi, table_sums):
     return {"doc_topic": shard["doc_topic"], "ll": float(ll.sum()), "table_sums": sums}
 
 
+def shard_tables(key, prior, n_table_rows, seed):
+    """AGS's Antoniak table counts of shard ``key``'s documents, drawn from
+    their current counts (``document_tables``) with a stream of ``seed``: a
+    rebuilt shard's share of the round in which it was lost."""
+    state = _SHARDS[key]["state"]
+    prior = np.ascontiguousarray(prior, dtype=np.float64)
+    tables = np.zeros((n_table_rows, state.nk.shape[0]), dtype=np.int64)
+    _sampling.document_tables(state.ndk, state.doc_group, prior, tables,
+                              np.random.PCG64(seed))
+    return tables
+
+
 def drop_shard(key):
     """Forget shard ``key`` (the fit is over or failed)."""
     _SHARDS.pop(key, None)

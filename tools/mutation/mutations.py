@@ -377,6 +377,21 @@ MUTATIONS = [
         "        if True:\n",
         ("tests/test_dask.py",),
     ),
+    # A round that lost shards summed only the answering shards' table
+    # counts (every shard lost: the integer 0, a TypeError in the pi step),
+    # and a lost last worker ended the fit while its nanny restarted it.
+    Mutation(
+        "dask-lost-round-tables-partial", "model", "sklearn_clda/dask/_cluster.py",
+        "            tables += self._rebuilt_tables(lost)\n",
+        "            pass\n",
+        ("tests/test_dask.py",),
+    ),
+    Mutation(
+        "dask-no-wait-for-a-restarted-worker", "model", "sklearn_clda/dask/_cluster.py",
+        "                self.client.wait_for_workers(1, timeout=self.timeout)\n",
+        "                pass\n",
+        ("tests/test_dask.py",),
+    ),
     Mutation(
         "dask-default-threads-one", "model", "sklearn_clda/dask/_cluster.py",
         'threads = int(info.get(self.workers[i], {}).get("nthreads") or 1)',
