@@ -6,8 +6,9 @@
 #
 #   bash benchmarks/many_core.sh OUTDIR threads   # bench_threads.py, bench_partition.py:
 #                                                 # about 6 min on 16 cores
-#   bash benchmarks/many_core.sh OUTDIR dask      # bench_dask.py, bench_side_by_side.py:
-#                                                 # about 3.5 min on 16 cores
+#   bash benchmarks/many_core.sh OUTDIR dask      # bench_dask.py, bench_side_by_side.py,
+#                                                 # then worker_threads layouts: about
+#                                                 # 5 min on 16 cores (estimated)
 #   bash benchmarks/many_core.sh OUTDIR all       # both (more than one 10-minute call)
 #
 # Needs numpy, scipy, scikit-learn and Cython (the build runs without
@@ -88,5 +89,12 @@ case $part in dask|all)
   # the same shards' rounds in as many plain processes at once: machine or Dask?
   # shellcheck disable=SC2086
   run_part side_by_side "$py" benchmarks/bench_side_by_side.py --tokens "$tokens" \
-    --processes $workers ;;
+    --processes $workers
+  # the layout of the embedded default (one worker, a thread per core) and a
+  # half-way one, against the single-threaded processes above
+  cores=$(nproc)
+  run_part dask_one_worker "$py" benchmarks/bench_dask.py --tokens "$tokens" --workers 1 \
+    --worker-threads "$cores" --skip-perplexity
+  run_part dask_two_workers "$py" benchmarks/bench_dask.py --tokens "$tokens" --workers 2 \
+    --worker-threads $((cores / 2)) --skip-perplexity ;;
 esac

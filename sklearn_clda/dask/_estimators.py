@@ -57,7 +57,8 @@ _DASK_PARAMS_DOC = """
         per machine with a thread per core holds one table per machine
         instead of one per process. Each worker then also keeps its tokens
         and topics in block order and their permutation (about 12 bytes a
-        token more, and as much again while the sweep is set up). The
+        token more, and as much again while the sweep is set up; ``1``
+        keeps the single-threaded sweep where memory is tighter). The
         result depends on each shard's count, as on ``n_jobs`` in memory,
         and is reproducible for given counts, number of workers and
         ``random_state``; a shard keeps the count it was first built with
