@@ -68,7 +68,8 @@ def cell_layout(words, doc_ptr, doc_bounds, word_block):
     block of ``d`` (``doc_bounds``) and ``q = word_block[words[i]]``; the
     tokens are sorted by cell, keeping document and position order within
     a cell (a stable sort). A piece is a run of one document's tokens in
-    one cell.
+    one cell. Computed by ``_sampling.cell_order`` (whose docstring has the
+    NumPy equivalent) with no array per token but ``perm``.
 
     Returns
     -------
@@ -80,24 +81,11 @@ def cell_layout(words, doc_ptr, doc_bounds, word_block):
     cell_piece : ndarray of shape (P * P + 1,), int64
         Cell ``c`` is pieces ``cell_piece[c]:cell_piece[c + 1]``.
     """
-    P = len(doc_bounds) - 1
-    n_docs = len(doc_ptr) - 1
-    doc_block = np.repeat(np.arange(P, dtype=np.int64), np.diff(doc_bounds))
-    doc_of_token = np.repeat(np.arange(n_docs, dtype=np.int32), np.diff(doc_ptr))
-    key_dtype = np.uint16 if P * P <= np.iinfo(np.uint16).max else np.int64
-    cell = (doc_block[doc_of_token] * P + word_block[words]).astype(key_dtype)
-    perm = np.argsort(cell, kind="stable")
-    cell, doc_of_token = cell[perm], doc_of_token[perm]
-    n = len(perm)
-    new_piece = np.ones(n, dtype=bool)
-    new_piece[1:] = (cell[1:] != cell[:-1]) | (doc_of_token[1:] != doc_of_token[:-1])
-    starts = np.flatnonzero(new_piece)
-    piece_start = np.append(starts, n).astype(np.int64)
-    per_cell = np.bincount(cell[starts].astype(np.int64), minlength=P * P)
-    cell_piece = np.zeros(P * P + 1, dtype=np.int64)
-    np.cumsum(per_cell, out=cell_piece[1:])
-    perm_dtype = np.int32 if n < 2**31 else np.int64
-    return perm.astype(perm_dtype), piece_start, doc_of_token[starts], cell_piece
+    return _sampling.cell_order(
+        np.ascontiguousarray(words, dtype=np.int32), np.ascontiguousarray(doc_ptr, np.int64),
+        np.ascontiguousarray(doc_bounds, dtype=np.int64),
+        np.ascontiguousarray(word_block, dtype=np.int32),
+    )
 
 
 class _PartitionedSweeper(ShardStreams):

@@ -834,6 +834,142 @@ def state_log_likelihood(
             out[d] = acc
 
 
+ctypedef fused _perm_t:
+    int32_t
+    int64_t
+
+
+def cell_order(const int32_t[::1] words, const int64_t[::1] doc_ptr,
+               const int64_t[::1] doc_bounds, const int32_t[::1] word_block,
+               perm_dtype=None):
+    """The tokens in the cells of :class:`PartitionedSweep`, and their pieces.
+
+    Token ``i`` of document ``d`` is in cell ``p * P + q``, ``p`` the block
+    of ``d`` (``doc_bounds[p] <= d < doc_bounds[p + 1]``) and ``q =
+    word_block[words[i]]``. Two passes over the tokens (a counting sort,
+    stable) and nothing per token but the result. NumPy equivalent::
+
+        doc_of = np.repeat(np.arange(n_docs), np.diff(doc_ptr))
+        block_of = np.repeat(np.arange(P), np.diff(doc_bounds))
+        cell = block_of[doc_of] * P + word_block[words]
+        perm = np.argsort(cell, kind="stable")
+        new = np.r_[True, (cell[perm][1:] != cell[perm][:-1])
+                    | (doc_of[perm][1:] != doc_of[perm][:-1])]
+        starts = np.flatnonzero(new)
+        piece_start, piece_doc = np.r_[starts, n_tokens], doc_of[perm][starts]
+        cell_piece = np.r_[0, np.cumsum(np.bincount(cell[perm][starts],
+                                                    minlength=P * P))]
+
+    Returns ``perm`` (int32 below 2**31 tokens, else int64; ``perm_dtype``
+    forces one, for tests), ``piece_start``
+    (int64), ``piece_doc`` (int32) and ``cell_piece`` (int64). Raises
+    ``ValueError`` on arrays that do not fit together (a word outside
+    ``word_block``, a block outside ``0 .. P - 1``, bounds that do not
+    cover the documents, pointers that do not cover the tokens).
+    """
+    cdef Py_ssize_t n_docs = doc_ptr.shape[0] - 1, P = doc_bounds.shape[0] - 1, p, d
+    cdef int64_t n = words.shape[0]
+    cdef int bad
+    if (n_docs < 0 or P < 1 or doc_ptr[0] != 0 or doc_ptr[n_docs] != n
+            or doc_bounds[0] != 0 or doc_bounds[P] != n_docs):
+        raise ValueError("cell_order: doc_ptr must cover the tokens and doc_bounds the documents")
+    for p in range(P):
+        if doc_bounds[p] > doc_bounds[p + 1]:
+            raise ValueError("cell_order: doc_bounds must not decrease")
+    for d in range(n_docs):
+        if doc_ptr[d] > doc_ptr[d + 1]:
+            raise ValueError("cell_order: doc_ptr must not decrease")
+    fill_arr = np.zeros(P * P + 1, dtype=np.int64)
+    cell_piece = np.zeros(P * P + 1, dtype=np.int64)
+    seen_arr = np.full(P, -1, dtype=np.int64)
+    cdef int64_t[::1] fill = fill_arr, npiece = cell_piece, seen = seen_arr
+    with nogil:
+        bad = _count_cells(words, doc_ptr, doc_bounds, word_block, fill, npiece, seen)
+    if bad:
+        raise ValueError("cell_order: a word has no block in word_block, or a block is "
+                         "outside 0 .. P - 1")
+    np.cumsum(fill_arr, out=fill_arr)
+    np.cumsum(cell_piece, out=cell_piece)
+    n_pieces = int(cell_piece[P * P])
+    piece_start = np.empty(n_pieces + 1, dtype=np.int64)
+    piece_doc = np.empty(n_pieces, dtype=np.int32)
+    piece_start[n_pieces] = n
+    seen_arr.fill(-1)
+    next_piece = cell_piece[:P * P].copy()
+    if perm_dtype is None:
+        perm_dtype = np.int32 if n < 2**31 else np.int64
+    if np.dtype(perm_dtype) not in (np.dtype(np.int32), np.dtype(np.int64)) or (
+            np.dtype(perm_dtype) == np.int32 and n >= 2**31):
+        raise ValueError(f"cell_order: perm_dtype {perm_dtype!r} cannot index {n} tokens")
+    perm = np.empty(n, dtype=perm_dtype)
+    cdef int64_t[::1] nxt = next_piece, starts = piece_start
+    cdef int32_t[::1] docs = piece_doc
+    cdef int32_t[::1] perm32
+    cdef int64_t[::1] perm64
+    if perm.dtype == np.int32:
+        perm32 = perm
+        with nogil:
+            _place_cells[int32_t](words, doc_ptr, doc_bounds, word_block, fill, nxt, seen,
+                                  perm32, starts, docs)
+    else:
+        perm64 = perm
+        with nogil:
+            _place_cells[int64_t](words, doc_ptr, doc_bounds, word_block, fill, nxt, seen,
+                                  perm64, starts, docs)
+    return perm, piece_start, piece_doc, cell_piece
+
+
+cdef int _count_cells(const int32_t[::1] words, const int64_t[::1] doc_ptr,
+                      const int64_t[::1] doc_bounds, const int32_t[::1] word_block,
+                      int64_t[::1] fill, int64_t[::1] npiece, int64_t[::1] seen) noexcept nogil:
+    """Pass 1 of ``cell_order``: tokens (``fill[c + 1]``) and pieces
+    (``npiece[c + 1]``) of each cell ``c``; 1 on a word or block out of range."""
+    cdef Py_ssize_t P = doc_bounds.shape[0] - 1, V = word_block.shape[0], p
+    cdef int64_t d, i, c
+    cdef int32_t w, q
+    for p in range(P):
+        for d in range(doc_bounds[p], doc_bounds[p + 1]):
+            for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                w = words[i]
+                if w < 0 or w >= V:
+                    return 1
+                q = word_block[w]
+                if q < 0 or q >= P:
+                    return 1
+                c = p * P + q
+                fill[c + 1] += 1
+                if seen[q] != d:
+                    seen[q] = d
+                    npiece[c + 1] += 1
+    return 0
+
+
+cdef void _place_cells(const int32_t[::1] words, const int64_t[::1] doc_ptr,
+                       const int64_t[::1] doc_bounds, const int32_t[::1] word_block,
+                       int64_t[::1] fill, int64_t[::1] next_piece, int64_t[::1] seen,
+                       _perm_t[::1] perm, int64_t[::1] piece_start,
+                       int32_t[::1] piece_doc) noexcept nogil:
+    """Pass 2 of ``cell_order`` (``fill`` holds each cell's first place,
+    ``next_piece`` its first piece): each token to the next place of its
+    cell, a piece opened at a document's first token in a cell."""
+    cdef Py_ssize_t P = doc_bounds.shape[0] - 1, p
+    cdef int64_t d, i, c, j
+    cdef int32_t q
+    for p in range(P):
+        for d in range(doc_bounds[p], doc_bounds[p + 1]):
+            for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                q = word_block[words[i]]
+                c = p * P + q
+                if seen[q] != d:
+                    seen[q] = d
+                    j = next_piece[c]
+                    next_piece[c] = j + 1
+                    piece_start[j] = fill[c]
+                    piece_doc[j] = <int32_t> d
+                perm[fill[c]] = <_perm_t> i
+                fill[c] += 1
+
+
 cdef class PartitionedSweep:
     """The z-step of a sweep split into ``P`` x ``P`` cells, for ``n_threads`` threads.
 

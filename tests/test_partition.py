@@ -237,6 +237,58 @@ def test_cell_layout_is_a_stable_sort_into_cells():
             assert np.all(np.diff(toks) > 0)
 
 
+def _cell_order_reference(words, doc_ptr, doc_bounds, word_block):
+    """The NumPy equivalent in ``_sampling.cell_order``'s docstring."""
+    P, n = len(doc_bounds) - 1, len(words)
+    doc_of = np.repeat(np.arange(len(doc_ptr) - 1), np.diff(doc_ptr))
+    block_of = np.repeat(np.arange(P), np.diff(doc_bounds))
+    cell = block_of[doc_of] * P + word_block[words]
+    perm = np.argsort(cell, kind="stable")
+    new = np.r_[True, (cell[perm][1:] != cell[perm][:-1])
+                | (doc_of[perm][1:] != doc_of[perm][:-1])]
+    starts = np.flatnonzero(new)
+    return (perm, np.r_[starts, n], doc_of[perm][starts],
+            np.r_[0, np.cumsum(np.bincount(cell[perm][starts], minlength=P * P))])
+
+
+@pytest.mark.parametrize("P", [1, 2, 3, 5])
+@pytest.mark.parametrize("perm_dtype", [None, np.int64])
+def test_cell_order_matches_its_numpy_equivalent(P, perm_dtype):
+    rng = np.random.default_rng(P)
+    # empty documents, and documents with no word of some block, included
+    doc_ptr = np.r_[0, np.cumsum(rng.integers(0, 12, size=40))].astype(np.int64)
+    words = rng.integers(0, 25, size=doc_ptr[-1]).astype(np.int32)
+    doc_bounds = np.r_[0, np.sort(rng.integers(0, 41, size=P - 1)), 40].astype(np.int64)
+    block = word_blocks(words, 25, P)
+    got = _sampling.cell_order(words, doc_ptr, doc_bounds, block, perm_dtype=perm_dtype)
+    want = _cell_order_reference(words, doc_ptr, doc_bounds, block)
+    assert got[0].dtype == (np.int32 if perm_dtype is None else np.int64)
+    assert [g.dtype for g in got[1:]] == [np.int64, np.int32, np.int64]
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_cell_order_refuses_arrays_that_do_not_fit():
+    words = np.array([0, 1, 2, 1], dtype=np.int32)
+    doc_ptr = np.array([0, 2, 4], dtype=np.int64)
+    bounds = np.array([0, 1, 2], dtype=np.int64)
+    block = np.array([0, 1, 0], dtype=np.int32)
+    _sampling.cell_order(words, doc_ptr, bounds, block)
+    with pytest.raises(ValueError, match="no block"):
+        _sampling.cell_order(words, doc_ptr, bounds, block[:2])
+    with pytest.raises(ValueError, match="no block"):
+        _sampling.cell_order(words, doc_ptr, bounds, np.array([0, 2, 0], dtype=np.int32))
+    with pytest.raises(ValueError, match="cover"):
+        _sampling.cell_order(words, doc_ptr[:2], bounds, block)
+    with pytest.raises(ValueError, match="cover"):
+        _sampling.cell_order(words, doc_ptr, np.array([0, 1], dtype=np.int64), block)
+    with pytest.raises(ValueError, match="decrease"):
+        _sampling.cell_order(words, np.array([0, 3, 2, 4], dtype=np.int64),
+                             np.array([0, 1, 3], dtype=np.int64), block)
+    with pytest.raises(ValueError, match="cannot index"):
+        _sampling.cell_order(words, doc_ptr, bounds, block, perm_dtype=np.float64)
+
+
 def test_stop_flag_ends_a_sweep_whose_threads_never_all_arrive(corpus):
     """Only one of two threads runs: it must give up at the barrier when
     the stop flag is set instead of waiting forever."""
