@@ -131,11 +131,12 @@ def _shard_bytes(V, K):
     out = []
     for shard in _shard._SHARDS.values():
         st = shard["state"]
-        arrays = sum(a.nbytes for a in (st.words, st.z, st.doc_ptr, st.doc_len, st.doc_group))
+        words, z = _shard.token_arrays(shard)  # (a partitioned sweeper's, if it holds them)
+        arrays = sum(a.nbytes for a in (words, z, st.doc_ptr, st.doc_len, st.doc_group))
         table = V * _sampling.padded_n_components(K) * 4
         snapshot = shard["rows"].shape[0] * K * 4
         doc_topic = 0 if shard["doc_topic"] is None else shard["doc_topic"].nbytes
-        out.append((int(st.words.shape[0]), arrays, st.ndk.nbytes, table, snapshot, doc_topic))
+        out.append((int(words.shape[0]), arrays, st.ndk.nbytes, table, snapshot, doc_topic))
     return out
 
 

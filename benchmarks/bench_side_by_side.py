@@ -64,7 +64,8 @@ def _process(i, n, args, barrier, results):
                        "bench", threads=args.threads)
     own = _shard.shard_setup(key, labels, len(labels))
     shard = _shard._SHARDS[key]
-    n_tokens = shard["state"].words.shape[0]
+    words, z = _shard.token_arrays(shard)
+    n_tokens = words.shape[0]
     sweeper, sweep_seconds = shard["sweeper"], []
     plain_sweep = sweeper.sweep
 
@@ -75,7 +76,7 @@ def _process(i, n, args, barrier, results):
         return tables
 
     sweeper.sweep = timed_sweep
-    nk = np.bincount(shard["state"].z, minlength=args.k).astype(np.int32)
+    nk = np.bincount(z, minlength=args.k).astype(np.int32)
     prior = np.full((len(labels), args.k), 0.5)
     sync, rounds = ("delta", *own), []
     for r in range(args.warmup + args.rounds):

@@ -18,6 +18,9 @@ from ._streams import ShardStreams
 
 __all__ = ["_PartitionedSweeper", "cell_layout", "sub_step_imbalance", "word_blocks"]
 
+# Tokens counted at a time by word_blocks (its temporaries: 8 bytes each).
+_COUNT_PIECE = 1 << 20
+
 
 def word_blocks(words, n_features, n_blocks):
     """Block of each word: words dealt out by decreasing frequency, in
@@ -27,7 +30,9 @@ def word_blocks(words, n_features, n_blocks):
     >>> word_blocks(np.array([0, 0, 0, 1, 1, 2, 3], dtype=np.int32), 4, 2)
     array([0, 1, 1, 0], dtype=int32)
     """
-    freq = np.bincount(words, minlength=n_features)
+    freq = np.zeros(n_features, dtype=np.int64)
+    for a in range(0, len(words), _COUNT_PIECE):  # (bincount copies as intp)
+        freq += np.bincount(words[a:a + _COUNT_PIECE], minlength=n_features)
     order = np.argsort(-freq, kind="stable")
     rank = np.arange(n_features)
     lap, pos = np.divmod(rank, n_blocks)
@@ -51,11 +56,10 @@ def sub_step_imbalance(words, doc_ptr, n_features, n_blocks):
     n_tokens = len(words)
     if P == 1 or n_tokens == 0:
         return 1.0
-    doc_block = np.repeat(np.arange(P, dtype=np.int64), np.diff(doc_bounds))
-    token_block = np.repeat(doc_block, np.diff(doc_ptr)[: len(doc_block)])
-    cells = np.bincount(
-        token_block * P + word_blocks(words, n_features, P)[words], minlength=P * P
-    ).reshape(P, P)
+    cells = _sampling.cell_token_counts(
+        np.ascontiguousarray(words, dtype=np.int32), np.ascontiguousarray(doc_ptr, np.int64),
+        np.ascontiguousarray(doc_bounds, dtype=np.int64), word_blocks(words, n_features, P),
+    )
     p = np.arange(P)
     largest = sum(cells[p, (p + s) % P].max() for s in range(P))
     return float(largest / (n_tokens / P))
@@ -99,9 +103,17 @@ class _PartitionedSweeper(ShardStreams):
     Randomness: one stream per document block, spawned from
     ``seed_sequence``, which also draws the block's AGS table counts after
     each sweep; the draws depend on ``n_blocks`` but not on ``n_threads``.
+
+    With ``own_tokens`` the sweeper keeps the only copy of the tokens and
+    their topics, in cell order (``words``, ``z``): ``state.words`` and
+    ``state.z`` are set to ``None``, no permutation is kept and ``z`` is
+    never written back, so the sweep costs no memory per token beyond the
+    state's. For a caller that reads the tokens through :meth:`tokens` and
+    :meth:`doc_tokens` (a Dask shard).
     """
 
-    def __init__(self, state, n_blocks, seed_sequence, n_table_rows, n_threads):
+    def __init__(self, state, n_blocks, seed_sequence, n_table_rows, n_threads,
+                 own_tokens=False):
         self.state = state
         K = state.nk.shape[0]
         doc_bounds = balanced_bounds(state.doc_ptr, n_blocks)
@@ -111,7 +123,11 @@ class _PartitionedSweeper(ShardStreams):
             state.words, state.doc_ptr, doc_bounds, block
         )
         self.words = state.words[self.perm]
+        if own_tokens:
+            state.words = None
         self.z = state.z[self.perm]
+        if own_tokens:
+            state.z = self.perm = None
         self.blocks = [
             dict(docs=(lo, hi), bitgen=np.random.PCG64(ss),
                  tables=np.zeros((n_table_rows, K), dtype=np.int64))
@@ -125,6 +141,7 @@ class _PartitionedSweeper(ShardStreams):
             [b["bitgen"] for b in self.blocks], self.stop,
         )
         self._cell_piece, self._piece_start, self._piece_doc = cell_piece, piece_start, piece_doc
+        self._doc_pieces = None
         self.pool = None
 
     @property
@@ -156,8 +173,31 @@ class _PartitionedSweeper(ShardStreams):
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
             self.pool = None
-        self.state.z[self.perm] = self.z
+        if self.perm is not None:
+            self.state.z[self.perm] = self.z
         return False
+
+    def tokens(self):
+        """The words and topics of every token, in cell order."""
+        return self.words, self.z
+
+    def doc_tokens(self, a, b):
+        """The words of documents ``a:b``, each document's tokens together
+        (in cell order within it): ``(indptr, words)``, ``indptr`` of
+        ``b - a + 1`` offsets into ``words``, from the pieces (no array of
+        more than those documents' tokens)."""
+        if self._doc_pieces is None:  # the pieces by document, once
+            self._doc_pieces = np.argsort(self._piece_doc, kind="stable")
+        order = self._doc_pieces
+        lo, hi = np.searchsorted(self._piece_doc[order], [a, b])
+        js = order[lo:hi]
+        starts = self._piece_start[js]
+        lengths = self._piece_start[js + 1] - starts
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        idx = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1])
+        per_doc = np.bincount(self._piece_doc[js] - a, weights=lengths, minlength=b - a)
+        indptr = np.concatenate([[0], np.cumsum(per_doc.astype(np.int64))])
+        return indptr, self.words[idx]
 
     def _thread(self, t, prior):
         """Thread ``t``: its part of the z-step, then its blocks' table counts."""

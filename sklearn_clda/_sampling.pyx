@@ -867,34 +867,17 @@ def cell_order(const int32_t[::1] words, const int64_t[::1] doc_ptr,
     ``word_block``, a block outside ``0 .. P - 1``, bounds that do not
     cover the documents, pointers that do not cover the tokens).
     """
-    cdef Py_ssize_t n_docs = doc_ptr.shape[0] - 1, P = doc_bounds.shape[0] - 1, p, d
+    cdef Py_ssize_t P = doc_bounds.shape[0] - 1
     cdef int64_t n = words.shape[0]
-    cdef int bad
-    if (n_docs < 0 or P < 1 or doc_ptr[0] != 0 or doc_ptr[n_docs] != n
-            or doc_bounds[0] != 0 or doc_bounds[P] != n_docs):
-        raise ValueError("cell_order: doc_ptr must cover the tokens and doc_bounds the documents")
-    for p in range(P):
-        if doc_bounds[p] > doc_bounds[p + 1]:
-            raise ValueError("cell_order: doc_bounds must not decrease")
-    for d in range(n_docs):
-        if doc_ptr[d] > doc_ptr[d + 1]:
-            raise ValueError("cell_order: doc_ptr must not decrease")
-    fill_arr = np.zeros(P * P + 1, dtype=np.int64)
-    cell_piece = np.zeros(P * P + 1, dtype=np.int64)
+    fill_arr, cell_piece = _cell_counts(words, doc_ptr, doc_bounds, word_block)
     seen_arr = np.full(P, -1, dtype=np.int64)
-    cdef int64_t[::1] fill = fill_arr, npiece = cell_piece, seen = seen_arr
-    with nogil:
-        bad = _count_cells(words, doc_ptr, doc_bounds, word_block, fill, npiece, seen)
-    if bad:
-        raise ValueError("cell_order: a word has no block in word_block, or a block is "
-                         "outside 0 .. P - 1")
+    cdef int64_t[::1] fill = fill_arr, seen = seen_arr
     np.cumsum(fill_arr, out=fill_arr)
     np.cumsum(cell_piece, out=cell_piece)
     n_pieces = int(cell_piece[P * P])
     piece_start = np.empty(n_pieces + 1, dtype=np.int64)
     piece_doc = np.empty(n_pieces, dtype=np.int32)
     piece_start[n_pieces] = n
-    seen_arr.fill(-1)
     next_piece = cell_piece[:P * P].copy()
     if perm_dtype is None:
         perm_dtype = np.int32 if n < 2**31 else np.int64
@@ -917,6 +900,46 @@ def cell_order(const int32_t[::1] words, const int64_t[::1] doc_ptr,
             _place_cells[int64_t](words, doc_ptr, doc_bounds, word_block, fill, nxt, seen,
                                   perm64, starts, docs)
     return perm, piece_start, piece_doc, cell_piece
+
+
+def cell_token_counts(const int32_t[::1] words, const int64_t[::1] doc_ptr,
+                      const int64_t[::1] doc_bounds, const int32_t[::1] word_block):
+    """Tokens of each cell of :func:`cell_order`'s layout, shape (P, P) (the
+    same checks; one pass, nothing per token). NumPy equivalent::
+
+        np.bincount(cell, minlength=P * P).reshape(P, P)   # cell as in cell_order
+    """
+    cdef Py_ssize_t P = doc_bounds.shape[0] - 1
+    fill_arr, _ = _cell_counts(words, doc_ptr, doc_bounds, word_block)
+    return fill_arr[1:].reshape(P, P)
+
+
+def _cell_counts(const int32_t[::1] words, const int64_t[::1] doc_ptr,
+                 const int64_t[::1] doc_bounds, const int32_t[::1] word_block):
+    """Checks, then pass 1 of ``cell_order``: ``(tokens, pieces)`` of each
+    cell ``c`` at ``c + 1`` of two arrays of P * P + 1 (the first entry 0)."""
+    cdef Py_ssize_t n_docs = doc_ptr.shape[0] - 1, P = doc_bounds.shape[0] - 1, p, d
+    cdef int64_t n = words.shape[0]
+    cdef int bad
+    if (n_docs < 0 or P < 1 or doc_ptr[0] != 0 or doc_ptr[n_docs] != n
+            or doc_bounds[0] != 0 or doc_bounds[P] != n_docs):
+        raise ValueError("cell_order: doc_ptr must cover the tokens and doc_bounds the documents")
+    for p in range(P):
+        if doc_bounds[p] > doc_bounds[p + 1]:
+            raise ValueError("cell_order: doc_bounds must not decrease")
+    for d in range(n_docs):
+        if doc_ptr[d] > doc_ptr[d + 1]:
+            raise ValueError("cell_order: doc_ptr must not decrease")
+    fill_arr = np.zeros(P * P + 1, dtype=np.int64)
+    npiece_arr = np.zeros(P * P + 1, dtype=np.int64)
+    seen_arr = np.full(P, -1, dtype=np.int64)
+    cdef int64_t[::1] fill = fill_arr, npiece = npiece_arr, seen = seen_arr
+    with nogil:
+        bad = _count_cells(words, doc_ptr, doc_bounds, word_block, fill, npiece, seen)
+    if bad:
+        raise ValueError("cell_order: a word has no block in word_block, or a block is "
+                         "outside 0 .. P - 1")
+    return fill_arr, npiece_arr
 
 
 cdef int _count_cells(const int32_t[::1] words, const int64_t[::1] doc_ptr,

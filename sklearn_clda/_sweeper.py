@@ -102,18 +102,20 @@ def _n_threads(n_tasks):
     return max(1, min(n_tasks, os.cpu_count() or 1))
 
 
-def make_sweeper(state, n_shards, seed_sequence, n_table_rows):
+def make_sweeper(state, n_shards, seed_sequence, n_table_rows, own_tokens=False):
     """The sweeper of a fit: the exact serial sweep for one shard; for more,
     the partitioned scheme unless its sub-steps would be too uneven, then
     copy-and-merge (AD-LDA). The choice depends only on the data and
-    ``n_shards``, so a seed gives the same chain on any machine."""
+    ``n_shards``, so a seed gives the same chain on any machine.
+    ``own_tokens``: see ``_PartitionedSweeper``."""
     if n_shards > 1:
         imbalance = sub_step_imbalance(
             state.words, state.doc_ptr, state.nwk.shape[0], n_shards
         )
         if imbalance <= _MAX_PARTITION_IMBALANCE:
             return _PartitionedSweeper(
-                state, n_shards, seed_sequence, n_table_rows, _n_threads(n_shards)
+                state, n_shards, seed_sequence, n_table_rows, _n_threads(n_shards),
+                own_tokens=own_tokens,
             )
     return _ShardedSweeper(state, n_shards, seed_sequence, n_table_rows)
 

@@ -176,6 +176,56 @@ def test_a_round_holds_one_table_besides_the_shard(small_pieces):
         _shard.drop_shard(key)
 
 
+def test_a_partitioned_shard_keeps_one_copy_of_its_tokens(small_pieces, monkeypatch):
+    """With two threads the shard's sweeper holds its words and topics in
+    cell order instead of the state (no document-order copy, no
+    permutation kept), and setting it up holds at most the permutation and
+    one token array besides; its tokens still give the shard's counts and
+    each document's words."""
+    from sklearn_clda import _partition
+
+    monkeypatch.setattr(_partition, "_COUNT_PIECE", SMALL_PIECE)
+    X = _counts(2000, 150)  # 300k tokens
+    key = "memory-test-partitioned"
+    tracemalloc.start()
+    try:
+        _shard.build_shard(key, [X], None, V, K, np.random.SeedSequence(0), "Test.fit",
+                           threads=2)
+        shard = _shard._SHARDS[key]
+        n = shard["state"].words.shape[0]
+        built = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        own = _shard.shard_setup(key, None, 0)
+        held, peak = (m - built for m in tracemalloc.get_traced_memory())
+        sweeper = shard["sweeper"]
+        pieces = sweeper._piece_start.nbytes + sweeper._piece_doc.nbytes
+        extra = sum(a.nbytes for a in own) + pieces + (1 << 20)
+        assert held <= extra, (held, extra)
+        assert peak <= 8 * n + extra, (peak, 8 * n + extra)
+    finally:
+        tracemalloc.stop()
+    try:
+        state = shard["state"]
+        assert state.words is None and state.z is None and sweeper.perm is None
+        words, z = _shard.token_arrays(shard)
+        assert words.shape == z.shape == (n,)
+        np.testing.assert_array_equal(np.bincount(words, minlength=V),
+                                      np.asarray(X.sum(axis=0)).ravel())
+        for a, b in [(0, 2000), (3, 17), (1999, 2000), (5, 5)]:
+            indptr, doc_words = _shard._doc_words(shard, a, b)
+            got = sp.csr_matrix((np.ones(doc_words.shape[0]), doc_words, indptr),
+                                shape=(b - a, V))
+            got.sum_duplicates()
+            np.testing.assert_array_equal(got.toarray(), X[a:b].toarray())
+        idx, vals = _shard.shard_counts(key)
+        table = np.zeros(V * K, dtype=np.int64)
+        table[idx] += vals
+        np.testing.assert_array_equal(table.reshape(V, K).sum(axis=1),
+                                      np.asarray(X.sum(axis=0)).ravel())
+    finally:
+        _shard.drop_shard(key)
+
+
 def test_dask_blocks_are_compacted_to_int32_when_no_value_changes(small_pieces):
     """A dask array's int64 or float64 blocks go to the build as int32 (8
     bytes a stored entry, not 12) with the same counts and tokens; blocks

@@ -55,10 +55,10 @@ _DASK_PARAMS_DOC = """
         that many blocks; nothing copied or merged), so the threads share
         the worker's one copy of the word-topic table: one worker process
         per machine with a thread per core holds one table per machine
-        instead of one per process. Each worker then also keeps its tokens
-        and topics in block order and their permutation (about 12 bytes a
-        token more, and as much again while the sweep is set up; ``1``
-        keeps the single-threaded sweep where memory is tighter). The
+        instead of one per process. The shard's tokens and topics are then
+        kept in block order instead of document order (about the memory
+        of one thread: the blocks' pieces add a few bytes per document and
+        block). The
         result depends on each shard's count, as on ``n_jobs`` in memory,
         and is reproducible for given counts, number of workers and
         ``random_state``; a shard keeps the count it was first built with

@@ -231,8 +231,8 @@ def shard_setup(key, all_labels, n_table_rows):
     The shard's sweeper is the in-memory estimator's for ``n_jobs`` = the
     shard's ``threads``: the exact serial sweep for one, else (normally)
     the partitioned sweep on that many threads, which share the worker's
-    one copy of the table (it keeps the tokens and topics in cell order
-    too, and their permutation: about 12 bytes a token).
+    one copy of the table; it then holds the shard's tokens and topics, in
+    its cell order, instead of the state (see :func:`token_arrays`).
 
     Returns the shard's word-topic counts (sparse), which its table held
     since the build (later, ``None``); the table is then left at zero, for
@@ -245,7 +245,9 @@ def shard_setup(key, all_labels, n_table_rows):
     if all_labels is not None and shard["labels"] is not None:
         state.doc_group[...] = np.searchsorted(all_labels, shard["labels"])
     n_blocks = _shard_count(shard["threads"], state.ndk.shape[0], state.words.shape[0])
-    shard["sweeper"] = make_sweeper(state, n_blocks, shard["sweep_seed"], n_table_rows)
+    # A partitioned sweeper keeps the only copy of the tokens, in its order.
+    shard["sweeper"] = make_sweeper(state, n_blocks, shard["sweep_seed"], n_table_rows,
+                                    own_tokens=True)
     if not shard["own_counts_in_table"]:
         return None
     own = sparse_rows(state.nwk, shard["rows"], state.nk.shape[0], shard["idx_dtype"])
@@ -290,8 +292,8 @@ def shard_round(key, sync, nk, prior, eta, n_sweeps, keep_prior, want_hist):
         snap[a:b] = state.nwk[rows[a:b]]
     prior = np.ascontiguousarray(prior, dtype=np.float64)
     tables = None
-    # (leaving the block brings state.z up to date: a partitioned sweeper
-    # keeps the topics in cell order while it runs)
+    # (leaving the block writes z back where the state keeps it; a
+    # partitioned sweeper keeps the tokens itself, see shard_setup)
     with shard["sweeper"] as sweeper:
         for _ in range(n_sweeps):
             tables = sweeper.sweep(prior, eta)
@@ -325,9 +327,10 @@ def shard_counts(key):
     K = state.nk.shape[0]
     rows = _SHARDS[key]["rows"]
     own = np.zeros((rows.shape[0], K), dtype=np.int32)
-    for a in range(0, state.words.shape[0], PIECE):
-        pos = np.searchsorted(rows, state.words[a:a + PIECE])
-        np.add.at(own, (pos, state.z[a:a + PIECE]), 1)
+    words, z = token_arrays(_SHARDS[key])
+    for a in range(0, words.shape[0], PIECE):
+        pos = np.searchsorted(rows, words[a:a + PIECE])
+        np.add.at(own, (pos, z[a:a + PIECE]), 1)
     return sparse_rows(own, rows, K, _SHARDS[key]["idx_dtype"], compact=True)
 
 
@@ -349,11 +352,9 @@ def shard_finish(key, keep_prior, prior, phi, table_sums):
     ll = np.empty(state.ndk.shape[0])
     sums = np.zeros((prior.shape[0], prior.shape[1])) if table_sums else None
     for a, b in _row_pieces(state.ndk.shape[0], state.ndk.shape[1]):
-        lo, hi = state.doc_ptr[a], state.doc_ptr[b]
-        tokens = sp.csr_matrix(
-            (np.ones(hi - lo), state.words[lo:hi], state.doc_ptr[a:b + 1] - lo),
-            shape=(b - a, phi.shape[0]),
-        )
+        indptr, words = _doc_words(shard, a, b)
+        tokens = sp.csr_matrix((np.ones(words.shape[0]), words, indptr),
+                               shape=(b - a, phi.shape[0]))
         _sampling.doc_log_likelihood(*_csr_arrays(tokens), _doc_proportions(state, prior, a, b),
                                      phi, ll[a:b])
         if table_sums:
@@ -374,6 +375,26 @@ def shard_tables(key, prior, n_table_rows, seed):
     _sampling.document_tables(state.ndk, state.doc_group, prior, tables,
                               np.random.PCG64(seed))
     return tables
+
+
+def token_arrays(shard):
+    """The shard's words and topics (in document order, or in its
+    partitioned sweeper's order when that holds them): for what does not
+    depend on the order."""
+    state = shard["state"]
+    if state.words is not None:
+        return state.words, state.z
+    return shard["sweeper"].tokens()
+
+
+def _doc_words(shard, a, b):
+    """``(indptr, words)``: the words of documents ``a:b``, each document's
+    together (``indptr`` from 0)."""
+    state = shard["state"]
+    if state.words is None:
+        return shard["sweeper"].doc_tokens(a, b)
+    lo, hi = state.doc_ptr[a], state.doc_ptr[b]
+    return state.doc_ptr[a:b + 1] - lo, state.words[lo:hi]
 
 
 def drop_shard(key):
