@@ -392,6 +392,20 @@ MUTATIONS = [
         "                pass\n",
         ("tests/test_dask.py",),
     ),
+    # A threaded shard kept a document-order copy of its tokens beside the
+    # sweeper's (3.1x shard + table at 4M tokens).
+    Mutation(
+        "dask-partitioned-shard-keeps-two-copies", "model", "sklearn_clda/dask/_shard.py",
+        "                                    own_tokens=True)",
+        "                                    own_tokens=False)",
+        ("tests/test_dask_memory.py",),
+    ),
+    Mutation(
+        "partition-doc-tokens-wrong-offsets", "operator", PARTITION,
+        "idx = np.repeat(starts - offsets[:-1], lengths)",
+        "idx = np.repeat(starts, lengths)",
+        ("tests/test_dask_memory.py",),
+    ),
     Mutation(
         "dask-default-threads-one", "model", "sklearn_clda/dask/_cluster.py",
         'threads = int(info.get(self.workers[i], {}).get("nthreads") or 1)',
