@@ -352,8 +352,8 @@ class ClusterChain:
     def _rebuilt_tables(self, rebuilt):
         """The Antoniak table counts of the rebuilt shards' documents, drawn
         from their new topics, so that a round's counts cover every document
-        (even when every shard was lost in it); shards lost again meanwhile
-        are left out (and rebuilt by the next round)."""
+        (even when every shard was lost in it); a shard lost again meanwhile
+        is rebuilt at once and left out of them."""
         tables = np.zeros((self.n_table_rows, self.K), dtype=np.int64)
         if self.n_table_rows == 0:
             return tables
