@@ -17,8 +17,10 @@
    _gibbs_kernel.h (portable or AVX2) with the document's counts and its
    collection's prior, after drawing its uniforms (one per token) from the
    random stream of its document block. The result depends on P but not
-   on the number of threads T <= P that run the cells: thread t sweeps the
-   cells of document blocks t, t + T, ... of every sub-step, and threads
+   on the number of threads T <= P that run the cells: in every sub-step
+   the threads claim its cells one at a time, in document-block order,
+   from a shared counter (a thread that finishes a small cell takes the
+   next one, so P > T blocks even out cells of unequal cost), and they
    meet at a barrier after each sub-step, where thread 0 adds up the
    totals. Each thread adds the seconds it spends in its cells to its
    counter in ``busy`` (the rest of a sweep it waits at the barriers).
@@ -126,9 +128,13 @@ typedef struct {
     volatile int32_t aborted;      /* thread 0's decision, read after the barrier */
     double *busy;                  /* seconds each thread spent sweeping its cells,
                                       thread t at busy[t * CLDA_BUSY_STRIDE] */
+    int64_t *claimed;              /* cells of sub-step s claimed so far, at
+                                      claimed[s * CLDA_BUSY_STRIDE]; zeroed
+                                      before each sweep */
 } clda_partition_ctx;
 
-/* Doubles between two threads' busy counters (a cache line each). */
+/* Eight-byte items between two threads' (or sub-steps') counters: a cache
+   line each. */
 #define CLDA_BUSY_STRIDE 8
 
 /* Sweep cell (p, q) with the thread's scratch in ``local`` (its nk is set
@@ -183,8 +189,9 @@ static int clda_partition_worker(clda_partition_ctx *c, Py_ssize_t t,
     Py_ssize_t s, p;
     double start;
     for (s = 0; s < c->P; s++) {
+        int64_t *claimed = c->claimed + s * CLDA_BUSY_STRIDE;
         start = clda_now();
-        for (p = t; p < c->P; p += c->n_threads)
+        while ((p = (Py_ssize_t)CLDA_FETCH_ADD(claimed, 1)) < c->P)
             clda_sweep_cell(c, local, u_buf, p, (p + s) % c->P);
         c->busy[t * CLDA_BUSY_STRIDE] += clda_now() - start;
         if (clda_barrier_wait(&c->barrier) != 0)

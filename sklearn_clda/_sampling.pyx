@@ -83,6 +83,7 @@ cdef extern from "_partition_kernel.h":
         int32_t* stop
         int32_t aborted
         double* busy
+        int64_t* claimed
     int CLDA_BUSY_STRIDE
     int clda_partition_worker(
         clda_partition_ctx* c, Py_ssize_t t, clda_sweep_ctx* local, double* u_buf
@@ -1020,10 +1021,12 @@ cdef class PartitionedSweep:
 
     The cells of a sub-step share no rows of ``nwk`` or ``ndk``, so
     ``run_thread(t)`` for ``t = 0 .. n_threads - 1``, called at the same
-    time from ``n_threads`` threads, computes exactly this: thread ``t``
-    sweeps the cells of document blocks ``t, t + n_threads, ...``, and the
-    threads meet after every sub-step. The result does not depend on
-    ``n_threads``. Every thread must call ``run_thread`` once per sweep
+    time from ``n_threads`` threads, computes exactly this: in each
+    sub-step the threads claim its cells one by one from a shared counter
+    (whichever thread is free takes the next), and they meet after every
+    sub-step. The result does not depend on ``n_threads`` or on which
+    thread sweeps a cell (each cell uses its document block's stream and
+    copy of ``nk``). Every thread must call ``run_thread`` once per sweep
     (after ``set_prior``), or the others wait until ``stop[0]`` is set:
     ``stop`` is polled between sub-steps and while waiting, and a nonzero
     value abandons the sweep (``run_thread`` returns -1).
@@ -1047,6 +1050,7 @@ cdef class PartitionedSweep:
     cdef object _prior
     cdef list _scratch
     cdef object _busy
+    cdef object _claimed
     cdef readonly Py_ssize_t n_threads
 
     def __init__(
@@ -1117,6 +1121,8 @@ cdef class PartitionedSweep:
         self.c.prior = NULL
         self._busy = _line_buffer(n_threads * CLDA_BUSY_STRIDE)
         self.c.busy = <double*> np.PyArray_DATA(self._busy)
+        self._claimed = _line_buffer(P * CLDA_BUSY_STRIDE, np.int64)
+        self.c.claimed = <int64_t*> np.PyArray_DATA(self._claimed)
 
     def busy_seconds(self):
         """Seconds each thread has spent sweeping its cells so far (the rest
@@ -1133,7 +1139,7 @@ cdef class PartitionedSweep:
 
     def set_prior(self, const double[:, ::1] prior, double eta):
         """The document-topic prior rows (one per collection) and eta of the
-        next sweep; also readies the barrier for it."""
+        next sweep; also readies the barrier and the cell counters for it."""
         if prior.shape[1] != self.c.K:
             raise ValueError("prior has the wrong number of topics")
         doc_group = np.asarray(self._arrays[5])
@@ -1145,6 +1151,7 @@ cdef class PartitionedSweep:
         self.c.veta = self._arrays[6].shape[0] * eta
         self.c.barrier.arrived = 0
         self.c.aborted = 0
+        self._claimed.fill(0)
 
     def run_thread(self, Py_ssize_t t):
         """Thread ``t``'s part of one sweep (GIL released); 0, or -1 if it
