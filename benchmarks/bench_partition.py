@@ -25,6 +25,10 @@ per sweep is what the table draws cost; and as LDA with the word-topic
 rows on whole cache lines ("LDA, 64B rows": at K=100 a row is 416 bytes,
 so neighbouring words, which the word blocks deal to different threads,
 share a line that both threads write; padded to 448 bytes they do not).
+A fourth way, "LDA, 2P blocks", cuts the corpus into twice as many blocks
+as threads (2P sub-steps of 2P cells, which the threads claim as they
+come free): smaller cells that even out cells of unequal cost, at twice
+the barriers; its ns per token is compared with one thread on 2 blocks.
 
 Run: python benchmarks/bench_partition.py [--tokens 10000000] [--max-workers N]
 """
@@ -68,8 +72,10 @@ def warm_topics(corpus, K, workers, sweeps):
     return state.z.copy()
 
 
-# The sweeps timed: (with the AGS table draws, word-topic rows on whole lines)
-KINDS = {"LDA": (False, False), "AGS": (True, False), "LDA, 64B rows": (False, True)}
+# The sweeps timed: (with the AGS table draws, word-topic rows on whole
+# lines, blocks per thread)
+KINDS = {"LDA": (False, False, 1), "AGS": (True, False, 1),
+         "LDA, 64B rows": (False, True, 1), "LDA, 2P blocks": (False, False, 2)}
 
 
 def _rows_on_lines(state):
@@ -91,14 +97,15 @@ def time_blocks(corpus, K, z, P, sweeps, kind="LDA"):
     from sklearn_clda._partition import _PartitionedSweeper
     from sklearn_clda._sweeper import _GibbsState
 
-    tables, line_rows = KINDS[kind]
+    tables, line_rows, per_thread = KINDS[kind]
     groups = _groups(corpus)
     state = _GibbsState(corpus.X, groups, K, None, z=z.copy())
     if line_rows:
         _rows_on_lines(state)
     prior = np.full((int(groups.max()) + 1, K), 0.1)
     n_table_rows = prior.shape[0] if tables else 0
-    sweeper = _PartitionedSweeper(state, P, np.random.SeedSequence(1), n_table_rows, P)
+    sweeper = _PartitionedSweeper(state, per_thread * P, np.random.SeedSequence(1),
+                                  n_table_rows, P)
     times = []
     with sweeper:
         sweeper.sweep(prior, 0.01)

@@ -4,12 +4,14 @@
 # part's scripts, each with a time limit, their logs (and JSON where a
 # script writes one) into OUTDIR.
 #
-#   bash benchmarks/many_core.sh OUTDIR threads   # bench_threads.py, bench_partition.py:
-#                                                 # about 6 min on 16 cores
-#   bash benchmarks/many_core.sh OUTDIR dask      # bench_dask.py, bench_side_by_side.py,
-#                                                 # then worker_threads layouts: about
-#                                                 # 5 min on 16 cores (estimated)
-#   bash benchmarks/many_core.sh OUTDIR all       # both (more than one 10-minute call)
+#   bash benchmarks/many_core.sh OUTDIR threads    # bench_threads.py: about 4 min on 16 cores
+#   bash benchmarks/many_core.sh OUTDIR partition  # bench_partition.py: about 3 min
+#   bash benchmarks/many_core.sh OUTDIR dask       # bench_dask.py, 1 to cores/2 workers
+#   bash benchmarks/many_core.sh OUTDIR side       # bench_side_by_side.py, the same
+#   bash benchmarks/many_core.sh OUTDIR layouts    # bench_dask.py's worker_threads layouts
+#   bash benchmarks/many_core.sh OUTDIR all        # all five (more than one 10-minute call)
+#
+# Several parts, one after the other: separate them by commas (threads,dask).
 #
 # Needs numpy, scipy, scikit-learn and Cython (the build runs without
 # isolation, against what is installed), tomotopy for the peer rows, and
@@ -23,7 +25,8 @@
 #
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
 #       --implementation cp --platform manylinux2014_x86_64 -d .whl \
-#       tomotopy==0.14.0 dask==2026.8.0 distributed==2026.8.0 tornado tblib zict partd locket
+#       --platform manylinux_2_28_x86_64 tomotopy==0.14.0 dask==2026.8.0 \
+#       distributed==2026.8.0 tornado tblib zict partd locket
 #
 # Environment: PYTHON (default python3), WHEELS (default: none),
 # LIMIT (seconds per part, default 330), TOKENS (the synthetic corpus,
@@ -31,8 +34,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-out=${1:?usage: many_core.sh OUTDIR [threads|dask|all]}
-part=${2:-all}
+out=${1:?usage: many_core.sh OUTDIR [threads|partition|dask|side|layouts|all][,...]}
+parts=,${2:-all},
+[ "$parts" = ,all, ] && parts=,threads,partition,dask,side,layouts,
 py=${PYTHON:-python3}
 limit=${LIMIT:-330}
 tokens=${TOKENS:-10000000}
@@ -71,30 +75,39 @@ run_part() {  # name, command...: the part's output into OUTDIR/name.log, cut at
   return 0
 }
 
-case $part in threads|all)
+case $parts in *,threads,*)
   # One round: on a 16-core Xeon (2026-11-27) a round of the 10M-token
   # corpus took 160 s (the one-thread rows most of it), news16 15 s, the
   # perplexity table 70 s; two rounds do not fit LIMIT.
   run_part threads "$py" benchmarks/bench_threads.py --tokens "$tokens" --rounds 1 \
-    --warmup 50 --sweeps 8 --quality-sweeps 300 --json "$out/threads.json"
-  # where the threads' time goes: in their cells or at the barriers
-  run_part partition "$py" benchmarks/bench_partition.py --tokens "$tokens" ;;
+    --warmup 50 --sweeps 8 --quality-sweeps 300 --json "$out/threads.json" ;;
 esac
-case $part in dask|all)
-  # 1, 2, 4, ... worker processes up to half the cores (the issue's 8 on 16)
-  workers=$(w=1; while [ $((w * 4)) -le "$(nproc)" ]; do printf '%s ' $w; w=$((w * 2)); done; echo $w)
+case $parts in *,partition,*)
+  # where the threads' time goes: in their cells or at the barriers
+  run_part partition "$py" benchmarks/bench_partition.py --tokens "$tokens" --sweeps 6 ;;
+esac
+# 1, 2, 4, ... worker processes up to half the cores (the issue's 8 on 16)
+workers=$(w=1; while [ $((w * 4)) -le "$(nproc)" ]; do printf '%s ' $w; w=$((w * 2)); done; echo $w)
+case $parts in *,dask,*)
   # shellcheck disable=SC2086
   run_part dask "$py" benchmarks/bench_dask.py --tokens "$tokens" --workers $workers \
-    --seeds 1
+    --seeds 1 ;;
+esac
+case $parts in *,side,*)
   # the same shards' rounds in as many plain processes at once: machine or Dask?
   # shellcheck disable=SC2086
   run_part side_by_side "$py" benchmarks/bench_side_by_side.py --tokens "$tokens" \
-    --processes $workers
-  # the layout of the embedded default (one worker, a thread per core) and a
-  # half-way one, against the single-threaded processes above
+    --processes $workers ;;
+esac
+case $parts in *,layouts,*)
+  # the embedded default (one worker, a thread per core), then one and
+  # cores/2 workers of two threads each (`dask worker --nworkers` on all
+  # cores), against the single-threaded processes of the dask part
   cores=$(nproc)
   run_part dask_one_worker "$py" benchmarks/bench_dask.py --tokens "$tokens" --workers 1 \
     --worker-threads "$cores" --skip-perplexity
-  run_part dask_two_workers "$py" benchmarks/bench_dask.py --tokens "$tokens" --workers 2 \
-    --worker-threads $((cores / 2)) --skip-perplexity ;;
+  half=$((cores / 2 > 1 ? cores / 2 : 1))
+  # shellcheck disable=SC2046
+  run_part dask_two_threads "$py" benchmarks/bench_dask.py --tokens "$tokens" \
+    --workers $(printf '%s\n' 1 "$half" | sort -un) --worker-threads 2 --skip-perplexity ;;
 esac
