@@ -196,6 +196,11 @@ class _LiveChain:
     def release(self):
         self.state = self.sweeper = None
 
+    def drop_sweeper(self):
+        """The sweeper's own token arrays go (the state is up to date once
+        it is closed), before the end of the chain's per-token work."""
+        self.sweeper = None
+
 
 class _FitRun:
     """The variables of one fit: its schedule, and whatever the model's hooks keep.
@@ -498,6 +503,8 @@ class _BaseGibbsTopicModel(
                 trace={k: v.copy() for k, v in fitted["trace_"].items()},
                 sweep_times=fitted["sweep_times_"].copy(),
             )
+        del sweeper
+        live.drop_sweeper()
         if averager.n_kept == 0:
             # burn_in + thin overshoots max_iter: publish the last state (a
             # kept chain does not count it among its samples).
@@ -507,7 +514,7 @@ class _BaseGibbsTopicModel(
         extras = self._final_state_extras(run, state)
         n_tokens = state.words.shape[0]
         # The count tables go before the averages' output tables are made.
-        del state, sweeper
+        del state
         live.release()
         return {
             **fitted,

@@ -106,8 +106,9 @@ class _MHPartitionedSweeper(ShardStreams):
     to one sub-step stale, as in the dense partitioned sweep). Document
     block ``p`` draws from its own stream (its pieces in cell order, then
     its AGS table counts), so the result depends on P but not on the
-    number of threads. The tokens are kept in cell order while sampling;
-    ``state.z`` is brought up to date when the sweeper is closed.
+    number of threads. The tokens are kept in cell order while sampling
+    (``state.z`` is ``None`` meanwhile) and ``state.z`` is set to their
+    topics in document order when the sweeper is closed.
     """
 
     def __init__(self, state, n_blocks, seed_sequence, n_table_rows, mh_steps, n_threads,
@@ -117,14 +118,20 @@ class _MHPartitionedSweeper(ShardStreams):
         self.kernel = kernel
         K = state.nk.shape[0]
         V, D = state.nwk_padded.shape[0], state.doc_ptr.shape[0] - 1
-        doc_bounds = balanced_bounds(state.doc_ptr, n_blocks)
+        doc_bounds = np.asarray(balanced_bounds(state.doc_ptr, n_blocks), dtype=np.int64)
         P = len(doc_bounds) - 1
-        self.perm, self.piece_start, self.piece_doc, self.cell_piece = cell_layout(
-            state.words, state.doc_ptr, doc_bounds, word_blocks(state.words, V, P)
+        block = word_blocks(state.words, V, P)
+        perm, self.piece_start, self.piece_doc, self.cell_piece = cell_layout(
+            state.words, state.doc_ptr, doc_bounds, block
         )
-        self.words = state.words[self.perm]
-        self.z = state.z[self.perm]
-        doc_of = np.repeat(np.arange(D, dtype=np.int32), np.diff(state.doc_ptr))[self.perm]
+        # No permutation is kept: closing the sweeper restores state.z
+        # from the layout (see _PartitionedSweeper).
+        self._layout = (doc_bounds, block)
+        self.z = state.z[perm]
+        state.z = None
+        self.words = state.words[perm]
+        doc_of = np.repeat(np.arange(D, dtype=np.int32), np.diff(state.doc_ptr))[perm]
+        del perm
         self.doc_ptr, self.doc_tokens = _mh_sampling.word_index(doc_of, D)
         self.word_ptr, self.word_tokens = _mh_sampling.word_index(self.words, V)
         # The topics in word order and each token's place there: the
@@ -139,7 +146,7 @@ class _MHPartitionedSweeper(ShardStreams):
                  nk=_sampling._line_buffer(K, np.int32),
                  u=np.empty(max(3 * self.mh_steps * longest, 1)),
                  scratch=self._pieces.scratch(K))
-            for (lo, hi), ss in zip(pieces(doc_bounds), seed_sequence.spawn(P))
+            for (lo, hi), ss in zip(pieces(doc_bounds.tolist()), seed_sequence.spawn(P))
         ]
         self.n_threads = max(1, min(n_threads, P))
         self.pool = None
@@ -158,7 +165,9 @@ class _MHPartitionedSweeper(ShardStreams):
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
             self.pool = None
-        self.state.z[self.perm] = self.z
+        self.state.z = _sampling.cell_restore(
+            self.z, self.state.words, self.state.doc_ptr, *self._layout
+        )
         return False
 
     def _cells(self, t, s, args):

@@ -98,17 +98,19 @@ class _PartitionedSweeper(ShardStreams):
 
     The word-topic and document-topic tables are the state's own, updated
     in place; the topic totals are exact after every sweep. The tokens and
-    their topics are kept in cell order while sampling and ``state.z`` is
-    brought up to date when the sweeper is closed (``with`` block).
+    their topics are kept in cell order while sampling: ``state.z`` is
+    ``None`` meanwhile, and set to the topics in document order when the
+    sweeper is closed (``with`` block), by :func:`_sampling.cell_restore`,
+    so no permutation is kept (the sweeper holds 8 bytes a token beside
+    ``state.words``).
     Randomness: one stream per document block, spawned from
     ``seed_sequence``, which also draws the block's AGS table counts after
     each sweep; the draws depend on ``n_blocks`` but not on ``n_threads``.
 
-    With ``own_tokens`` the sweeper keeps the only copy of the tokens and
-    their topics, in cell order (``words``, ``z``): ``state.words`` and
-    ``state.z`` are set to ``None``, no permutation is kept and ``z`` is
-    never written back, so the sweep costs no memory per token beyond the
-    state's. For a caller that reads the tokens through :meth:`tokens` and
+    With ``own_tokens`` the sweeper keeps the only copy of the tokens too:
+    ``state.words`` is also set to ``None`` and ``z`` is never written
+    back, so the sweep costs no memory per token beyond the state's. For a
+    caller that reads the tokens through :meth:`tokens` and
     :meth:`doc_tokens` (a Dask shard).
     """
 
@@ -116,22 +118,25 @@ class _PartitionedSweeper(ShardStreams):
                  own_tokens=False):
         self.state = state
         K = state.nk.shape[0]
-        doc_bounds = balanced_bounds(state.doc_ptr, n_blocks)
+        doc_bounds = np.asarray(balanced_bounds(state.doc_ptr, n_blocks), dtype=np.int64)
         P = len(doc_bounds) - 1
         block = word_blocks(state.words, state.nwk.shape[0], P)
-        self.perm, piece_start, piece_doc, cell_piece = cell_layout(
+        perm, piece_start, piece_doc, cell_piece = cell_layout(
             state.words, state.doc_ptr, doc_bounds, block
         )
-        self.words = state.words[self.perm]
+        # (topics first, so that the state's copy goes before the words'
+        # is made: at most 16 bytes a token at once)
+        self.z = state.z[perm]
+        state.z = None
+        self.words = state.words[perm]
+        del perm
         if own_tokens:
             state.words = None
-        self.z = state.z[self.perm]
-        if own_tokens:
-            state.z = self.perm = None
+        self._layout = None if own_tokens else (doc_bounds, block)
         self.blocks = [
             dict(docs=(lo, hi), bitgen=np.random.PCG64(ss),
                  tables=np.zeros((n_table_rows, K), dtype=np.int64))
-            for (lo, hi), ss in zip(pieces(doc_bounds), seed_sequence.spawn(P))
+            for (lo, hi), ss in zip(pieces(doc_bounds.tolist()), seed_sequence.spawn(P))
         ]
         self.stop = np.zeros(1, dtype=np.int32)
         self.n_threads = max(1, min(n_threads, P))
@@ -173,8 +178,10 @@ class _PartitionedSweeper(ShardStreams):
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
             self.pool = None
-        if self.perm is not None:
-            self.state.z[self.perm] = self.z
+        if self._layout is not None:
+            self.state.z = _sampling.cell_restore(
+                self.z, self.state.words, self.state.doc_ptr, *self._layout
+            )
         return False
 
     def tokens(self):

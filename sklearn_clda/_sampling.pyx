@@ -903,6 +903,45 @@ def cell_order(const int32_t[::1] words, const int64_t[::1] doc_ptr,
     return perm, piece_start, piece_doc, cell_piece
 
 
+def cell_restore(const int32_t[::1] values, const int32_t[::1] words,
+                 const int64_t[::1] doc_ptr, const int64_t[::1] doc_bounds,
+                 const int32_t[::1] word_block):
+    """Per-token values in :func:`cell_order`'s order (topics, say) put back
+    in document order, with no permutation array: the same checks, a pass
+    to count each cell's tokens, then one over the tokens in document
+    order, each taking the next value of its cell. NumPy equivalent::
+
+        perm = cell_order(words, doc_ptr, doc_bounds, word_block)[0]
+        out = np.empty_like(values)
+        out[perm] = values
+    """
+    if values.shape[0] != words.shape[0]:
+        raise ValueError("cell_restore: values and words must have the same length")
+    fill_arr, _ = _cell_counts(words, doc_ptr, doc_bounds, word_block)
+    np.cumsum(fill_arr, out=fill_arr)
+    out_arr = np.empty(words.shape[0], dtype=np.int32)
+    cdef int64_t[::1] fill = fill_arr
+    cdef int32_t[::1] out = out_arr
+    with nogil:
+        _take_cells(values, words, doc_ptr, doc_bounds, word_block, fill, out)
+    return out_arr
+
+
+cdef void _take_cells(const int32_t[::1] values, const int32_t[::1] words,
+                      const int64_t[::1] doc_ptr, const int64_t[::1] doc_bounds,
+                      const int32_t[::1] word_block, int64_t[::1] fill,
+                      int32_t[::1] out) noexcept nogil:
+    """``cell_restore``'s second pass (``fill`` holds each cell's first place)."""
+    cdef Py_ssize_t P = doc_bounds.shape[0] - 1, p
+    cdef int64_t d, i, c
+    for p in range(P):
+        for d in range(doc_bounds[p], doc_bounds[p + 1]):
+            for i in range(doc_ptr[d], doc_ptr[d + 1]):
+                c = p * P + word_block[words[i]]
+                out[i] = values[fill[c]]
+                fill[c] += 1
+
+
 def cell_token_counts(const int32_t[::1] words, const int64_t[::1] doc_ptr,
                       const int64_t[::1] doc_bounds, const int32_t[::1] word_block):
     """Tokens of each cell of :func:`cell_order`'s layout, shape (P, P) (the

@@ -206,7 +206,7 @@ def test_a_partitioned_shard_keeps_one_copy_of_its_tokens(small_pieces, monkeypa
         tracemalloc.stop()
     try:
         state = shard["state"]
-        assert state.words is None and state.z is None and sweeper.perm is None
+        assert state.words is None and state.z is None and sweeper._layout is None
         words, z = _shard.token_arrays(shard)
         assert words.shape == z.shape == (n,)
         np.testing.assert_array_equal(np.bincount(words, minlength=V),

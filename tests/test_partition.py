@@ -109,9 +109,10 @@ def test_threads_do_not_change_the_chain(corpus, P):
 
 
 def test_counts_stay_the_tallies_of_z(corpus):
-    X, _ = corpus
+    X, groups = corpus
+    z0 = _GibbsState(X, groups, K, np.random.default_rng(1)).z  # _sweeper's start
     state, sw = _sweeper(corpus, 4, 2)
-    z0 = state.z.copy()
+    assert state.z is None  # the sweeper holds the topics while sampling
     groups = state.doc_group
     with sw:
         for _ in range(3):
@@ -136,6 +137,39 @@ def test_counts_stay_the_tallies_of_z(corpus):
     assert not state.nwk_padded[:, K:].any()
 
 
+def test_sweeper_holds_eight_bytes_a_token_and_no_permutation(monkeypatch):
+    """While sampling, the sweeper's words and topics in cell order replace
+    the state's topics (4 bytes a token more than the state alone: no
+    permutation, no second copy of z), and building it holds at most 8
+    bytes a token at once; closing it puts z back in document order."""
+    import tracemalloc
+
+    from sklearn_clda import _partition
+
+    monkeypatch.setattr(_partition, "_COUNT_PIECE", 1 << 12)  # small bincount temporaries
+    rng = np.random.default_rng(0)
+    X = sp.random(2000, 300, density=0.3, format="csr", random_state=0,
+                  data_rvs=lambda n: rng.integers(1, 4, n)).astype(np.int64)
+    groups = rng.integers(0, G, X.shape[0])
+    tracemalloc.start()  # before the state, so that freeing its z counts
+    try:
+        state = _GibbsState(X, groups, K, np.random.default_rng(1))
+        z0, n = state.z.copy(), state.words.shape[0]
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        sw = _PartitionedSweeper(state, 4, np.random.SeedSequence(5), G, 2)
+        held, peak = (m - before for m in tracemalloc.get_traced_memory())
+    finally:
+        tracemalloc.stop()
+    extra = sw._piece_start.nbytes + sw._piece_doc.nbytes + (1 << 17)
+    assert held <= 4 * n + extra, (held, n)
+    assert peak <= 8 * n + extra, (peak, n)
+    assert state.z is None and not hasattr(sw, "perm")
+    with sw:
+        pass
+    np.testing.assert_array_equal(state.z, z0)
+
+
 def test_busy_seconds_count_each_threads_time_in_its_cells(corpus):
     # Each thread's time in its cells is positive and at most the sweeps'
     # (which also hold the barriers, the table counts and Python's part).
@@ -155,7 +189,7 @@ def test_rows_on_whole_cache_lines_give_the_same_draws(corpus):
     # A word-topic table whose rows lie further apart (a stride of whole
     # 64-byte lines) is swept exactly as the packed one.
     a_state, a = _sweeper(corpus, 3, 2)
-    b_state, b = _sweeper(corpus, 3, 2)
+    b_state = _GibbsState(*corpus, K, np.random.default_rng(1))  # _sweeper's start
     V, K_pad = b_state.nwk_padded.shape
     wide = _sampling._line_buffer(V * 16, np.int32).reshape(V, 16)
     wide[:, :K_pad] = b_state.nwk_padded
@@ -266,6 +300,39 @@ def test_cell_order_matches_its_numpy_equivalent(P, perm_dtype):
     assert [g.dtype for g in got[1:]] == [np.int64, np.int32, np.int64]
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("P", [1, 2, 3, 5])
+def test_cell_restore_matches_its_numpy_equivalent(P):
+    rng = np.random.default_rng(10 + P)
+    doc_ptr = np.r_[0, np.cumsum(rng.integers(0, 12, size=40))].astype(np.int64)
+    words = rng.integers(0, 25, size=doc_ptr[-1]).astype(np.int32)
+    doc_bounds = np.r_[0, np.sort(rng.integers(0, 41, size=P - 1)), 40].astype(np.int64)
+    block = word_blocks(words, 25, P)
+    values = rng.integers(0, 1000, size=words.shape[0]).astype(np.int32)
+    perm = _cell_order_reference(words, doc_ptr, doc_bounds, block)[0]
+    want = np.empty_like(values)
+    want[perm] = values
+    got = _sampling.cell_restore(values, words, doc_ptr, doc_bounds, block)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, want)
+    # and it undoes the layout
+    np.testing.assert_array_equal(
+        _sampling.cell_restore(values[perm], words, doc_ptr, doc_bounds, block), values)
+
+
+def test_cell_restore_refuses_arrays_that_do_not_fit():
+    words = np.array([0, 1, 2, 1], dtype=np.int32)
+    doc_ptr = np.array([0, 2, 4], dtype=np.int64)
+    bounds = np.array([0, 1, 2], dtype=np.int64)
+    block = np.array([0, 1, 0], dtype=np.int32)
+    z = np.arange(4, dtype=np.int32)
+    with pytest.raises(ValueError, match="same length"):
+        _sampling.cell_restore(z[:3], words, doc_ptr, bounds, block)
+    with pytest.raises(ValueError, match="no block"):
+        _sampling.cell_restore(z, words, doc_ptr, bounds, block[:2])
+    with pytest.raises(ValueError, match="cover"):
+        _sampling.cell_restore(z, words, doc_ptr[:2], bounds, block)
 
 
 def test_cell_order_refuses_arrays_that_do_not_fit():
