@@ -91,12 +91,12 @@ typedef struct {
     double veta;                /* V * eta */
     double keta;                /* K * eta */
     const int64_t *word_ptr;    /* tokens of word w: word_tokens[word_ptr[w]:word_ptr[w + 1]] */
-    const int64_t *word_tokens; /* token positions, grouped by word */
+    const int32_t *word_tokens; /* token positions, grouped by word */
     /* z in word order, zw[j] = z[word_tokens[j]], kept current (the word
        proposal reads one entry instead of word_tokens and then z), and
        each token's place in it, word_pos[word_tokens[j]] = j. */
     int32_t *zw;
-    const int64_t *word_pos;
+    const int32_t *word_pos;
 } clda_mh_ctx;
 
 /* The prior part of the doc proposal for one collection: its row, its
@@ -193,7 +193,7 @@ typedef struct {
     const int32_t *zw;         /* the word's topics in word order */
     int64_t n_w;               /* the word's number of tokens */
     double word_mass;          /* n_w + K eta */
-    const int64_t *doc_tok;    /* the document's tokens (NULL: doc_i0 onwards) */
+    const int32_t *doc_tok;    /* the document's tokens (NULL: doc_i0 onwards) */
     int64_t doc_i0;
     double doc_len;            /* L, as a double */
     double doc_mass;           /* L + A */
@@ -261,7 +261,7 @@ static inline int32_t clda_mh_doc_step(const clda_mh_ctx *ctx, const clda_mh_tok
 static void clda_mh_sweep_document(
     const clda_mh_ctx *ctx, int64_t i0, int64_t i1, int32_t *ndk_d,
     const clda_mh_prior *pg, const double *u_buf,
-    const int64_t *doc_tok, int64_t doc_i0, int64_t doc_len)
+    const int32_t *doc_tok, int64_t doc_i0, int64_t doc_len)
 {
     const int32_t mh_steps = ctx->mh_steps;
     int32_t *const nk = ctx->nk;

@@ -6,6 +6,7 @@
 to P threads.
 """
 
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -42,10 +43,12 @@ class _SparsePieces:
     working arrays."""
 
     def __init__(self, sweeper):
-        self.sweeper = sw = sweeper
+        # (a proxy: a reference back would make a cycle, and the sweeper's
+        # token arrays would outlive the fit's del until a garbage collection)
+        self.sweeper = sw = weakref.proxy(sweeper)
         n, D = len(sw.words), len(sw.doc_ptr) - 1
         token_doc = np.empty(n, dtype=np.int32)  # in cell order
-        token_doc[sw.doc_tokens] = _mh_sampling.token_documents(sw.doc_ptr)
+        _mh_sampling.scatter(token_doc, sw.doc_tokens, _mh_sampling.token_documents(sw.doc_ptr))
         self.word_order = _mh_sampling.word_major_index(token_doc, sw.word_ptr, sw.word_tokens)
         # Cell c is the tokens piece_start[cell_piece[c]]:piece_start[cell_piece[c + 1]]
         # of the cell order; its word positions, increasing, are cell_pos over the same range.
@@ -81,7 +84,7 @@ class _SparsePieces:
         if block["cells_run"] == len(self.sweeper.blocks):  # its documents are done
             _mh_sampling.sparse_store_lists(self.lists, doc_ptr, ndk, *block["docs"])
             lo, hi = block["tokens"]  # and their topics (the kernel keeps zw only)
-            z[lo:hi] = zw[self.sweeper.word_pos[lo:hi]]
+            _mh_sampling.gather(zw, self.sweeper.word_pos[lo:hi], z[lo:hi])
 
 
 # Each kernel's part, made for a sweeper.
@@ -137,7 +140,8 @@ class _MHPartitionedSweeper(ShardStreams):
         # The topics in word order and each token's place there: the
         # kernels keep zw current, and only they change self.z.
         self.word_pos = _mh_sampling.word_positions(self.word_tokens)
-        self.zw = self.z[self.word_tokens]
+        self.zw = np.empty_like(self.z)
+        _mh_sampling.gather(self.z, self.word_tokens, self.zw)
         self._pieces = _PIECES[kernel](self)
         longest = int(np.diff(self.piece_start).max()) if len(self.piece_doc) else 0
         self.blocks = [

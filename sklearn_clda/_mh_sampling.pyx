@@ -27,9 +27,9 @@ cdef extern from "_mh_kernel.h":
         double veta
         double keta
         const int64_t* word_ptr
-        const int64_t* word_tokens
+        const int32_t* word_tokens
         int32_t* zw
-        const int64_t* word_pos
+        const int32_t* word_pos
     ctypedef struct clda_mh_prior:
         const double* prior
         double total
@@ -38,7 +38,7 @@ cdef extern from "_mh_kernel.h":
     void clda_mh_sweep_document(
         const clda_mh_ctx* ctx, int64_t i0, int64_t i1, int32_t* ndk_d,
         const clda_mh_prior* pg, const double* u_buf,
-        const int64_t* doc_tok, int64_t doc_i0, int64_t doc_len) noexcept nogil
+        const int32_t* doc_tok, int64_t doc_i0, int64_t doc_len) noexcept nogil
     void clda_mh_fill_uniforms(double* u, int64_t n, uint64_t key, uint64_t c0,
                                int wide) noexcept nogil
     int clda_mh_cpu_has_avx512() noexcept nogil
@@ -64,10 +64,10 @@ cdef extern from "_sparse_mh_kernel.h":
         int32_t wr_word
     void clda_smw_fill_inv(const clda_mh_ctx* ctx, clda_smw_scratch* sc) noexcept nogil
     void clda_smw_build_lists(clda_smw_docs* dl, clda_smw_scratch* sc, const int32_t* z,
-                              const int64_t* doc_tok, int64_t d0, int64_t d1) noexcept nogil
+                              const int32_t* doc_tok, int64_t d0, int64_t d1) noexcept nogil
     void clda_smw_store_lists(const clda_smw_docs* dl, int64_t d0, int64_t d1) noexcept nogil
     void clda_smw_sweep_tokens(const clda_mh_ctx* ctx, clda_smw_docs* dl, clda_smw_scratch* sc,
-                               const int64_t* pos, int64_t p0, int64_t p1,
+                               const int32_t* pos, int64_t p0, int64_t p1,
                                const double* u) noexcept nogil
 
 import numpy as np
@@ -209,7 +209,8 @@ def word_index(const int32_t[::1] words, Py_ssize_t n_features):
 
     Equivalent to ``word_tokens = np.argsort(words, kind="stable")`` and
     ``word_ptr = np.r_[0, np.cumsum(np.bincount(words, minlength=V))]``
-    (both int64): the tokens of word ``w`` are
+    (``word_ptr`` int64, ``word_tokens`` int32: a corpus has fewer than
+    2**31 tokens): the tokens of word ``w`` are
     ``word_tokens[word_ptr[w]:word_ptr[w + 1]]``, in token order.
     """
     words_np = np.asarray(words)
@@ -217,17 +218,66 @@ def word_index(const int32_t[::1] words, Py_ssize_t n_features):
         raise ValueError("word ids must lie in [0, n_features)")
     word_ptr = np.zeros(n_features + 1, dtype=np.int64)
     np.cumsum(np.bincount(words_np, minlength=n_features), out=word_ptr[1:])
-    word_tokens = np.argsort(words_np, kind="stable").astype(np.int64)
+    word_tokens = np.argsort(words_np, kind="stable").astype(np.int32)
     return word_ptr, word_tokens
 
 
-def word_positions(const int64_t[::1] word_tokens):
+def word_positions(const int32_t[::1] word_tokens):
     """Each token's place in the word order of :func:`word_index`:
-    ``word_pos[word_tokens] = arange(n_tokens)`` (int64)."""
-    word_tokens_np = np.asarray(word_tokens)
-    word_pos = np.empty(word_tokens_np.shape[0], dtype=np.int64)
-    word_pos[word_tokens_np] = np.arange(word_tokens_np.shape[0], dtype=np.int64)
-    return word_pos
+    ``word_pos[word_tokens] = arange(n_tokens)`` (int32)."""
+    cdef Py_ssize_t n = word_tokens.shape[0], j
+    word_pos_arr = np.empty(n, dtype=np.int32)
+    cdef int32_t[::1] word_pos = word_pos_arr
+    cdef int bad = 0
+    with nogil:
+        for j in range(n):
+            if not 0 <= word_tokens[j] < n:
+                bad = 1
+                break
+            word_pos[word_tokens[j]] = <int32_t> j
+    if bad:
+        raise ValueError("word_positions: a token position is outside 0 .. n_tokens - 1")
+    return word_pos_arr
+
+
+def gather(const int32_t[::1] values, const int32_t[::1] index, int32_t[::1] out):
+    """``out[:] = values[index]`` for int32 arrays, with no index array
+    converted to intp on the way (NumPy's indexing makes an 8-byte copy of
+    an int32 index: a transient of 8 bytes a token). ``ValueError`` on an
+    index outside ``values`` or lengths that differ."""
+    cdef Py_ssize_t n = index.shape[0], m = values.shape[0], j
+    cdef int32_t i
+    cdef int bad = 0
+    if out.shape[0] != n:
+        raise ValueError("gather: out and index must have the same length")
+    with nogil:
+        for j in range(n):
+            i = index[j]
+            if not 0 <= i < m:
+                bad = 1
+                break
+            out[j] = values[i]
+    if bad:
+        raise ValueError("gather: an index is outside the values")
+
+
+def scatter(int32_t[::1] out, const int32_t[::1] index, const int32_t[::1] values):
+    """``out[index] = values`` for int32 arrays, as :func:`gather` (the
+    same checks; ``out`` unchanged when an index is out of range)."""
+    cdef Py_ssize_t n = index.shape[0], m = out.shape[0], j
+    cdef int bad = 0
+    if values.shape[0] != n:
+        raise ValueError("scatter: values and index must have the same length")
+    with nogil:
+        for j in range(n):
+            if not 0 <= index[j] < m:
+                bad = 1
+                break
+    if bad:
+        raise ValueError("scatter: an index is outside out")
+    with nogil:
+        for j in range(n):
+            out[index[j]] = values[j]
 
 
 cdef inline bitgen_t* _get_bitgen(object bit_generator) except NULL:
@@ -237,7 +287,7 @@ cdef inline bitgen_t* _get_bitgen(object bit_generator) except NULL:
 cdef void _fill_ctx(
     clda_mh_ctx* ctx, const int32_t[::1] words, int32_t[::1] z, int32_t[:, ::1] nwk,
     int32_t[::1] nk, double eta, const int64_t[::1] word_ptr,
-    const int64_t[::1] word_tokens, int mh_steps,
+    const int32_t[::1] word_tokens, int mh_steps,
 ) noexcept:
     """The sweep context of these (non-empty) arrays, shared by ``mh_sweep``
     and ``mh_sweep_pieces``."""
@@ -261,7 +311,7 @@ def _check_sweep_args(name, const int32_t[::1] words, const int64_t[::1] doc_ptr
                       const int32_t[::1] doc_group, const int32_t[::1] z,
                       const int32_t[:, ::1] nwk, const int32_t[:, ::1] ndk,
                       const int32_t[::1] nk, const double[:, ::1] prior,
-                      const int64_t[::1] word_ptr, const int64_t[::1] word_tokens,
+                      const int64_t[::1] word_ptr, const int32_t[::1] word_tokens,
                       int mh_steps, const int64_t[:, ::1] tables):
     """The shape checks of the serial sweeps ``mh_sweep`` and ``sparse_mh_sweep``."""
     cdef Py_ssize_t n_docs = doc_ptr.shape[0] - 1
@@ -291,7 +341,7 @@ def mh_sweep(
     const double[:, ::1] prior,
     double eta,
     const int64_t[::1] word_ptr,
-    const int64_t[::1] word_tokens,
+    const int32_t[::1] word_tokens,
     int mh_steps,
     int64_t[:, ::1] tables,
     object bit_generator,
@@ -370,8 +420,9 @@ def mh_sweep(
     _fill_ctx(&ctx, words, z, nwk, nk, eta, word_ptr, word_tokens, mh_steps)
     if word_pos is None:
         word_pos = word_positions(word_tokens)
-    cdef const int64_t[::1] wpos = word_pos
-    cdef int32_t[::1] zw = np.asarray(z)[np.asarray(word_tokens)]
+    cdef const int32_t[::1] wpos = word_pos
+    cdef int32_t[::1] zw = np.empty(words.shape[0], dtype=np.int32)
+    gather(z, word_tokens, zw)
     if wpos.shape[0] != words.shape[0]:
         raise ValueError("inconsistent array shapes passed to mh_sweep")
     ctx.zw = &zw[0]
@@ -402,7 +453,7 @@ def mh_sweep_pieces(
     int64_t piece_hi,
     const int32_t[::1] doc_group,
     const int64_t[::1] doc_ptr,
-    const int64_t[::1] doc_tokens,
+    const int32_t[::1] doc_tokens,
     int32_t[:, ::1] nwk,
     int32_t[:, ::1] ndk,
     int32_t[::1] nk,
@@ -412,9 +463,9 @@ def mh_sweep_pieces(
     const int32_t[:, ::1] alias,
     const double[::1] totals,
     const int64_t[::1] word_ptr,
-    const int64_t[::1] word_tokens,
+    const int32_t[::1] word_tokens,
     int32_t[::1] zw,
-    const int64_t[::1] word_pos,
+    const int32_t[::1] word_pos,
     int mh_steps,
     double[::1] u_buf,
     object bit_generator,
@@ -500,7 +551,7 @@ cdef int _check_signals() except -1 with gil:
 
 
 def word_major_index(const int32_t[::1] token_doc, const int64_t[::1] word_ptr,
-                     const int64_t[::1] word_tokens):
+                     const int32_t[::1] word_tokens):
     """The word and the document of each token in word order: ``(word_of,
     word_doc)``, int32, what the sparse sweep reads token by token.
 
@@ -510,7 +561,9 @@ def word_major_index(const int32_t[::1] token_doc, const int64_t[::1] word_ptr,
     """
     V = word_ptr.shape[0] - 1
     word_of = np.repeat(np.arange(V, dtype=np.int32), np.diff(np.asarray(word_ptr)))
-    return word_of, np.asarray(token_doc)[np.asarray(word_tokens)]
+    word_doc = np.empty(word_tokens.shape[0], dtype=np.int32)
+    gather(token_doc, word_tokens, word_doc)
+    return word_of, word_doc
 
 
 def token_documents(const int64_t[::1] doc_ptr):
@@ -604,7 +657,7 @@ cdef void _fill_docs(
 
 
 cdef int _sweep_word_major(const clda_mh_ctx* ctx, clda_smw_docs* dl, clda_smw_scratch* sc,
-                           double* u, const int64_t* pos, int64_t p0, int64_t p1,
+                           double* u, const int32_t* pos, int64_t p0, int64_t p1,
                            bitgen_t* rng) except -1 nogil:
     """The tokens at word positions ``pos[p0:p1]`` (``p0:p1`` when ``pos`` is
     NULL), in chunks of ``_SMW_CHUNK`` whose uniforms are filled before
@@ -639,7 +692,7 @@ def sparse_mh_sweep(
     const double[:, ::1] prior,
     double eta,
     const int64_t[::1] word_ptr,
-    const int64_t[::1] word_tokens,
+    const int32_t[::1] word_tokens,
     int mh_steps,
     int64_t[:, ::1] tables,
     object bit_generator,
@@ -728,7 +781,7 @@ def sparse_mh_sweep(
             or lists.n_docs != n_docs or scratch.K != nk.shape[0]
             or scratch.mh_steps < mh_steps):
         raise ValueError("inconsistent workspace passed to sparse_mh_sweep")
-    np.take(np.asarray(z), np.asarray(word_tokens), out=np.asarray(zw))
+    gather(z, word_tokens, zw)
     cdef bitgen_t* rng = _get_bitgen(bit_generator)
     cdef clda_mh_ctx ctx
     cdef clda_smw_docs dl
@@ -744,7 +797,7 @@ def sparse_mh_sweep(
         finally:  # also when interrupted
             with nogil:
                 clda_smw_store_lists(&dl, 0, n_docs)
-            np.asarray(z)[np.asarray(word_tokens)] = np.asarray(zw)
+            scatter(z, word_tokens, zw)
     if tables.shape[0] > 0:
         _sampling.document_tables(ndk, doc_group, prior, tables, bit_generator)
 
@@ -762,7 +815,7 @@ cdef void _fill_lists(clda_smw_docs* dl, _DocLists lists, const int64_t[::1] doc
 
 
 def sparse_build_lists(_DocLists lists, const int32_t[::1] z, const int64_t[::1] doc_ptr,
-                       const int64_t[::1] doc_tokens, int32_t[:, ::1] ndk,
+                       const int32_t[::1] doc_tokens, int32_t[:, ::1] ndk,
                        _SparseScratch scratch):
     """The documents' topic lists from their tokens' topics, for
     ``sparse_mh_sweep_pieces``: document ``d``'s tokens are
@@ -794,7 +847,7 @@ def sparse_store_lists(_DocLists lists, const int64_t[::1] doc_ptr, int32_t[:, :
 def sparse_mh_sweep_pieces(
     const int32_t[::1] words,
     int32_t[::1] z,
-    const int64_t[::1] cell_pos,
+    const int32_t[::1] cell_pos,
     int64_t p0,
     int64_t p1,
     const int32_t[::1] doc_group,
@@ -807,7 +860,7 @@ def sparse_mh_sweep_pieces(
     double eta,
     const double[::1] c,
     const int64_t[::1] word_ptr,
-    const int64_t[::1] word_tokens,
+    const int32_t[::1] word_tokens,
     int32_t[::1] zw,
     const int32_t[::1] word_of,
     const int32_t[::1] word_doc,

@@ -140,7 +140,7 @@ static void clda_smw_word_row(const clda_mh_ctx *ctx, clda_smw_scratch *sc, int3
    lists until clda_smw_store_lists). sc->mark is all -1 on entry and on
    exit. */
 static void clda_smw_build_lists(clda_smw_docs *dl, clda_smw_scratch *sc, const int32_t *z,
-                                 const int64_t *doc_tok, int64_t d0, int64_t d1)
+                                 const int32_t *doc_tok, int64_t d0, int64_t d1)
 {
     int32_t *const mark = sc->mark;
     int64_t d, m;
@@ -360,7 +360,7 @@ static inline int32_t clda_smw_relist(int32_t *topics, int32_t *counts, int32_t 
    on exit; the lists of the tokens' documents are current on entry (and
    kept so). */
 static void clda_smw_sweep_tokens(const clda_mh_ctx *ctx, clda_smw_docs *dl,
-                                  clda_smw_scratch *sc, const int64_t *pos, int64_t p0,
+                                  clda_smw_scratch *sc, const int32_t *pos, int64_t p0,
                                   int64_t p1, const double *u)
 {
     const Py_ssize_t K = ctx->K;

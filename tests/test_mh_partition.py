@@ -216,3 +216,34 @@ def test_partitioned_mh_with_the_portable_fill_matches_numpy_reference():
         test_partitioned_mh_matches_numpy_reference_for_any_thread_count(2, 3, 3, 2, "mh")
     finally:
         _mh_sampling._set_fill(old)
+
+
+@pytest.mark.parametrize("kernel", ["dense", "mh", "sparse"])
+@pytest.mark.parametrize("n_shards", [1, 2])
+def test_sweepers_are_freed_as_soon_as_dropped(corpus, kernel, n_shards):
+    """No reference cycle keeps a sweeper (and its token arrays) alive
+    after the fit lets it go: the end of a fit relies on that for its
+    peak memory."""
+    import gc
+    import weakref
+
+    from sklearn_clda._mh_sweeper import make_mh_sweeper
+    from sklearn_clda._sweeper import _GibbsState, make_sweeper
+
+    X = corpus.data
+    state = _GibbsState(X, np.zeros(X.shape[0], dtype=np.int32), 5, np.random.default_rng(0))
+    seed = np.random.SeedSequence(0)
+    sweeper = (make_sweeper(state, n_shards, seed, 1) if kernel == "dense"
+               else make_mh_sweeper(state, n_shards, seed, 1, 2, kernel))
+    with sweeper:
+        sweeper.sweep(np.full((1, 5), 0.1), 0.1)
+    ref = weakref.ref(sweeper)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del sweeper
+        assert ref() is None
+    finally:
+        if enabled:
+            gc.enable()
+    assert state.z is not None

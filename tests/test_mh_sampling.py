@@ -380,6 +380,40 @@ def test_word_index_groups_tokens_by_word():
     np.testing.assert_array_equal(tok, [1, 4, 3, 0, 2, 5])
     with pytest.raises(ValueError, match="word ids"):
         _mh_sampling.word_index(words, 3)
+    # int32 positions (a corpus has fewer than 2**31 tokens), and each
+    # token's place in word order is their inverse
+    assert ptr.dtype == np.int64 and tok.dtype == np.int32
+    pos = _mh_sampling.word_positions(tok)
+    assert pos.dtype == np.int32
+    np.testing.assert_array_equal(pos[tok], np.arange(len(words)))
+    with pytest.raises(ValueError, match="outside"):
+        _mh_sampling.word_positions(np.array([0, 6], dtype=np.int32))
+
+
+def test_gather_and_scatter_are_their_numpy_equivalents():
+    rng = np.random.default_rng(0)
+    values = rng.integers(-5, 100, 50).astype(np.int32)
+    index = rng.integers(0, 50, 80).astype(np.int32)
+    out = np.empty(80, dtype=np.int32)
+    _mh_sampling.gather(values, index, out)
+    np.testing.assert_array_equal(out, values[index])
+    perm = rng.permutation(50).astype(np.int32)
+    got, want = np.zeros(50, dtype=np.int32), np.zeros(50, dtype=np.int32)
+    _mh_sampling.scatter(got, perm, values)
+    want[perm] = values
+    np.testing.assert_array_equal(got, want)
+    # out of range or of another length: a ValueError, the output untouched
+    for bad in (np.array([0, 50], dtype=np.int32), np.array([-1, 0], dtype=np.int32)):
+        with pytest.raises(ValueError, match="outside"):
+            _mh_sampling.gather(values, bad, np.empty(2, dtype=np.int32))
+        before = got.copy()
+        with pytest.raises(ValueError, match="outside"):
+            _mh_sampling.scatter(got, bad, values[:2])
+        np.testing.assert_array_equal(got, before)
+    with pytest.raises(ValueError, match="same length"):
+        _mh_sampling.gather(values, index, np.empty(3, dtype=np.int32))
+    with pytest.raises(ValueError, match="same length"):
+        _mh_sampling.scatter(got, perm, values[:3])
 
 
 # -------------------------------------------------- exact posterior invariance
