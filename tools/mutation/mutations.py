@@ -278,8 +278,8 @@ MUTATIONS = [
     # ------------------------------------------------------------- issue 10
     Mutation(
         "partition-z-not-written-back", "model", PARTITION,
-        "self.state.z[self.perm] = self.z",
-        "pass",
+        "self.state.z = _sampling.cell_restore(",
+        "self.state.z = (lambda *args: args[0].copy())(",  # left in cell order
         T_PARTITION + ("tests/test_dask.py",),
     ),
     Mutation(
@@ -358,9 +358,39 @@ MUTATIONS = [
     ),
     Mutation(
         "mh-partition-z-not-written-back", "model", MH_PARTITION,
-        "self.state.z[self.perm] = self.z",
-        "pass",
+        "self.state.z = _sampling.cell_restore(",
+        "self.state.z = (lambda *args: args[0].copy())(",  # left in cell order
         T_MH,
+    ),
+    # A partitioned sweeper kept its permutation (4 bytes a token) for the
+    # whole fit, or copied the words before the topics (a peak of 12 bytes
+    # a token instead of 8).
+    Mutation(
+        "partition-keeps-its-permutation", "model", PARTITION,
+        "        del perm\n        if own_tokens:",
+        "        self.perm = perm\n        if own_tokens:",
+        T_PARTITION,
+    ),
+    Mutation(
+        "partition-copies-words-first", "model", PARTITION,
+        "        self.z = state.z[perm]\n        state.z = None\n        self.words = state.words[perm]\n",
+        "        self.words = state.words[perm]\n        self.z = state.z[perm]\n        state.z = None\n",
+        T_PARTITION,
+    ),
+    # The fit held its sweeper's token arrays through its last per-token
+    # work; the sparse pieces' reference back to their sweeper kept it
+    # alive until a garbage collection.
+    Mutation(
+        "fit-keeps-its-sweeper", "model", BASE,
+        "        del sweeper\n        live.drop_sweeper()\n",
+        "",
+        ("tests/test_memory.py",),
+    ),
+    Mutation(
+        "sparse-pieces-hold-their-sweeper", "model", MH_PARTITION,
+        "self.sweeper = sw = weakref.proxy(sweeper)",
+        "self.sweeper = sw = sweeper",
+        ("tests/test_mh_partition.py",),
     ),
     # The dask estimators accepted sampler="sparse" and ran the dense kernel.
     Mutation(
