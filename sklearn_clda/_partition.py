@@ -125,7 +125,7 @@ class _PartitionedSweeper(ShardStreams):
             state.words, state.doc_ptr, doc_bounds, block
         )
         # (topics first, so that the state's copy goes before the words'
-        # is made: at most 16 bytes a token at once)
+        # is made: at most 8 bytes a token beyond the state at once)
         self.z = state.z[perm]
         state.z = None
         self.words = state.words[perm]
