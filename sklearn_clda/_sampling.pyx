@@ -942,6 +942,83 @@ cdef void _take_cells(const int32_t[::1] values, const int32_t[::1] words,
                 fill[c] += 1
 
 
+def row_changes(const int32_t[:, :] table, const int64_t[::1] rows,
+                const int32_t[:, ::1] before, index_dtype):
+    """The nonzero cells of ``table[rows] - before`` as flat indices
+    ``rows[r] * K + k`` (``K = before.shape[1]``, of ``index_dtype``, int32
+    or int64) and int32 values, in row-major order: a Dask shard's change
+    of its rows of the word-topic table over a round. Two passes (count,
+    then fill) reading the table in place, with no temporaries. NumPy
+    equivalent::
+
+        diff = table[rows, :K] - before
+        r, k = np.nonzero(diff)
+        idx = (rows[r] * K + k).astype(index_dtype)
+        vals = diff[r, k].astype(np.int32)
+
+    ``table`` may have more columns than ``K`` (padding) and rows further
+    apart than their length. ``ValueError`` on a row outside the table or
+    shapes that do not fit.
+    """
+    cdef Py_ssize_t n_rows = rows.shape[0], K = before.shape[1], r
+    cdef int64_t n = 0
+    if before.shape[0] != n_rows or table.shape[1] < K:
+        raise ValueError("row_changes: before must have a row for each of rows, and the "
+                         "table at least its columns")
+    for r in range(n_rows):
+        if not 0 <= rows[r] < table.shape[0]:
+            raise ValueError("row_changes: a row is outside the table")
+    if np.dtype(index_dtype) not in (np.dtype(np.int32), np.dtype(np.int64)):
+        raise ValueError(f"row_changes: index_dtype {index_dtype!r} is not int32 or int64")
+    if np.dtype(index_dtype) == np.int32 and table.shape[0] * K > 2**31 - 1:
+        raise ValueError("row_changes: int32 cannot index this table")
+    with nogil:
+        n = _count_changes(table, rows, before)
+    # (one spare entry: the fill writes every cell's entry, then keeps it
+    # by moving on only if the cell changed, with no branch to mispredict)
+    idx = np.empty(n + 1, dtype=index_dtype)
+    vals = np.empty(n + 1, dtype=np.int32)
+    cdef int32_t[::1] idx32
+    cdef int64_t[::1] idx64
+    cdef int32_t[::1] v = vals
+    if idx.dtype == np.int32:
+        idx32 = idx
+        with nogil:
+            _fill_changes[int32_t](table, rows, before, idx32, v)
+    else:
+        idx64 = idx
+        with nogil:
+            _fill_changes[int64_t](table, rows, before, idx64, v)
+    return idx[:n], vals[:n]
+
+
+cdef int64_t _count_changes(const int32_t[:, :] table, const int64_t[::1] rows,
+                            const int32_t[:, ::1] before) noexcept nogil:
+    """Pass 1 of ``row_changes``: how many cells differ."""
+    cdef Py_ssize_t r, k, K = before.shape[1]
+    cdef int64_t n = 0
+    for r in range(rows.shape[0]):
+        for k in range(K):
+            n += table[rows[r], k] != before[r, k]
+    return n
+
+
+cdef void _fill_changes(const int32_t[:, :] table, const int64_t[::1] rows,
+                        const int32_t[:, ::1] before, _perm_t[::1] idx,
+                        int32_t[::1] vals) noexcept nogil:
+    """Pass 2 of ``row_changes``: the differing cells, row-major (``idx``
+    and ``vals`` have one entry more than there are)."""
+    cdef Py_ssize_t r, k, K = before.shape[1]
+    cdef int64_t j = 0
+    cdef int32_t d
+    for r in range(rows.shape[0]):
+        for k in range(K):
+            d = table[rows[r], k] - before[r, k]
+            idx[j] = <_perm_t> (rows[r] * K + k)
+            vals[j] = d
+            j += d != 0
+
+
 def cell_token_counts(const int32_t[::1] words, const int64_t[::1] doc_ptr,
                       const int64_t[::1] doc_bounds, const int32_t[::1] word_block):
     """Tokens of each cell of :func:`cell_order`'s layout, shape (P, P) (the

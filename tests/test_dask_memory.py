@@ -245,3 +245,49 @@ def test_dask_blocks_are_compacted_to_int32_when_no_value_changes(small_pieces):
         refused.append(bad)
     for block in refused:
         assert _blocks.compact_block(block) is block
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_row_changes_is_its_numpy_equivalent(index_dtype):
+    """A round's change of the shard's rows, read from a padded table in
+    place, is the docstring's NumPy computation (and sparse_rows' piecewise
+    path), rows in any order, none changed or all."""
+    from sklearn_clda import _sampling
+
+    rng = np.random.default_rng(0)
+    n_rows, K = 300, 13
+    padded = _sampling._line_buffer(n_rows * 16, np.int32).reshape(n_rows, 16)
+    padded[:, :K] = rng.integers(0, 9, (n_rows, K))
+    table = padded[:, :K]
+    for rows in (rng.permutation(n_rows)[:120].astype(np.int64),
+                 np.arange(n_rows, dtype=np.int64), np.zeros(0, dtype=np.int64)):
+        for frac in (0.0, 0.2, 1.0):
+            before = table[rows].copy()
+            before[rng.random(before.shape) < frac] -= rng.integers(1, 4)
+            idx, vals = _sampling.row_changes(table, rows, before, index_dtype)
+            diff = table[rows, :K] - before
+            r, k = np.nonzero(diff)
+            assert idx.dtype == index_dtype and vals.dtype == np.int32
+            np.testing.assert_array_equal(idx, (rows[r] * K + k).astype(index_dtype))
+            np.testing.assert_array_equal(vals, diff[r, k])
+            # the piecewise path of sparse_rows gives the same
+            got = _shard.sparse_rows(padded[rows][:, :K].copy(), np.arange(len(rows)), K,
+                                     np.int64, minus=before, compact=True)
+            np.testing.assert_array_equal(got[1], vals)
+
+
+def test_row_changes_refuses_arrays_that_do_not_fit():
+    from sklearn_clda import _sampling
+
+    table = np.zeros((5, 4), dtype=np.int32)
+    before = np.zeros((2, 4), dtype=np.int32)
+    with pytest.raises(ValueError, match="outside the table"):
+        _sampling.row_changes(table, np.array([0, 5], dtype=np.int64), before, np.int32)
+    with pytest.raises(ValueError, match="outside the table"):
+        _sampling.row_changes(table, np.array([-1, 0], dtype=np.int64), before, np.int32)
+    with pytest.raises(ValueError, match="a row for each"):
+        _sampling.row_changes(table, np.array([0], dtype=np.int64), before, np.int32)
+    with pytest.raises(ValueError, match="a row for each"):
+        _sampling.row_changes(table[:, :3], np.array([0, 1], dtype=np.int64), before, np.int32)
+    with pytest.raises(ValueError, match="not int32 or int64"):
+        _sampling.row_changes(table, np.array([0, 1], dtype=np.int64), before, np.float64)

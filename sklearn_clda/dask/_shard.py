@@ -64,8 +64,13 @@ def sparse_rows(table, rows, K, index_dtype, minus=None, compact=False):
     the rows ``rows``, in order.
 
     Read in pieces of rows, twice (counting, then filling), so that the only
-    full-size arrays are the two returned.
+    full-size arrays are the two returned; a round's change (``minus``,
+    not ``compact``) by ``_sampling.row_changes``, which reads the table
+    in place.
     """
+    if minus is not None and not compact:
+        return _sampling.row_changes(table, rows, minus, index_dtype)
+
     def piece(a, b):
         block = table[a:b].copy() if compact else table[rows[a:b]]
         if minus is not None:
