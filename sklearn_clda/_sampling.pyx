@@ -17,6 +17,7 @@ from cpython.exc cimport PyErr_CheckSignals
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport fabs, log
 from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdlib cimport free, malloc, realloc
 from numpy.random cimport bitgen_t
 
 cdef extern from "_gibbs_kernel.h":
@@ -509,18 +510,13 @@ def document_tables(
             tables[g, big] += crp_tables(ndk[d, big], prior[g, big], bit_generator)
         # then the binomial step of gibbs_sweep's docstring on ndk < M
 
-    The partitioned sweep uses it once per document block, whose counts are
-    final only when every sub-step is done.
+    Both steps come from one pass over the counts (see
+    :func:`_add_small_tables`). The partitioned sweep uses it once per
+    document block, whose counts are final only when every sub-step is
+    done.
     """
-    cdef Py_ssize_t n_docs = ndk.shape[0], K = ndk.shape[1], d
-    if (doc_group.shape[0] != n_docs or prior.shape[1] != K
-            or tables.shape[1] != K or tables.shape[0] != prior.shape[0]):
-        raise ValueError("inconsistent array shapes passed to document_tables")
-    cdef bitgen_t* rng = _get_bitgen(bit_generator)
-    with bit_generator.lock, nogil:
-        for d in range(n_docs):
-            _add_big_tables(&ndk[d, 0], &prior[doc_group[d], 0], &tables[doc_group[d], 0], K, rng)
-    _add_small_tables(ndk, doc_group, prior, tables, bit_generator)
+    _check_table_shapes(ndk, doc_group, prior, tables, "document_tables")
+    _draw_tables(ndk, doc_group, prior, tables, bit_generator, True)
 
 
 def _add_small_tables(
@@ -539,49 +535,124 @@ def _add_small_tables(
     = a / (a + l)``. These are the cells with ``c > 0`` of the dense
     histogram, in its order, so the one binomial call draws the same
     values. There are at most ``n_tokens`` of them.
+
+    One pass reads the counts (:func:`_scan_counts`, which skips runs of
+    zeros a block at a time: at many topics nearly all of a document's
+    counts are zero) and keeps each count ``2 <= n < 64`` with its
+    ``(g, k)``; the cells are then filled from those, so the time is
+    ``O(n_docs * K)`` for the pass, at memory speed, plus ``O(nonzeros +
+    G * K * 64)``.
     """
-    cdef Py_ssize_t n_groups = prior.shape[0]
-    cdef Py_ssize_t K = prior.shape[1]
-    if (ndk.shape[1] != K or doc_group.shape[0] != ndk.shape[0]
-            or tables.shape[0] != n_groups or tables.shape[1] != K):
-        raise ValueError("inconsistent array shapes passed to _add_small_tables")
+    _check_table_shapes(ndk, doc_group, prior, tables, "_add_small_tables")
+    _draw_tables(ndk, doc_group, prior, tables, bit_generator, False)
+
+
+def _check_table_shapes(ndk, doc_group, prior, tables, str name):
+    if (ndk.shape[1] != prior.shape[1] or doc_group.shape[0] != ndk.shape[0]
+            or tables.shape[0] != prior.shape[0] or tables.shape[1] != prior.shape[1]):
+        raise ValueError(f"inconsistent array shapes passed to {name}")
+
+
+cdef struct _Kept:
+    # The counts 2 <= n < _CRP_HIST of a pass, each as (g * K + k) *
+    # _CRP_HIST + n, in a buffer that doubles when full.
+    int64_t* code
+    int64_t n
+    int64_t cap
+
+
+cdef int _keep(_Kept* kept, int64_t code) noexcept nogil:
+    """Append ``code``; returns -1 (and keeps nothing) when memory runs out."""
+    cdef int64_t* grown
+    if kept.n == kept.cap:
+        grown = <int64_t*> realloc(kept.code, 2 * kept.cap * sizeof(int64_t))
+        if grown == NULL:
+            return -1
+        kept.code = grown
+        kept.cap *= 2
+    kept.code[kept.n] = code
+    kept.n += 1
+    return 0
+
+
+cdef void _draw_tables(
+    const int32_t[:, ::1] ndk, const int32_t[::1] doc_group, const double[:, ::1] prior,
+    int64_t[:, ::1] tables, object bit_generator, bint big,
+) except *:
+    """The table draws of :func:`document_tables` (``big``: the counts
+    ``>= 64`` too, by ``_crp_tables`` in document and topic order) or of
+    :func:`_add_small_tables` (those counts skipped)."""
+    cdef Py_ssize_t n_groups = prior.shape[0], K = prior.shape[1]
     top_arr = np.zeros((n_groups, K), dtype=np.uint8)
     offsets_arr = np.empty(n_groups * K + 1, dtype=np.int64)
     cdef uint8_t[:, ::1] top = top_arr
     cdef int64_t[::1] offsets = offsets_arr
-    cdef int64_t n_cells
-    with nogil:
-        _count_small_documents(ndk, doc_group, tables, top)
-        n_cells = _cell_offsets(top, offsets)
-    if n_cells == 0:
-        return
-    counts_arr = np.zeros(n_cells, dtype=np.int64)
-    p_arr = np.empty(n_cells, dtype=np.float64)
-    cdef int64_t[::1] counts = counts_arr
-    cdef double[::1] p = p_arr
-    with nogil:
-        _fill_cells(ndk, doc_group, prior, offsets, counts, p)
+    cdef int64_t n_cells = 0
+    cdef int status
+    cdef bitgen_t* rng = _get_bitgen(bit_generator) if big else NULL
+    cdef _Kept kept
+    kept.n, kept.cap = 0, 4096
+    kept.code = <int64_t*> malloc(kept.cap * sizeof(int64_t))
+    if kept.code == NULL:
+        raise MemoryError()
+    try:
+        with bit_generator.lock, nogil:
+            status = _scan_counts(ndk, doc_group, prior, tables, top, rng, &kept)
+            if status == 0:
+                n_cells = _cell_offsets(top, offsets)
+        if status != 0:
+            raise MemoryError()
+        if n_cells == 0:
+            return
+        counts_arr = np.zeros(n_cells, dtype=np.int64)
+        p_arr = np.empty(n_cells, dtype=np.float64)
+        _fill_cells(&kept, prior, offsets, counts_arr, p_arr)
+    finally:
+        free(kept.code)
     draws_arr = np.random.Generator(bit_generator).binomial(counts_arr, p_arr)
     cdef const int64_t[::1] draws = draws_arr
     with nogil:
         _add_cell_sums(draws, offsets, tables)
 
 
-cdef void _count_small_documents(
-    const int32_t[:, ::1] ndk, const int32_t[::1] doc_group,
-    int64_t[:, ::1] tables, uint8_t[:, ::1] top,
+cdef inline bint _zeros16(const int32_t* c) noexcept nogil:
+    """Whether ``c[0:16]`` are all zero (one OR, which compilers vectorize)."""
+    return (c[0] | c[1] | c[2] | c[3] | c[4] | c[5] | c[6] | c[7] | c[8] | c[9] | c[10]
+            | c[11] | c[12] | c[13] | c[14] | c[15]) == 0
+
+
+cdef int _scan_counts(
+    const int32_t[:, ::1] ndk, const int32_t[::1] doc_group, const double[:, ::1] prior,
+    int64_t[:, ::1] tables, uint8_t[:, ::1] top, bitgen_t* rng, _Kept* kept,
 ) noexcept nogil:
-    """``tables[g, k] += #docs with 1 <= n < 64``; ``top[g, k]`` the largest such ``n``."""
-    cdef Py_ssize_t d, k
+    """The counts in document and topic order, blocks of 16 zeros skipped:
+    ``n >= 64`` drawn by ``_crp_tables`` (unless ``rng`` is NULL); for
+    ``1 <= n < 64``, ``tables[g, k] += 1`` and ``top[g, k]`` the largest
+    such ``n``, and ``2 <= n < 64`` kept. Returns -1 when memory runs out."""
+    cdef Py_ssize_t d, k, k0, k1, K = ndk.shape[1]
     cdef int32_t g, n
+    cdef const int32_t* row
     for d in range(ndk.shape[0]):
         g = doc_group[d]
-        for k in range(ndk.shape[1]):
-            n = ndk[d, k]
-            if 0 < n < _CRP_HIST:
+        row = &ndk[d, 0]
+        for k0 in range(0, K, 16):
+            k1 = min(k0 + 16, K)
+            if k1 == k0 + 16 and _zeros16(row + k0):
+                continue
+            for k in range(k0, k1):
+                n = row[k]
+                if n == 0:
+                    continue
+                if n >= _CRP_HIST:
+                    if rng != NULL:
+                        tables[g, k] += _crp_tables(n, prior[g, k], rng)
+                    continue
                 tables[g, k] += 1
                 if n > top[g, k]:
                     top[g, k] = <uint8_t> n
+                if n >= 2 and _keep(kept, (g * K + k) * _CRP_HIST + n) != 0:
+                    return -1
+    return 0
 
 
 cdef int64_t _cell_offsets(const uint8_t[:, ::1] top, int64_t[::1] offsets) noexcept nogil:
@@ -596,20 +667,16 @@ cdef int64_t _cell_offsets(const uint8_t[:, ::1] top, int64_t[::1] offsets) noex
 
 
 cdef void _fill_cells(
-    const int32_t[:, ::1] ndk, const int32_t[::1] doc_group, const double[:, ::1] prior,
-    const int64_t[::1] offsets, int64_t[::1] counts, double[::1] p,
+    const _Kept* kept, const double[:, ::1] prior, const int64_t[::1] offsets,
+    int64_t[::1] counts, double[::1] p,
 ) noexcept nogil:
     """``counts`` = docs with ``l < n < 64`` and ``p = a / (a + l)`` in every cell."""
-    cdef Py_ssize_t d, k, g, K = ndk.shape[1]
-    cdef int64_t j, lo, acc
-    cdef int32_t n
+    cdef Py_ssize_t k, g, K = prior.shape[1]
+    cdef int64_t i, j, lo, acc, code
     cdef double a
-    for d in range(ndk.shape[0]):  # one at l = n - 1 per document ...
-        g = doc_group[d]
-        for k in range(K):
-            n = ndk[d, k]
-            if 1 < n < _CRP_HIST:
-                counts[offsets[g * K + k] + n - 2] += 1
+    for i in range(kept.n):  # one at l = n - 1 per kept count ...
+        code = kept.code[i]
+        counts[offsets[code // _CRP_HIST] + code % _CRP_HIST - 2] += 1
     for g in range(prior.shape[0]):  # ... then sums from the top down
         for k in range(K):
             lo = offsets[g * K + k]

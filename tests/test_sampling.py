@@ -523,6 +523,70 @@ def test_binomial_tables_follow_the_convolved_antoniak_law():
     assert _chisquare_pvalue(observed, wrong) < 1e-4
 
 
+def _wide_sparse_counts(rng, n_docs, K, n_groups):
+    """Counts of documents over many topics, nearly all zero: runs of 16
+    zeros (skipped whole by the table draws' pass), lone counts, counts of
+    64 and more (drawn one by one) and a partial last block (K % 16)."""
+    ndk = np.zeros((n_docs, K), dtype=np.int32)
+    for d in range(n_docs):
+        k = rng.choice(K, size=rng.integers(0, 9), replace=False)
+        ndk[d, k] = rng.choice([1, 2, 3, 7, 40, 63, 64, 65, 200], size=len(k))
+    ndk[0, -1], ndk[1, :] = 5, 0  # the partial last block; an empty document
+    ndk[2, :16], ndk[2, 15] = 0, 3  # the last count of a block, alone in it
+    return ndk, rng.integers(0, n_groups, size=n_docs).astype(np.int32)
+
+
+@pytest.mark.parametrize("K", [16, 70, 333])
+def test_document_tables_of_wide_sparse_counts_match_reference(K):
+    rng = np.random.default_rng(K)
+    ndk, doc_group = _wide_sparse_counts(rng, 40, K, 3)
+    prior = rng.uniform(0.05, 3.0, size=(3, K))
+    got = np.zeros((3, K), dtype=np.int64)
+    bitgen = np.random.PCG64(7)
+    _sampling.document_tables(ndk, doc_group, prior, got, bitgen)
+    want = np.zeros((3, K), dtype=np.int64)
+    gen = np.random.Generator(np.random.PCG64(7))
+    hist = np.zeros((3, K, 64), dtype=np.int64)
+    for d in range(ndk.shape[0]):  # counts >= 64 one by one, in document and topic order
+        for k in range(K):
+            n = ndk[d, k]
+            if n >= 64:
+                want[doc_group[d], k] += _reference_tables(n, prior[doc_group[d], k], gen)
+            else:
+                hist[doc_group[d], k, n] += 1
+    _reference_binomial_tables(hist, prior, want, gen)
+    assert (ndk >= 64).any() and ((ndk > 1) & (ndk < 64)).any()
+    assert np.array_equal(got, want)
+    # the streams are left in the same place
+    assert bitgen.random_raw() == gen.bit_generator.random_raw()
+
+
+def test_small_tables_of_wide_sparse_counts_skip_the_big_counts():
+    rng = np.random.default_rng(1)
+    ndk, doc_group = _wide_sparse_counts(rng, 40, 70, 2)
+    prior = rng.uniform(0.05, 3.0, size=(2, 70))
+    got = np.zeros((2, 70), dtype=np.int64)
+    _sampling._add_small_tables(ndk, doc_group, prior, got, np.random.PCG64(2))
+    small = np.where(ndk < 64, ndk, 0)
+    want = np.zeros((2, 70), dtype=np.int64)
+    hist = np.zeros((2, 70, 64), dtype=np.int64)
+    np.add.at(hist, (doc_group[:, None], np.arange(70), small), small > 0)
+    _reference_binomial_tables(hist, prior, want, np.random.Generator(np.random.PCG64(2)))
+    assert np.array_equal(got, want)
+
+
+def test_table_draws_reject_inconsistent_shapes():
+    ndk = np.zeros((4, 5), dtype=np.int32)
+    good = (ndk, np.zeros(4, np.int32), np.ones((2, 5)), np.zeros((2, 5), np.int64))
+    for fn in (_sampling.document_tables, _sampling._add_small_tables):
+        for i, bad in [(1, np.zeros(3, np.int32)), (2, np.ones((2, 6))),
+                       (3, np.zeros((3, 5), np.int64))]:
+            args = list(good)
+            args[i] = bad
+            with pytest.raises(ValueError, match="inconsistent array shapes"):
+                fn(*args, np.random.PCG64(0))
+
+
 def test_gibbs_sweep_tables_with_long_documents_match_reference():
     # Documents with 64 or more tokens of one topic take the direct
     # (waiting-time) Antoniak draw; the rest go through the histogram.
