@@ -715,7 +715,7 @@ class _BaseGibbsTopicModel(
         ll = np.empty(X.shape[0])
         _sampling.state_log_likelihood(
             *_csr_arrays(X), ndk, doc_group, prior, doc_total, state.nwk_padded, float(eta),
-            state.nk + V * eta, np.empty(K), ll,
+            state.nk + V * eta, ll,
         )
         return float(np.exp(-ll.sum() / state.words.shape[0]))
 

@@ -16,6 +16,8 @@ a scan.
 
 import numpy as np
 
+from . import _sampling
+
 __all__ = ["CHUNK_BYTES", "balanced_bounds", "budget_pieces", "capped_bounds", "pieces",
            "positive_cells"]
 
@@ -111,7 +113,13 @@ def positive_cells(table):
 
     Returns the row and column indices (int64) of the positive cells in
     row-major order, as NumPy does, without the table-sized boolean mask.
+    An int32 count table with contiguous rows (the samplers' tables, or a
+    view of their padded rows) is scanned by compiled code instead
+    (``_sampling.positive_cells``), about ten times faster at many topics.
     """
+    if table.dtype == np.int32 and table.ndim == 2 and (
+            table.shape[1] <= 1 or table.strides[1] == table.itemsize):
+        return _sampling.positive_cells(table)
     rows, cols = [], []
     for lo, hi in budget_pieces(np.arange(table.shape[0] + 1), table.shape[1]):
         r, c = np.nonzero(table[lo:hi] > 0)

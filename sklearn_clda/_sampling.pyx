@@ -621,6 +621,39 @@ cdef inline bint _zeros16(const int32_t* c) noexcept nogil:
             | c[11] | c[12] | c[13] | c[14] | c[15]) == 0
 
 
+def positive_cells(const int32_t[:, :] table):
+    """``np.nonzero(table > 0)`` of an int32 table whose rows are contiguous
+    (any row stride: a view of padded rows), as int64 arrays in row-major
+    order: a counting pass, then a filling one, each skipping runs of 16
+    zeros with one OR (at many topics nearly all counts are zero)."""
+    if table.shape[1] > 1 and table.strides[1] != sizeof(int32_t):
+        raise ValueError("positive_cells needs rows of contiguous int32")
+    cdef Py_ssize_t n_rows = table.shape[0], K = table.shape[1], i, k, k0
+    cdef int64_t n = 0
+    with nogil:
+        for i in range(n_rows):
+            for k0 in range(0, K, 16):
+                if k0 + 16 <= K and _zeros16(&table[i, k0]):
+                    continue
+                for k in range(k0, min(k0 + 16, K)):
+                    n += table[i, k] > 0
+    rows_arr = np.empty(n, dtype=np.int64)
+    cols_arr = np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] rows = rows_arr, cols = cols_arr
+    n = 0
+    with nogil:
+        for i in range(n_rows):
+            for k0 in range(0, K, 16):
+                if k0 + 16 <= K and _zeros16(&table[i, k0]):
+                    continue
+                for k in range(k0, min(k0 + 16, K)):
+                    if table[i, k] > 0:
+                        rows[n] = i
+                        cols[n] = k
+                        n += 1
+    return rows_arr, cols_arr
+
+
 cdef int _scan_counts(
     const int32_t[:, ::1] ndk, const int32_t[::1] doc_group, const double[:, ::1] prior,
     int64_t[:, ::1] tables, uint8_t[:, ::1] top, bitgen_t* rng, _Kept* kept,
@@ -860,45 +893,95 @@ def state_log_likelihood(
     const int32_t[:, ::1] nwk,
     double eta,
     const double[::1] topic_mass,
-    double[::1] theta_buf,
     double[::1] out,
 ):
     """``doc_log_likelihood`` with the proportions and topics of a sampler
-    state, made on the fly from its count tables (no table of either).
+    state, made from its count tables without a table of either.
 
-    Equivalent, bit for bit, to (``K = topic_mass.shape[0]``; ``nwk`` may
-    be the padded table, its first ``K`` columns are read)::
+    Equal, up to rounding (the sums run in another order), to (``K =
+    topic_mass.shape[0]``; ``nwk`` may be the padded table, its first ``K``
+    columns are read)::
 
         theta = (ndk + prior[doc_group]) / doc_total[:, None]
         phi = (nwk[:, :K] + eta) / topic_mass
         doc_log_likelihood(indptr, indices, counts, theta, phi, out)
 
     with ``doc_total`` the row sums of ``ndk + prior[doc_group]`` and
-    ``topic_mass`` the ``nk + V * eta`` of the state. ``theta_buf`` is
-    scratch of ``K`` doubles.
+    ``topic_mass`` the ``nk + V * eta`` of the state. Each ``doc_total[d]
+    * theta_d . phi_w`` is taken as four sums (``M = topic_mass``)::
+
+        sum(ndk[d, k] / M[k] * nwk[w, k] for the document's topics k)
+        + eta * sum(ndk[d, k] / M[k] for the document's topics k)
+        + sum(prior[g, k] / M[k] * nwk[w, k] for the word's topics k)
+        + eta * sum(prior[g, :] / M)
+
+    the third one once per collection and word (the documents are taken
+    collection by collection). The time is ``O(nnz(X) * K_d + G *
+    nnz(nwk) + (n_docs + V) * K)``, ``K_d`` a document's topics, instead of
+    ``O(nnz(X) * K)``: at many topics the terms of absent topics are most
+    of the dense sum.
     """
-    cdef Py_ssize_t n_docs = indptr.shape[0] - 1
-    cdef Py_ssize_t K = topic_mass.shape[0]
+    cdef Py_ssize_t n_docs = indptr.shape[0] - 1, K = topic_mass.shape[0]
+    cdef Py_ssize_t V = nwk.shape[0], G = prior.shape[0]
     if (ndk.shape[0] != n_docs or ndk.shape[1] != K or doc_group.shape[0] != n_docs
             or prior.shape[1] != K or doc_total.shape[0] != n_docs or nwk.shape[1] < K
-            or theta_buf.shape[0] != K or out.shape[0] != n_docs):
+            or out.shape[0] != n_docs or counts.shape[0] != indices.shape[0]
+            or (n_docs > 0 and indptr[n_docs] != indices.shape[0])):
         raise ValueError("inconsistent array shapes passed to state_log_likelihood")
-    cdef Py_ssize_t d, k
-    cdef int64_t j
+    if indices.shape[0] and not (0 <= np.min(indices) and np.max(indices) < V):
+        raise ValueError("a word index is out of range of nwk's rows")
+    if n_docs and not (0 <= np.min(doc_group) and np.max(doc_group) < G):
+        raise ValueError("a document's collection has no row in prior")
+    inv_arr = 1.0 / np.asarray(topic_mass)
+    prior_inv_arr = np.asarray(prior) * inv_arr
+    per_group_arr = eta * prior_inv_arr.sum(axis=1)
+    rows, cols = positive_cells(np.asarray(nwk)[:, :K])
+    word_ptr_arr = np.zeros(V + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=V), out=word_ptr_arr[1:])
+    cdef const int64_t[::1] word_ptr = word_ptr_arr, order = np.argsort(doc_group, kind="stable")
+    cdef const int32_t[::1] word_topic = cols.astype(np.int32)
+    cdef const double[::1] word_count = np.asarray(nwk)[rows, cols].astype(np.float64)
+    cdef const double[::1] inv = inv_arr, per_group = per_group_arr
+    cdef const double[:, ::1] prior_inv = prior_inv_arr
+    cdef double[::1] word_part = np.empty(V)
+    cdef int32_t[::1] word_group = np.full(V, -1, dtype=np.int32)
+    cdef int32_t[::1] doc_topic = np.empty(max(K, 1), dtype=np.int32)
+    cdef double[::1] doc_coef = np.empty(max(K, 1))
+    cdef Py_ssize_t i, d, k, k0, n_topics, t
+    cdef int64_t j, m
     cdef int32_t w, g
-    cdef double dot, acc
+    cdef double own, part, dot, acc
+    cdef const int32_t* row
     with nogil:
-        for d in range(n_docs):
+        for i in range(n_docs):
+            d = order[i]
             g = doc_group[d]
-            for k in range(K):
-                theta_buf[k] = (<double>ndk[d, k] + prior[g, k]) / doc_total[d]
+            row = &ndk[d, 0]
+            n_topics = 0
+            own = 0.0
+            for k0 in range(0, K, 16):  # the document's topics
+                if k0 + 16 <= K and _zeros16(row + k0):
+                    continue
+                for k in range(k0, min(k0 + 16, K)):
+                    if row[k] != 0:
+                        doc_topic[n_topics] = <int32_t> k
+                        doc_coef[n_topics] = row[k] * inv[k]
+                        own = own + doc_coef[n_topics]
+                        n_topics += 1
+            own = eta * own
             acc = 0.0
             for j in range(indptr[d], indptr[d + 1]):
                 w = indices[j]
+                if word_group[w] != g:  # the collection's part of the word, once
+                    part = 0.0
+                    for m in range(word_ptr[w], word_ptr[w + 1]):
+                        part = part + prior_inv[g, word_topic[m]] * word_count[m]
+                    word_part[w] = part + per_group[g]
+                    word_group[w] = g
                 dot = 0.0
-                for k in range(K):
-                    dot = dot + theta_buf[k] * ((<double>nwk[w, k] + eta) / topic_mass[k])
-                acc = acc + counts[j] * log(dot)
+                for t in range(n_topics):
+                    dot = dot + doc_coef[t] * nwk[w, doc_topic[t]]
+                acc = acc + counts[j] * log((dot + own + word_part[w]) / doc_total[d])
             out[d] = acc
 
 

@@ -16,7 +16,7 @@ import tracemalloc
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from numpy.testing import assert_array_equal
+from numpy.testing import assert_allclose, assert_array_equal
 from scipy.special import digamma, gammaln
 
 from sklearn_clda import CompoundLDA, LDAGibbs, _base, _chunking, _hyper, _online, _sampling
@@ -107,17 +107,33 @@ def test_n_jobs_fit_peak_per_token():
 
 
 # ------------------------------------------------ chunked = unchunked, bit for bit
-def test_positive_cells_is_nonzero_of_the_mask(small_budget):
-    a = np.random.default_rng(0).integers(-1, 3, size=(57, 300)).astype(np.int32)
-    for table in (a, a[:, :290], a[:0]):
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])  # compiled scan; NumPy pieces
+def test_positive_cells_is_nonzero_of_the_mask(small_budget, dtype):
+    rng = np.random.default_rng(0)
+    a = rng.integers(-1, 3, size=(57, 300)).astype(dtype)
+    sparse = np.where(rng.random((40, 333)) < 0.02, a[:40, :1].repeat(333, 1) + 1, 0)
+    sparse[3, 15] = sparse[4, 16] = 1  # a block's last cell and the next's first
+    sparse = sparse.astype(dtype)
+    tables = (a, a[:, :290], a[:0], a[:, :1], a[:, :16], a[:, :17], sparse, sparse[:, :300],
+              sparse[::-1], a[:, ::-1], np.asfortranarray(a))
+    for table in tables:
         rows, cols = _chunking.positive_cells(table)
         r, c = np.nonzero(table > 0)
+        assert rows.dtype == cols.dtype == np.int64
         assert_array_equal(rows, r)
         assert_array_equal(cols, c)
 
 
-@pytest.mark.parametrize("K", [7, 64])
+def test_compiled_positive_cells_needs_contiguous_rows():
+    a = np.ones((4, 6), dtype=np.int32)
+    with pytest.raises(ValueError, match="contiguous"):
+        _sampling.positive_cells(a[:, ::2])
+
+
+@pytest.mark.parametrize("K", [7, 64, 300])
 def test_state_log_likelihood_is_its_numpy_equivalent(K):
+    # Up to rounding: the kernel sums over the document's and the word's
+    # topics apart (its docstring), the dense formula over all K at once.
     X, st = _state(K)
     prior = np.random.default_rng(1).gamma(1.0, 0.2, size=(3, K))
     eta = 0.03
@@ -129,12 +145,33 @@ def test_state_log_likelihood_is_its_numpy_equivalent(K):
     expected, out = np.empty(X.shape[0]), np.empty(X.shape[0])
     _sampling.doc_log_likelihood(*args, theta, np.ascontiguousarray(phi), expected)
     _sampling.state_log_likelihood(*args, st.ndk, st.doc_group, prior, doc_total,
-                                   st.nwk_padded, eta, st.nk + st.nwk.shape[0] * eta,
-                                   np.empty(K), out)
-    assert_array_equal(out, expected)
-    with pytest.raises(ValueError, match="inconsistent"):
-        _sampling.state_log_likelihood(*args, st.ndk, st.doc_group, prior, doc_total[1:],
-                                       st.nwk_padded, eta, st.nk + 1.0, np.empty(K), out)
+                                   st.nwk_padded, eta, st.nk + st.nwk.shape[0] * eta, out)
+    assert len(np.unique(st.doc_group[:10])) > 1  # collections interleaved
+    assert K < 64 or ((st.ndk == 0).any() and (st.nwk == 0).any())
+    assert_allclose(out, expected, rtol=1e-12)
+    # A wrong term (a topic's mass left out of one sum) is far outside that.
+    wrong = np.empty(X.shape[0])
+    _sampling.state_log_likelihood(*args, st.ndk, st.doc_group, prior * 1.001, doc_total,
+                                   st.nwk_padded, eta, st.nk + st.nwk.shape[0] * eta, wrong)
+    assert not np.allclose(wrong, expected, rtol=1e-7)
+
+
+def test_state_log_likelihood_rejects_inconsistent_input():
+    X, st = _state(7)
+    prior = np.ones((3, 7))
+    args = _base._csr_arrays(X)
+    good = dict(ndk=st.ndk, doc_group=st.doc_group, prior=prior,
+                doc_total=np.ones(X.shape[0]), nwk=st.nwk_padded, eta=0.1,
+                topic_mass=st.nk + 1.0, out=np.empty(X.shape[0]))
+    bad_words = (args[0], np.full_like(args[1], st.nwk.shape[0]), args[2])
+    for call_args, change, match in [
+        (args, {"doc_total": np.ones(X.shape[0] - 1)}, "inconsistent"),
+        (args, {"prior": np.ones((3, 8))}, "inconsistent"),
+        (bad_words, {}, "word index"),
+        (args, {"doc_group": np.full_like(st.doc_group, 3)}, "collection"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            _sampling.state_log_likelihood(*call_args, **{**good, **change})
 
 
 def _plain_average(states, priors, eta):
@@ -244,4 +281,4 @@ def test_last_state_perplexity_is_the_plain_one(small_budget, K):
     ll = np.empty(X.shape[0])
     _sampling.doc_log_likelihood(*_base._csr_arrays(X), theta, np.ascontiguousarray(phi), ll)
     expected = float(np.exp(-ll.sum() / st.words.shape[0]))
-    assert model._last_state_perplexity(run, st, X) == expected
+    assert model._last_state_perplexity(run, st, X) == pytest.approx(expected, rel=1e-12)
