@@ -116,8 +116,8 @@ class _SampleAverager:
 
     The word-topic counts are summed in a sparse int64 matrix: a state has
     at most one nonzero cell per token, far fewer than ``V * K`` at many
-    topics. Each kept state's document proportions are added, by pieces of
-    documents, into one ``(n_docs, K)`` float64 table, which ``finish``
+    topics. Each kept state's document proportions are added, with no
+    temporary, into one ``(n_docs, K)`` float64 table, which ``finish``
     divides in place into ``doc_topic_``. Both are bit for bit the sums of
     dense float64 tables: integer counts are exact either way.
     """
@@ -137,12 +137,8 @@ class _SampleAverager:
         first = self.doc_topic is None
         if first:
             self.doc_topic = np.empty(state.ndk.shape)
-        for lo, hi in _row_pieces(state.ndk):
-            theta = doc_proportions(state.ndk, state.doc_group, prior, lo, hi)
-            if first:
-                self.doc_topic[lo:hi] = theta
-            else:
-                self.doc_topic[lo:hi] += theta
+        _sampling.doc_proportions(state.ndk, state.doc_group, _as_prior(prior), self.doc_topic,
+                                  add=not first)
         self.n_kept += 1
 
     def finish(self, eta, in_place, dtype=np.float64):
@@ -172,10 +168,15 @@ class _SampleAverager:
 
 def doc_proportions(ndk, doc_group, prior, lo, hi):
     """Posterior mean topic proportions of documents ``lo:hi`` given their
-    topic counts: rows of ``ndk + prior[doc_group]``, normalized."""
-    theta = ndk[lo:hi] + prior[doc_group[lo:hi]]
-    theta /= theta.sum(axis=1, keepdims=True)
+    topic counts: rows of ``ndk + prior[doc_group]``, normalized (by
+    ``_sampling.doc_proportions``)."""
+    theta = np.empty((hi - lo, ndk.shape[1]))
+    _sampling.doc_proportions(ndk[lo:hi], doc_group[lo:hi], _as_prior(prior), theta)
     return theta
+
+
+def _as_prior(prior):
+    return np.ascontiguousarray(prior, dtype=np.float64)
 
 
 def _row_pieces(table):

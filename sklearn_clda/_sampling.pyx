@@ -621,6 +621,49 @@ cdef inline bint _zeros16(const int32_t* c) noexcept nogil:
             | c[11] | c[12] | c[13] | c[14] | c[15]) == 0
 
 
+def doc_proportions(
+    const int32_t[:, ::1] ndk,
+    const int32_t[::1] doc_group,
+    const double[:, ::1] prior,
+    double[:, ::1] out,
+    bint add=False,
+):
+    """Posterior mean topic proportions of documents given their topic
+    counts, into ``out`` (``add``: added to it), one pass with no
+    temporaries. Equivalent, bit for bit, to::
+
+        total = ndk.sum(axis=1) + prior.sum(axis=1)[doc_group]
+        theta = (ndk + prior[doc_group]) / total[:, None]
+        out[...] = theta            # or: out += theta
+
+    (the row sum of ``ndk + prior[g]``, taken as the document's length plus
+    the collection's prior mass).
+    """
+    cdef Py_ssize_t n_docs = ndk.shape[0], K = ndk.shape[1], d, k
+    if (doc_group.shape[0] != n_docs or prior.shape[1] != K or out.shape[0] != n_docs
+            or out.shape[1] != K):
+        raise ValueError("inconsistent array shapes passed to doc_proportions")
+    if n_docs and not (0 <= np.min(doc_group) and np.max(doc_group) < prior.shape[0]):
+        raise ValueError("a document's collection has no row in prior")
+    cdef const double[::1] mass = np.asarray(prior).sum(axis=1)
+    cdef int64_t length
+    cdef int32_t g
+    cdef double total
+    with nogil:
+        for d in range(n_docs):
+            g = doc_group[d]
+            length = 0
+            for k in range(K):
+                length += ndk[d, k]
+            total = <double> length + mass[g]
+            if add:
+                for k in range(K):
+                    out[d, k] += (ndk[d, k] + prior[g, k]) / total
+            else:
+                for k in range(K):
+                    out[d, k] = (ndk[d, k] + prior[g, k]) / total
+
+
 def positive_cells(const int32_t[:, :] table):
     """``np.nonzero(table > 0)`` of an int32 table whose rows are contiguous
     (any row stride: a view of padded rows), as int64 arrays in row-major

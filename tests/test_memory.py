@@ -174,12 +174,30 @@ def test_state_log_likelihood_rejects_inconsistent_input():
             _sampling.state_log_likelihood(*call_args, **{**good, **change})
 
 
+@pytest.mark.parametrize("add", [False, True])
+def test_doc_proportions_is_its_numpy_equivalent(add):
+    _, st = _state(33)
+    prior = np.random.default_rng(3).gamma(1.0, 0.3, size=(3, 33))
+    total = st.ndk.sum(axis=1) + prior.sum(axis=1)[st.doc_group]
+    want = (st.ndk + prior[st.doc_group]) / total[:, None]
+    out = np.full(st.ndk.shape, 0.25)
+    _sampling.doc_proportions(st.ndk, st.doc_group, prior, out, add=add)
+    assert_array_equal(out, want + 0.25 if add else want)
+    assert_allclose(want.sum(axis=1), 1.0, rtol=1e-14)
+    for bad, match in [((st.ndk, st.doc_group[1:], prior, out), "inconsistent"),
+                       ((st.ndk, st.doc_group, prior, np.empty((len(out), 32))),
+                        "inconsistent"),
+                       ((st.ndk, st.doc_group, prior[:2], out), "collection")]:
+        with pytest.raises(ValueError, match=match):
+            _sampling.doc_proportions(*bad)
+
+
 def _plain_average(states, priors, eta):
     """The averages as the code before the chunked averager made them."""
     nwk = doc_topic = None
     for st, prior in zip(states, priors):
-        theta = st.ndk + prior[st.doc_group]
-        theta /= theta.sum(axis=1, keepdims=True)
+        total = st.ndk.sum(axis=1) + prior.sum(axis=1)[st.doc_group]
+        theta = (st.ndk + prior[st.doc_group]) / total[:, None]
         if nwk is None:
             nwk, doc_topic = st.nwk.astype(np.float64), theta
         else:

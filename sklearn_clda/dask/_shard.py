@@ -31,7 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _sampling
-from .._base import _csr_arrays, doc_log_likelihood
+from .._base import _csr_arrays, doc_log_likelihood, doc_proportions
 from .._corpus import check_group_labels
 from .._chunking import capped_bounds, pieces
 from .._hyper import count_histogram, group_topic_histogram
@@ -185,21 +185,16 @@ def _draw_topics(words, doc_ptr, *, n_features, codes, table, nk, eta, prior, rn
     return z
 
 
-def _doc_proportions(state, prior, a, b):
-    """The proportions ``(n_dk + prior[g_d]) / sum`` of documents ``a:b``."""
-    theta = state.ndk[a:b] + prior[state.doc_group[a:b]]
-    theta /= theta.sum(axis=1, keepdims=True)
-    return theta
-
-
 def _keep(shard, prior):
     """Add the current document proportions to the shard's running sum, in
-    place, a piece of documents at a time."""
+    place (no temporary)."""
     state = shard["state"]
-    if shard["doc_topic"] is None:
-        shard["doc_topic"] = np.zeros(state.ndk.shape, dtype=np.float64)
-    for a, b in _row_pieces(state.ndk.shape[0], state.ndk.shape[1]):
-        shard["doc_topic"][a:b] += _doc_proportions(state, prior, a, b)
+    first = shard["doc_topic"] is None
+    if first:
+        shard["doc_topic"] = np.empty(state.ndk.shape, dtype=np.float64)
+    _sampling.doc_proportions(state.ndk, state.doc_group,
+                              np.ascontiguousarray(prior, dtype=np.float64), shard["doc_topic"],
+                              add=not first)
     shard["n_kept"] += 1
 
 
@@ -360,8 +355,8 @@ def shard_finish(key, keep_prior, prior, phi, table_sums):
         indptr, words = _doc_words(shard, a, b)
         tokens = sp.csr_matrix((np.ones(words.shape[0]), words, indptr),
                                shape=(b - a, phi.shape[0]))
-        _sampling.doc_log_likelihood(*_csr_arrays(tokens), _doc_proportions(state, prior, a, b),
-                                     phi, ll[a:b])
+        theta = doc_proportions(state.ndk, state.doc_group, prior, a, b)
+        _sampling.doc_log_likelihood(*_csr_arrays(tokens), theta, phi, ll[a:b])
         if table_sums:
             sums += expected_table_sums(state.ndk[a:b], prior, state.doc_group[a:b],
                                         prior.shape[0])
