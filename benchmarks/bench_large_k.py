@@ -39,6 +39,15 @@ synthetic``) a ``make_compound_corpus`` corpus of ``--tokens`` tokens
    ``sampler="mh"`` at K = ``--memory-k`` (``--memory-sweeps`` sweeps,
    default averaging: two kept states), next to the sizes of the tables
    it holds and the issue's 2 GB target.
+6. fits: whole fits as a user runs them, ``LDAGibbs`` and ``CompoundLDA``
+   (the corpus's collections as ``groups``) with their default priors,
+   ``sampler="auto"`` and averaging (``--fits-sweeps`` sweeps, the second
+   half kept every 10th), at each K of ``--fits-k``: ns/token of a sweep
+   (median of ``sweep_times_``, which include CompoundLDA's table draws
+   and prior updates), the fit's seconds and the part of them outside the
+   sweeps (setup, kept samples, last-state perplexity, the averages);
+   against tomotopy's ``DMRModel`` (collection as metadata, its defaults
+   but the priors of part 1), seconds per ``train(1)``.
 
     python benchmarks/bench_large_k.py              # K=1000 and 10000, 1000 dense sweeps
     python benchmarks/bench_large_k.py --quick      # fewer sweeps (minutes)
@@ -89,7 +98,7 @@ def parse_args(argv=None):
                    help="tomotopy builds timed in part 1: all (every build that loads here; "
                         "ratios against the fastest), auto (its own choice) or a comma list")
     p.add_argument("--corpus", choices=("news16", "synthetic"), default="news16",
-                   help="corpus of parts 1, 3 and 4; parts 2 and 5 are news16's only "
+                   help="corpus of parts 1, 3 and 4; parts 2, 5 and 6 are news16's only "
                         "(skipped with synthetic)")
     p.add_argument("--tokens", type=int, default=10_000_000,
                    help="tokens of the synthetic corpus (V=20,000, 8 collections)")
@@ -100,12 +109,15 @@ def parse_args(argv=None):
     p.add_argument("--kernel-k", default="300,1000",
                    help="comma list of K for part 4 (the kernels called directly)")
     p.add_argument("--skip", default="",
-                   help="comma list of parts to skip: speed,quality,auto,kernels,memory")
+                   help="comma list of parts to skip: "
+                        "speed,quality,auto,kernels,memory,fits")
     p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                    help="part 2's seconds: the sampler's wall-clock seconds (sum of "
                         "sweep_times_) or the fit's process CPU seconds (on a shared machine)")
     p.add_argument("--memory-k", type=int, default=10000, help="K of part 5")
     p.add_argument("--memory-sweeps", type=int, default=40, help="sweeps of part 5's fits")
+    p.add_argument("--fits-k", default="1000,10000", help="comma list of K for part 6")
+    p.add_argument("--fits-sweeps", type=int, default=60, help="sweeps of part 6's fits")
     p.add_argument("--json", metavar="FILE", help="also write results as JSON")
     return p.parse_args(argv)
 
@@ -427,6 +439,65 @@ def part_memory(corpus, args):
     return out
 
 
+def _whole_fit(corpus, K, name, n_sweeps):
+    """Part 6's fit of ``name``; returns (model, wall seconds of ``fit``)."""
+    from sklearn_clda import CompoundLDA, LDAGibbs
+
+    cls = {"LDAGibbs": LDAGibbs, "CompoundLDA": CompoundLDA}[name]
+    model = cls(n_components=K, max_iter=n_sweeps, burn_in=n_sweeps // 2, thin=10,
+                random_state=0)
+    kwargs = {"groups": corpus.groups} if name == "CompoundLDA" else {}
+    t0 = time.perf_counter()
+    model.fit(corpus.X, **kwargs)
+    return model, time.perf_counter() - t0
+
+
+def _dmr_seconds(corpus, K, n_timed):
+    """Seconds per ``train(1)`` of tomotopy's DMRModel (median), or None."""
+    if not _has_tomotopy():
+        return None
+    import tomotopy as tp
+
+    split = C.Split(corpus.X, corpus.X[:0], np.arange(0), corpus.groups, corpus.feature_names)
+    model = tp.DMRModel(k=K, alpha=ALPHA, eta=ETA, seed=0)
+    for toks, g in zip(C._tomotopy_token_lists(split), corpus.groups):
+        model.add_doc(toks, metadata=str(g))
+    model.train(1, workers=1)
+    times = []
+    for _ in range(n_timed):
+        t0 = time.perf_counter()
+        model.train(1, workers=1)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def part_fits(corpus, args):
+    """Part 6: whole fits at many topics, with what surrounds the sweeps."""
+    from sklearn_clda._mh_sweeper import auto_sampler
+
+    n_tokens, rows, out = int(corpus.X.sum()), [], {}
+    doc_len = np.asarray(corpus.X.sum(axis=1)).ravel()
+    for K in [int(k) for k in args.fits_k.split(",")]:
+        sweep_s = {}
+        for name in ("LDAGibbs", "CompoundLDA"):
+            C.log(f"fits K={K} {name}: {args.fits_sweeps} sweeps")
+            model, fit_s = _whole_fit(corpus, K, name, args.fits_sweeps)
+            sweep_s[name] = statistics.median(model.sweep_times_)
+            outside = fit_s - float(np.sum(model.sweep_times_))
+            rows.append([K, name, auto_sampler(K, doc_len), f"{sweep_s[name] / n_tokens * 1e9:.0f}",
+                         f"{fit_s:.1f}", f"{outside:.1f} ({outside / fit_s:.0%})", ""])
+            out[f"{name}-{K}"] = {"sweep_s": sweep_s[name], "fit_s": fit_s, "outside_s": outside}
+        C.log(f"fits K={K} tomotopy DMRModel")
+        dmr = _dmr_seconds(corpus, K, 1 if K > 2000 else 3)
+        if dmr is not None:
+            rows.append([K, "tomotopy DMRModel", "dense", f"{dmr / n_tokens * 1e9:.0f}", "", "",
+                         f"{dmr / sweep_s['CompoundLDA']:.1f}"])
+            out[f"dmr-{K}"] = dmr
+    print(C.format_table(["K", "estimator", "sampler", "ns/token (sweep)", "fit s",
+                          "outside the sweeps s", "DMR/CompoundLDA"], rows))
+    return out
+
+
 def main(argv=None):
     args = parse_args(argv)
     import sklearn_clda
@@ -434,7 +505,7 @@ def main(argv=None):
     skip = set(filter(None, args.skip.split(",")))
     if args.corpus == "synthetic":
         corpus = C.synthetic_corpus(args.tokens)
-        skip |= {"quality", "memory"}
+        skip |= {"quality", "memory", "fits"}
     else:
         corpus = C.load_news16()
     print(f"corpus: {corpus.source}, {corpus.X.shape[0]} documents, "
@@ -443,7 +514,8 @@ def main(argv=None):
     C.log(f"sklearn_clda from {os.path.dirname(sklearn_clda.__file__)}; load {C.load_average()}")
     results = {"env": C.environment_info(), "load_start": C.load_average()}
     for name, part in (("auto", part_auto), ("speed", part_speed), ("quality", part_quality),
-                       ("kernels", part_kernels), ("memory", part_memory)):
+                       ("kernels", part_kernels), ("memory", part_memory),
+                       ("fits", part_fits)):
         if name not in skip:
             print(f"\n== {name}")
             results[name] = part(corpus, args)

@@ -172,3 +172,21 @@ def test_bench_partition_reports_each_thread_count():
     assert rows[0][:3] == ["tiny", "LDA", "1"] and rows[1][0] == "2"
     assert rows[2][:2] == ["AGS", "1"] and rows[3][0] == "2"
     assert rows[0][4] == "1.00x" and rows[2][3] == "1.00x"
+
+
+def test_bench_large_k_fits_time_both_estimators(capsys):
+    import bench_large_k as B
+
+    from sklearn_clda.datasets import make_compound_corpus
+
+    c = make_compound_corpus(n_topics=3, n_features=80, n_collections=2,
+                             docs_per_collection=30, doc_length=40, random_state=0)
+    X = sp.csr_matrix(c.data, dtype=np.int32)
+    names = np.array([f"w{j}" for j in range(X.shape[1])])
+    corpus = B.C.Corpus(X=X, groups=np.asarray(c.groups).astype(str), group_names=None,
+                        feature_names=names)
+    args = B.parse_args(["--fits-k", "5", "--fits-sweeps", "4"])
+    out = B.part_fits(corpus, args)
+    for name in ("LDAGibbs-5", "CompoundLDA-5"):
+        assert 0 < out[name]["sweep_s"] and 0 <= out[name]["outside_s"] < out[name]["fit_s"]
+    assert "CompoundLDA" in capsys.readouterr().out
