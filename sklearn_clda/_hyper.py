@@ -60,7 +60,7 @@ def group_topic_histogram(ndk, doc_group, n_groups):
         How many documents of collection ``j`` have ``n_jdk == n``.
     """
     K = ndk.shape[1]
-    rows, cols = np.nonzero(ndk)
+    rows, cols = positive_cells(ndk)  # counts: the nonzero cells
     vals = ndk[rows, cols].astype(np.int64)
     width = int(vals.max()) + 1 if vals.size else 1
     jk = np.asarray(doc_group)[rows].astype(np.int64) * K + cols
