@@ -975,28 +975,41 @@ def state_log_likelihood(
         raise ValueError("a word index is out of range of nwk's rows")
     if n_docs and not (0 <= np.min(doc_group) and np.max(doc_group) < G):
         raise ValueError("a document's collection has no row in prior")
-    inv_arr = 1.0 / np.asarray(topic_mass)
-    prior_inv_arr = np.asarray(prior) * inv_arr
-    per_group_arr = eta * prior_inv_arr.sum(axis=1)
+    inv = 1.0 / np.asarray(topic_mass)
+    prior_inv = np.asarray(prior) * inv
     rows, cols = positive_cells(np.asarray(nwk)[:, :K])
-    word_ptr_arr = np.zeros(V + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=V), out=word_ptr_arr[1:])
-    cdef const int64_t[::1] word_ptr = word_ptr_arr, order = np.argsort(doc_group, kind="stable")
-    cdef const int32_t[::1] word_topic = cols.astype(np.int32)
-    cdef const double[::1] word_count = np.asarray(nwk)[rows, cols].astype(np.float64)
-    cdef const double[::1] inv = inv_arr, per_group = per_group_arr
-    cdef const double[:, ::1] prior_inv = prior_inv_arr
-    cdef double[::1] word_part = np.empty(V)
-    cdef int32_t[::1] word_group = np.full(V, -1, dtype=np.int32)
-    cdef int32_t[::1] doc_topic = np.empty(max(K, 1), dtype=np.int32)
-    cdef double[::1] doc_coef = np.empty(max(K, 1))
-    cdef Py_ssize_t i, d, k, k0, n_topics, t
+    word_ptr = np.zeros(V + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=V), out=word_ptr[1:])
+    _state_log_likelihood(
+        indptr, indices, counts, ndk, doc_group, doc_total, nwk, eta,
+        np.argsort(doc_group, kind="stable"), inv, prior_inv, eta * prior_inv.sum(axis=1),
+        word_ptr, cols.astype(np.int32), np.asarray(nwk)[rows, cols].astype(np.float64),
+        np.empty(V), np.full(V, -1, dtype=np.int32), np.empty(max(K, 1), dtype=np.int32),
+        np.empty(max(K, 1)), out,
+    )
+
+
+cdef void _state_log_likelihood(
+    const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] counts,
+    const int32_t[:, ::1] ndk, const int32_t[::1] doc_group, const double[::1] doc_total,
+    const int32_t[:, ::1] nwk, double eta, const int64_t[::1] order, const double[::1] inv,
+    const double[:, ::1] prior_inv, const double[::1] per_group,
+    const int64_t[::1] word_ptr, const int32_t[::1] word_topic, const double[::1] word_count,
+    double[::1] word_part, int32_t[::1] word_group, int32_t[::1] doc_topic,
+    double[::1] doc_coef, double[::1] out,
+) noexcept:
+    """The loops of :func:`state_log_likelihood`: documents in ``order``
+    (by collection), the word's collection part cached in ``word_part``
+    (valid for the collection in ``word_group``), the word rows' positive
+    counts by ``word_ptr``, the document's topics gathered in
+    ``doc_topic`` and ``doc_coef`` (count / mass)."""
+    cdef Py_ssize_t i, d, k, k0, n_topics, t, K = ndk.shape[1]
     cdef int64_t j, m
     cdef int32_t w, g
     cdef double own, part, dot, acc
     cdef const int32_t* row
     with nogil:
-        for i in range(n_docs):
+        for i in range(order.shape[0]):
             d = order[i]
             g = doc_group[d]
             row = &ndk[d, 0]
