@@ -146,13 +146,19 @@ def _tomotopy_ns(corpus, K, n_timed):
     model.optim_interval = 0
     for toks in C._tomotopy_token_lists(split):
         model.add_doc(toks)
+    return _seconds_per_train(model, n_timed) / int(corpus.X.sum()) * 1e9
+
+
+def _seconds_per_train(model, n_timed):
+    """Median seconds of ``n_timed`` calls of ``model.train(1)`` (one thread),
+    after one untimed call."""
     model.train(1, workers=1)
     times = []
     for _ in range(n_timed):
         t0 = time.perf_counter()
         model.train(1, workers=1)
         times.append(time.perf_counter() - t0)
-    return statistics.median(times) / int(corpus.X.sum()) * 1e9
+    return statistics.median(times)
 
 
 def part_speed(corpus, args):
@@ -462,13 +468,7 @@ def _dmr_seconds(corpus, K, n_timed):
     model = tp.DMRModel(k=K, alpha=ALPHA, eta=ETA, seed=0)
     for toks, g in zip(C._tomotopy_token_lists(split), corpus.groups):
         model.add_doc(toks, metadata=str(g))
-    model.train(1, workers=1)
-    times = []
-    for _ in range(n_timed):
-        t0 = time.perf_counter()
-        model.train(1, workers=1)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    return _seconds_per_train(model, n_timed)
 
 
 def part_fits(corpus, args):

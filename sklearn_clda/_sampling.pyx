@@ -671,30 +671,35 @@ def positive_cells(const int32_t[:, :] table):
     zeros with one OR (at many topics nearly all counts are zero)."""
     if table.shape[1] > 1 and table.strides[1] != sizeof(int32_t):
         raise ValueError("positive_cells needs rows of contiguous int32")
-    cdef Py_ssize_t n_rows = table.shape[0], K = table.shape[1], i, k, k0
-    cdef int64_t n = 0
+    cdef int64_t n
     with nogil:
-        for i in range(n_rows):
-            for k0 in range(0, K, 16):
-                if k0 + 16 <= K and _zeros16(&table[i, k0]):
-                    continue
-                for k in range(k0, min(k0 + 16, K)):
-                    n += table[i, k] > 0
+        n = _positive_scan(table, NULL, NULL)
     rows_arr = np.empty(n, dtype=np.int64)
     cols_arr = np.empty(n, dtype=np.int64)
     cdef int64_t[::1] rows = rows_arr, cols = cols_arr
-    n = 0
-    with nogil:
-        for i in range(n_rows):
-            for k0 in range(0, K, 16):
-                if k0 + 16 <= K and _zeros16(&table[i, k0]):
-                    continue
-                for k in range(k0, min(k0 + 16, K)):
-                    if table[i, k] > 0:
+    if n:
+        with nogil:
+            _positive_scan(table, &rows[0], &cols[0])
+    return rows_arr, cols_arr
+
+
+cdef int64_t _positive_scan(const int32_t[:, :] table, int64_t* rows,
+                            int64_t* cols) noexcept nogil:
+    """The number of positive cells of ``table``, row by row, blocks of 16
+    zeros skipped; also their row and column when ``rows`` is not NULL."""
+    cdef Py_ssize_t K = table.shape[1], i, k, k0
+    cdef int64_t n = 0
+    for i in range(table.shape[0]):
+        for k0 in range(0, K, 16):
+            if k0 + 16 <= K and _zeros16(&table[i, k0]):
+                continue
+            for k in range(k0, min(k0 + 16, K)):
+                if table[i, k] > 0:
+                    if rows != NULL:
                         rows[n] = i
                         cols[n] = k
-                        n += 1
-    return rows_arr, cols_arr
+                    n += 1
+    return n
 
 
 cdef int _scan_counts(
