@@ -141,9 +141,16 @@ MUTATIONS = [
     ),
     Mutation(
         "doc-topic-estimate-without-prior", "model", BASE,
-        "theta = ndk[lo:hi] + prior[doc_group[lo:hi]]",
-        "theta = ndk[lo:hi] + 0.0 * prior[doc_group[lo:hi]] + 1e-300",
+        "_sampling.doc_proportions(state.ndk, state.doc_group, _as_prior(prior), self.doc_topic,",
+        "_sampling.doc_proportions(state.ndk, state.doc_group, 0.0 * _as_prior(prior) + 1e-300,"
+        " self.doc_topic,",
         T_CLDA + T_LDA + T_METRICS,
+    ),
+    Mutation(
+        "kept-proportions-overwritten", "model", BASE,
+        "                                  add=not first)",
+        "                                  add=False)",
+        T_CLDA + T_LDA + ("tests/test_memory.py",),
     ),
     Mutation(
         "counts-floored-not-rounded", "model", CORPUS,
@@ -346,8 +353,8 @@ MUTATIONS = [
     ),
     Mutation(
         "sparse-cells-in-document-order", "model", MH_PARTITION,
-        "self.cell_pos = sw.word_pos[np.lexsort((sw.word_pos, cell_of))]",
-        "self.cell_pos = sw.word_pos",
+        "            self.cell_pos[a:b].sort()",
+        "            pass",
         ("tests/test_mh_partition.py",),
     ),
     Mutation(
