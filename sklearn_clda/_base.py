@@ -727,19 +727,18 @@ class _BaseGibbsTopicModel(
         return float(ll + self._log_prior_extra(run))
 
     # -------------------------------------------------------------- inference
-    def _topic_word(self):
-        """Topic-word probabilities, word-major (n_features, n_components),
-        made by pieces into the one table returned."""
+    def _topic_word_parts(self):
+        """The topics' probabilities as ``_sampling.topic_word_parts`` gives
+        them (a floor per topic and each word's part above it), with no
+        ``(V, K)`` table: the row totals of ``components_`` by pieces."""
         components = self.components_
+        if components.dtype not in (np.float32, np.float64) or not components.flags.c_contiguous:
+            components = np.ascontiguousarray(components, dtype=np.float64)
         K, V = components.shape
         totals = np.empty(K)
         for lo, hi in budget_pieces(np.arange(K + 1), 8 * V):
             totals[lo:hi] = components[lo:hi].astype(np.float64, copy=False).sum(axis=1)
-        phi = np.empty((V, K))
-        for lo, hi in budget_pieces(np.arange(V + 1), 8 * K):
-            np.divide(components[:, lo:hi].T.astype(np.float64, copy=False), totals,
-                      out=phi[lo:hi])
-        return phi
+        return _sampling.topic_word_parts(components, totals)
 
     def _inference_pieces(self, indptr):
         """Document ranges of a fold-in (about equal nonzeros, four per thread
@@ -748,8 +747,9 @@ class _BaseGibbsTopicModel(
         n_pieces = 4 * n_threads if n_threads > 1 else 1
         return pieces(balanced_bounds(indptr, n_pieces)), n_threads
 
-    def _fold_in(self, X, prior_rows, doc_rows, phi):
-        """theta for each CSR row of X by the deterministic fold-in fixed point."""
+    def _fold_in(self, X, prior_rows, doc_rows, parts):
+        """theta for each CSR row of X by the deterministic fold-in fixed point;
+        ``parts``: the topics as ``_sampling.topic_word_parts`` gives them."""
         theta = np.empty((X.shape[0], self.n_components), dtype=np.float64)
         indptr, indices, data = _csr_arrays(X)
         prior_rows = np.ascontiguousarray(prior_rows, dtype=np.float64)
@@ -760,7 +760,7 @@ class _BaseGibbsTopicModel(
             a, b = indptr[lo], indptr[hi]
             _sampling.fold_in(
                 indptr[lo : hi + 1] - a, indices[a:b], data[a:b], doc_rows[lo:hi],
-                prior_rows, phi, int(self.max_doc_update_iter), self.mean_change_tol,
+                prior_rows, *parts, int(self.max_doc_update_iter), self.mean_change_tol,
                 theta[lo:hi], stop,
             )
 
@@ -772,7 +772,7 @@ class _BaseGibbsTopicModel(
         dtype = _output_dtype(X)
         X = check_counts(self, X, reset=False, method=method)
         prior_rows, doc_rows = self._inference_prior(groups, X.shape[0], method)
-        theta = self._fold_in(X, prior_rows, doc_rows, self._topic_word())
+        theta = self._fold_in(X, prior_rows, doc_rows, self._topic_word_parts())
         if not normalize:
             # The fixed point's pseudo-counts: prior + expected topic counts,
             # which sum to the prior's total plus the document's length.
@@ -785,16 +785,16 @@ class _BaseGibbsTopicModel(
         check_is_fitted(self)
         X = check_counts(self, X, reset=False, method=method)
         prior_rows, doc_rows = self._inference_prior(groups, X.shape[0], method)
-        phi = self._topic_word()
+        parts = self._topic_word_parts()
         X_a, X_b = split_alternate(X)
         ll = np.zeros(X.shape[0])
         for observed, held_out in ((X_a, X_b), (X_b, X_a)):
             part = np.empty(X.shape[0])
             # By pieces of documents: their proportions are never all there.
             for lo, hi in budget_pieces(np.arange(X.shape[0] + 1), 8 * self.n_components):
-                theta = self._fold_in(observed[lo:hi], prior_rows, doc_rows[lo:hi], phi)
-                _sampling.doc_log_likelihood(*_csr_arrays(held_out[lo:hi]), theta, phi,
-                                             part[lo:hi])
+                theta = self._fold_in(observed[lo:hi], prior_rows, doc_rows[lo:hi], parts)
+                _sampling.parts_log_likelihood(*_csr_arrays(held_out[lo:hi]), theta, *parts,
+                                               part[lo:hi])
             ll += part
         return ll, count_tokens(X)
 

@@ -790,7 +790,10 @@ def fold_in(
     const double[::1] counts,
     const int32_t[::1] doc_group,
     const double[:, ::1] prior,
-    const double[:, ::1] phi,
+    const double[::1] floor,
+    const int64_t[::1] word_ptr,
+    const int32_t[::1] word_topic,
+    const double[::1] word_val,
     int max_iter,
     double tol,
     double[:, ::1] theta,
@@ -798,9 +801,13 @@ def fold_in(
 ):
     """Deterministic doc-topic inference with the topics held fixed.
 
-    For each document ``d`` (CSR row), starting from the prior mean, iterate
-    the fixed point of the expected topic counts until the mean absolute
-    change of ``theta[d]`` is below ``tol`` or ``max_iter`` is reached::
+    The topics come as a floor per topic and each word's part above it
+    (:func:`topic_word_parts`): ``phi[w, k] = floor[k] + v`` for the pairs
+    ``(k, v)`` of ``word_topic[word_ptr[w]:word_ptr[w + 1]]`` and
+    ``word_val[...]``, ``floor[k]`` elsewhere. For each document ``d`` (CSR
+    row), starting from the prior mean, iterate the fixed point of the
+    expected topic counts until the mean absolute change of ``theta[d]`` is
+    below ``tol`` or ``max_iter`` is reached; equal, up to rounding, to::
 
         t = prior[g] / prior[g].sum()
         for _ in range(max_iter):
@@ -813,8 +820,13 @@ def fold_in(
             if done: break
         theta[d] = t
 
-    An empty document gets the prior mean. Documents are independent, so
-    a batch gives the same rows as one document at a time.
+    Each iteration costs ``O(K + sum of the document's words' parts)``
+    instead of ``O(n_words_d * K)``: ``t . phi[w]`` is ``t . floor`` (once
+    per iteration) plus the word's part, and ``c_d @ r`` is ``floor`` times
+    the sum of ``c / (t . phi[w])`` plus the parts, scattered. A word whose
+    ``t . phi[w]`` is not positive is skipped. An empty document gets the
+    prior mean. Documents are independent, so a batch gives the same rows
+    as one document at a time.
 
     Every few milliseconds of work the kernel runs Python's signal
     handlers (so Ctrl-C raises ``KeyboardInterrupt`` from here, in the
@@ -829,8 +841,8 @@ def fold_in(
     doc_group : ndarray of shape (n_docs,), int32
         Row of ``prior`` for each document.
     prior : ndarray of shape (G, K), float64, positive
-    phi : ndarray of shape (V, K), float64
-        Topic-word probabilities, word-major (``components.T`` normalized).
+    floor, word_ptr, word_topic, word_val : the topics, from
+        :func:`topic_word_parts` (``V = len(word_ptr) - 1`` words).
     max_iter : int
     tol : float
     theta : ndarray of shape (n_docs, K), float64, written
@@ -838,65 +850,192 @@ def fold_in(
         Set to nonzero by another thread to abandon the call.
     """
     cdef Py_ssize_t n_docs = indptr.shape[0] - 1
-    cdef Py_ssize_t K = phi.shape[1]
+    cdef Py_ssize_t K = floor.shape[0]
     if (theta.shape[0] != n_docs or theta.shape[1] != K or prior.shape[1] != K
             or doc_group.shape[0] != n_docs):
         raise ValueError("inconsistent array shapes passed to fold_in")
+    _check_word_parts(indices, K, word_ptr, word_topic, word_val)
     new_arr = np.empty(K, dtype=np.float64)
     cdef double[::1] new = new_arr
-    cdef Py_ssize_t d, k, it
-    cdef int64_t j
-    cdef int32_t g
-    cdef double s, dot, c, change, psum
-    cdef const double* phi_w
-    cdef double* t
-    cdef int64_t work = 0
     cdef int32_t no_stop = 0
     cdef int32_t* stop_p = &stop[0] if stop is not None else &no_stop
+    with nogil:
+        _fold_in(indptr, indices, counts, doc_group, prior, floor, word_ptr, word_topic,
+                 word_val, max_iter, tol, theta, new, stop_p)
 
+
+ctypedef fused _real:
+    float
+    double
+
+
+def topic_word_parts(const _real[:, ::1] components, const double[::1] totals):
+    """The topics as :func:`fold_in` takes them, from a fitted model's
+    ``components`` (``(K, V)``, float32 or float64) and their row sums
+    ``totals`` (float64), without the ``(V, K)`` table of probabilities
+    ``phi[w, k] = components[k, w] / totals[k]``: ``floor[k]``, the
+    smallest ``phi[:, k]``, and each word's entries above it as
+    ``phi[w, k] - floor[k]`` in CSR form by word, topics increasing
+    (``word_ptr`` of ``V + 1`` offsets into ``word_topic``, int32, and
+    ``word_val``). Up to ties in the rounding of the division, the same as::
+
+        phi = components.T / totals
+        floor = phi.min(axis=0)
+        w, k = np.nonzero(phi > floor)
+        word_ptr = np.r_[0, np.cumsum(np.bincount(w, minlength=V))]
+        word_topic, word_val = k, phi[w, k] - floor[k]
+
+    A fitted model's topics are ``(counts + eta) / total``, so only the
+    topics with a count of the word are above the floor: two passes over
+    ``components`` and ``O(V + nonzeros)`` besides.
+    """
+    cdef Py_ssize_t K = components.shape[0], V = components.shape[1], w, k
+    if totals.shape[0] != K:
+        raise ValueError("inconsistent array shapes passed to topic_word_parts")
+    lowest_arr = (np.asarray(components).min(axis=1).astype(np.float64) if V
+                  else np.zeros(K))
+    floor_arr = lowest_arr / np.asarray(totals)
+    cdef const double[::1] lowest = lowest_arr, floor = floor_arr
+    word_ptr_arr = np.zeros(V + 1, dtype=np.int64)
+    cdef int64_t[::1] ptr = word_ptr_arr
+    with nogil:
+        for k in range(K):  # each word's entries above the floor ...
+            for w in range(V):
+                ptr[w + 1] += components[k, w] > lowest[k]
+        for w in range(V):
+            ptr[w + 1] += ptr[w]
+    n = word_ptr_arr[V]
+    word_topic_arr = np.empty(n, dtype=np.int32)
+    word_val_arr = np.empty(n, dtype=np.float64)
+    fill_arr = word_ptr_arr[:-1].copy()
+    cdef int32_t[::1] topic = word_topic_arr
+    cdef double[::1] val = word_val_arr
+    cdef int64_t[::1] fill = fill_arr
+    with nogil:
+        for k in range(K):  # ... then filled topic by topic
+            for w in range(V):
+                if components[k, w] > lowest[k]:
+                    topic[fill[w]] = <int32_t> k
+                    val[fill[w]] = <double> components[k, w] / totals[k] - floor[k]
+                    fill[w] += 1
+    return floor_arr, word_ptr_arr, word_topic_arr, word_val_arr
+
+
+def parts_log_likelihood(
+    const int64_t[::1] indptr,
+    const int32_t[::1] indices,
+    const double[::1] counts,
+    const double[:, ::1] theta,
+    const double[::1] floor,
+    const int64_t[::1] word_ptr,
+    const int32_t[::1] word_topic,
+    const double[::1] word_val,
+    double[::1] out,
+):
+    """:func:`doc_log_likelihood` with the topics as :func:`topic_word_parts`
+    gives them: ``out[d] = sum_w counts[d, w] * log(theta[d] . phi[w])``,
+    ``theta[d] . phi[w]`` taken as ``theta[d] . floor`` (once per document)
+    plus the word's part; equal to ``doc_log_likelihood`` up to rounding."""
+    cdef Py_ssize_t n_docs = indptr.shape[0] - 1, K = floor.shape[0], d, k
+    if theta.shape[0] != n_docs or theta.shape[1] != K or out.shape[0] != n_docs:
+        raise ValueError("inconsistent array shapes passed to parts_log_likelihood")
+    _check_word_parts(indices, K, word_ptr, word_topic, word_val)
+    cdef int64_t j, m
+    cdef int32_t w
+    cdef double base, dot, acc
     with nogil:
         for d in range(n_docs):
-            g = doc_group[d]
-            t = &theta[d, 0]
-            psum = 0.0
+            base = 0.0
             for k in range(K):
-                psum += prior[g, k]
-            for k in range(K):
-                t[k] = prior[g, k] / psum
-            if indptr[d + 1] == indptr[d]:
-                continue
-            for it in range(max_iter):
-                work += (indptr[d + 1] - indptr[d]) * K
-                if work > _SIGNAL_CHECK_WORK:
-                    work = 0
-                    _check_signals()
-                    if stop_p[0] != 0:
-                        break
-                for k in range(K):
-                    new[k] = 0.0
-                for j in range(indptr[d], indptr[d + 1]):
-                    phi_w = &phi[indices[j], 0]
-                    dot = 0.0
-                    for k in range(K):
-                        dot = dot + t[k] * phi_w[k]
-                    if dot <= 0.0:
-                        continue
-                    c = counts[j] / dot
-                    for k in range(K):
-                        new[k] += c * phi_w[k]
-                s = 0.0
-                for k in range(K):
-                    new[k] = prior[g, k] + t[k] * new[k]
-                    s += new[k]
-                change = 0.0
-                for k in range(K):
-                    new[k] = new[k] / s
-                    change += fabs(new[k] - t[k])
-                    t[k] = new[k]
-                if change / K < tol:
+                base = base + theta[d, k] * floor[k]
+            acc = 0.0
+            for j in range(indptr[d], indptr[d + 1]):
+                w = indices[j]
+                dot = base
+                for m in range(word_ptr[w], word_ptr[w + 1]):
+                    dot = dot + theta[d, word_topic[m]] * word_val[m]
+                acc = acc + counts[j] * log(dot)
+            out[d] = acc
+
+
+def _check_word_parts(const int32_t[::1] indices, Py_ssize_t K, const int64_t[::1] word_ptr,
+                      const int32_t[::1] word_topic, const double[::1] word_val):
+    """ValueError unless the parts are a CSR of V = len(word_ptr) - 1 words
+    over K topics that covers the words of ``indices``."""
+    V = word_ptr.shape[0] - 1
+    ptr = np.asarray(word_ptr)
+    if (V < 0 or word_topic.shape[0] != word_val.shape[0] or ptr[0] != 0
+            or ptr[V] != word_topic.shape[0] or np.any(ptr[1:] < ptr[:-1])):
+        raise ValueError("the topics' word parts are not a CSR table")
+    if word_topic.shape[0] and not (0 <= np.min(word_topic) and np.max(word_topic) < K):
+        raise ValueError("a topic of the word parts is out of range")
+    if indices.shape[0] and not (0 <= np.min(indices) and np.max(indices) < V):
+        raise ValueError("a word index is out of range of the topics")
+
+
+cdef int _fold_in(
+    const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] counts,
+    const int32_t[::1] doc_group, const double[:, ::1] prior, const double[::1] floor,
+    const int64_t[::1] word_ptr, const int32_t[::1] word_topic, const double[::1] word_val,
+    int max_iter, double tol, double[:, ::1] theta, double[::1] new, int32_t* stop_p,
+) except -1 nogil:
+    """The loops of :func:`fold_in` (a KeyboardInterrupt of the signal
+    handlers propagates)."""
+    cdef Py_ssize_t d, k, it, K = floor.shape[0]
+    cdef int64_t j, m, work = 0, doc_work
+    cdef int32_t g, w
+    cdef double s, dot, c, change, psum, base, mass
+    cdef double* t
+    for d in range(indptr.shape[0] - 1):
+        g = doc_group[d]
+        t = &theta[d, 0]
+        psum = 0.0
+        for k in range(K):
+            psum += prior[g, k]
+        for k in range(K):
+            t[k] = prior[g, k] / psum
+        if indptr[d + 1] == indptr[d]:
+            continue
+        doc_work = K
+        for j in range(indptr[d], indptr[d + 1]):
+            doc_work += word_ptr[indices[j] + 1] - word_ptr[indices[j]]
+        for it in range(max_iter):
+            work += doc_work
+            if work > _SIGNAL_CHECK_WORK:
+                work = 0
+                _check_signals()
+                if stop_p[0] != 0:
                     break
-            if stop_p[0] != 0:
+            base = 0.0
+            for k in range(K):
+                new[k] = 0.0
+                base = base + t[k] * floor[k]
+            mass = 0.0  # sum over the words of c / (t . phi[w])
+            for j in range(indptr[d], indptr[d + 1]):
+                w = indices[j]
+                dot = base
+                for m in range(word_ptr[w], word_ptr[w + 1]):
+                    dot = dot + t[word_topic[m]] * word_val[m]
+                if dot <= 0.0:
+                    continue
+                c = counts[j] / dot
+                mass = mass + c
+                for m in range(word_ptr[w], word_ptr[w + 1]):
+                    new[word_topic[m]] += c * word_val[m]
+            s = 0.0
+            for k in range(K):
+                new[k] = prior[g, k] + t[k] * (new[k] + mass * floor[k])
+                s += new[k]
+            change = 0.0
+            for k in range(K):
+                new[k] = new[k] / s
+                change += fabs(new[k] - t[k])
+                t[k] = new[k]
+            if change / K < tol:
                 break
+        if stop_p[0] != 0:
+            break
+    return 0
 
 
 def doc_log_likelihood(

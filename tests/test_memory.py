@@ -256,16 +256,75 @@ def test_expected_table_sums_are_the_plain_ones(small_budget):
     assert_array_equal(got, expected)
 
 
+def _plain_parts(components):
+    """``_sampling.topic_word_parts``'s NumPy equivalent, from the dense phi."""
+    comp = np.asarray(components, dtype=np.float64)
+    phi = comp.T / comp.sum(axis=1)
+    floor = phi.min(axis=0)
+    w, k = np.nonzero(phi > floor)
+    ptr = np.r_[0, np.cumsum(np.bincount(w, minlength=phi.shape[0]))]
+    return phi, (floor, ptr, k.astype(np.int32), phi[w, k] - floor[k])
+
+
+def _assert_parts_equal(got, want):
+    for a, b in zip(got, want):
+        assert_array_equal(a, b)
+
+
 def test_inference_by_pieces_is_the_plain_one(monkeypatch):
     X, groups = _corpus(60, 40, 50)
     model = CompoundLDA(n_components=9, max_iter=6, random_state=0).fit(X, groups=groups)
-    comp = model.components_
-    phi = np.ascontiguousarray((comp / comp.sum(axis=1, keepdims=True)).T)
-    assert_array_equal(model._topic_word(), phi)
+    _, parts = _plain_parts(model.components_)
+    _assert_parts_equal(model._topic_word_parts(), parts)
     whole = model.score(X, groups=groups), model.perplexity(X, groups=groups)
     monkeypatch.setattr(_chunking, "CHUNK_BYTES", 8 * 9 * 7)  # 7 documents a piece
-    assert_array_equal(model._topic_word(), phi)
+    _assert_parts_equal(model._topic_word_parts(), parts)
     assert (model.score(X, groups=groups), model.perplexity(X, groups=groups)) == whole
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_topic_word_parts_are_the_phi_above_its_floor(dtype):
+    # A fitted model's shape of topics: (sparse counts + eta), a floor per
+    # topic where a word has no count; one topic with no floor-level word.
+    rng = np.random.default_rng(0)
+    counts = np.where(rng.random((6, 50)) < 0.2, rng.integers(1, 9, (6, 50)), 0)
+    counts[2] = rng.integers(1, 9, 50)
+    comp = (counts / 3.0 + 0.05).astype(dtype)
+    totals = comp.astype(np.float64).sum(axis=1)
+    got = _sampling.topic_word_parts(comp, totals)
+    phi, want = _plain_parts(comp)
+    _assert_parts_equal(got, want)
+    assert got[2].dtype == np.int32 and got[1][-1] < phi.size
+    # phi is rebuilt from the parts
+    rebuilt = np.tile(got[0], (phi.shape[0], 1))
+    rows = np.repeat(np.arange(phi.shape[0]), np.diff(got[1]))
+    rebuilt[rows, got[2]] += got[3]
+    assert_allclose(rebuilt, phi, rtol=1e-15)
+    with pytest.raises(ValueError, match="inconsistent"):
+        _sampling.topic_word_parts(comp, totals[:-1])
+
+
+def test_parts_log_likelihood_is_doc_log_likelihood():
+    X, _ = _corpus(30, 50, 40)
+    rng = np.random.default_rng(1)
+    comp = np.where(rng.random((6, 50)) < 0.3, rng.integers(1, 9, (6, 50)), 0) + 0.05
+    phi, parts = _plain_parts(comp)
+    theta = rng.dirichlet(np.ones(6), size=X.shape[0])
+    args = _base._csr_arrays(X)
+    want, got = np.empty(X.shape[0]), np.empty(X.shape[0])
+    _sampling.doc_log_likelihood(*args, theta, np.ascontiguousarray(phi), want)
+    _sampling.parts_log_likelihood(*args, theta, *parts, got)
+    assert_allclose(got, want, rtol=1e-13)
+    floor, ptr, topic, val = parts
+    for bad, match in [((floor, ptr[:11], topic[:ptr[10]], val[:ptr[10]]), "word index"),
+                       ((floor, ptr, topic + 6, val), "topic"),
+                       ((floor, ptr, topic, val[:-1]), "CSR"),
+                       ((floor, ptr[::-1].copy(), topic, val), "CSR")]:
+        with pytest.raises(ValueError, match=match):
+            _sampling.parts_log_likelihood(*args, theta, *bad, got)
+        with pytest.raises(ValueError, match=match):
+            _sampling.fold_in(*args, np.zeros(X.shape[0], np.int32), np.ones((1, 6)), *bad,
+                              10, 1e-6, np.empty((X.shape[0], 6)))
 
 
 def test_fit_by_pieces_is_the_fit_in_one_piece(monkeypatch):
