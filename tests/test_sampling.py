@@ -450,8 +450,18 @@ def _csr_args(X):
             X.data.astype(np.float64))
 
 
+def _fold_in_topics(rng, V, K, kind):
+    """Word-major topics: "dense" (no word at a topic's floor but one) or
+    "fitted" (sparse counts plus eta, normalized: most words at the floor)."""
+    if kind == "dense":
+        return rng.dirichlet(np.ones(V) * 0.5, size=K).T.copy()
+    counts = np.where(rng.random((K, V)) < 0.25, rng.integers(1, 9, (K, V)), 0) + 0.05
+    return (counts / counts.sum(axis=1, keepdims=True)).T.copy()
+
+
+@pytest.mark.parametrize("kind", ["dense", "fitted"])
 @pytest.mark.parametrize("max_iter, tol", [(1, 0.0), (3, 0.0), (200, 1e-9)])
-def test_fold_in_matches_numpy_reference(max_iter, tol):
+def test_fold_in_matches_numpy_reference(max_iter, tol, kind):
     rng = np.random.default_rng(0)
     D, V, K = 12, 15, 4
     X = sp.random(D, V, density=0.3, random_state=1, format="csr",
@@ -461,9 +471,11 @@ def test_fold_in_matches_numpy_reference(max_iter, tol):
     X = sp.vstack([sp.csr_matrix((1, V)), X]).tocsr()  # an empty first row
     doc_group = rng.integers(0, 2, size=D + 1).astype(np.int32)
     prior = rng.uniform(0.1, 1.0, size=(2, K))
-    phi = rng.dirichlet(np.ones(V) * 0.5, size=K).T.copy()
+    phi = _fold_in_topics(rng, V, K, kind)
+    parts = _sampling.topic_word_parts(phi.T.copy(), np.ones(K))  # phi itself, by parts
+    assert (len(parts[2]) < V * K / 2) == (kind == "fitted")
     theta = np.empty((D + 1, K))
-    _sampling.fold_in(*_csr_args(X), doc_group, prior, phi, max_iter, tol, theta)
+    _sampling.fold_in(*_csr_args(X), doc_group, prior, *parts, max_iter, tol, theta)
     expected = _reference_fold_in(X, doc_group, prior, phi, max_iter, tol)
     np.testing.assert_allclose(theta, expected, rtol=1e-10, atol=1e-13)
     np.testing.assert_allclose(theta[0], prior[doc_group[0]] / prior[doc_group[0]].sum())

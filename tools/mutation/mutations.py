@@ -68,8 +68,8 @@ MUTATIONS = [
     ),
     Mutation(
         "score-fold-in-sees-held-out-half", "issue", BASE,
-        "theta = self._fold_in(observed[lo:hi], prior_rows, doc_rows[lo:hi], phi)",
-        "theta = self._fold_in(X[lo:hi], prior_rows, doc_rows[lo:hi], phi)",
+        "theta = self._fold_in(observed[lo:hi], prior_rows, doc_rows[lo:hi], parts)",
+        "theta = self._fold_in(X[lo:hi], prior_rows, doc_rows[lo:hi], parts)",
         T_LDA + T_CLDA,
     ),
     Mutation(
