@@ -45,9 +45,11 @@ synthetic``) a ``make_compound_corpus`` corpus of ``--tokens`` tokens
    half kept every 10th), at each K of ``--fits-k``: ns/token of a sweep
    (median of ``sweep_times_``, which include CompoundLDA's table draws
    and prior updates), the fit's seconds and the part of them outside the
-   sweeps (setup, kept samples, last-state perplexity, the averages);
-   against tomotopy's ``DMRModel`` (collection as metadata, its defaults
-   but the priors of part 1), seconds per ``train(1)``.
+   sweeps (setup, kept samples, last-state perplexity, the averages),
+   and the seconds of the fitted model's ``transform`` and ``score`` on
+   the first 1000 documents; against tomotopy's ``DMRModel`` (collection
+   as metadata, its defaults but the priors of part 1), seconds per
+   ``train(1)``.
 
     python benchmarks/bench_large_k.py              # K=1000 and 10000, 1000 dense sweeps
     python benchmarks/bench_large_k.py --quick      # fewer sweeps (minutes)
@@ -471,12 +473,26 @@ def _dmr_seconds(corpus, K, n_timed):
     return _seconds_per_train(model, n_timed)
 
 
+def _inference_seconds(model, corpus, n_docs):
+    """Wall seconds of ``transform`` and of ``score`` on the first ``n_docs``
+    documents (with their collections for ``CompoundLDA``)."""
+    X = corpus.X[:n_docs]
+    kwargs = {"groups": corpus.groups[:n_docs]} if hasattr(model, "groups_") else {}
+    t0 = time.perf_counter()
+    model.transform(X, **kwargs)
+    t1 = time.perf_counter()
+    model.score(X, **kwargs)
+    return t1 - t0, time.perf_counter() - t1
+
+
 def part_fits(corpus, args):
-    """Part 6: whole fits at many topics, with what surrounds the sweeps."""
+    """Part 6: whole fits at many topics, with what surrounds the sweeps, and
+    the fitted model's inference."""
     from sklearn_clda._mh_sweeper import auto_sampler
 
     n_tokens, rows, out = int(corpus.X.sum()), [], {}
     doc_len = np.asarray(corpus.X.sum(axis=1)).ravel()
+    n_inf = min(1000, corpus.X.shape[0])
     for K in [int(k) for k in args.fits_k.split(",")]:
         sweep_s = {}
         for name in ("LDAGibbs", "CompoundLDA"):
@@ -484,17 +500,21 @@ def part_fits(corpus, args):
             model, fit_s = _whole_fit(corpus, K, name, args.fits_sweeps)
             sweep_s[name] = statistics.median(model.sweep_times_)
             outside = fit_s - float(np.sum(model.sweep_times_))
+            transform_s, score_s = _inference_seconds(model, corpus, n_inf)
             rows.append([K, name, auto_sampler(K, doc_len), f"{sweep_s[name] / n_tokens * 1e9:.0f}",
-                         f"{fit_s:.1f}", f"{outside:.1f} ({outside / fit_s:.0%})", ""])
-            out[f"{name}-{K}"] = {"sweep_s": sweep_s[name], "fit_s": fit_s, "outside_s": outside}
+                         f"{fit_s:.1f}", f"{outside:.1f} ({outside / fit_s:.0%})",
+                         f"{transform_s:.2f}", f"{score_s:.2f}", ""])
+            out[f"{name}-{K}"] = {"sweep_s": sweep_s[name], "fit_s": fit_s, "outside_s": outside,
+                                  "transform_s": transform_s, "score_s": score_s}
         C.log(f"fits K={K} tomotopy DMRModel")
         dmr = _dmr_seconds(corpus, K, 1 if K > 2000 else 3)
         if dmr is not None:
             rows.append([K, "tomotopy DMRModel", "dense", f"{dmr / n_tokens * 1e9:.0f}", "", "",
-                         f"{dmr / sweep_s['CompoundLDA']:.1f}"])
+                         "", "", f"{dmr / sweep_s['CompoundLDA']:.1f}"])
             out[f"dmr-{K}"] = dmr
     print(C.format_table(["K", "estimator", "sampler", "ns/token (sweep)", "fit s",
-                          "outside the sweeps s", "DMR/CompoundLDA"], rows))
+                          "outside the sweeps s", f"transform {n_inf} docs s",
+                          f"score {n_inf} docs s", "DMR/CompoundLDA"], rows))
     return out
 
 

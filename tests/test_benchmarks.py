@@ -189,4 +189,5 @@ def test_bench_large_k_fits_time_both_estimators(capsys):
     out = B.part_fits(corpus, args)
     for name in ("LDAGibbs-5", "CompoundLDA-5"):
         assert 0 < out[name]["sweep_s"] and 0 <= out[name]["outside_s"] < out[name]["fit_s"]
+        assert out[name]["transform_s"] > 0 and out[name]["score_s"] > 0
     assert "CompoundLDA" in capsys.readouterr().out
