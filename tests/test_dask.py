@@ -39,12 +39,20 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @pytest.fixture(scope="module")
-def client():
+def shared_client():
     with LocalCluster(
         n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None,
         silence_logs=50,
     ) as cluster, Client(cluster, set_as_default=False) as c:
         yield c
+
+
+@pytest.fixture
+def client(shared_client):
+    """The module's cluster with both workers up: a test that killed one
+    does not hand a cluster still restarting it to the next test."""
+    shared_client.wait_for_workers(2, timeout=60)
+    return shared_client
 
 
 @pytest.fixture(scope="module")
@@ -330,9 +338,10 @@ def test_worker_killed_while_building_or_gathering(client, corpus, monkeypatch, 
 def test_every_wait_has_a_timeout(client):
     shards = _cluster.ShardSet(client, [([], None, 0)], (1, 1), "Test.fit", 0.5, "t")
     shards.workers = {0: shards.alive()[0]}
-    future = shards.submit(_sleep, 0, 3.0)
+    future = shards.submit(_sleep, 0, 1.5)
     with pytest.raises(TimeoutError, match=r"shard\(s\) \[0\].*timeout=0.5"):
         shards.wait({0: future}, "a test")
+    time.sleep(1.5)  # the worker's thread runs the cancelled task out: leave it idle
 
 
 def _sleep(key, seconds):
