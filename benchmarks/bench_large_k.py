@@ -33,10 +33,14 @@ synthetic``) a ``make_compound_corpus`` corpus of ``--tokens`` tokens
    of ``--kernel-k``. ``--kernels`` may also name the dense kernel's
    instruction-set variants, ``dense-avx512``, ``dense-avx2`` and
    ``dense-portable`` (the threshold behind the dense kernel's own pick;
-   the table names the variant each one ran).
+   the table names the variant each one ran), and ``sparse-table``, the
+   sparse kernel reading and updating a word-topic table (the estimators
+   run it without one, counting each word's topics from its tokens: the
+   same chain).
 5. memory: the peak resident memory (``ru_maxrss``) of a fresh process
-   that loads news16 and fits ``LDAGibbs`` and ``CompoundLDA`` with
-   ``sampler="mh"`` at K = ``--memory-k`` (``--memory-sweeps`` sweeps,
+   that loads news16 and fits ``LDAGibbs`` and ``CompoundLDA`` with each
+   sampler of ``--memory-samplers`` (default ``mh,sparse``; the sparse one
+   keeps no word-topic table) at K = ``--memory-k`` (``--memory-sweeps`` sweeps,
    default averaging: two kept states), next to the sizes of the tables
    it holds and the issue's 2 GB target.
 6. fits: whole fits as a user runs them, ``LDAGibbs`` and ``CompoundLDA``
@@ -118,6 +122,8 @@ def parse_args(argv=None):
                         "sweep_times_) or the fit's process CPU seconds (on a shared machine)")
     p.add_argument("--memory-k", type=int, default=10000, help="K of part 5")
     p.add_argument("--memory-sweeps", type=int, default=40, help="sweeps of part 5's fits")
+    p.add_argument("--memory-samplers", default="mh,sparse",
+                   help="comma list of the samplers of part 5's fits")
     p.add_argument("--fits-k", default="1000,10000", help="comma list of K for part 6")
     p.add_argument("--fits-sweeps", type=int, default=60, help="sweeps of part 6's fits")
     p.add_argument("--json", metavar="FILE", help="also write results as JSON")
@@ -311,7 +317,9 @@ def _kernel_state(X, K, seed=0):
 def _kernel_sweep(name, s):
     """One sweep of kernel ``name`` on ``s``: "dense" (the one ``gibbs_sweep``
     picks), "dense-avx512", "dense-avx2" or "dense-portable" (that one, or
-    the widest below it the CPU has), "sparse" or "mh" (mh_steps=2)."""
+    the widest below it the CPU has), "sparse" (without a word-topic table,
+    as the estimators run it), "sparse-table" (the same chain, reading
+    and updating the table) or "mh" (mh_steps=2)."""
     from sklearn_clda import _mh_sampling, _sampling
 
     args = (s["words"], s["doc_ptr"], s["doc_group"], s["z"], s["nwk"], s["ndk"], s["nk"],
@@ -324,10 +332,12 @@ def _kernel_sweep(name, s):
             _sampling.gibbs_sweep(*args, tables, s["bitgen"])
         finally:
             _sampling._set_kernel(old)
-    elif name == "sparse":
+    elif name in ("sparse", "sparse-table"):
         if "workspace" not in s:  # what the serial sweeper keeps across sweeps
             s["workspace"] = _mh_sampling.sparse_workspace(s["doc_ptr"], word_ptr, word_tokens,
                                                            s["nk"].shape[0], 2)
+        if name == "sparse":
+            args = (*args[:4], None, *args[5:])
         _mh_sampling.sparse_mh_sweep(*args, word_ptr, word_tokens, 2, tables, s["bitgen"],
                                      workspace=s["workspace"])
     else:
@@ -409,7 +419,7 @@ import _common as C
 corpus = C.load_news16()
 from sklearn_clda import CompoundLDA, LDAGibbs
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-kw = dict(n_components={K}, sampler="mh", max_iter={sweeps}, random_state=0)
+kw = dict(n_components={K}, sampler={sampler!r}, max_iter={sweeps}, random_state=0)
 if {name!r} == "LDAGibbs":
     LDAGibbs(**kw).fit(corpus.X)
 else:
@@ -433,17 +443,19 @@ def part_memory(corpus, args):
     }
     print(", ".join(f"{k} {v / 1e6:.0f} MB" for k, v in sizes.items()))
     rows, out = [], {"sizes": sizes}
-    for name in ("LDAGibbs", "CompoundLDA"):
-        C.log(f"memory K={K} {name}: {args.memory_sweeps} sweeps in a fresh process")
-        code = _MEMORY_CHILD.format(bench=C.HERE, repo=C.REPO_ROOT, K=K,
-                                    sweeps=args.memory_sweeps, name=name)
-        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             check=True)
-        before, peak = (int(v) * 1024 for v in res.stdout.split()[-2:])
-        rows.append([name, K, f"{before / 1e6:.0f}", f"{peak / 1e6:.0f}",
-                     "yes" if peak < 2e9 else "NO"])
-        out[name] = {"rss_before_fit": before, "peak_rss": peak}
-    print(C.format_table(["estimator", "K", "MB before fit", "peak MB", "< 2 GB"], rows))
+    for sampler in args.memory_samplers.split(","):
+        for name in ("LDAGibbs", "CompoundLDA"):
+            C.log(f"memory K={K} {name} {sampler}: {args.memory_sweeps} sweeps, fresh process")
+            code = _MEMORY_CHILD.format(bench=C.HERE, repo=C.REPO_ROOT, K=K, sampler=sampler,
+                                        sweeps=args.memory_sweeps, name=name)
+            res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                 check=True)
+            before, peak = (int(v) * 1024 for v in res.stdout.split()[-2:])
+            rows.append([name, sampler, K, f"{before / 1e6:.0f}", f"{peak / 1e6:.0f}",
+                         "yes" if peak < 2e9 else "NO"])
+            out[f"{name} {sampler}"] = {"rss_before_fit": before, "peak_rss": peak}
+    print(C.format_table(["estimator", "sampler", "K", "MB before fit", "peak MB", "< 2 GB"],
+                         rows))
     return out
 
 

@@ -68,7 +68,7 @@ from ._corpus import (
     count_tokens,
     split_alternate,
 )
-from ._mh_sweeper import make_mh_sweeper, uses_mh
+from ._mh_sweeper import make_mh_sweeper, sampler_kernel
 from ._online import (
     LOCAL_ITERATIONS,
     WarmChain,
@@ -129,10 +129,7 @@ class _SampleAverager:
 
     def keep(self, state, prior):
         """Add ``state``; ``prior``: the ``(n_groups, K)`` document-topic prior of its sweep."""
-        rows, cols = positive_cells(state.nwk)
-        nwk = sp.csr_matrix(
-            (state.nwk[rows, cols].astype(np.int64), (rows, cols)), shape=state.nwk.shape
-        )
+        nwk = state.word_topic_counts().astype(np.int64)
         self.nwk = nwk if self.nwk is None else self.nwk + nwk
         first = self.doc_topic is None
         if first:
@@ -410,7 +407,8 @@ class _BaseGibbsTopicModel(
                 f"X passed to {type(self).__name__}.{method} contains no tokens (all "
                 "counts are zero after rounding); a topic model needs words."
             )
-        _check_table_memory(X, int(self.n_components), n_groups, type(self).__name__)
+        _check_table_memory(X, int(self.n_components), n_groups, type(self).__name__,
+                            word_table=self._kernel(X) != "sparse")
         return self._schedule(burn_in)
 
     def _schedule(self, burn_in):
@@ -470,16 +468,22 @@ class _BaseGibbsTopicModel(
 
     def _live_chain(self, X, doc_group, n_groups, run, init_rng, seed_sequence, z=None):
         """A new chain's state (from ``z``, or drawn from ``init_rng``) and sweeper."""
-        state = _GibbsState(X, doc_group, int(self.n_components), init_rng, z=z)
-        return _LiveChain(state, self._sweeper(state, run, n_groups, seed_sequence))
+        kernel = self._kernel(X)
+        state = _GibbsState(X, doc_group, int(self.n_components), init_rng, z=z,
+                            word_table=kernel != "sparse")
+        return _LiveChain(state, self._sweeper(state, run, n_groups, seed_sequence, kernel))
 
-    def _sweeper(self, state, run, n_groups, seed_sequence):
+    def _kernel(self, X):
+        """The z-step kernel of a fit on ``X``: "dense", "sparse" or "mh"."""
+        return sampler_kernel(self.sampler, int(self.n_components), X)
+
+    def _sweeper(self, state, run, n_groups, seed_sequence, kernel):
         n_table_rows = n_groups if self._draw_tables(run) else 0
         n_shards = _shard_count(self.n_jobs, state.doc_len.shape[0], state.words.shape[0])
-        if uses_mh(self.sampler, int(self.n_components)):
-            return make_mh_sweeper(state, n_shards, seed_sequence, n_table_rows, self.mh_steps,
-                                   self.sampler)
-        return make_sweeper(state, n_shards, seed_sequence, n_table_rows)
+        if kernel == "dense":
+            return make_sweeper(state, n_shards, seed_sequence, n_table_rows)
+        return make_mh_sweeper(state, n_shards, seed_sequence, n_table_rows, self.mh_steps,
+                               kernel)
 
     def _run_chain(self, X, run, live, rng, averager, done=0, previous=None,
                    fingerprint=None, dtype=np.float64):
@@ -708,21 +712,21 @@ class _BaseGibbsTopicModel(
         eta = self._eta_value(run)
         prior = np.ascontiguousarray(self._sweep_prior(run), dtype=np.float64)
         ndk, doc_group = state.ndk, state.doc_group
-        V, K = state.nwk.shape
+        nwk = state.word_topic_counts()
         # theta and phi are made on the fly by the kernel, from the counts.
         doc_total = np.empty(ndk.shape[0])
         for lo, hi in _row_pieces(ndk):
             doc_total[lo:hi] = (ndk[lo:hi] + prior[doc_group[lo:hi]]).sum(axis=1)
         ll = np.empty(X.shape[0])
         _sampling.state_log_likelihood(
-            *_csr_arrays(X), ndk, doc_group, prior, doc_total, state.nwk_padded, float(eta),
-            state.nk + V * eta, ll,
+            *_csr_arrays(X), ndk, doc_group, prior, doc_total, *_csr_arrays(nwk), float(eta),
+            state.nk + nwk.shape[0] * eta, ll,
         )
         return float(np.exp(-ll.sum() / state.words.shape[0]))
 
     def _joint_log_likelihood(self, run, state):
         """log p(w, z) (and log p(pi | alpha) for cLDA) at the current state."""
-        ll = word_log_likelihood(state.nwk, state.nk, self._eta_value(run))
+        ll = word_log_likelihood(state.word_topic_counts(), state.nk, self._eta_value(run))
         ll += doc_log_likelihood(state.ndk, state.doc_len, state.doc_group, self._sweep_prior(run))
         return float(ll + self._log_prior_extra(run))
 
@@ -842,11 +846,13 @@ def _as_dtype(fitted, dtype):
     return fitted
 
 
-def _check_table_memory(X, n_components, n_groups, name):
-    """Refuse a fit whose count tables cannot fit in this machine's memory."""
+def _check_table_memory(X, n_components, n_groups, name, word_table=True):
+    """Refuse a fit whose count tables cannot fit in this machine's memory
+    (``word_table``: whether its sampler keeps a word-topic table)."""
     n_docs, n_features = X.shape
     K_pad = _sampling.padded_n_components(n_components)
-    needed = 4 * (n_features * K_pad + n_docs * n_components) + 16 * n_groups * n_components
+    needed = 4 * (n_features * K_pad * word_table + n_docs * n_components)
+    needed += 16 * n_groups * n_components
     try:
         available = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (AttributeError, ValueError, OSError):  # not POSIX: no check
@@ -862,10 +868,11 @@ def _check_table_memory(X, n_components, n_groups, name):
 
 def word_log_likelihood(nwk, nk, eta):
     """``log p(w | z)``: the topics' Dirichlet-multinomial terms, from the
-    ``(V, K)`` word-topic counts ``nwk`` and the topic totals ``nk``."""
+    ``(V, K)`` word-topic counts ``nwk`` (a table or a sparse matrix) and
+    the topic totals ``nk``."""
     K = nk.shape[0]
     V = nwk.shape[0]
-    nz = nwk[positive_cells(nwk)]
+    nz = nwk.data[nwk.data > 0] if sp.issparse(nwk) else nwk[positive_cells(nwk)]
     ll = K * gammaln(V * eta) - gammaln(nk + V * eta).sum()
     return ll + (gammaln(nz + eta) - gammaln(eta)).sum()
 

@@ -15,11 +15,12 @@ a scan.
 """
 
 import numpy as np
+import scipy.sparse as sp
 
 from . import _sampling
 
 __all__ = ["CHUNK_BYTES", "balanced_bounds", "budget_pieces", "capped_bounds", "pieces",
-           "positive_cells"]
+           "positive_cells", "positive_csr"]
 
 # Largest temporary of a computation done piece by piece over a big table.
 CHUNK_BYTES = 8 * 2**20
@@ -129,3 +130,13 @@ def positive_cells(table):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     return np.concatenate(rows).astype(np.int64, copy=False), np.concatenate(cols).astype(
         np.int64, copy=False)
+
+
+def positive_csr(table):
+    """The positive cells of a 2-D count table as a CSR matrix of the
+    table's dtype with sorted indices (:func:`positive_cells`, no dense
+    temporary): ``scipy.sparse.csr_matrix(np.where(table > 0, table, 0))``."""
+    rows, cols = positive_cells(table)
+    indptr = np.zeros(table.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=table.shape[0]), out=indptr[1:])
+    return sp.csr_matrix((table[rows, cols], cols.astype(np.int32), indptr), shape=table.shape)

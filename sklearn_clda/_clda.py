@@ -516,7 +516,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
     def _update_priors(self, run, state, update):
         stats, learned = run.em_stats, run.learned
         if "eta" in learned:
-            stats["cells"].append(count_histogram(state.nwk))
+            stats["cells"].append(count_histogram(state.word_topic_counts().data))
             stats["topics"].append(count_histogram(state.nk))
         if "gamma" in learned:
             (jk, n, mult), lengths = doc_histograms(state, run.pi.shape[0])
@@ -525,7 +525,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
         if not update:
             return
         if "eta" in learned:
-            run.eta = update_symmetric(stats["cells"], stats["topics"], state.nwk.shape[0], run.eta)
+            run.eta = update_symmetric(stats["cells"], stats["topics"], state.n_features, run.eta)
         if "gamma" in learned:
             run.gamma = update_concentration(stats["docs"], stats["lengths"], run.gamma)
         for v in stats.values():

@@ -398,7 +398,7 @@ class LDAGibbs(_BaseGibbsTopicModel):
             stats["docs"].append(collapse_topics(topics) if symmetric else topics)
             stats["lengths"].append(lengths)
         if "topic_word_prior" in learned:
-            stats["cells"].append(count_histogram(state.nwk))
+            stats["cells"].append(count_histogram(state.word_topic_counts().data))
             stats["topics"].append(count_histogram(state.nk))
         if not update:
             return
@@ -413,7 +413,7 @@ class LDAGibbs(_BaseGibbsTopicModel):
                 )
         if "topic_word_prior" in learned:
             run.topic_word_prior = update_symmetric(
-                stats["cells"], stats["topics"], state.nwk.shape[0], run.topic_word_prior
+                stats["cells"], stats["topics"], state.n_features, run.topic_word_prior
             )
         for v in stats.values():
             v.clear()

@@ -122,7 +122,7 @@ class _MHPartitionedSweeper(ShardStreams):
         self.mh_steps = int(mh_steps)
         self.kernel = kernel
         K = state.nk.shape[0]
-        V, D = state.nwk_padded.shape[0], state.doc_ptr.shape[0] - 1
+        V, D = state.n_features, state.doc_ptr.shape[0] - 1
         doc_bounds = np.asarray(balanced_bounds(state.doc_ptr, n_blocks), dtype=np.int64)
         P = len(doc_bounds) - 1
         block = word_blocks(state.words, V, P)
@@ -144,6 +144,7 @@ class _MHPartitionedSweeper(ShardStreams):
         self.word_pos = _mh_sampling.word_positions(self.word_tokens)
         self.zw = np.empty_like(self.z)
         _mh_sampling.gather(self.z, self.word_tokens, self.zw)
+        state.held_word_order = (self.word_ptr, self.zw)  # the counts of a table-free state
         self._pieces = _PIECES[kernel](self)
         longest = int(np.diff(self.piece_start).max()) if len(self.piece_doc) else 0
         self.blocks = [
@@ -174,6 +175,7 @@ class _MHPartitionedSweeper(ShardStreams):
         self.state.z = _sampling.cell_restore(
             self.z, self.state.words, self.state.doc_ptr, *self._layout
         )
+        self.state.held_word_order = None
         return False
 
     def _cells(self, t, s, args):
@@ -212,7 +214,7 @@ class _MHPartitionedSweeper(ShardStreams):
         """One sweep over all documents; returns the summed AGS table counts."""
         st = self.state
         prior = np.ascontiguousarray(prior, dtype=np.float64)
-        args = self._pieces.sweep_args(prior, eta, st.nk, st.nwk_padded.shape[0])
+        args = self._pieces.sweep_args(prior, eta, st.nk, st.n_features)
         for s in range(len(self.blocks)):
             start = st.nk.copy()
             self._run(self._cells, s, args)

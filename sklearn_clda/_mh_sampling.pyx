@@ -11,6 +11,7 @@ them to it bit for bit.
 """
 
 from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdlib cimport qsort
 from numpy.random cimport bitgen_t
 from cpython.pycapsule cimport PyCapsule_GetPointer
 
@@ -62,10 +63,13 @@ cdef extern from "_sparse_mh_kernel.h":
         int32_t* mark
         double* wr
         int32_t wr_word
+        int32_t* row
+        int32_t row_word
     void clda_smw_fill_inv(const clda_mh_ctx* ctx, clda_smw_scratch* sc) noexcept nogil
     void clda_smw_build_lists(clda_smw_docs* dl, clda_smw_scratch* sc, const int32_t* z,
                               const int32_t* doc_tok, int64_t d0, int64_t d1) noexcept nogil
     void clda_smw_store_lists(const clda_smw_docs* dl, int64_t d0, int64_t d1) noexcept nogil
+    void clda_smw_release_row(const clda_mh_ctx* ctx, clda_smw_scratch* sc) noexcept nogil
     void clda_smw_sweep_tokens(const clda_mh_ctx* ctx, clda_smw_docs* dl, clda_smw_scratch* sc,
                                const int32_t* pos, int64_t p0, int64_t p1,
                                const double* u) noexcept nogil
@@ -289,17 +293,22 @@ cdef void _fill_ctx(
     int32_t[::1] nk, double eta, const int64_t[::1] word_ptr,
     const int32_t[::1] word_tokens, int mh_steps,
 ) noexcept:
-    """The sweep context of these (non-empty) arrays, shared by ``mh_sweep``
-    and ``mh_sweep_pieces``."""
+    """The sweep context of these (non-empty) arrays, shared by the sweeps;
+    ``nwk`` is None (NULL in the context) for the sparse kernel without a
+    word-topic table. V is ``len(word_ptr) - 1``."""
     ctx.K = nk.shape[0]
     ctx.mh_steps = mh_steps
     ctx.words = &words[0]
     ctx.z = &z[0]
-    ctx.nwk = &nwk[0, 0]
-    ctx.nwk_stride = nwk.strides[0] // sizeof(int32_t)
+    if nwk is None:
+        ctx.nwk = NULL
+        ctx.nwk_stride = 0
+    else:
+        ctx.nwk = &nwk[0, 0]
+        ctx.nwk_stride = nwk.strides[0] // sizeof(int32_t)
     ctx.nk = &nk[0]
     ctx.eta = eta
-    ctx.veta = nwk.shape[0] * eta
+    ctx.veta = (word_ptr.shape[0] - 1) * eta
     ctx.keta = nk.shape[0] * eta
     ctx.word_ptr = &word_ptr[0]
     ctx.word_tokens = &word_tokens[0]
@@ -313,12 +322,13 @@ def _check_sweep_args(name, const int32_t[::1] words, const int64_t[::1] doc_ptr
                       const int32_t[::1] nk, const double[:, ::1] prior,
                       const int64_t[::1] word_ptr, const int32_t[::1] word_tokens,
                       int mh_steps, const int64_t[:, ::1] tables):
-    """The shape checks of the serial sweeps ``mh_sweep`` and ``sparse_mh_sweep``."""
+    """The shape checks of the serial sweeps ``mh_sweep`` and ``sparse_mh_sweep``
+    (``nwk`` None: no word-topic table, V is ``len(word_ptr) - 1``)."""
     cdef Py_ssize_t n_docs = doc_ptr.shape[0] - 1
     cdef Py_ssize_t K = nk.shape[0]
-    cdef Py_ssize_t V = nwk.shape[0]
+    cdef Py_ssize_t V = word_ptr.shape[0] - 1 if nwk is None else nwk.shape[0]
     cdef int64_t n_tokens = words.shape[0]
-    if (nwk.shape[1] < K or ndk.shape[1] != K or prior.shape[1] != K
+    if ((nwk is not None and nwk.shape[1] < K) or ndk.shape[1] != K or prior.shape[1] != K
             or ndk.shape[0] != n_docs or doc_group.shape[0] != n_docs
             or z.shape[0] != n_tokens or tables.shape[1] != K
             or (tables.shape[0] > 0 and tables.shape[0] != prior.shape[0])
@@ -335,7 +345,7 @@ def mh_sweep(
     const int64_t[::1] doc_ptr,
     const int32_t[::1] doc_group,
     int32_t[::1] z,
-    int32_t[:, ::1] nwk,
+    int32_t[:, ::1] nwk not None,
     int32_t[:, ::1] ndk,
     int32_t[::1] nk,
     const double[:, ::1] prior,
@@ -454,7 +464,7 @@ def mh_sweep_pieces(
     const int32_t[::1] doc_group,
     const int64_t[::1] doc_ptr,
     const int32_t[::1] doc_tokens,
-    int32_t[:, ::1] nwk,
+    int32_t[:, ::1] nwk not None,
     int32_t[:, ::1] ndk,
     int32_t[::1] nk,
     const double[:, ::1] prior,
@@ -585,15 +595,18 @@ cdef class _SparseScratch:
         self.K, self.mh_steps = K, mh_steps
         self.arrays = (np.empty(max(K, 1)), np.empty(max(K, 1)),
                        np.full(max(K, 1), -1, dtype=np.int32),
-                       np.empty(2 * max(mh_steps, 1) * _SMW_CHUNK), np.empty(max(K, 1)))
+                       np.empty(2 * max(mh_steps, 1) * _SMW_CHUNK), np.empty(max(K, 1)),
+                       np.zeros(max(K, 1), dtype=np.int32))
         cdef double[::1] inv = self.arrays[0], cum = self.arrays[1], u = self.arrays[3]
         cdef double[::1] wr = self.arrays[4]
-        cdef int32_t[::1] mark = self.arrays[2]
+        cdef int32_t[::1] mark = self.arrays[2], row = self.arrays[5]
         self.sc.inv = &inv[0]
         self.sc.cum = &cum[0]
         self.sc.mark = &mark[0]
         self.sc.wr = &wr[0]
         self.sc.wr_word = -1
+        self.sc.row = &row[0]
+        self.sc.row_word = -1
         self.u = &u[0]
 
 
@@ -677,7 +690,9 @@ cdef int _sweep_word_major(const clda_mh_ctx* ctx, clda_smw_docs* dl, clda_smw_s
         since += m
         if since >= _SMW_SIGNAL_TOKENS:
             since = 0
+            clda_smw_release_row(ctx, sc)  # clean if Ctrl-C ends the sweep here
             _check_signals()
+    clda_smw_release_row(ctx, sc)  # other threads may move the word's tokens next
     return 0
 
 
@@ -702,7 +717,10 @@ def sparse_mh_sweep(
 
     The arguments are those of :func:`mh_sweep`, and optionally
     ``workspace``, :func:`sparse_workspace` of ``doc_ptr``, ``word_ptr``,
-    ``word_tokens``, K and ``mh_steps`` (made here when not given). The tokens are
+    ``word_tokens``, K and ``mh_steps`` (made here when not given).
+    ``nwk`` may be None: then no word-topic table is read or kept, each
+    word's counts coming from its tokens' topics (the same values, so the
+    same chain; ``V = len(word_ptr) - 1``). The tokens are
     taken in the word order of ``word_tokens``, each with ``mh_steps``
     steps from the proposal of ``_sparse_mh_kernel.h``, exact over its
     document's topics. Equivalent to (``V, K = nwk.shape[0],
@@ -769,7 +787,7 @@ def sparse_mh_sweep(
     cdef int64_t n_tokens = words.shape[0]
     if n_tokens == 0:
         return
-    cdef const double[::1] c = sparse_weights(prior, nk, eta, nwk.shape[0])
+    cdef const double[::1] c = sparse_weights(prior, nk, eta, word_ptr.shape[0] - 1)
     if workspace is None:
         workspace = sparse_workspace(doc_ptr, word_ptr, word_tokens, nk.shape[0], mh_steps)
     cdef const int32_t[::1] word_of = workspace.word_of, word_doc = workspace.word_doc
@@ -885,7 +903,11 @@ def sparse_mh_sweep_pieces(
     :func:`sparse_weights` (taken once per sweep); ``scratch`` is
     :func:`sparse_scratch`, one per thread; ``zw`` is ``z[word_tokens]``
     (kept current here; ``z`` is not: the caller writes ``zw`` back);
-    ``word_of`` and ``word_doc`` are :func:`word_major_index`.
+    ``word_of`` and ``word_doc`` are :func:`word_major_index`. ``nwk`` may
+    be None, as in :func:`sparse_mh_sweep`: a word's row is then counted
+    from all its tokens in ``zw`` (no other cell of the sub-step moves
+    them) and dropped at the end of the call (the word's next cell may run
+    on another thread).
 
     Trusted (``_mh_partition._SparsePieces`` builds everything); the GIL
     is released while sampling, so the cells of a sub-step run on threads
@@ -902,3 +924,72 @@ def sparse_mh_sweep_pieces(
     _fill_docs(&dl, lists, doc_ptr, word_of, word_doc, ndk, doc_group, prior, c)
     with bit_generator.lock, nogil:
         _sweep_word_major(&ctx, &dl, &scratch.sc, scratch.u, &cell_pos[0], p0, p1, rng)
+
+
+# ----------------------------------------- word-topic counts from the topics
+
+
+cdef int _cmp_int32(const void* a, const void* b) noexcept nogil:
+    cdef int32_t x = (<const int32_t*> a)[0], y = (<const int32_t*> b)[0]
+    return (x > y) - (x < y)
+
+
+def word_topic_counts(const int64_t[::1] word_ptr, const int32_t[::1] zw,
+                      Py_ssize_t n_components):
+    """The word-topic counts of the topics in word order, as the arrays
+    ``(indptr, indices, data)`` of a ``(V, K)`` CSR matrix with sorted
+    indices (int64, int32, int32): what a sampler without a word-topic
+    table (the sparse kernel's) reports as its table.
+
+    Word ``w``'s tokens have the topics ``zw[word_ptr[w]:word_ptr[w + 1]]``
+    (``word_ptr``: :func:`word_index`). Equivalent to (``V = len(word_ptr)
+    - 1``, ``K = n_components``)::
+
+        word = np.repeat(np.arange(V), np.diff(word_ptr))
+        nwk = np.zeros((V, K), np.int32)
+        np.add.at(nwk, (word, zw), 1)
+        m = scipy.sparse.csr_matrix(nwk)
+        m.indptr, m.indices, m.data
+
+    in ``O(n_tokens + nnz log)`` time and ``O(K + nnz)`` memory. Raises
+    ``ValueError`` if ``word_ptr`` does not cover ``zw`` or a topic is out
+    of range.
+    """
+    cdef Py_ssize_t V = word_ptr.shape[0] - 1, K = n_components
+    cdef int64_t n = zw.shape[0]
+    if (V < 0 or K < 1 or word_ptr[0] != 0 or word_ptr[V] != n
+            or np.any(np.diff(np.asarray(word_ptr)) < 0)):
+        raise ValueError("word_ptr does not cover zw in word_topic_counts")
+    if n and not (0 <= np.min(zw) and np.max(zw) < K):
+        raise ValueError("a topic in zw is out of range of n_components")
+    indptr_arr = np.zeros(V + 1, dtype=np.int64)
+    cdef int64_t[::1] indptr = indptr_arr
+    cdef int32_t[::1] row = np.zeros(K, dtype=np.int32)
+    cdef Py_ssize_t w
+    cdef int64_t j, m, nnz = 0
+    with nogil:  # the distinct topics of each word
+        for w in range(V):
+            for j in range(word_ptr[w], word_ptr[w + 1]):
+                if row[zw[j]] == 0:
+                    nnz += 1
+                row[zw[j]] += 1
+            for j in range(word_ptr[w], word_ptr[w + 1]):
+                row[zw[j]] = 0
+            indptr[w + 1] = nnz
+    indices_arr = np.empty(nnz, dtype=np.int32)
+    data_arr = np.empty(nnz, dtype=np.int32)
+    cdef int32_t[::1] indices = indices_arr, data = data_arr
+    with nogil:  # their topics, sorted, and counts
+        for w in range(V):
+            m = indptr[w]
+            for j in range(word_ptr[w], word_ptr[w + 1]):
+                if row[zw[j]] == 0:
+                    indices[m] = zw[j]
+                    m += 1
+                row[zw[j]] += 1
+            if m > indptr[w]:
+                qsort(&indices[indptr[w]], m - indptr[w], sizeof(int32_t), _cmp_int32)
+            for m in range(indptr[w], indptr[w + 1]):
+                data[m] = row[indices[m]]
+                row[indices[m]] = 0
+    return indptr_arr, indices_arr, data_arr

@@ -8,7 +8,7 @@ token) or ``_mh_sampling.sparse_mh_sweep`` (O(topics of the document)) over a
 ``_sweeper._ShardedSweeper`` (``sweep(prior, eta)`` returns the Antoniak
 table sums, ``bit_states``/``set_bit_states``, ``shards``, a context
 manager), so that the fit loop of ``_base`` runs any of them.
-:func:`uses_mh` and :func:`auto_sampler` resolve the estimators'
+:func:`sampler_kernel` and :func:`auto_sampler` resolve the estimators'
 ``sampler`` parameter and :func:`make_mh_sweeper` picks the sweeper.
 """
 
@@ -25,7 +25,7 @@ from ._sweeper import _n_threads, make_sweeper
 
 __all__ = [
     "AUTO_DENSE_MAX_COMPONENTS", "AUTO_MH_MIN_COMPONENTS", "AUTO_SPARSE_LENGTH_FACTOR",
-    "SAMPLER_CONSTRAINTS", "_MHSweeper", "auto_sampler", "make_mh_sweeper", "uses_mh",
+    "SAMPLER_CONSTRAINTS", "_MHSweeper", "auto_sampler", "make_mh_sweeper", "sampler_kernel",
 ]
 
 # Most MH steps per token (a document's uniforms are drawn together, 3 per step).
@@ -75,22 +75,21 @@ def auto_sampler(n_components, doc_len):
     return "dense"
 
 
-def uses_mh(sampler, n_components):
-    """Whether ``sampler`` ("auto", "dense", "mh" or "sparse") may run an MH
-    kernel at this K (for "auto", :func:`make_mh_sweeper` then decides by
-    the corpus)."""
-    if sampler == "auto":
-        return n_components > AUTO_DENSE_MAX_COMPONENTS
-    return sampler in ("mh", "sparse")
+def sampler_kernel(sampler, n_components, X):
+    """The kernel that ``sampler`` ("auto", "dense", "mh" or "sparse") runs at
+    this K on the count matrix ``X`` ("auto": :func:`auto_sampler` of its
+    documents' lengths)."""
+    if sampler != "auto":
+        return sampler
+    if n_components <= AUTO_DENSE_MAX_COMPONENTS:  # whatever the corpus
+        return "dense"
+    return auto_sampler(n_components, np.asarray(X.sum(axis=1)).ravel())
 
 
 def make_mh_sweeper(state, n_shards, seed_sequence, n_table_rows, mh_steps, sampler="mh"):
-    """The sweeper of a fit with ``sampler`` "mh", "sparse" or "auto" (which
-    may pick the dense kernel's): serial for one shard, partitioned for more."""
-    if sampler == "auto":
-        sampler = auto_sampler(state.nk.shape[0], state.doc_len)
-        if sampler == "dense":
-            return make_sweeper(state, n_shards, seed_sequence, n_table_rows)
+    """The sweeper of a fit with ``sampler`` "mh" or "sparse" (the sparse one
+    runs on a state with or without a word-topic table): serial for one
+    shard, partitioned for more."""
     if n_shards > 1:
         return _MHPartitionedSweeper(state, n_shards, seed_sequence, n_table_rows, mh_steps,
                                      _n_threads(n_shards), kernel=sampler)
@@ -121,7 +120,7 @@ class _MHSweeper(ShardStreams):
     def refresh_word_index(self):
         """Rebuild the tokens-by-word index from ``state.words`` (done once per
         fit; again only if the words change, as in the Geweke tests)."""
-        V = self.state.nwk_padded.shape[0]
+        V = self.state.n_features
         self.word_ptr, self.word_tokens = _mh_sampling.word_index(self.state.words, V)
         if self.kernel == "sparse":  # the word order's index and working arrays
             self.extra = {"workspace": _mh_sampling.sparse_workspace(

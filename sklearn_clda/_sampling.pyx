@@ -91,6 +91,7 @@ cdef extern from "_partition_kernel.h":
     ) noexcept nogil
 
 import numpy as np
+import scipy.sparse as sp
 cimport numpy as np
 
 np.import_array()
@@ -456,6 +457,7 @@ def count_assignments(
     int32_t[:, :] nwk,
     int32_t[:, ::1] ndk,
     int32_t[::1] nk,
+    Py_ssize_t n_features=-1,
 ):
     """Add the count tables of the assignments ``z`` to ``nwk``, ``ndk`` and ``nk``.
 
@@ -467,14 +469,18 @@ def count_assignments(
         nk += np.bincount(z, minlength=K)
 
     in place, with no temporary the size of a table (``nwk`` may be a view
-    of padded rows). Raises ``ValueError`` if a word or topic is out of
-    range, before any count changes.
+    of padded rows). ``nwk`` may be None (a state without a word-topic
+    table), with ``n_features`` the range of ``words``. Raises
+    ``ValueError`` if a word or topic is out of range, before any count
+    changes.
     """
-    cdef Py_ssize_t n_docs = doc_ptr.shape[0] - 1, K = nk.shape[0], V = nwk.shape[0]
+    cdef Py_ssize_t n_docs = doc_ptr.shape[0] - 1, K = nk.shape[0]
+    cdef Py_ssize_t V = n_features if nwk is None else nwk.shape[0]
+    cdef bint table = nwk is not None
     cdef int64_t n_tokens = words.shape[0], i
     cdef Py_ssize_t d
-    if (z.shape[0] != n_tokens or nwk.shape[1] != K or ndk.shape[1] != K
-            or ndk.shape[0] != n_docs or n_docs < 0
+    if (z.shape[0] != n_tokens or (table and nwk.shape[1] != K) or ndk.shape[1] != K
+            or ndk.shape[0] != n_docs or n_docs < 0 or V < 0
             or (n_docs > 0 and (doc_ptr[0] != 0 or doc_ptr[n_docs] != n_tokens))):
         raise ValueError("inconsistent array shapes passed to count_assignments")
     if n_docs > 0 and np.any(np.diff(np.asarray(doc_ptr)) < 0):
@@ -487,7 +493,8 @@ def count_assignments(
     with nogil:
         for d in range(n_docs):
             for i in range(doc_ptr[d], doc_ptr[d + 1]):
-                nwk[words[i], z[i]] += 1
+                if table:
+                    nwk[words[i], z[i]] += 1
                 ndk[d, z[i]] += 1
                 nk[z[i]] += 1
 
@@ -1077,20 +1084,25 @@ def state_log_likelihood(
     const int32_t[::1] doc_group,
     const double[:, ::1] prior,
     const double[::1] doc_total,
-    const int32_t[:, ::1] nwk,
+    const int64_t[::1] word_ptr,
+    const int32_t[::1] word_topic,
+    const double[::1] word_count,
     double eta,
     const double[::1] topic_mass,
     double[::1] out,
 ):
     """``doc_log_likelihood`` with the proportions and topics of a sampler
-    state, made from its count tables without a table of either.
+    state, made from its counts without a table of either.
 
-    Equal, up to rounding (the sums run in another order), to (``K =
-    topic_mass.shape[0]``; ``nwk`` may be the padded table, its first ``K``
-    columns are read)::
+    The word-topic counts come as CSR arrays (``word_ptr``, ``word_topic``,
+    ``word_count``: word ``w``'s positive counts and their topics, a
+    ``(V, K)`` CSR matrix with ``V = len(word_ptr) - 1``), so that a state
+    without a dense word-topic table has its bound too. Equal, up to
+    rounding (the sums run in another order), to (``K =
+    topic_mass.shape[0]``, ``nwk`` the dense counts)::
 
         theta = (ndk + prior[doc_group]) / doc_total[:, None]
-        phi = (nwk[:, :K] + eta) / topic_mass
+        phi = (nwk + eta) / topic_mass
         doc_log_likelihood(indptr, indices, counts, theta, phi, out)
 
     with ``doc_total`` the row sums of ``ndk + prior[doc_group]`` and
@@ -1102,87 +1114,117 @@ def state_log_likelihood(
         + sum(prior[g, k] / M[k] * nwk[w, k] for the word's topics k)
         + eta * sum(prior[g, :] / M)
 
-    the third one once per collection and word (the documents are taken
-    collection by collection). The time is ``O(nnz(X) * K_d + G *
-    nnz(nwk) + (n_docs + V) * K)``, ``K_d`` a document's topics, instead of
+    document by document within blocks of words, each block's rows of
+    counts spread over a dense buffer of at most ``_chunking.CHUNK_BYTES``
+    (so each document's sum runs in its words' order, over its topics in
+    increasing order, as over a dense table), the third sum once per
+    collection and word. The time is ``O(nnz(X) * K_d + G * nnz(nwk) +
+    n_docs * (K + n_blocks))``, ``K_d`` a document's topics, instead of
     ``O(nnz(X) * K)``: at many topics the terms of absent topics are most
-    of the dense sum.
+    of the dense sum. X's indices must be sorted within each row (a
+    canonical CSR matrix).
     """
+    from ._chunking import budget_pieces
+
     cdef Py_ssize_t n_docs = indptr.shape[0] - 1, K = topic_mass.shape[0]
-    cdef Py_ssize_t V = nwk.shape[0], G = prior.shape[0]
+    cdef Py_ssize_t V = word_ptr.shape[0] - 1, G = prior.shape[0]
     if (ndk.shape[0] != n_docs or ndk.shape[1] != K or doc_group.shape[0] != n_docs
-            or prior.shape[1] != K or doc_total.shape[0] != n_docs or nwk.shape[1] < K
+            or prior.shape[1] != K or doc_total.shape[0] != n_docs or V < 0
             or out.shape[0] != n_docs or counts.shape[0] != indices.shape[0]
+            or word_topic.shape[0] != word_count.shape[0]
+            or word_ptr[0] != 0 or word_ptr[V] != word_topic.shape[0]
             or (n_docs > 0 and indptr[n_docs] != indices.shape[0])):
         raise ValueError("inconsistent array shapes passed to state_log_likelihood")
+    if np.any(np.diff(np.asarray(word_ptr)) < 0) or np.any(np.diff(np.asarray(indptr)) < 0):
+        raise ValueError("word_ptr and indptr must be non-decreasing")
+    if word_topic.shape[0] and not (0 <= np.min(word_topic) and np.max(word_topic) < K):
+        raise ValueError("a topic of the word-topic counts is out of range")
     if indices.shape[0] and not (0 <= np.min(indices) and np.max(indices) < V):
-        raise ValueError("a word index is out of range of nwk's rows")
+        raise ValueError("a word index is out of range of the word-topic counts' rows")
+    row_start = np.zeros(indices.shape[0] + 1, dtype=bool)
+    row_start[np.asarray(indptr)] = True
+    if np.any((np.diff(np.asarray(indices)) <= 0) & ~row_start[1:-1]):
+        raise ValueError("X's indices must be sorted (and distinct) within each row")
     if n_docs and not (0 <= np.min(doc_group) and np.max(doc_group) < G):
         raise ValueError("a document's collection has no row in prior")
     inv = 1.0 / np.asarray(topic_mass)
     prior_inv = np.asarray(prior) * inv
-    rows, cols = positive_cells(np.asarray(nwk)[:, :K])
-    word_ptr = np.zeros(V + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=V), out=word_ptr[1:])
+    rows, cols = positive_cells(np.asarray(ndk))
+    doc_ptr = np.zeros(n_docs + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n_docs), out=doc_ptr[1:])
+    doc_coef = np.asarray(ndk)[rows, cols] * inv[cols]
+    doc_topic = cols.astype(np.int32)
+    del rows, cols
+    blocks = budget_pieces(np.arange(V + 1), 8 * K + 16 * G)
+    width = max([hi - lo for lo, hi in blocks], default=1)
     _state_log_likelihood(
-        indptr, indices, counts, ndk, doc_group, doc_total, nwk, eta,
-        np.argsort(doc_group, kind="stable"), inv, prior_inv, eta * prior_inv.sum(axis=1),
-        word_ptr, cols.astype(np.int32), np.asarray(nwk)[rows, cols].astype(np.float64),
-        np.empty(V), np.full(V, -1, dtype=np.int32), np.empty(max(K, 1), dtype=np.int32),
-        np.empty(max(K, 1)), out,
+        indptr, indices, counts, doc_group, doc_total, eta, doc_ptr, doc_topic, doc_coef,
+        prior_inv, eta * prior_inv.sum(axis=1), word_ptr, word_topic, word_count,
+        np.asarray([lo for lo, _ in blocks] + [V], dtype=np.int64), np.zeros(width * K),
+        np.empty(width * G), np.full(width * G, -1, dtype=np.int64), np.empty(max(n_docs, 1)),
+        np.array(indptr[:n_docs], dtype=np.int64), out,
     )
 
 
 cdef void _state_log_likelihood(
     const int64_t[::1] indptr, const int32_t[::1] indices, const double[::1] counts,
-    const int32_t[:, ::1] ndk, const int32_t[::1] doc_group, const double[::1] doc_total,
-    const int32_t[:, ::1] nwk, double eta, const int64_t[::1] order, const double[::1] inv,
+    const int32_t[::1] doc_group, const double[::1] doc_total, double eta,
+    const int64_t[::1] doc_ptr, const int32_t[::1] doc_topic, const double[::1] doc_coef,
     const double[:, ::1] prior_inv, const double[::1] per_group,
     const int64_t[::1] word_ptr, const int32_t[::1] word_topic, const double[::1] word_count,
-    double[::1] word_part, int32_t[::1] word_group, int32_t[::1] doc_topic,
-    double[::1] doc_coef, double[::1] out,
+    const int64_t[::1] block_start, double[::1] rows, double[::1] word_part,
+    int64_t[::1] part_word, double[::1] own, int64_t[::1] cursor, double[::1] out,
 ) noexcept:
-    """The loops of :func:`state_log_likelihood`: documents in ``order``
-    (by collection), the word's collection part cached in ``word_part``
-    (valid for the collection in ``word_group``), the word rows' positive
-    counts by ``word_ptr``, the document's topics gathered in
-    ``doc_topic`` and ``doc_coef`` (count / mass)."""
-    cdef Py_ssize_t i, d, k, k0, n_topics, t, K = ndk.shape[1]
-    cdef int64_t j, m
-    cdef int32_t w, g
-    cdef double own, part, dot, acc
-    cdef const int32_t* row
+    """The loops of :func:`state_log_likelihood`: blocks of words
+    ``block_start[b]:block_start[b + 1]``, their counts spread over
+    ``rows`` (word ``w0 + r``'s row at ``r * K``; all 0 between blocks),
+    then each document's words in the block (from ``cursor[d]``, X's
+    indices being sorted), its collection's part of the word cached in
+    ``word_part[r * G + g]`` (valid where ``part_word`` is the word); the
+    documents' topics and count / mass by ``doc_ptr`` (``doc_topic``,
+    ``doc_coef``; their eta parts in ``own``)."""
+    cdef Py_ssize_t d, g, r, b, K = prior_inv.shape[1], G = prior_inv.shape[0]
+    cdef Py_ssize_t n_docs = doc_ptr.shape[0] - 1
+    cdef int64_t j, m, t, w, w0, w1, end
+    cdef double part, dot, acc
     with nogil:
-        for i in range(order.shape[0]):
-            d = order[i]
-            g = doc_group[d]
-            row = &ndk[d, 0]
-            n_topics = 0
-            own = 0.0
-            for k0 in range(0, K, 16):  # the document's topics
-                if k0 + 16 <= K and _zeros16(row + k0):
-                    continue
-                for k in range(k0, min(k0 + 16, K)):
-                    if row[k] != 0:
-                        doc_topic[n_topics] = <int32_t> k
-                        doc_coef[n_topics] = row[k] * inv[k]
-                        own = own + doc_coef[n_topics]
-                        n_topics += 1
-            own = eta * own
+        for d in range(n_docs):
             acc = 0.0
-            for j in range(indptr[d], indptr[d + 1]):
-                w = indices[j]
-                if word_group[w] != g:  # the collection's part of the word, once
-                    part = 0.0
-                    for m in range(word_ptr[w], word_ptr[w + 1]):
-                        part = part + prior_inv[g, word_topic[m]] * word_count[m]
-                    word_part[w] = part + per_group[g]
-                    word_group[w] = g
-                dot = 0.0
-                for t in range(n_topics):
-                    dot = dot + doc_coef[t] * nwk[w, doc_topic[t]]
-                acc = acc + counts[j] * log((dot + own + word_part[w]) / doc_total[d])
-            out[d] = acc
+            for t in range(doc_ptr[d], doc_ptr[d + 1]):
+                acc = acc + doc_coef[t]
+            own[d] = eta * acc
+            out[d] = 0.0
+        for b in range(block_start.shape[0] - 1):
+            w0, w1 = block_start[b], block_start[b + 1]
+            for w in range(w0, w1):
+                for m in range(word_ptr[w], word_ptr[w + 1]):
+                    rows[(w - w0) * K + word_topic[m]] = word_count[m]
+            for d in range(n_docs):
+                j, end = cursor[d], indptr[d + 1]
+                if j == end or indices[j] >= w1:
+                    continue
+                g = doc_group[d]
+                acc = out[d]
+                while j < end and indices[j] < w1:
+                    w = indices[j]
+                    r = w - w0
+                    if part_word[r * G + g] != w:  # the collection's part of the word, once
+                        part = 0.0
+                        for m in range(word_ptr[w], word_ptr[w + 1]):
+                            part = part + prior_inv[g, word_topic[m]] * word_count[m]
+                        word_part[r * G + g] = part + per_group[g]
+                        part_word[r * G + g] = w
+                    dot = 0.0
+                    for t in range(doc_ptr[d], doc_ptr[d + 1]):
+                        dot = dot + doc_coef[t] * rows[r * K + doc_topic[t]]
+                    acc = acc + counts[j] * log((dot + own[d] + word_part[r * G + g])
+                                                / doc_total[d])
+                    j += 1
+                cursor[d] = j
+                out[d] = acc
+            for w in range(w0, w1):
+                for m in range(word_ptr[w], word_ptr[w + 1]):
+                    rows[(w - w0) * K + word_topic[m]] = 0.0
 
 
 ctypedef fused _perm_t:

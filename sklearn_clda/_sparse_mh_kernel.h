@@ -52,6 +52,12 @@
    token: mass 0, never drawn from the list part); when the token moves to
    s, s0 is removed if its count is 0 (the list's last entry takes its
    place), then s is appended if it is not listed, and its count goes up.
+   Without a word-topic table (ctx->nwk NULL, the estimators' case) the
+   word's row of counts is made from its tokens' topics in zw when the
+   sweep reaches the word (clda_smw_word_counts: O(n_w), into a K-sized
+   row of the thread's scratch, cleared by the same tokens afterwards), and
+   kept current by the moves: the same counts as the table's, so the same
+   chain, with no V x K table to hold or to read at random.
    The topics are kept in word order only (zw; the caller writes them
    back into z afterwards: one pass, not a random write per move), and
    the dense D x K counts are not touched while sampling (a random write
@@ -102,6 +108,9 @@ typedef struct {
     int32_t *mark;              /* list building: a topic's list position, else -1 */
     double *wr;                 /* (nw[k] + eta) * inv[k] of word wr_word, kept current */
     int32_t wr_word;            /* the word of wr, or -1 */
+    int32_t *row;               /* without a word-topic table: word row_word's counts by
+                                   topic, kept current; all 0 when row_word is -1 */
+    int32_t row_word;
 } clda_smw_scratch;
 
 /* Words with at least K / CLDA_SMW_ROW_FACTOR tokens get their row of
@@ -118,6 +127,18 @@ static void clda_smw_fill_inv(const clda_mh_ctx *ctx, clda_smw_scratch *sc)
     sc->wr_word = -1;
 }
 
+/* Back to all zeros: sc->row's entries are the counts of the current
+   topics of word row_word's tokens (each call that changes them keeps the
+   row current), so clearing those entries clears it. */
+static void clda_smw_release_row(const clda_mh_ctx *ctx, clda_smw_scratch *sc)
+{
+    int64_t j;
+    if (sc->row_word >= 0)
+        for (j = ctx->word_ptr[sc->row_word]; j < ctx->word_ptr[sc->row_word + 1]; j++)
+            sc->row[ctx->zw[j]] = 0;
+    sc->row_word = -1;
+}
+
 /* The row (nw[k] + eta) * inv[k] of word w (its counts nw) into sc->wr,
    when the word has enough tokens to pay for it (else wr_word is -1). */
 static void clda_smw_word_row(const clda_mh_ctx *ctx, clda_smw_scratch *sc, int32_t w,
@@ -131,6 +152,23 @@ static void clda_smw_word_row(const clda_mh_ctx *ctx, clda_smw_scratch *sc, int3
     for (k = 0; k < ctx->K; k++)
         sc->wr[k] = (nw[k] + ctx->eta) * sc->inv[k];
     sc->wr_word = w;
+}
+
+/* Without a word-topic table (ctx->nwk NULL): the counts by topic of word
+   w, from its tokens' topics in zw (all of them: the word's tokens
+   outside the caller's cell belong to no other thread meanwhile), into
+   sc->row, which held word sc->row_word's (cleared first). O(n_w) per
+   word, in cache, against a random read per token of a V x K table. */
+static int32_t *clda_smw_word_counts(const clda_mh_ctx *ctx, clda_smw_scratch *sc, int32_t w)
+{
+    int64_t j;
+    if (sc->row_word != w) {
+        clda_smw_release_row(ctx, sc);
+        for (j = ctx->word_ptr[w]; j < ctx->word_ptr[w + 1]; j++)
+            sc->row[ctx->zw[j]] += 1;
+        sc->row_word = w;
+    }
+    return sc->row;
 }
 
 /* The topic lists of documents d0:d1 from their tokens' topics: document
@@ -375,7 +413,8 @@ static void clda_smw_sweep_tokens(const clda_mh_ctx *ctx, clda_smw_docs *dl,
     for (p = p0; p < p1; p++) {
         const int64_t jw = pos != NULL ? pos[p] : p;
         const int32_t w = dl->wword[jw], d = dl->wdoc[jw], g = dl->doc_group[d];
-        int32_t *const nw = ctx->nwk + (Py_ssize_t)w * ctx->nwk_stride;
+        int32_t *const nw = ctx->nwk != NULL ? ctx->nwk + (Py_ssize_t)w * ctx->nwk_stride
+                                             : clda_smw_word_counts(ctx, sc, w);
         const int32_t *const zw = zw_all + ctx->word_ptr[w];
         const int64_t n_w = ctx->word_ptr[w + 1] - ctx->word_ptr[w];
         const double word_mass = (double)n_w + keta;

@@ -11,9 +11,10 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import scipy.sparse as sp
 
-from . import _sampling
-from ._chunking import balanced_bounds, pieces
+from . import _mh_sampling, _sampling
+from ._chunking import balanced_bounds, pieces, positive_csr
 from ._corpus import csr_to_tokens
 from ._partition import _PartitionedSweeper, sub_step_imbalance
 from ._streams import ShardStreams
@@ -35,14 +36,22 @@ class _GibbsState:
     """Sampler state of one fit: token arrays and count tables (not kept after fit).
 
     The assignments ``z`` are drawn uniformly from ``rng`` unless given (a
-    continued chain's).
+    continued chain's). ``word_table=False`` (the sparse kernel, which
+    counts each word's topics from its tokens as it goes) keeps no
+    ``(n_features, K)`` word-topic table: ``nwk`` and ``nwk_padded`` are
+    None, and :meth:`word_topic_counts` counts them from ``z``.
     """
 
-    def __init__(self, X, doc_group, n_components, rng, z=None):
+    # While a sweeper holds the topics in its own order (``z`` is None), the
+    # ``(word_ptr, zw)`` of its topics in word order, kept current by it.
+    held_word_order = None
+
+    def __init__(self, X, doc_group, n_components, rng, z=None, word_table=True):
         self.words, self.doc_ptr = csr_to_tokens(X)
         self.doc_group = np.ascontiguousarray(doc_group, dtype=np.int32)
         n_docs, n_features = X.shape
         K = n_components
+        self.n_features = n_features
         self.doc_len = np.diff(self.doc_ptr)
         # Random initial assignments, uniform over topics.
         if z is None:
@@ -53,14 +62,34 @@ class _GibbsState:
         # kernel; ``nwk`` is the (n_features, K) view of it. The tables are
         # counted in place (no int64 temporary of their size: at K = 10,000
         # that was 1.7 GB on news16).
-        K_pad = _sampling.padded_n_components(K)
-        self.nwk_padded = _sampling._line_buffer(n_features * K_pad, np.int32).reshape(
-            n_features, K_pad
-        )
-        self.nwk = self.nwk_padded[:, :K]
+        self.nwk_padded = self.nwk = None
+        if word_table:
+            K_pad = _sampling.padded_n_components(K)
+            self.nwk_padded = _sampling._line_buffer(n_features * K_pad, np.int32).reshape(
+                n_features, K_pad
+            )
+            self.nwk = self.nwk_padded[:, :K]
         self.ndk = np.zeros((n_docs, K), dtype=np.int32)
         self.nk = np.zeros(K, dtype=np.int32)
-        _sampling.count_assignments(self.words, self.doc_ptr, self.z, self.nwk, self.ndk, self.nk)
+        _sampling.count_assignments(self.words, self.doc_ptr, self.z, self.nwk, self.ndk,
+                                    self.nk, n_features)
+
+    def word_topic_counts(self):
+        """The ``(n_features, K)`` word-topic counts, a CSR matrix of int32
+        with sorted indices: the table's positive cells, or without a table
+        the counts of the topics in word order (``held_word_order``, or
+        ``z`` grouped by word)."""
+        shape = (self.n_features, self.nk.shape[0])
+        if self.nwk is not None:
+            return positive_csr(self.nwk)
+        if self.held_word_order is not None:
+            word_ptr, zw = self.held_word_order
+        else:
+            word_ptr, word_tokens = _mh_sampling.word_index(self.words, self.n_features)
+            zw = np.empty_like(self.z)
+            _mh_sampling.gather(self.z, word_tokens, zw)
+        indptr, indices, data = _mh_sampling.word_topic_counts(word_ptr, zw, shape[1])
+        return sp.csr_matrix((data, indices, indptr), shape=shape)
 
 
 def _private_copy(a):

@@ -191,3 +191,19 @@ def test_bench_large_k_fits_time_both_estimators(capsys):
         assert 0 < out[name]["sweep_s"] and 0 <= out[name]["outside_s"] < out[name]["fit_s"]
         assert out[name]["transform_s"] > 0 and out[name]["score_s"] > 0
     assert "CompoundLDA" in capsys.readouterr().out
+
+
+def test_bench_large_k_sparse_kernel_with_and_without_table_is_one_chain():
+    # Part 4's "sparse" (no word-topic table, as the estimators run it) and
+    # "sparse-table" time the same chain.
+    import bench_large_k as B
+
+    from sklearn_clda.datasets import make_lda_corpus
+
+    X = sp.csr_matrix(make_lda_corpus(4, 30, 60, 40, random_state=0).data)
+    a, b = B._kernel_state(X, 200), B._kernel_state(X, 200)
+    for _ in range(3):
+        B._kernel_sweep("sparse", a)
+        B._kernel_sweep("sparse-table", b)
+    np.testing.assert_array_equal(a["z"], b["z"])
+    np.testing.assert_array_equal(a["ndk"], b["ndk"])

@@ -116,6 +116,7 @@ class _State:
         self.doc_ptr = spec.doc_ptr.copy()
         self.doc_group = spec.doc_group.copy()
         self.doc_len = np.diff(self.doc_ptr)
+        self.n_features = V
         # Padded word-topic rows, as in _GibbsState (the vectorized kernel's layout).
         self.nwk_padded = np.zeros((V, _sampling.padded_n_components(K)), dtype=np.int32)
         self.nwk = self.nwk_padded[:, :K]

@@ -130,10 +130,14 @@ def test_compiled_positive_cells_needs_contiguous_rows():
         _sampling.positive_cells(a[:, ::2])
 
 
+@pytest.mark.parametrize("budget", [None, SMALL_BUDGET])
 @pytest.mark.parametrize("K", [7, 64, 300])
-def test_state_log_likelihood_is_its_numpy_equivalent(K):
+def test_state_log_likelihood_is_its_numpy_equivalent(K, budget, monkeypatch):
     # Up to rounding: the kernel sums over the document's and the word's
-    # topics apart (its docstring), the dense formula over all K at once.
+    # topics apart (its docstring), the dense formula over all K at once;
+    # with the small budget the words come in blocks of 1 to 7 (K = 300, 64).
+    if budget is not None:
+        monkeypatch.setattr(_chunking, "CHUNK_BYTES", budget)
     X, st = _state(K)
     prior = np.random.default_rng(1).gamma(1.0, 0.2, size=(3, K))
     eta = 0.03
@@ -144,15 +148,16 @@ def test_state_log_likelihood_is_its_numpy_equivalent(K):
     args = _base._csr_arrays(X)
     expected, out = np.empty(X.shape[0]), np.empty(X.shape[0])
     _sampling.doc_log_likelihood(*args, theta, np.ascontiguousarray(phi), expected)
+    counts = _base._csr_arrays(st.word_topic_counts())
     _sampling.state_log_likelihood(*args, st.ndk, st.doc_group, prior, doc_total,
-                                   st.nwk_padded, eta, st.nk + st.nwk.shape[0] * eta, out)
+                                   *counts, eta, st.nk + st.nwk.shape[0] * eta, out)
     assert len(np.unique(st.doc_group[:10])) > 1  # collections interleaved
     assert K < 64 or ((st.ndk == 0).any() and (st.nwk == 0).any())
     assert_allclose(out, expected, rtol=1e-12)
     # A wrong term (a topic's mass left out of one sum) is far outside that.
     wrong = np.empty(X.shape[0])
     _sampling.state_log_likelihood(*args, st.ndk, st.doc_group, prior * 1.001, doc_total,
-                                   st.nwk_padded, eta, st.nk + st.nwk.shape[0] * eta, wrong)
+                                   *counts, eta, st.nk + st.nwk.shape[0] * eta, wrong)
     assert not np.allclose(wrong, expected, rtol=1e-7)
 
 
@@ -160,13 +165,19 @@ def test_state_log_likelihood_rejects_inconsistent_input():
     X, st = _state(7)
     prior = np.ones((3, 7))
     args = _base._csr_arrays(X)
+    word_ptr, word_topic, word_count = _base._csr_arrays(st.word_topic_counts())
     good = dict(ndk=st.ndk, doc_group=st.doc_group, prior=prior,
-                doc_total=np.ones(X.shape[0]), nwk=st.nwk_padded, eta=0.1,
-                topic_mass=st.nk + 1.0, out=np.empty(X.shape[0]))
+                doc_total=np.ones(X.shape[0]), word_ptr=word_ptr, word_topic=word_topic,
+                word_count=word_count, eta=0.1, topic_mass=st.nk + 1.0,
+                out=np.empty(X.shape[0]))
     bad_words = (args[0], np.full_like(args[1], st.nwk.shape[0]), args[2])
     for call_args, change, match in [
         (args, {"doc_total": np.ones(X.shape[0] - 1)}, "inconsistent"),
         (args, {"prior": np.ones((3, 8))}, "inconsistent"),
+        (args, {"word_count": word_count[1:]}, "inconsistent"),
+        (args, {"word_ptr": word_ptr[:-1]}, "inconsistent"),
+        (args, {"word_ptr": word_ptr[::-1].copy()}, "inconsistent|non-decreasing"),
+        (args, {"word_topic": np.full_like(word_topic, 7)}, "topic"),
         (bad_words, {}, "word index"),
         (args, {"doc_group": np.full_like(st.doc_group, 3)}, "collection"),
     ]:

@@ -2,25 +2,24 @@
 reproducibility, fits."""
 
 import os
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from test_common import _is_array_api_check, _run_with_scipy_array_api
 
-from sklearn_clda import CompoundLDA, LDAGibbs
+from sklearn_clda import CompoundLDA, LDAGibbs, _base
 from sklearn_clda._mh_sweeper import (
     AUTO_DENSE_MAX_COMPONENTS,
     AUTO_MH_MIN_COMPONENTS,
     _MHSweeper,
     auto_sampler,
-    make_mh_sweeper,
+    sampler_kernel,
     token_weighted_length,
-    uses_mh,
 )
-from sklearn_clda._sweeper import _ShardedSweeper
+from sklearn_clda._sweeper import _GibbsState, _ShardedSweeper
 from sklearn_clda.datasets import make_lda_corpus
 
 
@@ -51,9 +50,10 @@ def _sweeper_type(est, X):
 
 def test_auto_keeps_small_k_on_the_dense_kernel(corpus):
     X, _ = corpus
-    assert not any(uses_mh("auto", k) for k in range(1, 101))
-    assert uses_mh("auto", AUTO_MH_MIN_COMPONENTS) and not uses_mh("dense", 10**5)
-    assert uses_mh("mh", 1)
+    assert {sampler_kernel("auto", k, X) for k in range(1, 101)} == {"dense"}
+    assert sampler_kernel("auto", AUTO_MH_MIN_COMPONENTS, X) == "mh"
+    assert sampler_kernel("dense", 10**5, X) == "dense"
+    assert sampler_kernel("mh", 1, X) == "mh"
     assert _sweeper_type(LDAGibbs(100, random_state=0), X) is _ShardedSweeper
     assert _sweeper_type(LDAGibbs(AUTO_MH_MIN_COMPONENTS, random_state=0), X) is _MHSweeper
     assert _sweeper_type(LDAGibbs(3, sampler="mh", random_state=0), X) is _MHSweeper
@@ -77,11 +77,7 @@ def test_auto_sweepers_follow_the_pick(corpus):
     X_long = make_lda_corpus(4, 10, 50, 100, random_state=0).data  # about 100 tokens each
     assert _sweeper_type(LDAGibbs(150, random_state=0), X_long) is _ShardedSweeper
     assert _sweeper_type(LDAGibbs(150, sampler="sparse", random_state=0), X_long) is _MHSweeper
-    state = SimpleNamespace(nk=np.zeros(150, dtype=np.int32), doc_len=np.full(8, 30),
-                            doc_ptr=np.arange(9, dtype=np.int64) * 30,
-                            words=np.zeros(240, dtype=np.int32),
-                            nwk_padded=np.zeros((3, 150), dtype=np.int32))
-    assert make_mh_sweeper(state, 1, np.random.SeedSequence(0), 0, 2, "auto").kernel == "sparse"
+    assert sampler_kernel("auto", 150, sp.csr_matrix(np.full((8, 3), 10))) == "sparse"
 
 
 def test_auto_at_small_k_gives_the_dense_results_bit_for_bit(corpus):
@@ -93,6 +89,61 @@ def test_auto_at_small_k_gives_the_dense_results_bit_for_bit(corpus):
     np.testing.assert_array_equal(a.components_, b.components_)
     assert not np.array_equal(a.components_, c.components_)
     assert not np.array_equal(d.components_, c.components_)  # its own kernel
+
+
+class _StateWithTable(_GibbsState):
+    """A state that keeps the word-topic table whatever the sampler."""
+
+    def __init__(self, *args, word_table=True, **kwargs):
+        super().__init__(*args, **kwargs)
+
+
+@pytest.mark.parametrize("n_jobs", [None, 2])
+@pytest.mark.parametrize("Est", [LDAGibbs, CompoundLDA])
+def test_sparse_fits_keep_no_word_table_and_match_fits_with_one(corpus, monkeypatch, Est,
+                                                               n_jobs):
+    # The sparse kernel counts each word's topics from its tokens; the
+    # kept sums, Gibbs-EM's histograms, the trace's likelihood and bound_
+    # count them from z. All of it equals the fit whose state has a table,
+    # bit for bit (one thread and the partitioned n_jobs).
+    X, groups = corpus
+    kw = {"groups": groups} if Est is CompoundLDA else {}
+    make = lambda: Est(120, sampler="sparse", max_iter=10, burn_in=6, thin=2, n_jobs=n_jobs,
+                       learn_priors=True, prior_update_every=2, evaluate_every=3,
+                       random_state=0)
+    states = []
+    original = _base._GibbsState
+
+    def spy(*args, **kwargs):
+        states.append(original(*args, **kwargs))
+        return states[-1]
+
+    monkeypatch.setattr(_base, "_GibbsState", spy)
+    a = make().fit(X, **kw)
+    assert states[-1].nwk is None and states[-1].nwk_padded is None
+    monkeypatch.setattr(_base, "_GibbsState", _StateWithTable)
+    b = make().fit(X, **kw)
+    for name in ("components_", "doc_topic_", "bound_", "topic_word_prior_"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    for name, values in a.trace_.items():
+        if name != "seconds":
+            np.testing.assert_array_equal(values, b.trace_[name], err_msg=name)
+
+
+def test_only_the_sparse_kernel_drops_the_word_table(corpus, monkeypatch):
+    X, _ = corpus
+    tables = []
+    original = _base._GibbsState
+
+    def spy(*args, **kwargs):
+        state = original(*args, **kwargs)
+        tables.append(state.nwk is not None)
+        return state
+
+    monkeypatch.setattr(_base, "_GibbsState", spy)
+    for sampler in ("dense", "mh", "sparse", "auto"):  # auto: sparse at this K
+        LDAGibbs(120, sampler=sampler, max_iter=2, burn_in=1, random_state=0).fit(X)
+    assert tables == [True, True, False, False]
 
 
 @pytest.mark.parametrize("Est", [LDAGibbs, CompoundLDA])

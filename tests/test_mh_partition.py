@@ -27,7 +27,7 @@ def _state(s):
     return SimpleNamespace(
         words=s["words"], doc_ptr=s["doc_ptr"], doc_group=s["doc_group"], z=s["z"],
         nwk_padded=s["nwk"], nwk=s["nwk"], ndk=s["ndk"], nk=s["nk"],
-        doc_len=np.diff(s["doc_ptr"]),
+        doc_len=np.diff(s["doc_ptr"]), n_features=s["nwk"].shape[0],
     )
 
 
@@ -247,3 +247,38 @@ def test_sweepers_are_freed_as_soon_as_dropped(corpus, kernel, n_shards):
         if enabled:
             gc.enable()
     assert state.z is not None
+
+
+@pytest.mark.parametrize("seed, P, n_threads", [(0, 2, 2), (4, 3, 3), (5, 4, 2)])
+def test_partitioned_sparse_without_word_table_matches_numpy_reference(seed, P, n_threads):
+    # The state keeps no word-topic table: each cell counts its words'
+    # topics from all their tokens (no other thread moves them meanwhile),
+    # and drops the row at its end, since the next cell of the word may run
+    # on another thread. The same chain as the reference's with a table;
+    # while the sweeper holds the topics, the state counts from its word
+    # order.
+    from sklearn_clda._sweeper import _GibbsState
+
+    s0 = _random_state(seed, n_docs=20, n_features=9, K=5, n_groups=2, max_len=14)
+    ref = {k: v.copy() for k, v in s0.items()}
+    gens = [np.random.Generator(np.random.PCG64(ss))
+            for ss in np.random.SeedSequence(seed).spawn(P)]
+    ref_tables = [_reference_partitioned(ref, 0.3, 2, P, np.zeros((2, 5), dtype=np.int64),
+                                         gens, "sparse") for _ in range(3)]
+    s = {k: v.copy() for k, v in s0.items()}
+    st = _GibbsState.__new__(_GibbsState)  # a table-free state of s's arrays
+    st.__dict__.update(vars(_state(s)), nwk_padded=None, nwk=None)
+    sweeper = _MHPartitionedSweeper(st, P, np.random.SeedSequence(seed), 2, 2, n_threads,
+                                    kernel="sparse")
+    with sweeper:
+        tables = []
+        for _ in range(3):
+            tables.append(sweeper.sweep(s["prior"], 0.3).copy())
+            assert st.z is None
+        np.testing.assert_array_equal(st.word_topic_counts().toarray(), ref["nwk"])
+    assert st.held_word_order is None
+    np.testing.assert_array_equal(st.word_topic_counts().toarray(), ref["nwk"])
+    for name, got in (("z", st.z), ("ndk", s["ndk"]), ("nk", s["nk"])):
+        np.testing.assert_array_equal(got, ref[name], err_msg=name)
+    for got, want in zip(tables, ref_tables):
+        np.testing.assert_array_equal(got, want)

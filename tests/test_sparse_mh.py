@@ -115,3 +115,109 @@ def test_interrupted_sweep_leaves_counts_consistent():
     moved = (s["z"] != z0)[np.argsort(words, kind="stable")]  # in word order
     assert moved.any() and not moved[-10_000:].any()  # stopped part way
     _assert_consistent(s)
+
+
+# ------------------------------------------------- without a word-topic table
+@pytest.mark.parametrize("seed", range(3))
+def test_sweep_without_word_table_is_the_sweep_with_one(seed):
+    # The kernel counts each word's topics from its tokens (zw) into a row
+    # of K instead of reading the table: the same counts, so the same chain
+    # bit for bit, for words with and without a row of rates, with the AGS
+    # tables drawn after it.
+    K = 1500
+    s = _random_state(seed, n_docs=12, n_features=60, K=K, n_groups=2, max_len=16)
+    ref = _copy(s)
+    ptr, tok = _mh_sampling.word_index(s["words"], 60)
+    ws = _mh_sampling.sparse_workspace(s["doc_ptr"], ptr, tok, K, 2)
+    a, b = np.random.PCG64(seed), np.random.PCG64(seed)
+    for _ in range(3):
+        ta, tb = np.zeros((2, K), dtype=np.int64), np.zeros((2, K), dtype=np.int64)
+        _mh_sampling.sparse_mh_sweep(s["words"], s["doc_ptr"], s["doc_group"], s["z"], None,
+                                     s["ndk"], s["nk"], s["prior"], 0.05, ptr, tok, 2, ta, a,
+                                     workspace=ws)
+        _sweep(ref, 0.05, 2, b, tables=tb, index=(ptr, tok))
+        for name in ("z", "ndk", "nk"):
+            np.testing.assert_array_equal(s[name], ref[name], err_msg=name)
+        np.testing.assert_array_equal(ta, tb)
+    assert (s["z"] != _random_state(seed, n_docs=12, n_features=60, K=K, n_groups=2,
+                                    max_len=16)["z"]).any()
+
+
+def test_interrupted_sweep_without_word_table_leaves_its_row_clean():
+    # Ctrl-C between chunks: the word's row of counts is cleared first, so
+    # the workspace can sweep another state (here new topics) from zeros, as
+    # a sweep with a table of that state does.
+    rng = np.random.default_rng(1)
+    D, L, V, K = 3000, 100, 30_000, 200  # ten tokens a word: rows differ by z
+    doc_ptr = np.arange(D + 1, dtype=np.int64) * L
+    words = rng.integers(0, V, D * L).astype(np.int32)
+
+    def state(z):
+        ndk, nwk = np.zeros((D, K), np.int32), np.zeros((V, K), np.int32)
+        np.add.at(ndk, (np.repeat(np.arange(D), L), z), 1)
+        np.add.at(nwk, (words, z), 1)
+        return dict(words=words, doc_ptr=doc_ptr, doc_group=np.zeros(D, np.int32), z=z,
+                    nwk=nwk, ndk=ndk, nk=np.bincount(z, minlength=K).astype(np.int32),
+                    prior=np.full((1, K), 0.1))
+
+    ptr, tok = _mh_sampling.word_index(words, V)
+    ws = _mh_sampling.sparse_workspace(doc_ptr, ptr, tok, K, 40)
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    s = {**state(rng.integers(0, K, D * L).astype(np.int32)), "nwk": None}
+    old = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.02)
+        with pytest.raises(KeyboardInterrupt):
+            _sweep(s, 0.01, 40, np.random.PCG64(0), workspace=ws, index=(ptr, tok))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    z = rng.integers(0, K, D * L).astype(np.int32)
+    s, ref = {**state(z.copy()), "nwk": None}, state(z.copy())
+    _sweep(s, 0.01, 2, np.random.PCG64(5), workspace=ws, index=(ptr, tok))
+    _sweep(ref, 0.01, 2, np.random.PCG64(5), index=(ptr, tok))
+    np.testing.assert_array_equal(s["z"], ref["z"])
+
+
+def test_sweep_without_word_table_checks_word_ptr():
+    s = _random_state(3, n_docs=8, n_features=6, K=5)
+    ptr, tok = _mh_sampling.word_index(s["words"], 6)
+    with pytest.raises(ValueError, match="inconsistent"):
+        _mh_sampling.sparse_mh_sweep(s["words"], s["doc_ptr"], s["doc_group"], s["z"], None,
+                                     s["ndk"], s["nk"], s["prior"], 0.1, ptr[:-1], tok, 2,
+                                     np.zeros((0, 5), np.int64), np.random.PCG64(0))
+    # The O(1) MH kernel reads the table at random: it needs one.
+    with pytest.raises(TypeError):
+        _mh_sampling.mh_sweep(s["words"], s["doc_ptr"], s["doc_group"], s["z"], None,
+                              s["ndk"], s["nk"], s["prior"], 0.1, ptr, tok, 2,
+                              np.zeros((0, 5), np.int64), np.random.PCG64(0))
+
+
+@pytest.mark.parametrize("V, K, n", [(50, 7, 1000), (30, 1500, 3000), (5, 1, 10), (4, 3, 0)])
+def test_word_topic_counts_is_its_numpy_equivalent(V, K, n):
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(V + K)
+    words = rng.integers(0, V, n).astype(np.int32)
+    z = rng.integers(0, K, n).astype(np.int32)
+    ptr, tok = _mh_sampling.word_index(words, V)
+    got = _mh_sampling.word_topic_counts(ptr, z[tok], K)
+    nwk = np.zeros((V, K), np.int32)
+    np.add.at(nwk, (words, z), 1)
+    want = sp.csr_matrix(nwk)
+    for a, b in zip(got, (want.indptr, want.indices, want.data)):
+        np.testing.assert_array_equal(a, b)
+    assert [a.dtype for a in got] == [np.int64, np.int32, np.int32]
+
+
+def test_word_topic_counts_rejects_bad_input():
+    ptr = np.array([0, 2, 3], dtype=np.int64)
+    zw = np.array([0, 1, 2], dtype=np.int32)
+    for args, match in [((ptr, zw, 2), "out of range"), ((ptr, zw[:2], 3), "cover"),
+                        ((ptr[::-1].copy(), zw, 3), "cover"),
+                        ((np.array([0, 3, 2, 3]), zw, 3), "cover")]:
+        with pytest.raises(ValueError, match=match):
+            _mh_sampling.word_topic_counts(*args)

@@ -17,6 +17,7 @@ import numpy as np
 from distributed import Future
 from distributed.client import _wait
 
+from .._chunking import positive_csr
 from . import _shard
 from ._messages import DeltaMerger, merge_histograms, nbytes
 
@@ -299,6 +300,15 @@ class ClusterChain:
         self.sync = ("delta", *self.merger.merge(counts, self.index_dtype))
         if lost:
             self._recover(lost)
+
+    @property
+    def n_features(self):
+        return self.nwk.shape[0]
+
+    def word_topic_counts(self):
+        """The global word-topic counts as a CSR matrix (Gibbs-EM's
+        histograms read them as they read an in-memory state's)."""
+        return positive_csr(self.nwk)
 
     def _add(self, table, sparse):
         idx, vals = sparse

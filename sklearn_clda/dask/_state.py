@@ -31,6 +31,7 @@ def shard_state(words, doc_ptr, n_features, doc_group, n_components, rng, draw=N
     n_docs = doc_ptr.shape[0] - 1
     state = _GibbsState.__new__(_GibbsState)
     state.words, state.doc_ptr = words, doc_ptr
+    state.n_features = n_features
     state.doc_group = np.ascontiguousarray(doc_group, dtype=np.int32)
     state.doc_len = np.diff(doc_ptr)
     if draw is None:

@@ -357,6 +357,20 @@ MUTATIONS = [
         "            pass",
         ("tests/test_mh_partition.py",),
     ),
+    # Without a word-topic table (the sparse kernel's state) the counts come
+    # from the topics in word order, which a partitioned sweeper holds.
+    Mutation(
+        "sparse-partition-holds-no-word-order", "model", MH_PARTITION,
+        "        state.held_word_order = (self.word_ptr, self.zw)",
+        "        pass",
+        ("tests/test_mh_partition.py", "tests/test_mh_estimators.py"),
+    ),
+    Mutation(
+        "sparse-state-keeps-its-word-table", "model", BASE,
+        'word_table=kernel != "sparse")',
+        "word_table=True)",
+        T_MH_AUTO,
+    ),
     Mutation(
         "mh-cells-share-stale-totals", "model", MH_PARTITION,
         'np.copyto(b["nk"], st.nk)',
