@@ -21,7 +21,7 @@ from . import _mh_sampling
 from ._corpus import StrictInterval
 from ._mh_partition import _MHPartitionedSweeper
 from ._streams import ShardStreams
-from ._sweeper import _n_threads, make_sweeper
+from ._sweeper import _n_threads
 
 __all__ = [
     "AUTO_DENSE_MAX_COMPONENTS", "AUTO_MH_MIN_COMPONENTS", "AUTO_SPARSE_LENGTH_FACTOR",
