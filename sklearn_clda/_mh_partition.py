@@ -32,6 +32,12 @@ class _MHPieces:
     def run(self, cells, block):
         _mh_sampling.mh_sweep_pieces(*cells, block["bitgen"])
 
+    def tables(self, block, ndk, doc_group, prior):
+        """The block's AGS table counts, from its final document-topic counts."""
+        lo, hi = block["docs"]
+        _sampling.document_tables(ndk[lo:hi], doc_group[lo:hi], prior, block["tables"],
+                                  block["bitgen"])
+
 
 class _SparsePieces:
     """The sparse kernel's part (``sparse_mh_sweep_pieces``), made for one
@@ -87,6 +93,14 @@ class _SparsePieces:
             _mh_sampling.sparse_store_lists(self.lists, doc_ptr, ndk, *block["docs"])
             lo, hi = block["tokens"]  # and their topics (the kernel keeps zw only)
             _mh_sampling.gather(zw, self.sweeper.word_pos[lo:hi], z[lo:hi])
+
+    def tables(self, block, ndk, doc_group, prior):
+        """The block's AGS table counts, from its documents' topic lists (the
+        same draws as from ``ndk``, without a pass over its dense rows)."""
+        lo, hi = block["docs"]
+        _sampling.list_tables(self.lists.topics, self.lists.counts, self.lists.n,
+                              self.sweeper.doc_ptr, lo, hi, doc_group, prior, block["tables"],
+                              block["bitgen"])
 
 
 # Each kernel's part, made for a sweeper.
@@ -196,12 +210,9 @@ class _MHPartitionedSweeper(ShardStreams):
     def _tables(self, t, prior):
         st = self.state
         for b in self.blocks[t :: self.n_threads]:
-            lo, hi = b["docs"]
             b["tables"].fill(0)
             if b["tables"].shape[0]:
-                _sampling.document_tables(
-                    st.ndk[lo:hi], st.doc_group[lo:hi], prior, b["tables"], b["bitgen"]
-                )
+                self._pieces.tables(b, st.ndk, st.doc_group, prior)
 
     def _run(self, fn, *args):
         if self.pool is None:

@@ -777,7 +777,8 @@ def sparse_mh_sweep(
 
     (see ``_sparse_mh_kernel.h`` for why this leaves the collapsed
     conditional invariant). Then, if ``tables`` has rows, the Antoniak
-    table sums are added as in :func:`mh_sweep`. Ctrl-C raises
+    table sums are added as in :func:`mh_sweep` (the same draws, from the
+    documents' topic lists: ``_sampling.list_tables``). Ctrl-C raises
     ``KeyboardInterrupt`` between two tokens, the counts consistent with
     ``z``. Trusted as :func:`mh_sweep` is.
     """
@@ -816,8 +817,9 @@ def sparse_mh_sweep(
             with nogil:
                 clda_smw_store_lists(&dl, 0, n_docs)
             scatter(z, word_tokens, zw)
-    if tables.shape[0] > 0:
-        _sampling.document_tables(ndk, doc_group, prior, tables, bit_generator)
+    if tables.shape[0] > 0:  # from the lists: no pass over the dense counts
+        _sampling.list_tables(lists.topics, lists.counts, lists.n, doc_ptr, 0, n_docs,
+                              doc_group, prior, tables, bit_generator)
 
 
 cdef void _fill_lists(clda_smw_docs* dl, _DocLists lists, const int64_t[::1] doc_ptr,

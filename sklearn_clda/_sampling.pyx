@@ -554,6 +554,52 @@ def _add_small_tables(
     _draw_tables(ndk, doc_group, prior, tables, bit_generator, False)
 
 
+def list_tables(
+    const int32_t[::1] topics,
+    const int32_t[::1] counts,
+    const int32_t[::1] n,
+    const int64_t[::1] off,
+    int64_t d0,
+    int64_t d1,
+    const int32_t[::1] doc_group,
+    const double[:, ::1] prior,
+    int64_t[:, ::1] tables,
+    object bit_generator,
+):
+    """:func:`document_tables` of documents ``d0:d1`` from their topic lists
+    (the sparse kernel's): document ``d``'s counts are ``counts[off[d]:
+    off[d] + n[d]]`` of the topics ``topics[off[d]: off[d] + n[d]]``
+    (distinct, in any order, the counts positive). The same draws, bit for
+    bit, as::
+
+        document_tables(ndk[d0:d1], doc_group[d0:d1], prior, tables, bit_generator)
+
+    with ``ndk`` the dense counts of the lists, in ``O(list entries)``
+    instead of a pass over ``(d1 - d0) * K`` counts: the counts ``>= 64``
+    of a document are drawn in topic order (sorted, they are few), the
+    smaller ones only enter the histogram of the binomial step, whose order
+    does not matter. Raises ``ValueError`` on lists out of range.
+    """
+    cdef Py_ssize_t K = prior.shape[1], G = prior.shape[0]
+    if (tables.shape[0] != G or tables.shape[1] != K or topics.shape[0] != counts.shape[0]
+            or not 0 <= d0 <= d1 <= n.shape[0] or d1 > off.shape[0] - 1
+            or d1 > doc_group.shape[0]):
+        raise ValueError("inconsistent array shapes passed to list_tables")
+    if d0 == d1:
+        return
+    cdef int bad
+    with nogil:
+        bad = _check_lists(topics, counts, n, off, d0, d1, doc_group, K, G)
+    if bad:
+        raise ValueError(("a topic list runs past its document's entries",
+                          "a topic list holds a topic out of range or a count below 1",
+                          "a document's collection has no row in prior")[bad - 1])
+    cdef _ListCounts lists
+    lists.topics, lists.counts, lists.n, lists.off = &topics[0], &counts[0], &n[0], &off[0]
+    lists.d0, lists.d1 = d0, d1
+    _draw_tables(None, doc_group, prior, tables, bit_generator, True, &lists)
+
+
 def _check_table_shapes(ndk, doc_group, prior, tables, str name):
     if (ndk.shape[1] != prior.shape[1] or doc_group.shape[0] != ndk.shape[0]
             or tables.shape[0] != prior.shape[0] or tables.shape[1] != prior.shape[1]):
@@ -582,13 +628,43 @@ cdef int _keep(_Kept* kept, int64_t code) noexcept nogil:
     return 0
 
 
+cdef int _check_lists(
+    const int32_t[::1] topics, const int32_t[::1] counts, const int32_t[::1] n,
+    const int64_t[::1] off, int64_t d0, int64_t d1, const int32_t[::1] doc_group,
+    Py_ssize_t K, Py_ssize_t G,
+) noexcept nogil:
+    """0 when the lists of documents ``d0:d1`` are in range; else 1 (a list
+    past its entries), 2 (a topic or count) or 3 (a collection)."""
+    cdef int64_t d, m
+    for d in range(d0, d1):
+        if n[d] < 0 or off[d] < 0 or off[d] + n[d] > off[d + 1] or off[d + 1] > topics.shape[0]:
+            return 1
+        for m in range(off[d], off[d] + n[d]):
+            if topics[m] < 0 or topics[m] >= K or counts[m] < 1:
+                return 2
+        if doc_group[d] < 0 or doc_group[d] >= G:
+            return 3
+    return 0
+
+
+cdef struct _ListCounts:
+    # The documents d0:d1 of the sparse kernel's topic lists (list_tables).
+    const int32_t* topics
+    const int32_t* counts
+    const int32_t* n
+    const int64_t* off
+    int64_t d0
+    int64_t d1
+
+
 cdef void _draw_tables(
     const int32_t[:, ::1] ndk, const int32_t[::1] doc_group, const double[:, ::1] prior,
-    int64_t[:, ::1] tables, object bit_generator, bint big,
+    int64_t[:, ::1] tables, object bit_generator, bint big, const _ListCounts* lists=NULL,
 ) except *:
     """The table draws of :func:`document_tables` (``big``: the counts
     ``>= 64`` too, by ``_crp_tables`` in document and topic order) or of
-    :func:`_add_small_tables` (those counts skipped)."""
+    :func:`_add_small_tables` (those counts skipped); of :func:`list_tables`
+    when ``lists`` is not NULL (``ndk`` unused)."""
     cdef Py_ssize_t n_groups = prior.shape[0], K = prior.shape[1]
     top_arr = np.zeros((n_groups, K), dtype=np.uint8)
     offsets_arr = np.empty(n_groups * K + 1, dtype=np.int64)
@@ -604,7 +680,10 @@ cdef void _draw_tables(
         raise MemoryError()
     try:
         with bit_generator.lock, nogil:
-            status = _scan_counts(ndk, doc_group, prior, tables, top, rng, &kept)
+            if lists != NULL:
+                status = _scan_lists(lists, doc_group, prior, tables, top, rng, &kept)
+            else:
+                status = _scan_counts(ndk, doc_group, prior, tables, top, rng, &kept)
             if status == 0:
                 n_cells = _cell_offsets(top, offsets)
         if status != 0:
@@ -735,11 +814,63 @@ cdef int _scan_counts(
                     if rng != NULL:
                         tables[g, k] += _crp_tables(n, prior[g, k], rng)
                     continue
-                tables[g, k] += 1
-                if n > top[g, k]:
-                    top[g, k] = <uint8_t> n
-                if n >= 2 and _keep(kept, (g * K + k) * _CRP_HIST + n) != 0:
+                if _small_count(g, k, n, K, tables, top, kept) != 0:
                     return -1
+    return 0
+
+
+cdef inline int _small_count(int32_t g, Py_ssize_t k, int32_t n, Py_ssize_t K,
+                             int64_t[:, ::1] tables, uint8_t[:, ::1] top,
+                             _Kept* kept) noexcept nogil:
+    """A count ``1 <= n < 64``: its first table, ``top``, and kept when ``n >= 2``."""
+    tables[g, k] += 1
+    if n > top[g, k]:
+        top[g, k] = <uint8_t> n
+    if n >= 2 and _keep(kept, (g * K + k) * _CRP_HIST + n) != 0:
+        return -1
+    return 0
+
+
+cdef int _scan_lists(
+    const _ListCounts* lists, const int32_t[::1] doc_group, const double[:, ::1] prior,
+    int64_t[:, ::1] tables, uint8_t[:, ::1] top, bitgen_t* rng, _Kept* kept,
+) noexcept nogil:
+    """:func:`_scan_counts` of topic lists: the same draws, a document's
+    counts ``>= 64`` taken in topic order (gathered, then sorted by
+    insertion: a document has at most length / 64 of them)."""
+    cdef Py_ssize_t K = prior.shape[1]
+    cdef int64_t d, m, i, j, n_big
+    cdef int32_t g, k, c
+    cdef const int32_t* topics
+    cdef const int32_t* counts
+    cdef _Kept big
+    big.n, big.cap = 0, 16
+    big.code = <int64_t*> malloc(big.cap * sizeof(int64_t))
+    if big.code == NULL:
+        return -1
+    for d in range(lists.d0, lists.d1):
+        g = doc_group[d]
+        topics, counts = lists.topics + lists.off[d], lists.counts + lists.off[d]
+        big.n = 0
+        for m in range(lists.n[d]):
+            k, c = topics[m], counts[m]
+            if c >= _CRP_HIST:
+                if _keep(&big, ((<int64_t> k) << 31) | c) != 0:
+                    free(big.code)
+                    return -1
+            elif _small_count(g, k, c, K, tables, top, kept) != 0:
+                free(big.code)
+                return -1
+        for i in range(1, big.n):  # topic order (the codes order by topic first)
+            j = i
+            while j > 0 and big.code[j - 1] > big.code[j]:
+                big.code[j - 1], big.code[j] = big.code[j], big.code[j - 1]
+                j -= 1
+        if rng != NULL:
+            for i in range(big.n):
+                k, c = <int32_t> (big.code[i] >> 31), <int32_t> (big.code[i] & 0x7fffffff)
+                tables[g, k] += _crp_tables(c, prior[g, k], rng)
+    free(big.code)
     return 0
 
 

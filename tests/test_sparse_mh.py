@@ -221,3 +221,89 @@ def test_word_topic_counts_rejects_bad_input():
                         ((np.array([0, 3, 2, 3]), zw, 3), "cover")]:
         with pytest.raises(ValueError, match=match):
             _mh_sampling.word_topic_counts(*args)
+
+
+# ------------------------------------------- AGS tables from the topic lists
+def _lists_of(ndk, rng, spare=3):
+    """Topic lists of ``ndk``'s rows, shuffled, with up to ``spare`` unused
+    entries after each (the kernel's lists have their document's length)."""
+    D = ndk.shape[0]
+    lens = (ndk > 0).sum(axis=1) + rng.integers(0, spare + 1, D)
+    off = np.r_[0, np.cumsum(lens)].astype(np.int64)
+    topics = np.full(off[-1], -1, np.int32)
+    counts = np.zeros(off[-1], np.int32)
+    n = np.zeros(D, np.int32)
+    for d in range(D):
+        ks = np.flatnonzero(ndk[d])
+        rng.shuffle(ks)
+        topics[off[d]:off[d] + len(ks)] = ks
+        counts[off[d]:off[d] + len(ks)] = ndk[d, ks]
+        n[d] = len(ks)
+    return topics, counts, n, off
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_list_tables_are_the_document_tables_of_the_dense_counts(seed):
+    # Counts >= 64 (several per document, drawn one by one in topic order)
+    # and smaller ones (the binomial step), lists in any order.
+    from sklearn_clda import _sampling
+
+    rng = np.random.default_rng(seed)
+    D, K, G = 40, 300, 3
+    ndk = np.zeros((D, K), np.int32)
+    for d in range(D):
+        ks = rng.choice(K, rng.integers(0, 40), replace=False)
+        ndk[d, ks] = rng.choice([1, 2, 5, 63, 64, 100, 700], len(ks))
+    assert ((ndk >= 64).sum(axis=1) >= 2).sum() > 10
+    doc_group = rng.integers(0, G, D).astype(np.int32)
+    prior = rng.gamma(1.0, 0.3, (G, K))
+    lists = _lists_of(ndk, rng)
+    for d0, d1 in [(0, D), (5, 31), (7, 7)]:
+        want, got = np.zeros((G, K), np.int64), np.zeros((G, K), np.int64)
+        _sampling.document_tables(ndk[d0:d1], doc_group[d0:d1], prior, want,
+                                  np.random.PCG64(seed))
+        _sampling.list_tables(*lists, d0, d1, doc_group, prior, got, np.random.PCG64(seed))
+        np.testing.assert_array_equal(got, want)
+    assert want.sum() == 0 and got.sum() == 0  # the empty range draws nothing
+
+
+def test_sparse_sweep_tables_of_long_documents_match_reference():
+    # Documents of 300 tokens over 3 topics: several counts >= 64 each.
+    K = 3
+    s = _random_state(4, n_docs=6, n_features=20, K=K, n_groups=2, max_len=300)
+    ref = _copy(s)
+    t_kernel, t_ref = np.zeros((2, K), np.int64), np.zeros((2, K), np.int64)
+    bitgen, gen = np.random.PCG64(4), np.random.Generator(np.random.PCG64(4))
+    for _ in range(2):
+        _sweep(s, 0.3, 2, bitgen, tables=t_kernel)
+        _reference_sparse_sweep(ref, 0.3, 2, t_ref, gen)
+        np.testing.assert_array_equal(s["z"], ref["z"])
+        np.testing.assert_array_equal(t_kernel, t_ref)
+    assert ((s["ndk"] >= 64).sum(axis=1) >= 2).any()
+
+
+def test_list_tables_reject_bad_lists():
+    from sklearn_clda import _sampling
+
+    ndk = np.array([[3, 0, 70], [0, 2, 0]], np.int32)
+    topics, counts, n, off = _lists_of(ndk, np.random.default_rng(0), spare=0)
+    prior, group = np.ones((2, 3)), np.zeros(2, np.int32)
+
+    def call(**change):
+        args = dict(topics=topics, counts=counts, n=n, off=off, d0=0, d1=2,
+                    doc_group=group, prior=prior, tables=np.zeros((2, 3), np.int64))
+        args.update(change)
+        _sampling.list_tables(*args.values(), np.random.PCG64(0))
+
+    call()
+    for change, match in [
+        (dict(topics=np.where(topics == 2, 3, topics).astype(np.int32)), "topic out of range"),
+        (dict(counts=np.where(counts == 2, 0, counts).astype(np.int32)), "count below 1"),
+        (dict(n=np.array([3, 1], np.int32)), "runs past"),
+        (dict(off=np.array([0, 2, 9], np.int64)), "runs past"),
+        (dict(doc_group=np.array([0, 2], np.int32)), "collection"),
+        (dict(d1=3), "inconsistent"),
+        (dict(tables=np.zeros((1, 3), np.int64)), "inconsistent"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            call(**change)

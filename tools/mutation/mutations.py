@@ -366,6 +366,12 @@ MUTATIONS = [
         ("tests/test_mh_partition.py", "tests/test_mh_estimators.py"),
     ),
     Mutation(
+        "sparse-partition-tables-of-the-first-block", "model", MH_PARTITION,
+        '        lo, hi = block["docs"]\n        _sampling.list_tables(',
+        '        lo, hi = self.sweeper.blocks[0]["docs"]\n        _sampling.list_tables(',
+        ("tests/test_mh_partition.py",),
+    ),
+    Mutation(
         "sparse-state-keeps-its-word-table", "model", BASE,
         'word_table=kernel != "sparse")',
         "word_table=True)",
