@@ -719,7 +719,8 @@ class _BaseGibbsTopicModel(
             doc_total[lo:hi] = (ndk[lo:hi] + prior[doc_group[lo:hi]]).sum(axis=1)
         ll = np.empty(X.shape[0])
         _sampling.state_log_likelihood(
-            *_csr_arrays(X), ndk, doc_group, prior, doc_total, *_csr_arrays(nwk), float(eta),
+            *_csr_arrays(X), ndk, doc_group, prior, doc_total, nwk.indptr.astype(np.int64),
+            nwk.indices.astype(np.int32, copy=False), nwk.data, float(eta),
             state.nk + nwk.shape[0] * eta, ll,
         )
         return float(np.exp(-ll.sum() / state.words.shape[0]))

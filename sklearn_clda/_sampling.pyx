@@ -1217,7 +1217,7 @@ def state_log_likelihood(
     const double[::1] doc_total,
     const int64_t[::1] word_ptr,
     const int32_t[::1] word_topic,
-    const double[::1] word_count,
+    const int32_t[::1] word_count,
     double eta,
     const double[::1] topic_mass,
     double[::1] out,
@@ -1226,7 +1226,7 @@ def state_log_likelihood(
     state, made from its counts without a table of either.
 
     The word-topic counts come as CSR arrays (``word_ptr``, ``word_topic``,
-    ``word_count``: word ``w``'s positive counts and their topics, a
+    ``word_count``: word ``w``'s positive counts (int32) and their topics, a
     ``(V, K)`` CSR matrix with ``V = len(word_ptr) - 1``), so that a state
     without a dense word-topic table has its bound too. Equal, up to
     rounding (the sums run in another order), to (``K =
@@ -1302,7 +1302,7 @@ cdef void _state_log_likelihood(
     const int32_t[::1] doc_group, const double[::1] doc_total, double eta,
     const int64_t[::1] doc_ptr, const int32_t[::1] doc_topic, const double[::1] doc_coef,
     const double[:, ::1] prior_inv, const double[::1] per_group,
-    const int64_t[::1] word_ptr, const int32_t[::1] word_topic, const double[::1] word_count,
+    const int64_t[::1] word_ptr, const int32_t[::1] word_topic, const int32_t[::1] word_count,
     const int64_t[::1] block_start, double[::1] rows, double[::1] word_part,
     int64_t[::1] part_word, double[::1] own, int64_t[::1] cursor, double[::1] out,
 ) noexcept:

@@ -637,3 +637,45 @@ def test_shard_copies_track_the_global_table(corpus, threads):
     finally:
         for key in keys:
             _shard.drop_shard(key)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_shard_finish_bound_is_the_dense_formula(corpus, threads):
+    """The final gather sends the topics as sparse counts; each shard's
+    last-state log-likelihood equals the dense theta . phi formula over its
+    documents (up to rounding), with its tokens in either order."""
+    from sklearn_clda import _base, _sampling
+    from sklearn_clda._corpus import to_count_csr
+    from sklearn_clda.dask import _shard
+    from sklearn_clda.dask._cluster import ClusterChain
+
+    X = to_count_csr(sp.csr_matrix(corpus.data), "test")
+    V, K, eta = X.shape[1], 4, 0.1
+    prior = np.random.default_rng(0).gamma(1.0, 0.5, size=(1, K))
+    parts = (slice(0, 90), slice(90, None))
+    keys = [f"finish-test-{i}" for i in range(2)]
+    for key, seed, rows in zip(keys, np.random.SeedSequence(1).spawn(2), parts):
+        _shard.build_shard(key, [X[rows]], None, V, K, seed, "Test.fit", threads=threads)
+    try:
+        changes = [_shard.shard_setup(key, None, 0) for key in keys]
+        table = np.zeros(V * K, dtype=np.int64)
+        for idx, vals in changes:
+            table[idx] += vals
+        nwk = table.reshape(V, K).astype(np.int32)
+        nk = nwk.sum(axis=0)
+        chain = ClusterChain.__new__(ClusterChain)  # the client's side of the gather
+        chain.nwk, chain.nk, chain.eta = nwk, nk.astype(np.int32), eta
+        topics = chain.final_topics()
+        phi = np.ascontiguousarray((nwk + eta) / (nk + V * eta))
+        for key, rows in zip(keys, parts):
+            state = _shard._SHARDS[key]["state"]
+            theta = state.ndk + prior[state.doc_group]
+            theta /= theta.sum(axis=1, keepdims=True)
+            want = np.empty(theta.shape[0])
+            _sampling.doc_log_likelihood(*_base._csr_arrays(X[rows]), theta, phi, want)
+            got = _shard.shard_finish(key, None, prior, topics, False)["ll"]
+            assert np.isclose(got, want.sum(), rtol=1e-12, atol=0)
+            assert not np.isclose(got, want.sum() * (1 + 1e-9), rtol=1e-12, atol=0)
+    finally:
+        for key in keys:
+            _shard.drop_shard(key)

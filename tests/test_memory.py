@@ -148,7 +148,8 @@ def test_state_log_likelihood_is_its_numpy_equivalent(K, budget, monkeypatch):
     args = _base._csr_arrays(X)
     expected, out = np.empty(X.shape[0]), np.empty(X.shape[0])
     _sampling.doc_log_likelihood(*args, theta, np.ascontiguousarray(phi), expected)
-    counts = _base._csr_arrays(st.word_topic_counts())
+    m = st.word_topic_counts()
+    counts = (m.indptr.astype(np.int64), m.indices.astype(np.int32), m.data)
     _sampling.state_log_likelihood(*args, st.ndk, st.doc_group, prior, doc_total,
                                    *counts, eta, st.nk + st.nwk.shape[0] * eta, out)
     assert len(np.unique(st.doc_group[:10])) > 1  # collections interleaved
@@ -165,7 +166,8 @@ def test_state_log_likelihood_rejects_inconsistent_input():
     X, st = _state(7)
     prior = np.ones((3, 7))
     args = _base._csr_arrays(X)
-    word_ptr, word_topic, word_count = _base._csr_arrays(st.word_topic_counts())
+    m = st.word_topic_counts()
+    word_ptr, word_topic, word_count = m.indptr.astype(np.int64), m.indices.astype(np.int32), m.data
     good = dict(ndk=st.ndk, doc_group=st.doc_group, prior=prior,
                 doc_total=np.ones(X.shape[0]), word_ptr=word_ptr, word_topic=word_topic,
                 word_count=word_count, eta=0.1, topic_mass=st.nk + 1.0,

@@ -403,12 +403,21 @@ class ClusterChain:
         its average, with the next message (the state is the same until then)."""
         self.keep_prior = np.ascontiguousarray(prior, dtype=np.float64)
 
+    def final_topics(self):
+        """The topics for ``shard_finish``: the last state's word-topic
+        counts as CSR arrays (int32, 8 bytes a positive cell: never more
+        than a dense ``(V, K)`` float64 table of probabilities, and far
+        less at many topics; each shard sums over its documents' and the
+        words' topics), ``eta`` and ``nk + V eta``."""
+        counts = self.word_topic_counts()
+        return (counts.indptr.astype(np.int64), counts.indices.astype(np.int32),
+                counts.data, self.eta, self.nk + self.nwk.shape[0] * self.eta)
+
     def finish(self, prior, table_sums):
         """Each shard's final pieces, in row order (see ``shard_finish``)."""
-        eta, V = self.eta, self.nwk.shape[0]
-        phi = np.ascontiguousarray((self.nwk + eta) / (self.nk + V * eta))
+        topics = self.final_topics()
         prior = np.ascontiguousarray(prior, dtype=np.float64)
-        shared = self.shards.share(phi)
+        shared = self.shards.share(topics)
         args = {i: (self.keep_prior, prior, shared, table_sums) for i in range(len(self.shards))}
         try:
             results, lost = self.shards.call(_shard.shard_finish, args, "the final gather")
@@ -417,7 +426,7 @@ class ClusterChain:
         if lost:
             self._recover(lost)
             more, _ = self.shards.call(
-                _shard.shard_finish, {i: (None, prior, phi, table_sums) for i in lost},
+                _shard.shard_finish, {i: (None, prior, topics, table_sums) for i in lost},
                 "the final gather",
             )
             results.update(more)

@@ -31,7 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _sampling
-from .._base import _csr_arrays, doc_log_likelihood, doc_proportions
+from .._base import _csr_arrays, doc_log_likelihood
 from .._corpus import check_group_labels
 from .._chunking import capped_bounds, pieces
 from .._hyper import count_histogram, group_topic_histogram
@@ -334,12 +334,18 @@ def shard_counts(key):
     return sparse_rows(own, rows, K, _SHARDS[key]["idx_dtype"], compact=True)
 
 
-def shard_finish(key, keep_prior, prior, phi, table_sums):
+def shard_finish(key, keep_prior, prior, topics, table_sums):
     """The shard's fitted pieces: its documents' averaged proportions, the
     log-likelihood of its tokens at the last state (for ``bound_``) and,
-    with ``table_sums``, its collections' expected table counts; computed a
-    piece of documents at a time. The averaged proportions are the shard's
-    running sum, divided in place (the shard is done)."""
+    with ``table_sums``, its collections' expected table counts. The
+    averaged proportions are the shard's running sum, divided in place (the
+    shard is done).
+
+    ``topics``: the last state's global word-topic counts as CSR arrays,
+    ``eta`` and the topics' masses ``nk + V eta``, for
+    ``_sampling.state_log_likelihood`` (as the in-memory ``bound_``), over
+    pieces of the shard's documents of at most ``PIECE`` tokens (their
+    tokens as a count matrix)."""
     shard = _SHARDS[key]
     if keep_prior is not None:
         _keep(shard, keep_prior)
@@ -349,17 +355,23 @@ def shard_finish(key, keep_prior, prior, phi, table_sums):
     state = shard["state"]
     # The shard is done: its copy of the table is not needed any more.
     state.nwk = state.nwk_padded = shard["snapshot"] = None
+    word_ptr, word_topic, word_count, eta, topic_mass = topics
+    V = word_ptr.shape[0] - 1
     ll = np.empty(state.ndk.shape[0])
+    doc_total = np.empty(state.ndk.shape[0])
     sums = np.zeros((prior.shape[0], prior.shape[1])) if table_sums else None
     for a, b in _row_pieces(state.ndk.shape[0], state.ndk.shape[1]):
-        indptr, words = _doc_words(shard, a, b)
-        tokens = sp.csr_matrix((np.ones(words.shape[0]), words, indptr),
-                               shape=(b - a, phi.shape[0]))
-        theta = doc_proportions(state.ndk, state.doc_group, prior, a, b)
-        _sampling.doc_log_likelihood(*_csr_arrays(tokens), theta, phi, ll[a:b])
+        doc_total[a:b] = (state.ndk[a:b] + prior[state.doc_group[a:b]]).sum(axis=1)
         if table_sums:
             sums += expected_table_sums(state.ndk[a:b], prior, state.doc_group[a:b],
                                         prior.shape[0])
+    for a, b in pieces(capped_bounds(state.doc_ptr, PIECE)):  # by tokens
+        indptr, words = _doc_words(shard, a, b)
+        tokens = sp.csr_matrix((np.ones(words.shape[0]), words, indptr), shape=(b - a, V))
+        tokens.sum_duplicates()  # each document's words sorted and distinct
+        _sampling.state_log_likelihood(
+            *_csr_arrays(tokens), state.ndk[a:b], state.doc_group[a:b], prior,
+            doc_total[a:b], word_ptr, word_topic, word_count, eta, topic_mass, ll[a:b])
     shard["doc_topic"] /= shard["n_kept"]
     shard["n_kept"] = 1
     return {"doc_topic": shard["doc_topic"], "ll": float(ll.sum()), "table_sums": sums}

@@ -443,6 +443,13 @@ MUTATIONS = [
         "            pass\n",
         ("tests/test_dask.py",),
     ),
+    # The final gather sends the topics as sparse counts and their masses.
+    Mutation(
+        "dask-final-topic-mass-without-v-eta", "model", "sklearn_clda/dask/_cluster.py",
+        "                self.nk + self.nwk.shape[0] * self.eta)",
+        "                self.nk + self.eta)",
+        ("tests/test_dask.py",),
+    ),
     Mutation(
         "dask-no-wait-for-a-restarted-worker", "model", "sklearn_clda/dask/_cluster.py",
         "                self.client.wait_for_workers(1, timeout=self.timeout)\n",
