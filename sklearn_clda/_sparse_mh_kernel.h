@@ -392,6 +392,20 @@ static inline int32_t clda_smw_relist(int32_t *topics, int32_t *counts, int32_t 
     return ms;
 }
 
+/* Adds delta (+1 or -1) to the counts of a token of word w (row nw) at
+   topic k, listed in its document at *count, and updates inv[k] and, when
+   the word has its row of rates, wr[k]. */
+static inline void clda_smw_count(const clda_mh_ctx *ctx, clda_smw_scratch *sc, int32_t *count,
+                                  int32_t *nw, int32_t w, int32_t k, int32_t delta)
+{
+    *count += delta;
+    nw[k] += delta;
+    ctx->nk[k] += delta;
+    sc->inv[k] = 1.0 / (ctx->nk[k] + ctx->veta);
+    if (sc->wr_word == w)
+        sc->wr[k] = (nw[k] + ctx->eta) * sc->inv[k];
+}
+
 /* The MH steps of the tokens at word positions pos[p0 .. p1 - 1] (or
    p0 .. p1 - 1 when pos is NULL), in that order, with 2 * mh_steps
    uniforms per token in u (token order). sc->inv is current on entry and
@@ -403,9 +417,8 @@ static void clda_smw_sweep_tokens(const clda_mh_ctx *ctx, clda_smw_docs *dl,
 {
     const Py_ssize_t K = ctx->K;
     const int32_t mh_steps = ctx->mh_steps;
-    int32_t *const nk = ctx->nk;
     int32_t *const zw_all = ctx->zw;
-    const double eta = ctx->eta, veta = ctx->veta, keta = ctx->keta;
+    const double eta = ctx->eta, keta = ctx->keta;
     double *const inv = sc->inv;
     double *const cum = sc->cum;
     int64_t p;
@@ -432,12 +445,7 @@ static void clda_smw_sweep_tokens(const clda_mh_ctx *ctx, clda_smw_docs *dl,
                                               : p + CLDA_SMW_LOOKAHEAD);
         if (w != sc->wr_word)
             clda_smw_word_row(ctx, sc, w, nw, n_w);
-        counts[m0] -= 1;
-        nw[s0] -= 1;
-        nk[s0] -= 1;
-        inv[s0] = 1.0 / (nk[s0] + veta);
-        if (sc->wr_word == w)
-            sc->wr[s0] = (nw[s0] + eta) * inv[s0];
+        clda_smw_count(ctx, sc, counts + m0, nw, w, s0, -1);
         A = clda_smw_running_sums(cum, topics, counts, n, sc->wr_word == w ? sc->wr : NULL,
                                   nw, inv, eta);
         total = A + c * word_mass;
@@ -477,12 +485,7 @@ static void clda_smw_sweep_tokens(const clda_mh_ctx *ctx, clda_smw_docs *dl,
         }
         if (s != s0)
             ms = clda_smw_relist(topics, counts, &dl->n[d], m0, ms, s);
-        counts[ms] += 1;
-        nw[s] += 1;
-        nk[s] += 1;
-        inv[s] = 1.0 / (nk[s] + veta);
-        if (sc->wr_word == w)
-            sc->wr[s] = (nw[s] + eta) * inv[s];
+        clda_smw_count(ctx, sc, counts + ms, nw, w, s, 1);
     }
 }
 
