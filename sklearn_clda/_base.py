@@ -156,11 +156,22 @@ class _SampleAverager:
             for lo, hi in _row_pieces(doc_topic):
                 rounded[lo:hi] = doc_topic[lo:hi]
             doc_topic = rounded
-        V, K = self.nwk.shape
-        components = np.empty((K, V), dtype)
-        for lo, hi in budget_pieces(np.arange(V + 1), 16 * K):
-            components[:, lo:hi] = (self.nwk[lo:hi].toarray() / n).T + eta
-        return {"components_": components, "doc_topic_": doc_topic}
+        return {"components_": _mean_topics(self.nwk, n, eta, dtype), "doc_topic_": doc_topic}
+
+
+def _mean_topics(sums, n, eta, dtype):
+    """``components_`` from the kept samples' ``(V, K)`` sparse word-topic
+    sums: ``(sums.toarray() / n).T + eta`` in ``dtype`` (rounded from
+    float64), made as ``eta`` everywhere and then the positive cells, by
+    pieces of cells (no dense temporary, and no strided writes of dense
+    pieces)."""
+    V, K = sums.shape
+    components = np.full((K, V), eta, dtype)
+    for lo, hi in budget_pieces(sums.indptr, 24):
+        a, b = sums.indptr[lo], sums.indptr[hi]
+        words = np.repeat(np.arange(lo, hi), np.diff(sums.indptr[lo:hi + 1]))
+        components[sums.indices[a:b], words] = sums.data[a:b] / n + eta
+    return components
 
 
 def doc_proportions(ndk, doc_group, prior, lo, hi):
