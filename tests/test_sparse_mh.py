@@ -24,6 +24,22 @@ def _sweep(s, eta, mh_steps, bitgen, workspace=None, tables=None, index=None):
                                  bitgen, workspace=workspace)
 
 
+def _sweep_interrupted(s, mh_steps, workspace, index):
+    """A sweep of ``s`` that Ctrl-C (here a KeyboardInterrupt from a timer's
+    signal handler, 20 ms in) stops part way."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.02)
+        with pytest.raises(KeyboardInterrupt):
+            _sweep(s, 0.01, mh_steps, np.random.PCG64(0), workspace=workspace, index=index)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
 def _assert_consistent(s):
     D, K = s["ndk"].shape
     doc_of = np.repeat(np.arange(D), np.diff(s["doc_ptr"]))
@@ -98,20 +114,9 @@ def test_interrupted_sweep_leaves_counts_consistent():
              ndk=ndk, nk=np.bincount(z, minlength=K).astype(np.int32),
              prior=np.full((1, K), 0.1))
     z0 = z.copy()
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
     ptr, tok = _mh_sampling.word_index(words, V)
     ws = _mh_sampling.sparse_workspace(doc_ptr, ptr, tok, K, 50)
-    old = signal.signal(signal.SIGALRM, interrupt)
-    try:
-        signal.setitimer(signal.ITIMER_REAL, 0.02)
-        with pytest.raises(KeyboardInterrupt):
-            _sweep(s, 0.01, 50, np.random.PCG64(0), workspace=ws, index=(ptr, tok))
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+    _sweep_interrupted(s, 50, ws, (ptr, tok))
     moved = (s["z"] != z0)[np.argsort(words, kind="stable")]  # in word order
     assert moved.any() and not moved[-10_000:].any()  # stopped part way
     _assert_consistent(s)
@@ -163,18 +168,8 @@ def test_interrupted_sweep_without_word_table_leaves_its_row_clean():
     ptr, tok = _mh_sampling.word_index(words, V)
     ws = _mh_sampling.sparse_workspace(doc_ptr, ptr, tok, K, 40)
 
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    s = {**state(rng.integers(0, K, D * L).astype(np.int32)), "nwk": None}
-    old = signal.signal(signal.SIGALRM, interrupt)
-    try:
-        signal.setitimer(signal.ITIMER_REAL, 0.02)
-        with pytest.raises(KeyboardInterrupt):
-            _sweep(s, 0.01, 40, np.random.PCG64(0), workspace=ws, index=(ptr, tok))
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+    _sweep_interrupted({**state(rng.integers(0, K, D * L).astype(np.int32)), "nwk": None}, 40,
+                       ws, (ptr, tok))
     z = rng.integers(0, K, D * L).astype(np.int32)
     s, ref = {**state(z.copy()), "nwk": None}, state(z.copy())
     _sweep(s, 0.01, 2, np.random.PCG64(5), workspace=ws, index=(ptr, tok))
