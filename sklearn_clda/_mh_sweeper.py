@@ -81,8 +81,6 @@ def sampler_kernel(sampler, n_components, X):
     documents' lengths)."""
     if sampler != "auto":
         return sampler
-    if n_components <= AUTO_DENSE_MAX_COMPONENTS:  # whatever the corpus
-        return "dense"
     return auto_sampler(n_components, np.asarray(X.sum(axis=1)).ravel())
 
 

@@ -135,8 +135,8 @@ MUTATIONS = [
     ),
     Mutation(
         "components-without-eta", "model", BASE,
-        "components[:, lo:hi] = (self.nwk[lo:hi].toarray() / n).T + eta",
-        "components[:, lo:hi] = (self.nwk[lo:hi].toarray() / n).T + 0.0",
+        "components[sums.indices[a:b], words] = sums.data[a:b] / n + eta",
+        "components[sums.indices[a:b], words] = sums.data[a:b] / n + 0.0",
         T_LDA + ("tests/test_parallel.py",),
     ),
     Mutation(
@@ -446,8 +446,8 @@ MUTATIONS = [
     # The final gather sends the topics as sparse counts and their masses.
     Mutation(
         "dask-final-topic-mass-without-v-eta", "model", "sklearn_clda/dask/_cluster.py",
-        "                self.nk + self.nwk.shape[0] * self.eta)",
-        "                self.nk + self.eta)",
+        "self.nk + self.nwk.shape[0] * self.eta)",
+        "self.nk + self.eta)",
         ("tests/test_dask.py",),
     ),
     Mutation(
