@@ -49,10 +49,11 @@ AUTO_DENSE_MAX_COMPONENTS = 100
 # every CPU: each is then within ~10% of the faster kernel;
 AUTO_SPARSE_LENGTH_FACTOR = 2.3
 # the O(1) MH kernel from this many topics on (on news16 a sparse sweep costs
-# 3.0 MH sweeps at K = 10,000 and 3.9 at 20,000, fewer than the 5-8 times
-# the sweeps MH needs at K = 1000, so the sparse one is used up to the
-# largest K measured; MH's cost grows neither with K nor with the document
-# lengths). See the user guide, "Many topics".
+# 2.1 MH sweeps at K = 10,000 and 2.5 at 20,000 since it keeps no word-topic
+# table, 3.0 and 3.9 before; fewer than the 5-8 times the sweeps MH needs at
+# K = 1000, so the sparse one is used up to the largest K measured; MH's
+# cost grows neither with K nor with the document lengths). See the user
+# guide, "Many topics".
 AUTO_MH_MIN_COMPONENTS = 20_000
 
 
