@@ -101,7 +101,9 @@ class LDAGibbs(_BaseGibbsTopicModel):
         document (AliasLDA-like), in time proportional to the number of
         those topics: about the dense sampler's mixing per sweep, at a
         cost that stops growing with ``n_components`` once it exceeds the
-        document lengths. ``"mh"`` takes ``mh_steps`` steps that alternate
+        document lengths; it keeps no ``(n_features, n_components)``
+        word-topic count table (each word's counts come from its tokens).
+        ``"mh"`` takes ``mh_steps`` steps that alternate
         word and document proposals (WarpLDA-style), in time independent
         of ``n_components`` and of the document lengths, but mixing less
         per sweep (several times the sweeps for the same perplexity). All
