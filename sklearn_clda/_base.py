@@ -419,7 +419,7 @@ class _BaseGibbsTopicModel(
                 "counts are zero after rounding); a topic model needs words."
             )
         _check_table_memory(X, int(self.n_components), n_groups, type(self).__name__,
-                            word_table=self._kernel(X) != "sparse")
+                            word_table=self._kernel(X) != "sparse", sampler=self.sampler)
         return self._schedule(burn_in)
 
     def _schedule(self, burn_in):
@@ -858,24 +858,31 @@ def _as_dtype(fitted, dtype):
     return fitted
 
 
-def _check_table_memory(X, n_components, n_groups, name, word_table=True):
+def _check_table_memory(X, n_components, n_groups, name, word_table=True, sampler=None):
     """Refuse a fit whose count tables cannot fit in this machine's memory
-    (``word_table``: whether its sampler keeps a word-topic table)."""
+    (``word_table``: whether its sampler keeps a word-topic table; with the
+    estimator's ``sampler`` given, the error says when ``"sparse"``, which
+    keeps none, would fit)."""
     n_docs, n_features = X.shape
-    K_pad = _sampling.padded_n_components(n_components)
-    needed = 4 * (n_features * K_pad * word_table + n_docs * n_components)
-    needed += 16 * n_groups * n_components
+    table = 4 * n_features * _sampling.padded_n_components(n_components)
+    rest = 4 * n_docs * n_components + 16 * n_groups * n_components
+    needed = rest + table * word_table
     try:
         available = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (AttributeError, ValueError, OSError):  # not POSIX: no check
         return
-    if needed > available:
-        raise ValueError(
-            f"{name}(n_components={n_components}) on {n_docs} documents and "
-            f"{n_features} words needs {needed / 2**30:.1f} GiB of count tables, "
-            f"more than this machine's {available / 2**30:.1f} GiB of memory; "
-            "use fewer topics or a smaller vocabulary."
-        )
+    if needed <= available:
+        return
+    hint = ""
+    if word_table and sampler is not None and rest <= available:
+        hint = (f" sampler='sparse' keeps no word-topic table ({table / 2**30:.1f} GiB "
+                f"of it; sampler={sampler!r} runs a kernel that does), or")
+    raise ValueError(
+        f"{name}(n_components={n_components}) on {n_docs} documents and "
+        f"{n_features} words needs {needed / 2**30:.1f} GiB of count tables, "
+        f"more than this machine's {available / 2**30:.1f} GiB of memory;{hint} "
+        "use fewer topics or a smaller vocabulary."
+    )
 
 
 def word_log_likelihood(nwk, nk, eta):

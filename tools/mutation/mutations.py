@@ -372,6 +372,12 @@ MUTATIONS = [
         ("tests/test_mh_partition.py",),
     ),
     Mutation(
+        "memory-check-counts-the-word-table-of-every-sampler", "model", BASE,
+        "    needed = rest + table * word_table",
+        "    needed = rest + table",
+        T_MH_AUTO,
+    ),
+    Mutation(
         "sparse-state-keeps-its-word-table", "model", BASE,
         'word_table=kernel != "sparse")',
         "word_table=True)",
