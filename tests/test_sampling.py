@@ -724,6 +724,21 @@ def test_count_assignments_matches_numpy_reference(seed):
     assert not padded[:, 5:].any()
 
 
+def test_count_assignments_without_word_table():
+    # A state of the sparse sampler: no word-topic table, the words checked
+    # against n_features instead.
+    s = _random_state(1, n_docs=9, n_features=11, K=5)
+    ndk, nk = np.zeros((9, 5), np.int32), np.zeros(5, np.int32)
+    _sampling.count_assignments(s["words"], s["doc_ptr"], s["z"], None, ndk, nk, 11)
+    np.testing.assert_array_equal(ndk, s["ndk"])
+    np.testing.assert_array_equal(nk, s["nk"])
+    with pytest.raises(ValueError, match="word index is out of range"):
+        _sampling.count_assignments(s["words"], s["doc_ptr"], s["z"], None, ndk, nk,
+                                    int(s["words"].max()))
+    with pytest.raises(ValueError, match="inconsistent"):  # n_features not given
+        _sampling.count_assignments(s["words"], s["doc_ptr"], s["z"], None, ndk, nk)
+
+
 @pytest.mark.parametrize("bad, match", [
     ("word", "word index is out of range"),
     ("topic", "topic in z is out of range"),
