@@ -839,7 +839,7 @@ cdef int _scan_lists(
     counts ``>= 64`` taken in topic order (gathered, then sorted by
     insertion: a document has at most length / 64 of them)."""
     cdef Py_ssize_t K = prior.shape[1]
-    cdef int64_t d, m, i, j, n_big
+    cdef int64_t d, m, i, j
     cdef int32_t g, k, c
     cdef const int32_t* topics
     cdef const int32_t* counts
