@@ -769,7 +769,7 @@ def sparse_mh_sweep(
             inv[s] = 1.0 / (nk[s] + V * eta)
 
     (``doc_of`` the document of each token), with ``running_sums`` the
-    blocked running sums of ``clda_smw_running_sums`` in
+    blocked running sums of ``clda_smw_leave_out`` in
     ``_sparse_mh_kernel.h`` (P padded with zeros to a multiple of 4)::
 
         S = np.cumsum(P.reshape(-1, 4), axis=1)

@@ -21,7 +21,7 @@
    prior[k] * (nw[k] + eta) * inv[k]). Its first part has mass
    A = sum over the document's topics (its topic list) of
    (nw[k] + eta) ndk[k] inv[k], drawn by running sums over the list
-   (clda_smw_running_sums); its second part, of mass c (n_w + K eta) (n_w
+   (clda_smw_leave_out); its second part, of mass c (n_w + K eta) (n_w
    the word's tokens, the token itself included), is the word proposal of
    _mh_kernel.h: the topic of a uniformly chosen token of the word (the
    token itself included, at its current topic; read from zw, the topics
@@ -244,10 +244,22 @@ static inline int32_t clda_smw_find(const int32_t *topics, int32_t n, int32_t k)
     return -1;
 }
 
-/* The first list positions whose running sums exceed x0 and x1 (each
-   in [0, cum[n - 1]) ): numpy.searchsorted(cum[:n], x, side="right")
-   (the sums do not decrease). Two branch-free binary searches run side by
-   side (their loads overlap). */
+/* The first list position whose running sum exceeds x (in
+   [0, cum[n - 1]) ): numpy.searchsorted(cum[:n], x, side="right") (the
+   sums do not decrease), by a branch-free binary search. */
+static inline int32_t clda_smw_search(const double *cum, int32_t n, double x)
+{
+    int32_t b = 0, len = n;
+    while (len > 1) {
+        const int32_t half = len / 2;
+        b = cum[b + half - 1] <= x ? b + half : b;
+        len -= half;
+    }
+    return b;
+}
+
+/* clda_smw_search for x0 and x1, the two searches side by side (their
+   loads overlap). */
 static inline void clda_smw_search2(const double *cum, int32_t n, double x0, double x1,
                                     int32_t *m0, int32_t *m1)
 {
@@ -262,82 +274,118 @@ static inline void clda_smw_search2(const double *cum, int32_t n, double x0, dou
     *m1 = b1;
 }
 
-/* The running sums of the list part, cum[m] = the sum of the terms
-   p[r] = ((nw[k] + eta) * inv[k]) * counts[r] (k = topics[r]) over
-   r <= m, the first factor read from wr when it is not NULL, added in
-   blocks of four so that the additions do not form one chain of length
-   n: with the list cut into blocks of four entries (the last one
-   shorter), s_r the sum of the first r + 1 terms of a block added left to
-   right, and off the sum of the earlier blocks' totals (their s_3, added
-   left to right from 0.0), cum at place r of the block is off + s_r.
-   Returns A = cum[n - 1] (0 for an empty list). NumPy equivalent (P the
-   terms padded with zeros to a multiple of 4)::
+/* The running sums of the list part with the token (topic s0, listed)
+   left out, for clda_smw_leave_out: the rate of list entry r is
+   rates[topics[r]] when gather is set, else rates[r] (rates may then be
+   cum: each block reads its rates before it writes). Returns A; the
+   position of s0 goes to *m0. Called with a constant gather, so each
+   caller gets its own loop. */
+static inline double clda_smw_block_sums(double *cum, const int32_t *topics,
+                                         const int32_t *counts, int32_t n, int32_t s0,
+                                         const double *rates, int gather, int32_t *m0)
+{
+    double off = 0.0, s_0, s_1, s_2, s_3, r0, r1, r2, r3;
+    int32_t m = 0, c0, c1, c2, c3;
+#if defined(__SSE2__) && defined(__GNUC__)
+    const __m128i key = _mm_set1_epi32(s0);
+    for (; m + 4 <= n; m += 4) {
+        const __m128i eq = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(topics + m)), key);
+        const int mask = _mm_movemask_ps(_mm_castsi128_ps(eq));
+        /* eq is -1 at s0: its count less the token */
+        const __m128i cn = _mm_add_epi32(_mm_loadu_si128((const __m128i *)(counts + m)), eq);
+        const __m128d r01 = gather ? _mm_loadh_pd(_mm_load_sd(rates + topics[m]),
+                                                  rates + topics[m + 1])
+                                   : _mm_loadu_pd(rates + m);
+        const __m128d r23 = gather ? _mm_loadh_pd(_mm_load_sd(rates + topics[m + 2]),
+                                                  rates + topics[m + 3])
+                                   : _mm_loadu_pd(rates + m + 2);
+        const __m128d p01 = _mm_mul_pd(r01, _mm_cvtepi32_pd(cn));
+        const __m128d p23 = _mm_mul_pd(
+            r23, _mm_cvtepi32_pd(_mm_shuffle_epi32(cn, _MM_SHUFFLE(3, 2, 3, 2))));
+        const __m128d offs = _mm_set1_pd(off);
+        s_0 = _mm_cvtsd_f64(p01);
+        s_1 = s_0 + _mm_cvtsd_f64(_mm_unpackhi_pd(p01, p01));
+        s_2 = s_1 + _mm_cvtsd_f64(p23);
+        s_3 = s_2 + _mm_cvtsd_f64(_mm_unpackhi_pd(p23, p23));
+        _mm_storeu_pd(cum + m, _mm_add_pd(offs, _mm_set_pd(s_1, s_0)));
+        _mm_storeu_pd(cum + m + 2, _mm_add_pd(offs, _mm_set_pd(s_3, s_2)));
+        off = off + s_3;
+        *m0 = mask != 0 ? m + __builtin_ctz((unsigned)mask) : *m0;
+    }
+#else
+    for (; m + 4 <= n; m += 4) {
+        r0 = gather ? rates[topics[m]] : rates[m];
+        r1 = gather ? rates[topics[m + 1]] : rates[m + 1];
+        r2 = gather ? rates[topics[m + 2]] : rates[m + 2];
+        r3 = gather ? rates[topics[m + 3]] : rates[m + 3];
+        c0 = counts[m] - (topics[m] == s0);
+        c1 = counts[m + 1] - (topics[m + 1] == s0);
+        c2 = counts[m + 2] - (topics[m + 2] == s0);
+        c3 = counts[m + 3] - (topics[m + 3] == s0);
+        *m0 = topics[m] == s0 ? m : topics[m + 1] == s0 ? m + 1
+              : topics[m + 2] == s0 ? m + 2 : topics[m + 3] == s0 ? m + 3 : *m0;
+        s_0 = r0 * c0;
+        s_1 = s_0 + r1 * c1;
+        s_2 = s_1 + r2 * c2;
+        s_3 = s_2 + r3 * c3;
+        cum[m] = off + s_0;
+        cum[m + 1] = off + s_1;
+        cum[m + 2] = off + s_2;
+        cum[m + 3] = off + s_3;
+        off = off + s_3;
+    }
+#endif
+    for (s_0 = 0.0; m < n; m++) {  /* the last, shorter block */
+        r0 = gather ? rates[topics[m]] : rates[m];
+        c0 = counts[m] - (topics[m] == s0);
+        *m0 = topics[m] == s0 ? m : *m0;
+        s_0 = s_0 + r0 * c0;
+        cum[m] = off + s_0;
+    }
+    (void)r1; (void)r2; (void)r3; (void)c1; (void)c2; (void)c3;
+    return n > 0 ? cum[n - 1] : 0.0;
+}
 
+/* Takes a token of topic s0 out of its document's list of n entries
+   (counts[m0] -= 1, m0 the position of s0, which is listed; returned in
+   *m0_out) and returns A, the list part's mass without it, with its
+   running sums in cum: cum[m] = the sum of the terms
+   p[r] = ((nw[k] + eta) * inv[k]) * counts[r] (k = topics[r], counts
+   after the decrement) over r <= m, the first factor read from wr when it
+   is not NULL. The terms are added in blocks of four so that the
+   additions do not form one chain of length n: with the list cut into
+   blocks of four entries (the last one shorter), s_r the sum of the first
+   r + 1 terms of a block added left to right, and off the sum of the
+   earlier blocks' totals (their s_3, added left to right from 0.0), cum
+   at place r of the block is off + s_r; A = cum[n - 1] (0 for an empty
+   list). One pass finds s0 and adds. NumPy equivalent (P the terms
+   padded with zeros to a multiple of 4)::
+
+       m0 = np.flatnonzero(topics[:n] == s0)[0]
+       counts[m0] -= 1
        S = np.cumsum(P.reshape(-1, 4), axis=1)
        off = np.r_[0.0, np.cumsum(S[:, 3])[:-1]]
        cum = (off[:, None] + S).ravel()[:n]
 */
-static inline double clda_smw_running_sums(double *cum, const int32_t *topics,
-                                           const int32_t *counts, int32_t n, const double *wr,
-                                           const int32_t *nw, const double *inv, double eta)
+static inline double clda_smw_leave_out(double *cum, const int32_t *topics, int32_t *counts,
+                                        int32_t n, int32_t s0, const double *wr,
+                                        const int32_t *nw, const double *inv, double eta,
+                                        int32_t *m0_out)
 {
-    double off = 0.0, s0, s1, s2, s3;
-    int32_t m = 0;
-    if (wr != NULL) {  /* whole blocks in one pass */
-        for (; m + 4 <= n; m += 4) {
-#if defined(__SSE2__) && defined(__GNUC__)
-            const __m128d r01 = _mm_loadh_pd(_mm_load_sd(wr + topics[m]), wr + topics[m + 1]);
-            const __m128d r23 = _mm_loadh_pd(_mm_load_sd(wr + topics[m + 2]),
-                                             wr + topics[m + 3]);
-            const __m128d p01 = _mm_mul_pd(
-                r01, _mm_cvtepi32_pd(_mm_loadl_epi64((const __m128i *)(counts + m))));
-            const __m128d p23 = _mm_mul_pd(
-                r23, _mm_cvtepi32_pd(_mm_loadl_epi64((const __m128i *)(counts + m + 2))));
-            const __m128d offs = _mm_set1_pd(off);
-            s0 = _mm_cvtsd_f64(p01);
-            s1 = s0 + _mm_cvtsd_f64(_mm_unpackhi_pd(p01, p01));
-            s2 = s1 + _mm_cvtsd_f64(p23);
-            s3 = s2 + _mm_cvtsd_f64(_mm_unpackhi_pd(p23, p23));
-            _mm_storeu_pd(cum + m, _mm_add_pd(offs, _mm_set_pd(s1, s0)));
-            _mm_storeu_pd(cum + m + 2, _mm_add_pd(offs, _mm_set_pd(s3, s2)));
-#else
-            s0 = wr[topics[m]] * counts[m];
-            s1 = s0 + wr[topics[m + 1]] * counts[m + 1];
-            s2 = s1 + wr[topics[m + 2]] * counts[m + 2];
-            s3 = s2 + wr[topics[m + 3]] * counts[m + 3];
-            cum[m] = off + s0;
-            cum[m + 1] = off + s1;
-            cum[m + 2] = off + s2;
-            cum[m + 3] = off + s3;
-#endif
-            off = off + s3;
+    double A;
+    int32_t m, m0 = 0;
+    if (wr != NULL) {
+        A = clda_smw_block_sums(cum, topics, counts, n, s0, wr, 1, &m0);
+    } else {
+        for (m = 0; m < n; m++) {
+            const int32_t k = topics[m];
+            cum[m] = (nw[k] + eta) * inv[k];
         }
-        for (s0 = 0.0; m < n; m++) {  /* the last, shorter block */
-            s0 = s0 + wr[topics[m]] * counts[m];
-            cum[m] = off + s0;
-        }
-        return n > 0 ? cum[n - 1] : 0.0;
+        A = clda_smw_block_sums(cum, topics, counts, n, s0, cum, 0, &m0);
     }
-    for (m = 0; m < n; m++) {
-        const int32_t k = topics[m];
-        cum[m] = ((nw[k] + eta) * inv[k]) * counts[m];
-    }
-    for (m = 0; m + 4 <= n; m += 4) {
-        s0 = cum[m];
-        s1 = s0 + cum[m + 1];
-        s2 = s1 + cum[m + 2];
-        s3 = s2 + cum[m + 3];
-        cum[m] = off + s0;
-        cum[m + 1] = off + s1;
-        cum[m + 2] = off + s2;
-        cum[m + 3] = off + s3;
-        off = off + s3;
-    }
-    for (s0 = 0.0; m < n; m++) {
-        s0 = s0 + cum[m];
-        cum[m] = off + s0;
-    }
-    return n > 0 ? cum[n - 1] : 0.0;
+    counts[m0] -= 1;
+    *m0_out = m0;
+    return A;
 }
 
 /* Memory hint for the token at word position j (no effect on the
@@ -392,13 +440,12 @@ static inline int32_t clda_smw_relist(int32_t *topics, int32_t *counts, int32_t 
     return ms;
 }
 
-/* Adds delta (+1 or -1) to the counts of a token of word w (row nw) at
-   topic k, listed in its document at *count, and updates inv[k] and, when
-   the word has its row of rates, wr[k]. */
-static inline void clda_smw_count(const clda_mh_ctx *ctx, clda_smw_scratch *sc, int32_t *count,
-                                  int32_t *nw, int32_t w, int32_t k, int32_t delta)
+/* Adds delta (+1 or -1) to the word-topic and topic counts of a token of
+   word w (row nw) at topic k, and updates inv[k] and, when the word has
+   its row of rates, wr[k] (the document's list count is the caller's). */
+static inline void clda_smw_count(const clda_mh_ctx *ctx, clda_smw_scratch *sc, int32_t *nw,
+                                  int32_t w, int32_t k, int32_t delta)
 {
-    *count += delta;
     nw[k] += delta;
     ctx->nk[k] += delta;
     sc->inv[k] = 1.0 / (ctx->nk[k] + ctx->veta);
@@ -437,17 +484,18 @@ static void clda_smw_sweep_tokens(const clda_mh_ctx *ctx, clda_smw_docs *dl,
         int32_t *const counts = dl->counts + dl->off[d];
         int32_t n = dl->n[d];
         const int32_t s0 = zw_all[jw];
-        const int32_t m0 = clda_smw_find(topics, n, s0);
-        int32_t s = s0, ms = m0, pick0 = 0, pick1 = 0;
+        int32_t m0, s, ms, pick0 = 0, pick1 = 0;
         double A, total, ps, qs;
         if (p + CLDA_SMW_LOOKAHEAD < p1)
             clda_smw_prefetch(dl, pos != NULL ? pos[p + CLDA_SMW_LOOKAHEAD]
                                               : p + CLDA_SMW_LOOKAHEAD);
         if (w != sc->wr_word)
             clda_smw_word_row(ctx, sc, w, nw, n_w);
-        clda_smw_count(ctx, sc, counts + m0, nw, w, s0, -1);
-        A = clda_smw_running_sums(cum, topics, counts, n, sc->wr_word == w ? sc->wr : NULL,
-                                  nw, inv, eta);
+        clda_smw_count(ctx, sc, nw, w, s0, -1);
+        A = clda_smw_leave_out(cum, topics, counts, n, s0, sc->wr_word == w ? sc->wr : NULL,
+                               nw, inv, eta, &m0);
+        s = s0;
+        ms = m0;
         total = A + c * word_mass;
         ps = (counts[m0] + prior[s0]) * inv[s0];
         qs = counts[m0] * inv[s0] + c;
@@ -456,8 +504,11 @@ static void clda_smw_sweep_tokens(const clda_mh_ctx *ctx, clda_smw_docs *dl,
             double pt, qt;
             int32_t t, mt, nt;
             if ((j & 1) == 0) {  /* the list picks of this step and the next */
-                const double x1 = j + 1 < mh_steps ? u[2] * total : 0.0;
-                clda_smw_search2(cum, n, x < A ? x : 0.0, x1 < A ? x1 : 0.0, &pick0, &pick1);
+                const double x1 = j + 1 < mh_steps ? u[2] * total : A;
+                if (x1 < A)
+                    clda_smw_search2(cum, n, x, x1, &pick0, &pick1);
+                else if (x < A)
+                    pick0 = clda_smw_search(cum, n, x);
             }
             if (x < A) {
                 mt = (j & 1) == 0 ? pick0 : pick1;
@@ -485,7 +536,8 @@ static void clda_smw_sweep_tokens(const clda_mh_ctx *ctx, clda_smw_docs *dl,
         }
         if (s != s0)
             ms = clda_smw_relist(topics, counts, &dl->n[d], m0, ms, s);
-        clda_smw_count(ctx, sc, counts + ms, nw, w, s, 1);
+        counts[ms] += 1;
+        clda_smw_count(ctx, sc, nw, w, s, 1);
     }
 }
 
