@@ -274,6 +274,17 @@ static inline void clda_smw_search2(const double *cum, int32_t n, double x0, dou
     *m1 = b1;
 }
 
+/* The list positions of the draws x0 and x1 of the list part (those
+   < A, the part's mass); a draw >= A leaves its pick as it is. */
+static inline void clda_smw_picks(const double *cum, int32_t n, double A, double x0,
+                                  double x1, int32_t *pick0, int32_t *pick1)
+{
+    if (x1 < A)
+        clda_smw_search2(cum, n, x0, x1, pick0, pick1);
+    else if (x0 < A)
+        *pick0 = clda_smw_search(cum, n, x0);
+}
+
 /* The running sums of the list part with the token (topic s0, listed)
    left out, for clda_smw_leave_out: the rate of list entry r is
    rates[topics[r]] when gather is set, else rates[r] (rates may then be
@@ -503,13 +514,9 @@ static void clda_smw_sweep_tokens(const clda_mh_ctx *ctx, clda_smw_docs *dl,
             const double x = u[0] * total;
             double pt, qt;
             int32_t t, mt, nt;
-            if ((j & 1) == 0) {  /* the list picks of this step and the next */
-                const double x1 = j + 1 < mh_steps ? u[2] * total : A;
-                if (x1 < A)
-                    clda_smw_search2(cum, n, x, x1, &pick0, &pick1);
-                else if (x < A)
-                    pick0 = clda_smw_search(cum, n, x);
-            }
+            if ((j & 1) == 0)  /* the list picks of this step and the next */
+                clda_smw_picks(cum, n, A, x, j + 1 < mh_steps ? u[2] * total : A, &pick0,
+                               &pick1);
             if (x < A) {
                 mt = (j & 1) == 0 ? pick0 : pick1;
                 t = topics[mt];
