@@ -295,8 +295,8 @@ static inline double clda_smw_block_sums(double *cum, const int32_t *topics,
                                          const int32_t *counts, int32_t n, int32_t s0,
                                          const double *rates, int gather, int32_t *m0)
 {
-    double off = 0.0, s_0, s_1, s_2, s_3, r0, r1, r2, r3;
-    int32_t m = 0, c0, c1, c2, c3;
+    double off = 0.0, s_0, s_1, s_2, s_3;
+    int32_t m = 0;
 #if defined(__SSE2__) && defined(__GNUC__)
     const __m128i key = _mm_set1_epi32(s0);
     for (; m + 4 <= n; m += 4) {
@@ -325,14 +325,14 @@ static inline double clda_smw_block_sums(double *cum, const int32_t *topics,
     }
 #else
     for (; m + 4 <= n; m += 4) {
-        r0 = gather ? rates[topics[m]] : rates[m];
-        r1 = gather ? rates[topics[m + 1]] : rates[m + 1];
-        r2 = gather ? rates[topics[m + 2]] : rates[m + 2];
-        r3 = gather ? rates[topics[m + 3]] : rates[m + 3];
-        c0 = counts[m] - (topics[m] == s0);
-        c1 = counts[m + 1] - (topics[m + 1] == s0);
-        c2 = counts[m + 2] - (topics[m + 2] == s0);
-        c3 = counts[m + 3] - (topics[m + 3] == s0);
+        const double r0 = gather ? rates[topics[m]] : rates[m];
+        const double r1 = gather ? rates[topics[m + 1]] : rates[m + 1];
+        const double r2 = gather ? rates[topics[m + 2]] : rates[m + 2];
+        const double r3 = gather ? rates[topics[m + 3]] : rates[m + 3];
+        const int32_t c0 = counts[m] - (topics[m] == s0);
+        const int32_t c1 = counts[m + 1] - (topics[m + 1] == s0);
+        const int32_t c2 = counts[m + 2] - (topics[m + 2] == s0);
+        const int32_t c3 = counts[m + 3] - (topics[m + 3] == s0);
         *m0 = topics[m] == s0 ? m : topics[m + 1] == s0 ? m + 1
               : topics[m + 2] == s0 ? m + 2 : topics[m + 3] == s0 ? m + 3 : *m0;
         s_0 = r0 * c0;
@@ -347,13 +347,12 @@ static inline double clda_smw_block_sums(double *cum, const int32_t *topics,
     }
 #endif
     for (s_0 = 0.0; m < n; m++) {  /* the last, shorter block */
-        r0 = gather ? rates[topics[m]] : rates[m];
-        c0 = counts[m] - (topics[m] == s0);
+        const double r = gather ? rates[topics[m]] : rates[m];
+        const int32_t count = counts[m] - (topics[m] == s0);
         *m0 = topics[m] == s0 ? m : *m0;
-        s_0 = s_0 + r0 * c0;
+        s_0 = s_0 + r * count;
         cum[m] = off + s_0;
     }
-    (void)r1; (void)r2; (void)r3; (void)c1; (void)c2; (void)c3;
     return n > 0 ? cum[n - 1] : 0.0;
 }
 
