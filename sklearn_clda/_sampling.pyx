@@ -614,15 +614,26 @@ cdef struct _Kept:
     int64_t cap
 
 
-cdef int _keep(_Kept* kept, int64_t code) noexcept nogil:
-    """Append ``code``; returns -1 (and keeps nothing) when memory runs out."""
+cdef int _reserve(_Kept* kept, int64_t more) noexcept nogil:
+    """Room for ``more`` codes after the kept ones (the buffer doubles until
+    it has it); returns -1 (and keeps the buffer) when memory runs out."""
+    cdef int64_t cap = kept.cap
     cdef int64_t* grown
-    if kept.n == kept.cap:
-        grown = <int64_t*> realloc(kept.code, 2 * kept.cap * sizeof(int64_t))
+    while kept.n + more > cap:
+        cap *= 2
+    if cap != kept.cap:
+        grown = <int64_t*> realloc(kept.code, cap * sizeof(int64_t))
         if grown == NULL:
             return -1
         kept.code = grown
-        kept.cap *= 2
+        kept.cap = cap
+    return 0
+
+
+cdef int _keep(_Kept* kept, int64_t code) noexcept nogil:
+    """Append ``code``; returns -1 (and keeps nothing) when memory runs out."""
+    if _reserve(kept, 1) != 0:
+        return -1
     kept.code[kept.n] = code
     kept.n += 1
     return 0
@@ -795,9 +806,17 @@ cdef int _scan_counts(
     """The counts in document and topic order, blocks of 16 zeros skipped:
     ``n >= 64`` drawn by ``_crp_tables`` (unless ``rng`` is NULL); for
     ``1 <= n < 64``, ``tables[g, k] += 1`` and ``top[g, k]`` the largest
-    such ``n``, and ``2 <= n < 64`` kept. Returns -1 when memory runs out."""
+    such ``n``, and ``2 <= n < 64`` kept. Returns -1 when memory runs out.
+
+    A block with a count in it is read once without branches into the
+    positions of its nonzero counts (``_nonzero_positions``), and each of
+    those is handled without a branch on its value (``_small_count``): a
+    branch per count (zero or not, kept or not, a new ``top`` or not) is
+    mispredicted often, since the values are random."""
     cdef Py_ssize_t d, k, k0, k1, K = ndk.shape[1]
     cdef int32_t g, n
+    cdef int32_t pos[16]
+    cdef int i, m
     cdef const int32_t* row
     for d in range(ndk.shape[0]):
         g = doc_group[d]
@@ -806,29 +825,44 @@ cdef int _scan_counts(
             k1 = min(k0 + 16, K)
             if k1 == k0 + 16 and _zeros16(row + k0):
                 continue
-            for k in range(k0, k1):
+            m = _nonzero_positions(row + k0, k1 - k0, pos)
+            if _reserve(kept, m) != 0:
+                return -1
+            for i in range(m):
+                k = k0 + pos[i]
                 n = row[k]
-                if n == 0:
-                    continue
                 if n >= _CRP_HIST:
                     if rng != NULL:
                         tables[g, k] += _crp_tables(n, prior[g, k], rng)
                     continue
-                if _small_count(g, k, n, K, tables, top, kept) != 0:
-                    return -1
+                _small_count(g, k, n, K, tables, top, kept)
     return 0
 
 
-cdef inline int _small_count(int32_t g, Py_ssize_t k, int32_t n, Py_ssize_t K,
-                             int64_t[:, ::1] tables, uint8_t[:, ::1] top,
-                             _Kept* kept) noexcept nogil:
-    """A count ``1 <= n < 64``: its first table, ``top``, and kept when ``n >= 2``."""
+cdef inline int _nonzero_positions(const int32_t* c, Py_ssize_t n, int32_t* pos) noexcept nogil:
+    """The positions ``j < n`` of ``c[j] != 0``, in order, into ``pos``;
+    returns how many: ``np.flatnonzero(c[:n])``. Every position is stored
+    and the count advances past the nonzero ones only, so there is no
+    branch on the values."""
+    cdef int m = 0
+    cdef Py_ssize_t j
+    for j in range(n):
+        pos[m] = <int32_t> j
+        m += c[j] != 0
+    return m
+
+
+cdef inline void _small_count(int32_t g, Py_ssize_t k, int32_t n, Py_ssize_t K,
+                              int64_t[:, ::1] tables, uint8_t[:, ::1] top,
+                              _Kept* kept) noexcept nogil:
+    """A count ``1 <= n < 64``: its first table, ``top``, and kept when ``n >= 2``
+    (the caller has reserved the room). No branch on ``n``: the code is
+    stored either way and counted only when ``n >= 2``, and ``top`` takes
+    the larger value."""
     tables[g, k] += 1
-    if n > top[g, k]:
-        top[g, k] = <uint8_t> n
-    if n >= 2 and _keep(kept, (g * K + k) * _CRP_HIST + n) != 0:
-        return -1
-    return 0
+    top[g, k] = <uint8_t> n if n > top[g, k] else top[g, k]
+    kept.code[kept.n] = (g * K + k) * _CRP_HIST + n
+    kept.n += n >= 2
 
 
 cdef int _scan_lists(
@@ -852,15 +886,17 @@ cdef int _scan_lists(
         g = doc_group[d]
         topics, counts = lists.topics + lists.off[d], lists.counts + lists.off[d]
         big.n = 0
+        if _reserve(kept, lists.n[d]) != 0:
+            free(big.code)
+            return -1
         for m in range(lists.n[d]):
             k, c = topics[m], counts[m]
             if c >= _CRP_HIST:
                 if _keep(&big, ((<int64_t> k) << 31) | c) != 0:
                     free(big.code)
                     return -1
-            elif _small_count(g, k, c, K, tables, top, kept) != 0:
-                free(big.code)
-                return -1
+            else:
+                _small_count(g, k, c, K, tables, top, kept)
         for i in range(1, big.n):  # topic order (the codes order by topic first)
             j = i
             while j > 0 and big.code[j - 1] > big.code[j]:
