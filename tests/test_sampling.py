@@ -587,6 +587,23 @@ def test_small_tables_of_wide_sparse_counts_skip_the_big_counts():
     assert np.array_equal(got, want)
 
 
+def test_small_tables_keep_many_times_the_first_buffer_of_counts():
+    # A count of 2-63 in nearly every cell: about 70,000 kept counts, so their
+    # buffer (room for 4,096 at first) grows several times, also in mid-document.
+    rng = np.random.default_rng(5)
+    ndk = rng.integers(0, 64, size=(2000, 40)).astype(np.int32)
+    doc_group = rng.integers(0, 3, size=2000).astype(np.int32)
+    prior = rng.uniform(0.05, 3.0, size=(3, 40))
+    got = np.zeros((3, 40), dtype=np.int64)
+    _sampling._add_small_tables(ndk, doc_group, prior, got, np.random.PCG64(4))
+    want = np.zeros((3, 40), dtype=np.int64)
+    hist = np.zeros((3, 40, 64), dtype=np.int64)
+    np.add.at(hist, (doc_group[:, None], np.arange(40), ndk), ndk > 0)
+    _reference_binomial_tables(hist, prior, want, np.random.Generator(np.random.PCG64(4)))
+    assert (ndk >= 2).sum() > 16 * 4096
+    assert np.array_equal(got, want)
+
+
 def test_table_draws_reject_inconsistent_shapes():
     ndk = np.zeros((4, 5), dtype=np.int32)
     good = (ndk, np.zeros(4, np.int32), np.ones((2, 5)), np.zeros((2, 5), np.int64))

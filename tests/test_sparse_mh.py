@@ -262,6 +262,24 @@ def test_list_tables_are_the_document_tables_of_the_dense_counts(seed):
     assert want.sum() == 0 and got.sum() == 0  # the empty range draws nothing
 
 
+def test_list_tables_keep_many_times_the_first_buffer_of_counts():
+    # About 75,000 counts of 2-63 to keep: their buffer (room for 4,096 at
+    # first) grows several times, each time for a whole document's list.
+    from sklearn_clda import _sampling
+
+    rng = np.random.default_rng(3)
+    D, K, G = 3000, 60, 2
+    ndk = np.where(rng.random((D, K)) < 0.45, rng.integers(2, 64, (D, K)), 0).astype(np.int32)
+    assert (ndk > 0).sum() > 16 * 4096
+    doc_group = rng.integers(0, G, D).astype(np.int32)
+    prior = rng.gamma(1.0, 0.3, (G, K))
+    want, got = np.zeros((G, K), np.int64), np.zeros((G, K), np.int64)
+    _sampling.document_tables(ndk, doc_group, prior, want, np.random.PCG64(1))
+    _sampling.list_tables(*_lists_of(ndk, rng), 0, D, doc_group, prior, got,
+                          np.random.PCG64(1))
+    np.testing.assert_array_equal(got, want)
+
+
 def test_sparse_sweep_tables_of_long_documents_match_reference():
     # Documents of 300 tokens over 3 topics: several counts >= 64 each.
     K = 3
