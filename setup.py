@@ -73,6 +73,14 @@ def cythonized(extensions):
     return cythonize(extensions, compiler_directives=directives)
 
 
+def numpy_static_libraries(np):
+    """The folder of NumPy's static library ``npyrandom``: its random
+    distributions (``random_binomial``), which an extension links to draw
+    exactly what ``numpy.random.Generator`` draws, without the GIL (NumPy's
+    "Extending numpy.random" guide)."""
+    return [os.path.join(os.path.dirname(np.__file__), "random", "lib")]
+
+
 class BuildExt(build_ext):
     """Cythonize, then compile with the flags of the compiler in use.
 
@@ -88,6 +96,8 @@ class BuildExt(build_ext):
         for ext, translated in zip(self.extensions, cythonized(self.extensions)):
             ext.sources = translated.sources
             ext.include_dirs.append(np.get_include())
+            if "npyrandom" in ext.libraries:
+                ext.library_dirs.extend(numpy_static_libraries(np))
 
     def build_extensions(self):
         compile_args, link_args = compiler_flags(self.compiler.compiler_type)
@@ -103,6 +113,7 @@ extensions = [
         ["sklearn_clda/_sampling.pyx"],
         depends=["sklearn_clda/_gibbs_kernel.h", "sklearn_clda/_partition_kernel.h"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        libraries=["npyrandom"],
     ),
     Extension(
         "sklearn_clda._mh_sampling",

@@ -323,8 +323,10 @@ def projection(runs, X, args):
     merge = _merge_seconds_per_entry(args.k, X.shape[1])
     table_entries = X.shape[1] * args.k
     bandwidth = args.bandwidth * 1e9
-    print("\n## 4. Projection: 10^9 tokens, V={:,}, K={} (one single-threaded worker "
-          "process per machine)\n".format(X.shape[1], args.k))
+    threads = ("single-threaded" if args.worker_threads == 1
+               else f"{args.worker_threads}-thread")
+    print("\n## 4. Projection: 10^9 tokens, V={:,}, K={} (one {} worker "
+          "process per machine)\n".format(X.shape[1], args.k, threads))
     print(f"Measured here: {per_token * 1e9:.1f} ns per token per worker; a round's "
           f"fixed cost {1e3 * fixed:.1f} ms; {entries_per_token:.3f} delta entries per "
           f"token (8 bytes each); the client merges {1 / merge / 1e6:.1f}M entries/s. "

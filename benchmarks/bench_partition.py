@@ -31,6 +31,7 @@ come free): smaller cells that even out cells of unequal cost, at twice
 the barriers; its ns per token is compared with one thread on 2 blocks.
 
 Run: python benchmarks/bench_partition.py [--tokens 10000000] [--max-workers N]
+[--kinds LDA AGS]
 """
 
 import _common  # noqa: F401  (pins BLAS/OpenMP threads first)
@@ -53,6 +54,8 @@ def _args(argv=None):
     p.add_argument("-K", type=int, default=100)
     p.add_argument("--warmup", type=int, default=50)
     p.add_argument("--sweeps", type=int, default=8)
+    p.add_argument("--kinds", nargs="+", choices=list(KINDS), default=list(KINDS),
+                   help="the sweeps to time (default: all four)")
     return p.parse_args(argv)
 
 
@@ -122,7 +125,7 @@ def table(name, corpus, args):
     n_tokens = int(corpus.X.sum())
     z = warm_topics(corpus, args.K, args.max_workers, args.warmup)
     rows = []
-    for kind in KINDS:
+    for kind in args.kinds:
         rows += _rows(name if not rows else "", corpus, args, counts, n_tokens, z, kind)
     return format_table(["corpus", "sweep", "threads", "ms/sweep", "speed-up", "busy share",
                          "least-most busy", "ns/token in cells", "vs 1 thread"],

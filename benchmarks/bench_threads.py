@@ -239,7 +239,8 @@ def main(argv=None):
     p.add_argument("--warmup", type=int, default=50, help="at least 1")
     p.add_argument("--sweeps", type=int, default=10)
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--quality-sweeps", type=int, default=300)
+    p.add_argument("--quality-sweeps", type=int, default=300,
+                   help="sweeps of the perplexity table's fits (0: no such table)")
     p.add_argument("--tomotopy-isa", choices=ISAS, default=None,
                    help="skip the probe and use this build")
     p.add_argument("--json", default=None)
@@ -271,7 +272,8 @@ def main(argv=None):
         print(scaling_table(name, med, schemes, counts), flush=True)
         print()
         results[name] = {f"{k[0]}@{k[1]}": v for k, v in med.items()}
-    print(quality_table(corpora[0][1], counts, args))
+    if args.quality_sweeps:
+        print(quality_table(corpora[0][1], counts, args))
     if args.json:
         _common.write_json(args.json, dict(env=env, isa=isa, results=results))
 

@@ -105,7 +105,8 @@ class _PartitionedSweeper(ShardStreams):
     ``state.words``).
     Randomness: one stream per document block, spawned from
     ``seed_sequence``, which also draws the block's AGS table counts after
-    each sweep; the draws depend on ``n_blocks`` but not on ``n_threads``.
+    each sweep (in the kernel's threads: ``PartitionedSweep.set_tables``);
+    the draws depend on ``n_blocks`` but not on ``n_threads``.
 
     With ``own_tokens`` the sweeper keeps the only copy of the tokens too:
     ``state.words`` is also set to ``None`` and ``z`` is never written
@@ -133,10 +134,12 @@ class _PartitionedSweeper(ShardStreams):
         if own_tokens:
             state.words = None
         self._layout = None if own_tokens else (doc_bounds, block)
+        # every block's table counts, drawn by the kernel's threads
+        self.tables = np.zeros((P, n_table_rows, K), dtype=np.int64)
         self.blocks = [
-            dict(docs=(lo, hi), bitgen=np.random.PCG64(ss),
-                 tables=np.zeros((n_table_rows, K), dtype=np.int64))
-            for (lo, hi), ss in zip(pieces(doc_bounds.tolist()), seed_sequence.spawn(P))
+            dict(docs=(lo, hi), bitgen=np.random.PCG64(ss), tables=self.tables[p])
+            for p, ((lo, hi), ss) in enumerate(zip(pieces(doc_bounds.tolist()),
+                                                    seed_sequence.spawn(P)))
         ]
         self.stop = np.zeros(1, dtype=np.int32)
         self.n_threads = max(1, min(n_threads, P))
@@ -145,6 +148,8 @@ class _PartitionedSweeper(ShardStreams):
             state.nwk_padded, state.ndk, state.nk, self.n_threads,
             [b["bitgen"] for b in self.blocks], self.stop,
         )
+        if n_table_rows:
+            self.kernel.set_tables(doc_bounds, self.tables)
         self._cell_piece, self._piece_start, self._piece_doc = cell_piece, piece_start, piece_doc
         self._doc_pieces = None
         self.pool = None
@@ -206,27 +211,15 @@ class _PartitionedSweeper(ShardStreams):
         indptr = np.concatenate([[0], np.cumsum(per_doc.astype(np.int64))])
         return indptr, self.words[idx]
 
-    def _thread(self, t, prior):
-        """Thread ``t``: its part of the z-step, then its blocks' table counts."""
-        if self.kernel.run_thread(t) != 0:
-            return
-        if self.blocks[0]["tables"].shape[0] == 0:
-            return
-        st = self.state
-        for b in self.blocks[t :: self.n_threads]:
-            lo, hi = b["docs"]
-            b["tables"].fill(0)
-            _sampling.document_tables(
-                st.ndk[lo:hi], st.doc_group[lo:hi], prior, b["tables"], b["bitgen"]
-            )
-
     def sweep(self, prior, eta):
-        """One sweep over all documents; returns the summed AGS table counts."""
+        """One sweep over all documents; returns the summed AGS table counts
+        (drawn by the kernel's threads, each for its document blocks)."""
         prior = np.ascontiguousarray(prior, dtype=np.float64)
         self.kernel.set_prior(prior, float(eta))
         if self.pool is None:
-            self._thread(0, prior)
+            self.kernel.run_thread(0)
         else:
-            for f in [self.pool.submit(self._thread, t, prior) for t in range(self.n_threads)]:
+            for f in [self.pool.submit(self.kernel.run_thread, t)
+                      for t in range(self.n_threads)]:
                 f.result()
-        return sum(b["tables"] for b in self.blocks)
+        return self.tables.sum(axis=0)

@@ -10,15 +10,19 @@ Layouts: the word-topic table ``nwk`` is word-major ``(n_features,
 n_components)`` and the document-topic table ``ndk`` is ``(n_docs,
 n_components)``, both C-contiguous, so the inner loop over topics reads
 contiguous memory. Randomness comes only from the NumPy bit generator
-passed in (its ``next_double``), never from a global or recycled source.
+passed in (its ``next_double``, and NumPy's own distributions on it, linked
+from NumPy's ``npyrandom`` library), never from a global or recycled
+source.
 """
 
 from cpython.exc cimport PyErr_CheckSignals
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport fabs, log
 from libc.stdint cimport int32_t, int64_t, uint8_t
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memset
 from numpy.random cimport bitgen_t
+from numpy.random.c_distributions cimport binomial_t, random_binomial
 
 cdef extern from "_gibbs_kernel.h":
     ctypedef struct clda_sweep_ctx:
@@ -329,8 +333,8 @@ def gibbs_sweep(
     The kernel never builds ``hist``: the cells with ``c > 0`` of a
     ``(g, k)`` are exactly ``l = 1 .. max_n - 1``, with ``max_n`` the
     largest count below ``M`` of the collection's documents, so it lays
-    them out compactly in the same (C) order and makes the same single
-    binomial call on them (see ``_add_small_tables``). Time and memory are
+    them out compactly in the same (C) order and draws them as the same
+    single binomial call would (see ``_add_small_tables``). Time and memory are
     ``O(n_tokens + n_docs * K + G * K)``, whatever the number of
     collections.
 
@@ -540,8 +544,9 @@ def _add_small_tables(
     the cells ``l = 1 .. max_n - 1`` (``max_n`` the largest count below 64
     of the collection's documents), ``c = #docs with l < n < 64`` and ``p
     = a / (a + l)``. These are the cells with ``c > 0`` of the dense
-    histogram, in its order, so the one binomial call draws the same
-    values. There are at most ``n_tokens`` of them.
+    histogram, in its order, and drawn in that order by NumPy's binomial
+    (``_draw_cells``), so the values are the same. There are at most
+    ``n_tokens`` of them.
 
     One pass reads the counts (:func:`_scan_counts`, which skips runs of
     zeros a block at a time: at many topics nearly all of a document's
@@ -675,41 +680,53 @@ cdef void _draw_tables(
     """The table draws of :func:`document_tables` (``big``: the counts
     ``>= 64`` too, by ``_crp_tables`` in document and topic order) or of
     :func:`_add_small_tables` (those counts skipped); of :func:`list_tables`
-    when ``lists`` is not NULL (``ndk`` unused)."""
-    cdef Py_ssize_t n_groups = prior.shape[0], K = prior.shape[1]
-    top_arr = np.zeros((n_groups, K), dtype=np.uint8)
-    offsets_arr = np.empty(n_groups * K + 1, dtype=np.int64)
-    cdef uint8_t[:, ::1] top = top_arr
-    cdef int64_t[::1] offsets = offsets_arr
-    cdef int64_t n_cells = 0
+    when ``lists`` is not NULL (``ndk`` unused). One release of the GIL,
+    under the generator's lock (:func:`_table_draws`)."""
+    cdef bitgen_t* rng = _get_bitgen(bit_generator)
     cdef int status
-    cdef bitgen_t* rng = _get_bitgen(bit_generator) if big else NULL
+    with bit_generator.lock, nogil:
+        status = _table_draws(ndk, doc_group, prior, tables, rng, big, lists)
+    if status != 0:
+        raise MemoryError()
+
+
+cdef int _table_draws(
+    const int32_t[:, ::1] ndk, const int32_t[::1] doc_group, const double[:, ::1] prior,
+    int64_t[:, ::1] tables, bitgen_t* rng, bint big, const _ListCounts* lists,
+) noexcept nogil:
+    """:func:`_draw_tables` without the GIL: one pass over the counts
+    (``_scan_counts``, or ``_scan_lists`` when ``lists`` is not NULL), then
+    the binomial step on the cells it found (``_draw_cells``). Returns 0,
+    or -1 when memory runs out (``tables`` may then hold part of the
+    draws)."""
+    cdef Py_ssize_t GK = prior.shape[0] * prior.shape[1]
+    cdef int status = -1
+    cdef int64_t n_cells
     cdef _Kept kept
+    cdef uint8_t* top = <uint8_t*> calloc(GK, sizeof(uint8_t))
+    cdef int64_t* offsets = <int64_t*> malloc((GK + 1) * sizeof(int64_t))
+    cdef int64_t* counts = NULL
     kept.n, kept.cap = 0, 4096
     kept.code = <int64_t*> malloc(kept.cap * sizeof(int64_t))
-    if kept.code == NULL:
-        raise MemoryError()
-    try:
-        with bit_generator.lock, nogil:
-            if lists != NULL:
-                status = _scan_lists(lists, doc_group, prior, tables, top, rng, &kept)
-            else:
-                status = _scan_counts(ndk, doc_group, prior, tables, top, rng, &kept)
-            if status == 0:
-                n_cells = _cell_offsets(top, offsets)
-        if status != 0:
-            raise MemoryError()
-        if n_cells == 0:
-            return
-        counts_arr = np.zeros(n_cells, dtype=np.int64)
-        p_arr = np.empty(n_cells, dtype=np.float64)
-        _fill_cells(&kept, prior, offsets, counts_arr, p_arr)
-    finally:
-        free(kept.code)
-    draws_arr = np.random.Generator(bit_generator).binomial(counts_arr, p_arr)
-    cdef const int64_t[::1] draws = draws_arr
-    with nogil:
-        _add_cell_sums(draws, offsets, tables)
+    if top != NULL and offsets != NULL and kept.code != NULL:
+        if lists != NULL:
+            status = _scan_lists(lists, doc_group, prior, tables, top, rng if big else NULL,
+                                 &kept)
+        else:
+            status = _scan_counts(ndk, doc_group, prior, tables, top, rng if big else NULL,
+                                  &kept)
+    if status == 0:
+        n_cells = _cell_offsets(top, GK, offsets)
+        counts = <int64_t*> calloc(n_cells if n_cells > 0 else 1, sizeof(int64_t))
+        if counts == NULL:
+            status = -1
+        else:
+            _draw_cells(&kept, prior, offsets, counts, tables, rng)
+    free(counts)
+    free(kept.code)
+    free(offsets)
+    free(top)
+    return status
 
 
 cdef inline bint _zeros16(const int32_t* c) noexcept nogil:
@@ -801,11 +818,11 @@ cdef int64_t _positive_scan(const int32_t[:, :] table, int64_t* rows,
 
 cdef int _scan_counts(
     const int32_t[:, ::1] ndk, const int32_t[::1] doc_group, const double[:, ::1] prior,
-    int64_t[:, ::1] tables, uint8_t[:, ::1] top, bitgen_t* rng, _Kept* kept,
+    int64_t[:, ::1] tables, uint8_t* top, bitgen_t* rng, _Kept* kept,
 ) noexcept nogil:
     """The counts in document and topic order, blocks of 16 zeros skipped:
     ``n >= 64`` drawn by ``_crp_tables`` (unless ``rng`` is NULL); for
-    ``1 <= n < 64``, ``tables[g, k] += 1`` and ``top[g, k]`` the largest
+    ``1 <= n < 64``, ``tables[g, k] += 1`` and ``top[g * K + k]`` the largest
     such ``n``, and ``2 <= n < 64`` kept. Returns -1 when memory runs out.
 
     A block with a count in it is read once without branches into the
@@ -853,21 +870,22 @@ cdef inline int _nonzero_positions(const int32_t* c, Py_ssize_t n, int32_t* pos)
 
 
 cdef inline void _small_count(int32_t g, Py_ssize_t k, int32_t n, Py_ssize_t K,
-                              int64_t[:, ::1] tables, uint8_t[:, ::1] top,
+                              int64_t[:, ::1] tables, uint8_t* top,
                               _Kept* kept) noexcept nogil:
     """A count ``1 <= n < 64``: its first table, ``top``, and kept when ``n >= 2``
     (the caller has reserved the room). No branch on ``n``: the code is
     stored either way and counted only when ``n >= 2``, and ``top`` takes
     the larger value."""
     tables[g, k] += 1
-    top[g, k] = <uint8_t> n if n > top[g, k] else top[g, k]
+    cdef uint8_t* t = &top[g * K + k]
+    t[0] = <uint8_t> n if n > t[0] else t[0]
     kept.code[kept.n] = (g * K + k) * _CRP_HIST + n
     kept.n += n >= 2
 
 
 cdef int _scan_lists(
     const _ListCounts* lists, const int32_t[::1] doc_group, const double[:, ::1] prior,
-    int64_t[:, ::1] tables, uint8_t[:, ::1] top, bitgen_t* rng, _Kept* kept,
+    int64_t[:, ::1] tables, uint8_t* top, bitgen_t* rng, _Kept* kept,
 ) noexcept nogil:
     """:func:`_scan_counts` of topic lists: the same draws, a document's
     counts ``>= 64`` taken in topic order (gathered, then sorted by
@@ -910,52 +928,46 @@ cdef int _scan_lists(
     return 0
 
 
-cdef int64_t _cell_offsets(const uint8_t[:, ::1] top, int64_t[::1] offsets) noexcept nogil:
+cdef int64_t _cell_offsets(const uint8_t* top, Py_ssize_t GK, int64_t* offsets) noexcept nogil:
     """Start of each ``(g, k)``'s ``top - 1`` cells in C order; returns their total."""
-    cdef Py_ssize_t g, k, i = 0
+    cdef Py_ssize_t i
     offsets[0] = 0
-    for g in range(top.shape[0]):
-        for k in range(top.shape[1]):
-            offsets[i + 1] = offsets[i] + (top[g, k] - 1 if top[g, k] > 1 else 0)
-            i += 1
-    return offsets[i]
+    for i in range(GK):
+        offsets[i + 1] = offsets[i] + (top[i] - 1 if top[i] > 1 else 0)
+    return offsets[GK]
 
 
-cdef void _fill_cells(
-    const _Kept* kept, const double[:, ::1] prior, const int64_t[::1] offsets,
-    int64_t[::1] counts, double[::1] p,
+cdef void _draw_cells(
+    const _Kept* kept, const double[:, ::1] prior, const int64_t* offsets,
+    int64_t* counts, int64_t[:, ::1] tables, bitgen_t* rng,
 ) noexcept nogil:
-    """``counts`` = docs with ``l < n < 64`` and ``p = a / (a + l)`` in every cell."""
+    """The binomial step: ``counts`` (zeroed) becomes the documents with
+    ``l < n < 64`` of each cell, and ``tables[g, k]`` gets the sum of its
+    cells' ``Binomial(counts[j], a / (a + l))`` draws, ``a = prior[g, k]``.
+    The cells are drawn in their (C) order by NumPy's own binomial
+    (``random_binomial``), so the values are those of
+    ``Generator(rng).binomial(counts, p)`` on all the cells at once."""
     cdef Py_ssize_t k, g, K = prior.shape[1]
-    cdef int64_t i, j, lo, acc, code
+    cdef int64_t i, j, lo, hi, acc, code
     cdef double a
+    cdef binomial_t binomial
+    memset(&binomial, 0, sizeof(binomial))
     for i in range(kept.n):  # one at l = n - 1 per kept count ...
         code = kept.code[i]
         counts[offsets[code // _CRP_HIST] + code % _CRP_HIST - 2] += 1
-    for g in range(prior.shape[0]):  # ... then sums from the top down
+    for g in range(prior.shape[0]):
         for k in range(K):
-            lo = offsets[g * K + k]
-            a = prior[g, k]
+            lo, hi = offsets[g * K + k], offsets[g * K + k + 1]
             acc = 0
-            for j in range(offsets[g * K + k + 1] - 1, lo - 1, -1):
+            for j in range(hi - 1, lo - 1, -1):  # ... then sums from the top down
                 acc += counts[j]
                 counts[j] = acc
-                p[j] = a / (a + <double> (j - lo + 1))
-
-
-cdef void _add_cell_sums(
-    const int64_t[::1] draws, const int64_t[::1] offsets, int64_t[:, ::1] tables,
-) noexcept nogil:
-    """``tables[g, k] +=`` the sum of the draws of the cells of ``(g, k)``."""
-    cdef Py_ssize_t g, k, i = 0
-    cdef int64_t j, acc
-    for g in range(tables.shape[0]):
-        for k in range(tables.shape[1]):
+            a = prior[g, k]
             acc = 0
-            for j in range(offsets[i], offsets[i + 1]):
-                acc += draws[j]
+            for j in range(lo, hi):
+                acc += random_binomial(rng, a / (a + <double> (j - lo + 1)), counts[j],
+                                       &binomial)
             tables[g, k] += acc
-            i += 1
 
 
 def fold_in(
@@ -1711,6 +1723,16 @@ cdef class PartitionedSweep:
     lie further apart than their length (a row stride of any multiple of 8
     counts), so that a table can keep each row on whole cache lines.
 
+    After :meth:`set_tables`, each thread then draws the AGS table counts
+    of document blocks ``t, t + n_threads, ...`` from their final counts,
+    in the same release of the GIL, so that no thread waits for the GIL
+    between the z-step and its tables::
+
+        for p in range(P):
+            lo, hi = doc_bounds[p], doc_bounds[p + 1]
+            tables[p] = 0
+            document_tables(ndk[lo:hi], doc_group[lo:hi], prior, tables[p], bitgens[p])
+
     The arrays are trusted to be consistent (the sweeper builds them):
     words, documents and collections in range, the cells' pieces disjoint
     and covering the tokens, the counts the tallies of ``z``. The bit
@@ -1727,6 +1749,13 @@ cdef class PartitionedSweep:
     cdef object _busy
     cdef object _claimed
     cdef readonly Py_ssize_t n_threads
+    # the AGS table draws after the z-step (set_tables; none until then)
+    cdef int32_t[:, ::1] _ndk
+    cdef const int32_t[::1] _doc_group
+    cdef const double[:, ::1] _prior_rows
+    cdef const int64_t[::1] _doc_bounds
+    cdef int64_t[:, :, ::1] _tables
+    cdef bint _has_tables
 
     def __init__(
         self,
@@ -1798,6 +1827,23 @@ cdef class PartitionedSweep:
         self.c.busy = <double*> np.PyArray_DATA(self._busy)
         self._claimed = _line_buffer(P * CLDA_BUSY_STRIDE, np.int64)
         self.c.claimed = <int64_t*> np.PyArray_DATA(self._claimed)
+        self._ndk = ndk
+        self._doc_group = doc_group
+
+    def set_tables(self, const int64_t[::1] doc_bounds, int64_t[:, :, ::1] tables):
+        """Draw the AGS table counts of document block ``p`` (documents
+        ``doc_bounds[p]:doc_bounds[p + 1]``) into ``tables[p]``, shape
+        ``(P, G, K)``, after every sweep (see the class docstring)."""
+        cdef Py_ssize_t P = self.c.P, p
+        if (doc_bounds.shape[0] != P + 1 or tables.shape[0] != P or tables.shape[2] != self.c.K
+                or doc_bounds[0] != 0 or doc_bounds[P] != self._ndk.shape[0]):
+            raise ValueError("inconsistent arrays passed to PartitionedSweep.set_tables")
+        for p in range(P):
+            if doc_bounds[p] > doc_bounds[p + 1]:
+                raise ValueError("the document blocks' bounds must not decrease")
+        self._doc_bounds = doc_bounds
+        self._tables = tables
+        self._has_tables = True
 
     def busy_seconds(self):
         """Seconds each thread has spent sweeping its cells so far (the rest
@@ -1820,7 +1866,10 @@ cdef class PartitionedSweep:
         doc_group = np.asarray(self._arrays[5])
         if doc_group.size and (doc_group.max() >= prior.shape[0]):
             raise ValueError("a document's collection has no row in prior")
+        if self._has_tables and self._tables.shape[1] != prior.shape[0]:
+            raise ValueError("the tables of set_tables need a row per row of prior")
         self._prior = prior
+        self._prior_rows = prior
         self.c.prior = &prior[0, 0]
         self.c.eta = eta
         self.c.veta = self._arrays[6].shape[0] * eta
@@ -1829,8 +1878,9 @@ cdef class PartitionedSweep:
         self._claimed.fill(0)
 
     def run_thread(self, Py_ssize_t t):
-        """Thread ``t``'s part of one sweep (GIL released); 0, or -1 if it
-        was abandoned through ``stop``."""
+        """Thread ``t``'s part of one sweep, its blocks' table draws
+        included (GIL released); 0, or -1 if it was abandoned through
+        ``stop``. Raises ``MemoryError`` when the draws run out of memory."""
         if not 0 <= t < self.n_threads or self.c.prior == NULL:
             raise ValueError("run_thread needs 0 <= t < n_threads and set_prior first")
         cdef clda_sweep_ctx local
@@ -1852,6 +1902,25 @@ cdef class PartitionedSweep:
         local.p = <double*> np.PyArray_DATA(buf[3])
         local.cum = (<double*> np.PyArray_DATA(buf[4])) + 1
         cdef double* u_buf = <double*> np.PyArray_DATA(buf[5])
+        cdef bint draw = self._has_tables and self._tables.shape[1] > 0
         with nogil:
             rc = clda_partition_worker(&self.c, t, &local, u_buf)
+            if rc == 0 and draw:
+                rc = self._draw_block_tables(t)
+        if rc == -2:
+            raise MemoryError()
         return rc
+
+    cdef int _draw_block_tables(self, Py_ssize_t t) noexcept nogil:
+        """The table draws of thread ``t``'s document blocks; 0, or -2 when
+        memory runs out."""
+        cdef Py_ssize_t p = t
+        cdef int64_t lo, hi
+        while p < self.c.P:
+            lo, hi = self._doc_bounds[p], self._doc_bounds[p + 1]
+            self._tables[p, :, :] = 0
+            if _table_draws(self._ndk[lo:hi], self._doc_group[lo:hi], self._prior_rows,
+                            self._tables[p], self.c.bitgen[p], True, NULL) != 0:
+                return -2
+            p += self.n_threads
+        return 0

@@ -46,10 +46,14 @@ def _sweeper(corpus, P, n_threads, tables=True):
     return state, sweeper
 
 
-def _reference_sweeps(corpus, P, n_sweeps, eta=0.1):
+def _reference_sweeps(corpus, P, n_sweeps, eta=0.1, tables=None):
     """The docstring's NumPy form: each piece swept by ``gibbs_sweep`` as a
-    one-document corpus, against its block's copy of the totals."""
+    one-document corpus, against its block's copy of the totals. With a
+    list ``tables``, each sweep's table counts are appended to it, drawn
+    as ``set_tables``'s docstring says: ``document_tables`` of each
+    document block, from its stream."""
     state, sw = _sweeper(corpus, P, 1, tables=False)
+    doc_bounds = sw._layout[0]
     words, z = sw.words.copy(), sw.z.copy()
     nwk, ndk, nk = state.nwk_padded.copy(), state.ndk.copy(), state.nk.copy()
     start, cell = sw._piece_start, sw._cell_piece
@@ -71,6 +75,13 @@ def _reference_sweeps(corpus, P, n_sweeps, eta=0.1):
                         eta, no_tables, bitgens[p],
                     )
             nk += sum(c - nk for c in copies)
+        if tables is not None:
+            drawn = np.zeros((P, G, K), dtype=np.int64)
+            for p in range(P):
+                lo, hi = doc_bounds[p], doc_bounds[p + 1]
+                _sampling.document_tables(ndk[lo:hi], state.doc_group[lo:hi], prior,
+                                          drawn[p], bitgens[p])
+            tables.append(drawn.sum(axis=0))
     return z, nwk, ndk, nk
 
 
@@ -91,6 +102,40 @@ def test_matches_numpy_reference(corpus, P, kernel):
     assert np.array_equal(state.nwk_padded, nwk_ref)
     assert np.array_equal(state.ndk, ndk_ref)
     assert np.array_equal(state.nk, nk_ref)
+
+
+@pytest.mark.parametrize("P, n_threads", [(1, 1), (3, 1), (3, 2), (3, 3)])
+def test_table_draws_in_the_threads_match_document_tables(corpus, P, n_threads):
+    """Each thread draws its blocks' tables from their own streams (the
+    class docstring's NumPy form), whichever thread takes which block."""
+    want = []
+    z_ref, _, ndk_ref, _ = _reference_sweeps(corpus, P, 3, tables=want)
+    state, sw = _sweeper(corpus, P, n_threads)
+    with sw:
+        got = [sw.sweep(_prior(), 0.1).copy() for _ in range(3)]
+    assert np.array_equal(state.ndk, ndk_ref)
+    assert all(t.sum() > 0 for t in want)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_set_tables_refuses_arrays_that_do_not_fit(corpus):
+    state, sw = _sweeper(corpus, 3, 1, tables=False)
+    n_docs = state.ndk.shape[0]
+    good = np.array([0, 10, 20, n_docs], dtype=np.int64)
+    tables = np.zeros((3, G, K), dtype=np.int64)
+    for bounds, t in [
+        (good[:3], tables),                                    # a block short
+        (np.array([0, 10, 20, n_docs + 1]), tables),           # past the documents
+        (np.array([0, 20, 10, n_docs]), tables),               # decreasing
+        (good, np.zeros((2, G, K), dtype=np.int64)),           # a block's tables short
+        (good, np.zeros((3, G, K + 1), dtype=np.int64)),       # topics
+    ]:
+        with pytest.raises(ValueError, match="set_tables|bounds"):
+            sw.kernel.set_tables(np.asarray(bounds, dtype=np.int64), t)
+    sw.kernel.set_tables(good, np.zeros((3, G + 1, K), dtype=np.int64))
+    with pytest.raises(ValueError, match="a row per row of prior"):
+        sw.kernel.set_prior(_prior(), 0.1)
 
 
 @pytest.mark.parametrize("P", [2, 3, 5])
