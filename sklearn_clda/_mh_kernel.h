@@ -97,6 +97,12 @@ typedef struct {
        each token's place in it, word_pos[word_tokens[j]] = j. */
     int32_t *zw;
     const int32_t *word_pos;
+    /* The partitioned sweep's z in document order, zd[doc_pos[i]] = z[i],
+       kept current: a document's tokens lie in P cells far apart, and the
+       doc proposal reads its topics here instead, in one short run. NULL
+       in the serial sweep, whose z is in document order. */
+    int32_t *zd;
+    const int32_t *doc_pos;
 } clda_mh_ctx;
 
 /* The prior part of the doc proposal for one collection: its row, its
@@ -193,18 +199,20 @@ typedef struct {
     const int32_t *zw;         /* the word's topics in word order */
     int64_t n_w;               /* the word's number of tokens */
     double word_mass;          /* n_w + K eta */
-    const int32_t *doc_tok;    /* the document's tokens (NULL: doc_i0 onwards) */
-    int64_t doc_i0;
+    const int32_t *doc_z;      /* the document's topics, in document order */
     double doc_len;            /* L, as a double */
     double doc_mass;           /* L + A */
 } clda_mh_token;
 
-/* A move of the token from s to t: its topic in z and in word order. */
+/* A move of the token from s to t: its topic in z, in word order and (in
+   the partitioned sweep) in document order. */
 static inline int32_t clda_mh_accept(const clda_mh_ctx *ctx, const clda_mh_token *tk,
                                      int32_t t)
 {
     ctx->z[tk->i] = t;
     ctx->zw[ctx->word_pos[tk->i]] = t;
+    if (ctx->zd != NULL)
+        ctx->zd[ctx->doc_pos[tk->i]] = t;
     return t;
 }
 
@@ -236,8 +244,7 @@ static inline int32_t clda_mh_doc_step(const clda_mh_ctx *ctx, const clda_mh_tok
     int32_t t;
     double num, den;
     if (x < tk->doc_len) {
-        const int64_t m = (int64_t)x;
-        t = ctx->z[tk->doc_tok != NULL ? tk->doc_tok[m] : tk->doc_i0 + m];
+        t = tk->doc_z[(int64_t)x];
     } else {
         const double y = u[1] * (double)ctx->K;
         const Py_ssize_t c = clda_mh_floor_index(y, ctx->K);
@@ -253,23 +260,21 @@ static inline int32_t clda_mh_doc_step(const clda_mh_ctx *ctx, const clda_mh_tok
 /* The MH steps of the tokens i0:i1 of one document, whose counts are
    ndk_d, with 3 * mh_steps uniforms per token in u_buf (token order:
    clda_mh_fill_uniforms from counter 3 * mh_steps * i0).
-   The document's tokens (for its proposals) are doc_len tokens starting
-   at doc_i0, or, when doc_tok is not NULL, the tokens doc_tok[0 ..
-   doc_len - 1] (a piece of a document in the partitioned sweep: i0:i1
-   are then some of them). No prefetches: the loads of the next token
+   The document's topics (for its proposal) are doc_z[0 .. doc_len - 1]:
+   z + the document's first token in the serial sweep, or its run of
+   ctx->zd in the partitioned one, where i0:i1 are a piece of the
+   document (some of its tokens, in cell order). No prefetches: the loads of the next token
    issue early anyway, and prefetching them cost 4-6% (A/B, news16). */
 static void clda_mh_sweep_document(
     const clda_mh_ctx *ctx, int64_t i0, int64_t i1, int32_t *ndk_d,
-    const clda_mh_prior *pg, const double *u_buf,
-    const int32_t *doc_tok, int64_t doc_i0, int64_t doc_len)
+    const clda_mh_prior *pg, const double *u_buf, const int32_t *doc_z, int64_t doc_len)
 {
     const int32_t mh_steps = ctx->mh_steps;
     int32_t *const nk = ctx->nk;
     clda_mh_token tk;
     int32_t j;
     tk.ndk_d = ndk_d;
-    tk.doc_tok = doc_tok;
-    tk.doc_i0 = doc_i0;
+    tk.doc_z = doc_z;
     tk.doc_len = (double)doc_len;
     tk.doc_mass = (double)doc_len + pg->total;
     for (tk.i = i0; tk.i < i1; tk.i++) {

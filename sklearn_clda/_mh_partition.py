@@ -20,7 +20,16 @@ __all__ = ["_MHPartitionedSweeper"]
 
 
 class _MHPieces:
-    """The O(1) MH kernel's part in the partitioned sweep (``mh_sweep_pieces``)."""
+    """The O(1) MH kernel's part in the partitioned sweep (``mh_sweep_pieces``),
+    made for one sweeper: the topics in document order, which the kernel
+    keeps current for the document proposal, and each token's place there.
+    """
+
+    def __init__(self, sweeper):
+        sw = sweeper
+        self.doc_pos = _mh_sampling.word_positions(sw.doc_tokens)
+        self.zd = np.empty_like(sw.z)
+        _mh_sampling.gather(sw.z, sw.doc_tokens, self.zd)
 
     def scratch(self, n_components):
         return None
@@ -30,7 +39,12 @@ class _MHPieces:
         return (prior, float(eta), *_mh_sampling.build_alias_tables(prior))
 
     def run(self, cells, block):
-        _mh_sampling.mh_sweep_pieces(*cells, block["bitgen"])
+        (words, z, piece_start, piece_doc, lo, hi, doc_group, doc_ptr, _, nwk, ndk, nk, prior,
+         eta, prob, alias, totals, word_ptr, word_tokens, zw, word_pos, mh_steps, u) = cells
+        _mh_sampling.mh_sweep_pieces(
+            words, z, piece_start, piece_doc, lo, hi, doc_group, doc_ptr, self.zd,
+            self.doc_pos, nwk, ndk, nk, prior, eta, prob, alias, totals, word_ptr, word_tokens,
+            zw, word_pos, mh_steps, u, block["bitgen"])
 
     def tables(self, block, ndk, doc_group, prior):
         """The block's AGS table counts, from its final document-topic counts."""
@@ -104,7 +118,7 @@ class _SparsePieces:
 
 
 # Each kernel's part, made for a sweeper.
-_PIECES = {"mh": lambda sweeper: _MHPieces(), "sparse": _SparsePieces}
+_PIECES = {"mh": _MHPieces, "sparse": _SparsePieces}
 
 
 class _MHPartitionedSweeper(ShardStreams):

@@ -31,6 +31,8 @@ cdef extern from "_mh_kernel.h":
         const int32_t* word_tokens
         int32_t* zw
         const int32_t* word_pos
+        int32_t* zd
+        const int32_t* doc_pos
     ctypedef struct clda_mh_prior:
         const double* prior
         double total
@@ -39,7 +41,7 @@ cdef extern from "_mh_kernel.h":
     void clda_mh_sweep_document(
         const clda_mh_ctx* ctx, int64_t i0, int64_t i1, int32_t* ndk_d,
         const clda_mh_prior* pg, const double* u_buf,
-        const int32_t* doc_tok, int64_t doc_i0, int64_t doc_len) noexcept nogil
+        const int32_t* doc_z, int64_t doc_len) noexcept nogil
     void clda_mh_fill_uniforms(double* u, int64_t n, uint64_t key, uint64_t c0,
                                int wide) noexcept nogil
     int clda_mh_cpu_has_avx512() noexcept nogil
@@ -314,6 +316,8 @@ cdef void _fill_ctx(
     ctx.word_tokens = &word_tokens[0]
     ctx.zw = NULL
     ctx.word_pos = NULL
+    ctx.zd = NULL
+    ctx.doc_pos = NULL
 
 
 def _check_sweep_args(name, const int32_t[::1] words, const int64_t[::1] doc_ptr,
@@ -449,7 +453,8 @@ def mh_sweep(
             pg.total = totals[g]
             pg.prob = &prob[g, 0]
             pg.alias = &alias[g, 0]
-            clda_mh_sweep_document(&ctx, i0, i1, &ndk[d, 0], &pg, &u_buf[0], NULL, i0, i1 - i0)
+            clda_mh_sweep_document(&ctx, i0, i1, &ndk[d, 0], &pg, &u_buf[0], ctx.z + i0,
+                                   i1 - i0)
     if tables.shape[0] > 0:
         _sampling.document_tables(ndk, doc_group, prior, tables, bit_generator)
 
@@ -463,7 +468,8 @@ def mh_sweep_pieces(
     int64_t piece_hi,
     const int32_t[::1] doc_group,
     const int64_t[::1] doc_ptr,
-    const int32_t[::1] doc_tokens,
+    int32_t[::1] zd,
+    const int32_t[::1] doc_pos,
     int32_t[:, ::1] nwk not None,
     int32_t[:, ::1] ndk,
     int32_t[::1] nk,
@@ -485,18 +491,22 @@ def mh_sweep_pieces(
     The tokens are in the partitioned sweep's cell order: piece ``j`` is
     the tokens ``piece_start[j]:piece_start[j + 1]`` of document
     ``piece_doc[j]``, whose tokens (all its pieces) are
-    ``doc_tokens[doc_ptr[d]:doc_ptr[d + 1]]``. Equivalent, piece by piece,
-    to the token loop of :func:`mh_sweep` with one key drawn per call
-    (``bit_generator.random_raw()``, first, when there are pieces), the
-    uniforms of piece ``j`` (tokens ``i0:i1``) ``mh_uniforms(key, 3 *
+    ``doc_tokens[doc_ptr[d]:doc_ptr[d + 1]]`` (``doc_ptr, doc_tokens =
+    word_index(document of each token, n_docs)``). Equivalent, piece by
+    piece, to the token loop of :func:`mh_sweep` with one key drawn per
+    call (``bit_generator.random_raw()``, first, when there are pieces),
+    the uniforms of piece ``j`` (tokens ``i0:i1``) ``mh_uniforms(key, 3 *
     mh_steps * i0, 3 * mh_steps * (i1 - i0))``, and the document
     proposal's token drawn from all of the document's tokens
     (``z[doc_tokens[doc_ptr[d] + int(x)]]`` with ``x < L_d``, ``L_d`` the
-    document's length). ``prob``, ``alias`` and ``totals`` are
-    :func:`build_alias_tables` of ``prior``; ``zw`` is ``z[word_tokens]``
-    (kept current here) and ``word_pos`` :func:`word_positions` of
-    ``word_tokens``; ``u_buf`` (the pieces' uniforms) has room for
-    ``3 * mh_steps`` uniforms per token of the longest piece.
+    document's length), read as ``zd[doc_ptr[d] + int(x)]``: ``zd`` is
+    ``z[doc_tokens]`` and ``doc_pos`` :func:`word_positions` of
+    ``doc_tokens``, and a move keeps ``zd`` current, as ``zw``.
+    ``prob``, ``alias`` and ``totals`` are :func:`build_alias_tables` of
+    ``prior``; ``zw`` is ``z[word_tokens]`` (kept current here) and
+    ``word_pos`` :func:`word_positions` of ``word_tokens``; ``u_buf``
+    (the pieces' uniforms) has room for ``3 * mh_steps`` uniforms per
+    token of the longest piece.
 
     Trusted (``_mh_partition._MHPartitionedSweeper`` builds everything);
     the GIL is released while sampling, so the cells of a sub-step run on
@@ -514,6 +524,8 @@ def mh_sweep_pieces(
     _fill_ctx(&ctx, words, z, nwk, nk, eta, word_ptr, word_tokens, mh_steps)
     ctx.zw = &zw[0]
     ctx.word_pos = &word_pos[0]
+    ctx.zd = &zd[0]
+    ctx.doc_pos = &doc_pos[0]
     with bit_generator.lock, nogil:
         key = rng.next_uint64(rng.state)
         for j in range(piece_lo, piece_hi):
@@ -528,7 +540,7 @@ def mh_sweep_pieces(
             pg.prob = &prob[g, 0]
             pg.alias = &alias[g, 0]
             clda_mh_sweep_document(&ctx, i0, i1, &ndk[d, 0], &pg, &u_buf[0],
-                                   &doc_tokens[doc_ptr[d]], 0, doc_ptr[d + 1] - doc_ptr[d])
+                                   ctx.zd + doc_ptr[d], doc_ptr[d + 1] - doc_ptr[d])
 
 
 def sparse_weights(prior, nk, double eta, Py_ssize_t n_features):
