@@ -111,14 +111,16 @@ extensions = [
     Extension(
         "sklearn_clda._sampling",
         ["sklearn_clda/_sampling.pyx"],
-        depends=["sklearn_clda/_gibbs_kernel.h", "sklearn_clda/_partition_kernel.h"],
+        depends=["sklearn_clda/_gibbs_kernel.h", "sklearn_clda/_partition_kernel.h",
+                 "sklearn_clda/_substeps.h", "sklearn_clda/_substeps.pxd"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         libraries=["npyrandom"],
     ),
     Extension(
         "sklearn_clda._mh_sampling",
         ["sklearn_clda/_mh_sampling.pyx"],
-        depends=["sklearn_clda/_mh_kernel.h", "sklearn_clda/_sparse_mh_kernel.h"],
+        depends=["sklearn_clda/_mh_kernel.h", "sklearn_clda/_sparse_mh_kernel.h",
+                 "sklearn_clda/_substeps.h", "sklearn_clda/_substeps.pxd"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     ),
 ]

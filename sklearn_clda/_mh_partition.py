@@ -1,9 +1,11 @@
-"""The partitioned MH sweep: the MH sampler's ``n_jobs``.
+"""The partitioned MH sweep: the MH samplers' ``n_jobs``.
 
-:class:`_MHPartitionedSweeper` runs the MH kernel's pieces
-(``_mh_sampling.mh_sweep_pieces``) in the cell layout of ``_partition``
-(P document blocks x P word blocks, P diagonal sub-steps per sweep) on up
-to P threads.
+:class:`_MHPartitionedSweeper` runs the MH kernels in the cell layout of
+``_partition`` (P document blocks x P word blocks, P diagonal sub-steps
+per sweep) on up to P threads: the O(1) kernel's threads stay in
+``_mh_sampling.MHPartitionedSweep`` for a whole sweep (the scheme of
+``_substeps.h``, as the dense sweep's); the sparse kernel's cells are run
+one by one from Python (``_mh_sampling.sparse_mh_sweep_pieces``).
 """
 
 import weakref
@@ -20,9 +22,11 @@ __all__ = ["_MHPartitionedSweeper"]
 
 
 class _MHPieces:
-    """The O(1) MH kernel's part in the partitioned sweep (``mh_sweep_pieces``),
-    made for one sweeper: the topics in document order, which the kernel
-    keeps current for the document proposal, and each token's place there.
+    """The O(1) MH kernel's part in the partitioned sweep, made for one
+    sweeper: the kernel ``_mh_sampling.MHPartitionedSweep``, whose threads
+    run a whole sweep's sub-steps without returning to Python, and what it
+    keeps besides the sweeper's arrays (the topics in document order, kept
+    current for the document proposal, and each token's place there).
     """
 
     def __init__(self, sweeper):
@@ -30,21 +34,22 @@ class _MHPieces:
         self.doc_pos = _mh_sampling.word_positions(sw.doc_tokens)
         self.zd = np.empty_like(sw.z)
         _mh_sampling.gather(sw.z, sw.doc_tokens, self.zd)
+        self.kernel = None  # made at the first sweep, once the blocks' streams exist
 
     def scratch(self, n_components):
         return None
 
-    def sweep_args(self, prior, eta, nk, n_features):
-        """The kernel's arguments fixed for a sweep: the prior's alias tables."""
-        return (prior, float(eta), *_mh_sampling.build_alias_tables(prior))
-
-    def run(self, cells, block):
-        (words, z, piece_start, piece_doc, lo, hi, doc_group, doc_ptr, _, nwk, ndk, nk, prior,
-         eta, prob, alias, totals, word_ptr, word_tokens, zw, word_pos, mh_steps, u) = cells
-        _mh_sampling.mh_sweep_pieces(
-            words, z, piece_start, piece_doc, lo, hi, doc_group, doc_ptr, self.zd,
-            self.doc_pos, nwk, ndk, nk, prior, eta, prob, alias, totals, word_ptr, word_tokens,
-            zw, word_pos, mh_steps, u, block["bitgen"])
+    def sweep_cells(self, sw, prior, eta):
+        """The z-step of one sweep on the sweeper's threads."""
+        st = sw.state
+        if self.kernel is None:
+            self.kernel = _mh_sampling.MHPartitionedSweep(
+                sw.words, sw.z, sw.piece_start, sw.piece_doc, sw.cell_piece, st.doc_group,
+                sw.doc_ptr, self.zd, self.doc_pos, st.nwk_padded, st.ndk, st.nk, sw.word_ptr,
+                sw.word_tokens, sw.zw, sw.word_pos, sw.mh_steps, sw.n_threads,
+                [b["bitgen"] for b in sw.blocks], sw.stop)
+        self.kernel.set_prior(prior, float(eta))
+        sw._run(self.kernel.run_thread)
 
     def tables(self, block, ndk, doc_group, prior):
         """The block's AGS table counts, from its final document-topic counts."""
@@ -82,6 +87,19 @@ class _SparsePieces:
     def scratch(self, n_components):
         return _mh_sampling.sparse_scratch(n_components, self.sweeper.mh_steps)
 
+    def sweep_cells(self, sw, prior, eta):
+        """The z-step of one sweep: its sub-steps one after the other, the
+        cells of each on the sweeper's threads, each against its block's
+        copy of the totals; then the copies' changes added up."""
+        st = sw.state
+        args = self.sweep_args(prior, eta, st.nk, st.n_features)
+        for s in range(len(sw.blocks)):
+            start = st.nk.copy()
+            sw._run(sw._cells, s, args)
+            for b in sw.blocks:  # integer sums: the order does not matter
+                st.nk += b["nk"]
+                st.nk -= start
+
     def sweep_args(self, prior, eta, nk, n_features):
         """The word part's constants, fixed for the sweep; and the documents'
         topic lists, from the current topics."""
@@ -97,7 +115,7 @@ class _SparsePieces:
 
     def run(self, cells, block):
         (words, z, piece_start, _, lo, hi, doc_group, doc_ptr, _, nwk, ndk, nk, prior, eta, c,
-         word_ptr, word_tokens, zw, _, mh_steps, _) = cells
+         word_ptr, word_tokens, zw, _, mh_steps) = cells
         _mh_sampling.sparse_mh_sweep_pieces(
             words, z, self.cell_pos, piece_start[lo], piece_start[hi], doc_group, doc_ptr,
             self.lists, nwk, ndk, nk, prior, eta, c, word_ptr, word_tokens, zw,
@@ -132,7 +150,7 @@ class _MHPartitionedSweeper(ShardStreams):
     read and write the rows of its documents and words only, and its
     proposals read the topics of tokens of its words (all in its word
     block, whose other cells wait for later sub-steps) and of its
-    documents (all in its document block, swept by the same thread): no
+    documents (all in its document block, likewise): no
     two threads touch the same counts or assignments, except the topic
     totals, of which each cell works on a copy taken at the start of the
     sub-step; the copies' changes are added up after it (the totals are up
@@ -174,16 +192,15 @@ class _MHPartitionedSweeper(ShardStreams):
         _mh_sampling.gather(self.z, self.word_tokens, self.zw)
         state.held_word_order = (self.word_ptr, self.zw)  # the counts of a table-free state
         self._pieces = _PIECES[kernel](self)
-        longest = int(np.diff(self.piece_start).max()) if len(self.piece_doc) else 0
         self.blocks = [
             dict(docs=(lo, hi), bitgen=np.random.PCG64(ss),
                  tables=np.zeros((n_table_rows, K), dtype=np.int64),
                  nk=_sampling._line_buffer(K, np.int32),
-                 u=np.empty(max(3 * self.mh_steps * longest, 1)),
                  scratch=self._pieces.scratch(K))
             for (lo, hi), ss in zip(pieces(doc_bounds.tolist()), seed_sequence.spawn(P))
         ]
         self.n_threads = max(1, min(n_threads, P))
+        self.stop = np.zeros(1, dtype=np.int32)  # set to end the kernel's threads early
         self.pool = None
 
     @property
@@ -192,11 +209,14 @@ class _MHPartitionedSweeper(ShardStreams):
         return self.blocks
 
     def __enter__(self):
+        self.stop[0] = 0
         if self.n_threads > 1:
             self.pool = ThreadPoolExecutor(self.n_threads)
         return self
 
     def __exit__(self, *exc):
+        # Threads still in a sweep (Ctrl-C) see the flag within a sub-step.
+        self.stop[0] = 1
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
             self.pool = None
@@ -207,7 +227,8 @@ class _MHPartitionedSweeper(ShardStreams):
         return False
 
     def _cells(self, t, s, args):
-        """Thread ``t``'s cells of sub-step ``s``: document blocks t, t + T, ..."""
+        """Thread ``t``'s cells of sub-step ``s``: document blocks t, t + T, ...
+        (the sparse kernel's, which runs each cell from Python)."""
         P = len(self.blocks)
         st = self.state
         for p in range(t, P, self.n_threads):
@@ -217,8 +238,7 @@ class _MHPartitionedSweeper(ShardStreams):
             cells = (self.words, self.z, self.piece_start, self.piece_doc,
                      self.cell_piece[c], self.cell_piece[c + 1], st.doc_group, self.doc_ptr,
                      self.doc_tokens, st.nwk_padded, st.ndk, b["nk"], *args,
-                     self.word_ptr, self.word_tokens, self.zw, self.word_pos, self.mh_steps,
-                     b["u"])
+                     self.word_ptr, self.word_tokens, self.zw, self.word_pos, self.mh_steps)
             self._pieces.run(cells, b)
 
     def _tables(self, t, prior):
@@ -237,14 +257,7 @@ class _MHPartitionedSweeper(ShardStreams):
 
     def sweep(self, prior, eta):
         """One sweep over all documents; returns the summed AGS table counts."""
-        st = self.state
         prior = np.ascontiguousarray(prior, dtype=np.float64)
-        args = self._pieces.sweep_args(prior, eta, st.nk, st.n_features)
-        for s in range(len(self.blocks)):
-            start = st.nk.copy()
-            self._run(self._cells, s, args)
-            for b in self.blocks:  # integer sums: the order does not matter
-                st.nk += b["nk"]
-                st.nk -= start
+        self._pieces.sweep_cells(self, prior, eta)
         self._run(self._tables, prior)
         return sum(b["tables"] for b in self.blocks)

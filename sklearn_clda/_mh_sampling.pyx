@@ -15,6 +15,8 @@ from libc.stdlib cimport qsort
 from numpy.random cimport bitgen_t
 from cpython.pycapsule cimport PyCapsule_GetPointer
 
+from sklearn_clda._substeps cimport CLDA_BUSY_STRIDE, clda_substeps, clda_substeps_run
+
 cdef extern from "_mh_kernel.h":
     ctypedef struct clda_mh_ctx:
         Py_ssize_t K
@@ -517,30 +519,240 @@ def mh_sweep_pieces(
         return
     cdef bitgen_t* rng = _get_bitgen(bit_generator)
     cdef clda_mh_ctx ctx
-    cdef clda_mh_prior pg
-    cdef int64_t j, i0, i1
-    cdef int32_t d, g
-    cdef uint64_t key
+    cdef _MHCells cells
     _fill_ctx(&ctx, words, z, nwk, nk, eta, word_ptr, word_tokens, mh_steps)
     ctx.zw = &zw[0]
     ctx.word_pos = &word_pos[0]
     ctx.zd = &zd[0]
     ctx.doc_pos = &doc_pos[0]
+    cells.piece_start = &piece_start[0]
+    cells.piece_doc = &piece_doc[0]
+    cells.doc_group = &doc_group[0]
+    cells.doc_ptr = &doc_ptr[0]
+    cells.ndk = &ndk[0, 0]
+    cells.prior = &prior[0, 0]
+    cells.prob = &prob[0, 0]
+    cells.alias = &alias[0, 0]
+    cells.totals = &totals[0]
     with bit_generator.lock, nogil:
-        key = rng.next_uint64(rng.state)
-        for j in range(piece_lo, piece_hi):
-            d = piece_doc[j]
-            g = doc_group[d]
-            i0 = piece_start[j]
-            i1 = piece_start[j + 1]
-            clda_mh_fill_uniforms(&u_buf[0], 3 * mh_steps * (i1 - i0), key, 3 * mh_steps * i0,
-                                  _wide_fill())
-            pg.prior = &prior[g, 0]
-            pg.total = totals[g]
-            pg.prob = &prob[g, 0]
-            pg.alias = &alias[g, 0]
-            clda_mh_sweep_document(&ctx, i0, i1, &ndk[d, 0], &pg, &u_buf[0],
-                                   ctx.zd + doc_ptr[d], doc_ptr[d + 1] - doc_ptr[d])
+        _mh_pieces(&ctx, &cells, piece_lo, piece_hi, rng, &u_buf[0])
+
+
+cdef struct _MHCells:
+    # What the MH steps of a partitioned sweep's pieces read besides the
+    # sweep context (mh_sweep_pieces, MHPartitionedSweep).
+    const int64_t* piece_start
+    const int32_t* piece_doc
+    const int64_t* cell_piece
+    Py_ssize_t P
+    const int32_t* doc_group
+    const int64_t* doc_ptr
+    int32_t* ndk
+    const double* prior
+    const double* prob
+    const int32_t* alias
+    const double* totals
+    bitgen_t** bitgen
+
+
+cdef void _mh_pieces(const clda_mh_ctx* ctx, const _MHCells* c, int64_t j0, int64_t j1,
+                     bitgen_t* rng, double* u) noexcept nogil:
+    """The MH steps of pieces ``j0:j1`` (:func:`mh_sweep_pieces`): one key
+    from ``rng`` first, when there are pieces; ``u`` has room for the
+    longest piece's uniforms."""
+    cdef Py_ssize_t K = ctx.K
+    cdef int64_t j, i0, i1, d
+    cdef int32_t g
+    cdef int64_t per_token = 3 * ctx.mh_steps
+    cdef uint64_t key
+    cdef clda_mh_prior pg
+    if j0 >= j1:
+        return
+    key = rng.next_uint64(rng.state)
+    for j in range(j0, j1):
+        d = c.piece_doc[j]
+        g = c.doc_group[d]
+        i0 = c.piece_start[j]
+        i1 = c.piece_start[j + 1]
+        clda_mh_fill_uniforms(u, per_token * (i1 - i0), key, per_token * i0, _wide_fill())
+        pg.prior = c.prior + g * K
+        pg.total = c.totals[g]
+        pg.prob = c.prob + g * K
+        pg.alias = c.alias + g * K
+        clda_mh_sweep_document(ctx, i0, i1, c.ndk + d * K, &pg, u,
+                               ctx.zd + c.doc_ptr[d], c.doc_ptr[d + 1] - c.doc_ptr[d])
+
+
+cdef struct _MHThread:
+    # One thread's argument of _mh_cell: the cells, its own copy of the
+    # sweep context (nk set per cell) and its uniforms.
+    const _MHCells* cells
+    clda_mh_ctx ctx
+    double* u
+
+
+cdef void _mh_cell(void* arg, Py_ssize_t p, Py_ssize_t q, int32_t* nk) noexcept nogil:
+    """Cell ``(p, q)`` against ``nk``, document block ``p``'s copy of the
+    totals, from block ``p``'s stream (a ``clda_cell_fn`` of _substeps.h)."""
+    cdef _MHThread* th = <_MHThread*> arg
+    cdef const _MHCells* c = th.cells
+    cdef Py_ssize_t cell = p * c.P + q
+    th.ctx.nk = nk
+    _mh_pieces(&th.ctx, c, c.cell_piece[cell], c.cell_piece[cell + 1], c.bitgen[p], th.u)
+
+
+cdef class MHPartitionedSweep:
+    """The MH steps of a partitioned sweep on ``n_threads`` threads that stay
+    in the kernel for the whole sweep: ``_sampling.PartitionedSweep``'s
+    scheme (_substeps.h) with the cells of :func:`mh_sweep_pieces`.
+
+    The arrays are those of :func:`mh_sweep_pieces`, in the partitioned
+    sweep's cell order (``cell_piece`` as in ``PartitionedSweep``), and
+    ``bitgens`` the document blocks' streams (``P = len(bitgens)``). A
+    sweep is ``P`` sub-steps; in sub-step ``s`` the cells ``(p, (p + s) %
+    P)`` run at once, each against its block's copy of the totals taken at
+    the start of the sub-step, and the copies' changes are then added to
+    ``nk``. As NumPy (``pieces(lo, hi, nk, bitgen)`` standing for
+    :func:`mh_sweep_pieces` of pieces ``lo:hi`` against ``nk``)::
+
+        for s in range(P):
+            copies = [nk.copy() for p in range(P)]
+            for p in range(P):
+                c = p * P + (p + s) % P
+                pieces(cell_piece[c], cell_piece[c + 1], copies[p], bitgens[p])
+            nk += sum(c - nk for c in copies)
+
+    ``run_thread(t)`` for ``t = 0 .. n_threads - 1``, called at the same
+    time from ``n_threads`` threads after :meth:`set_prior`, computes
+    exactly this, whichever thread sweeps which cell; with fewer threads
+    than calls the others wait until ``stop[0]`` is set, and a nonzero
+    ``stop[0]`` abandons the sweep (``run_thread`` returns -1). The arrays
+    are trusted to be consistent beyond the shapes checked here (the
+    sweeper builds them); the bit generators are used without their
+    locks, so they must be private to this object.
+    """
+    cdef clda_substeps steps
+    cdef _MHCells cells
+    cdef clda_mh_ctx ctx
+    cdef Py_ssize_t V
+    cdef object _arrays
+    cdef object _bitgens
+    cdef object _bitgen_ptrs
+    cdef object _tables
+    cdef object _nk_cell
+    cdef object _busy
+    cdef object _claimed
+    cdef list _u
+    cdef readonly Py_ssize_t n_threads
+
+    def __init__(self, const int32_t[::1] words, int32_t[::1] z,
+                 const int64_t[::1] piece_start, const int32_t[::1] piece_doc,
+                 const int64_t[::1] cell_piece, const int32_t[::1] doc_group,
+                 const int64_t[::1] doc_ptr, int32_t[::1] zd, const int32_t[::1] doc_pos,
+                 int32_t[:, ::1] nwk not None, int32_t[:, ::1] ndk, int32_t[::1] nk,
+                 const int64_t[::1] word_ptr, const int32_t[::1] word_tokens, int32_t[::1] zw,
+                 const int32_t[::1] word_pos, int mh_steps, Py_ssize_t n_threads,
+                 list bitgens, int32_t[::1] stop):
+        cdef Py_ssize_t P = len(bitgens), K = nk.shape[0], n = words.shape[0], t
+        cdef Py_ssize_t n_docs = ndk.shape[0]
+        if (P < 1 or not 1 <= n_threads <= P or cell_piece.shape[0] != P * P + 1 or n < 1
+                or K < 1 or mh_steps < 1 or stop.shape[0] != 1
+                or z.shape[0] != n or zd.shape[0] != n or doc_pos.shape[0] != n
+                or word_tokens.shape[0] != n or zw.shape[0] != n or word_pos.shape[0] != n
+                or piece_doc.shape[0] + 1 != piece_start.shape[0]
+                or doc_ptr.shape[0] != n_docs + 1 or doc_group.shape[0] != n_docs
+                or ndk.shape[1] != K or nwk.shape[1] < K
+                or word_ptr.shape[0] != nwk.shape[0] + 1):
+            raise ValueError("inconsistent arrays passed to MHPartitionedSweep")
+        if (piece_start[0] != 0 or piece_start[piece_start.shape[0] - 1] != n
+                or cell_piece[0] != 0 or cell_piece[P * P] != piece_doc.shape[0]
+                or doc_ptr[0] != 0 or doc_ptr[n_docs] != n or word_ptr[nwk.shape[0]] != n):
+            raise ValueError("the pieces of MHPartitionedSweep do not cover the tokens")
+        self.n_threads = n_threads
+        self.V = nwk.shape[0]
+        self._arrays = (words, z, piece_start, piece_doc, cell_piece, doc_group, doc_ptr, zd,
+                        doc_pos, nwk, ndk, nk, word_ptr, word_tokens, zw, word_pos, stop)
+        self._bitgens = bitgens
+        self._bitgen_ptrs = np.array([<Py_ssize_t> _get_bitgen(b) for b in bitgens],
+                                     dtype=np.intp)
+        _fill_ctx(&self.ctx, words, z, nwk, nk, 1.0, word_ptr, word_tokens, mh_steps)
+        self.ctx.zw = &zw[0]
+        self.ctx.word_pos = &word_pos[0]
+        self.ctx.zd = &zd[0]
+        self.ctx.doc_pos = &doc_pos[0]
+        self.cells.piece_start = &piece_start[0]
+        self.cells.piece_doc = &piece_doc[0] if piece_doc.shape[0] else NULL
+        self.cells.cell_piece = &cell_piece[0]
+        self.cells.P = P
+        self.cells.doc_group = &doc_group[0]
+        self.cells.doc_ptr = &doc_ptr[0]
+        self.cells.ndk = &ndk[0, 0]
+        self.cells.bitgen = <bitgen_t**> np.PyArray_DATA(self._bitgen_ptrs)
+        self.cells.prior = NULL
+        # each block's copy of the totals on cache lines of its own
+        self.steps.nk_stride = 16 * ((K + 15) // 16)
+        self._nk_cell = _sampling._line_buffer(P * self.steps.nk_stride, np.int32)
+        self._busy = _sampling._line_buffer(n_threads * CLDA_BUSY_STRIDE)
+        self._claimed = _sampling._line_buffer(P * CLDA_BUSY_STRIDE, np.int64)
+        longest = int(np.max(np.diff(np.asarray(piece_start)), initial=1))
+        self._u = [_sampling._line_buffer(max(3 * mh_steps * longest, 1))
+                   for t in range(n_threads)]
+        self.steps.P = P
+        self.steps.n_threads = n_threads
+        self.steps.K = K
+        self.steps.nk = &nk[0]
+        self.steps.nk_cell = <int32_t*> np.PyArray_DATA(self._nk_cell)
+        self.steps.stop = &stop[0]
+        self.steps.barrier.n_threads = n_threads
+        self.steps.barrier.stop = &stop[0]
+        self.steps.busy = <double*> np.PyArray_DATA(self._busy)
+        self.steps.claimed = <int64_t*> np.PyArray_DATA(self._claimed)
+
+    def set_prior(self, prior, double eta):
+        """The collections' prior rows and eta of the next sweep (their alias
+        tables are built here); also readies the barrier and the cell
+        counters for it."""
+        prior = np.ascontiguousarray(prior, dtype=np.float64)
+        if prior.ndim != 2 or prior.shape[1] != self.steps.K:
+            raise ValueError("prior has the wrong number of topics")
+        doc_group = np.asarray(self._arrays[5])
+        if doc_group.size and doc_group.max() >= prior.shape[0]:
+            raise ValueError("a document's collection has no row in prior")
+        if not eta > 0:
+            raise ValueError("eta must be positive")
+        prob, alias, totals = build_alias_tables(prior)
+        self._tables = (prior, prob, alias, totals)
+        cdef const double[:, ::1] pr = prior, pb = prob
+        cdef const int32_t[:, ::1] al = alias
+        cdef const double[::1] tot = totals
+        self.cells.prior = &pr[0, 0]
+        self.cells.prob = &pb[0, 0]
+        self.cells.alias = &al[0, 0]
+        self.cells.totals = &tot[0]
+        self.ctx.eta = eta
+        self.ctx.veta = self.V * eta
+        self.ctx.keta = self.steps.K * eta
+        self.steps.barrier.arrived = 0
+        self.steps.aborted = 0
+        self._claimed.fill(0)
+
+    def run_thread(self, Py_ssize_t t):
+        """Thread ``t``'s part of one sweep (GIL released); 0, or -1 if it
+        was abandoned through ``stop``."""
+        if not 0 <= t < self.n_threads or self.cells.prior == NULL:
+            raise ValueError("run_thread needs 0 <= t < n_threads and set_prior first")
+        cdef _MHThread th
+        cdef int rc
+        th.cells = &self.cells
+        th.ctx = self.ctx
+        th.u = <double*> np.PyArray_DATA(self._u[t])
+        with nogil:
+            rc = clda_substeps_run(&self.steps, t, _mh_cell, &th)
+        return rc
+
+    def busy_seconds(self):
+        """Seconds each thread has spent in its cells so far, shape ``(n_threads,)``."""
+        return np.asarray(self._busy)[::CLDA_BUSY_STRIDE].copy()
 
 
 def sparse_weights(prior, nk, double eta, Py_ssize_t n_features):

@@ -24,6 +24,8 @@ from libc.string cimport memset
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport binomial_t, random_binomial
 
+from sklearn_clda._substeps cimport CLDA_BUSY_STRIDE, clda_substeps
+
 cdef extern from "_gibbs_kernel.h":
     ctypedef struct clda_sweep_ctx:
         Py_ssize_t K
@@ -57,18 +59,10 @@ cdef extern from "_gibbs_kernel.h":
     int clda_cpu_has_avx512() noexcept nogil
 
 cdef extern from "_partition_kernel.h":
-    ctypedef struct clda_barrier:
-        int64_t n_threads
-        int64_t arrived
-        int64_t generation
-        const int32_t* stop
     ctypedef struct clda_partition_ctx:
-        Py_ssize_t P
-        Py_ssize_t n_threads
-        Py_ssize_t K
+        clda_substeps steps
         Py_ssize_t n_blocks
         Py_ssize_t nwk_stride
-        Py_ssize_t nk_stride
         const int32_t* words
         int32_t* z
         const int64_t* piece_start
@@ -77,19 +71,11 @@ cdef extern from "_partition_kernel.h":
         const int32_t* doc_group
         int32_t* nwk
         int32_t* ndk
-        int32_t* nk
-        int32_t* nk_cell
         const double* prior
         double eta
         double veta
         bitgen_t** bitgen
         clda_sweep_document_fn sweep_document
-        clda_barrier barrier
-        int32_t* stop
-        int32_t aborted
-        double* busy
-        int64_t* claimed
-    int CLDA_BUSY_STRIDE
     int clda_partition_worker(
         clda_partition_ctx* c, Py_ssize_t t, clda_sweep_ctx* local, double* u_buf
     ) noexcept nogil
@@ -1801,12 +1787,12 @@ cdef class PartitionedSweep:
         self._scratch = [self._thread_scratch(K_pad, n_blocks, piece_start)
                          for i in range(n_threads)]
         self._arrays += (nk_cell,)
-        self.c.P = P
-        self.c.n_threads = n_threads
-        self.c.K = K
+        self.c.steps.P = P
+        self.c.steps.n_threads = n_threads
+        self.c.steps.K = K
         self.c.n_blocks = n_blocks
         self.c.nwk_stride = nwk.strides[0] // sizeof(int32_t)
-        self.c.nk_stride = nk_stride
+        self.c.steps.nk_stride = nk_stride
         self.c.words = &words[0] if words.shape[0] else NULL
         self.c.z = &z[0] if z.shape[0] else NULL
         self.c.piece_start = &piece_start[0]
@@ -1815,18 +1801,18 @@ cdef class PartitionedSweep:
         self.c.doc_group = &doc_group[0] if doc_group.shape[0] else NULL
         self.c.nwk = &nwk[0, 0]
         self.c.ndk = &ndk[0, 0] if ndk.shape[0] else NULL
-        self.c.nk = &nk[0]
-        self.c.nk_cell = <int32_t*> np.PyArray_DATA(nk_cell)
+        self.c.steps.nk = &nk[0]
+        self.c.steps.nk_cell = <int32_t*> np.PyArray_DATA(nk_cell)
         self.c.bitgen = <bitgen_t**> np.PyArray_DATA(self._bitgen_ptrs)
         self.c.sweep_document = _document_kernel(nwk.shape[1], K)
-        self.c.stop = &stop[0]
-        self.c.barrier.n_threads = n_threads
-        self.c.barrier.stop = &stop[0]
+        self.c.steps.stop = &stop[0]
+        self.c.steps.barrier.n_threads = n_threads
+        self.c.steps.barrier.stop = &stop[0]
         self.c.prior = NULL
         self._busy = _line_buffer(n_threads * CLDA_BUSY_STRIDE)
-        self.c.busy = <double*> np.PyArray_DATA(self._busy)
+        self.c.steps.busy = <double*> np.PyArray_DATA(self._busy)
         self._claimed = _line_buffer(P * CLDA_BUSY_STRIDE, np.int64)
-        self.c.claimed = <int64_t*> np.PyArray_DATA(self._claimed)
+        self.c.steps.claimed = <int64_t*> np.PyArray_DATA(self._claimed)
         self._ndk = ndk
         self._doc_group = doc_group
 
@@ -1834,8 +1820,8 @@ cdef class PartitionedSweep:
         """Draw the AGS table counts of document block ``p`` (documents
         ``doc_bounds[p]:doc_bounds[p + 1]``) into ``tables[p]``, shape
         ``(P, G, K)``, after every sweep (see the class docstring)."""
-        cdef Py_ssize_t P = self.c.P, p
-        if (doc_bounds.shape[0] != P + 1 or tables.shape[0] != P or tables.shape[2] != self.c.K
+        cdef Py_ssize_t P = self.c.steps.P, p
+        if (doc_bounds.shape[0] != P + 1 or tables.shape[0] != P or tables.shape[2] != self.c.steps.K
                 or doc_bounds[0] != 0 or doc_bounds[P] != self._ndk.shape[0]):
             raise ValueError("inconsistent arrays passed to PartitionedSweep.set_tables")
         for p in range(P):
@@ -1861,7 +1847,7 @@ cdef class PartitionedSweep:
     def set_prior(self, const double[:, ::1] prior, double eta):
         """The document-topic prior rows (one per collection) and eta of the
         next sweep; also readies the barrier and the cell counters for it."""
-        if prior.shape[1] != self.c.K:
+        if prior.shape[1] != self.c.steps.K:
             raise ValueError("prior has the wrong number of topics")
         doc_group = np.asarray(self._arrays[5])
         if doc_group.size and (doc_group.max() >= prior.shape[0]):
@@ -1873,8 +1859,8 @@ cdef class PartitionedSweep:
         self.c.prior = &prior[0, 0]
         self.c.eta = eta
         self.c.veta = self._arrays[6].shape[0] * eta
-        self.c.barrier.arrived = 0
-        self.c.aborted = 0
+        self.c.steps.barrier.arrived = 0
+        self.c.steps.aborted = 0
         self._claimed.fill(0)
 
     def run_thread(self, Py_ssize_t t):
@@ -1886,7 +1872,7 @@ cdef class PartitionedSweep:
         cdef clda_sweep_ctx local
         cdef list buf = self._scratch[t]
         cdef int rc
-        local.K = self.c.K
+        local.K = self.c.steps.K
         local.n_blocks = self.c.n_blocks
         local.n_tokens = self._arrays[0].shape[0]
         local.words = self.c.words
@@ -1916,7 +1902,7 @@ cdef class PartitionedSweep:
         memory runs out."""
         cdef Py_ssize_t p = t
         cdef int64_t lo, hi
-        while p < self.c.P:
+        while p < self.c.steps.P:
             lo, hi = self._doc_bounds[p], self._doc_bounds[p + 1]
             self._tables[p, :, :] = 0
             if _table_draws(self._ndk[lo:hi], self._doc_group[lo:hi], self._prior_rows,

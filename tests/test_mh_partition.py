@@ -12,6 +12,7 @@ from test_mh_sampling import (
     _reference_sparse_token,
     _reference_tables_of,
 )
+from test_partition import assert_lone_thread_gives_up
 from test_sampling import _random_state
 
 from sklearn_clda import LDAGibbs, _mh_sampling
@@ -160,6 +161,51 @@ def test_partitioned_mh_keeps_counts_consistent_and_chains_continue(kernel):
         a.sweep(s["prior"], 0.2)
         more.sweep(b_state["prior"], 0.2)
     np.testing.assert_array_equal(st_a.z, st_b.z)
+
+
+def _mh_kernel_args(sw):
+    """The arguments of ``MHPartitionedSweep`` for an MH sweeper's arrays."""
+    st, pieces = sw.state, sw._pieces
+    return [sw.words, sw.z, sw.piece_start, sw.piece_doc, sw.cell_piece, st.doc_group,
+            sw.doc_ptr, pieces.zd, pieces.doc_pos, st.nwk_padded, st.ndk, st.nk, sw.word_ptr,
+            sw.word_tokens, sw.zw, sw.word_pos, sw.mh_steps, sw.n_threads,
+            [b["bitgen"] for b in sw.blocks], sw.stop]
+
+
+def test_mh_kernel_threads_give_up_when_stopped():
+    s = _random_state(4, n_docs=20, n_features=10, K=5, n_groups=2, max_len=12)
+    sw = _MHPartitionedSweeper(_state(s), 2, np.random.SeedSequence(1), 0, 2, 2)
+    kernel = _mh_sampling.MHPartitionedSweep(*_mh_kernel_args(sw))
+    kernel.set_prior(s["prior"], 0.3)
+    assert_lone_thread_gives_up(kernel, sw.stop)
+
+
+def test_mh_kernel_refuses_arrays_that_do_not_fit():
+    s = _random_state(5, n_docs=20, n_features=10, K=5, n_groups=2, max_len=12)
+    sw = _MHPartitionedSweeper(_state(s), 2, np.random.SeedSequence(1), 0, 2, 2)
+    good = _mh_kernel_args(sw)
+    for i, bad in [(1, good[1][:-1]),                      # z short
+                   (4, good[4][:-1]),                      # not P * P + 1 cells
+                   (6, good[6][:-1]),                      # a document short
+                   (7, good[7][:-1]),                      # zd short
+                   (12, good[12][:-1]),                    # the word index short
+                   (16, 0),                                # mh_steps
+                   (17, 3),                                # more threads than blocks
+                   (18, good[18][:1] * 3)]:                # P = 3 against 2 x 2 cells
+        args = list(good)
+        args[i] = bad
+        with pytest.raises(ValueError, match="MHPartitionedSweep"):
+            _mh_sampling.MHPartitionedSweep(*args)
+    kernel = _mh_sampling.MHPartitionedSweep(*good)
+    with pytest.raises(ValueError, match="set_prior first"):
+        kernel.run_thread(0)
+    with pytest.raises(ValueError, match="number of topics"):
+        kernel.set_prior(s["prior"][:, :-1], 0.3)
+    with pytest.raises(ValueError, match="no row in prior"):
+        kernel.set_prior(s["prior"][:1], 0.3)
+    kernel.set_prior(s["prior"], 0.3)
+    with pytest.raises(ValueError, match="set_prior first"):
+        kernel.run_thread(2)
 
 
 @pytest.fixture(scope="module")

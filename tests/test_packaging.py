@@ -40,6 +40,8 @@ SDIST_REQUIRED = LICENSE_FILES + [
     "sklearn_clda/_sampling.pyx",
     "sklearn_clda/_gibbs_kernel.h",
     "sklearn_clda/_partition_kernel.h",
+    "sklearn_clda/_substeps.h",
+    "sklearn_clda/_substeps.pxd",
     "sklearn_clda/_mh_sampling.pyx",
     "sklearn_clda/_mh_kernel.h",
     "sklearn_clda/_sparse_mh_kernel.h",

@@ -401,20 +401,24 @@ def test_cell_order_refuses_arrays_that_do_not_fit():
         _sampling.cell_order(words, doc_ptr, bounds, block, perm_dtype=np.float64)
 
 
-def test_stop_flag_ends_a_sweep_whose_threads_never_all_arrive(corpus):
-    """Only one of two threads runs: it must give up at the barrier when
-    the stop flag is set instead of waiting forever."""
-    state, sw = _sweeper(corpus, 2, 2)
-    sw.kernel.set_prior(_prior(), 0.1)
+def assert_lone_thread_gives_up(kernel, stop):
+    """Only thread 0 of a two-thread ``kernel`` (set up for a sweep) runs:
+    it must give up at the barrier once ``stop`` is set, not wait forever."""
     out = []
-    worker = threading.Thread(target=lambda: out.append(sw.kernel.run_thread(0)), daemon=True)
+    worker = threading.Thread(target=lambda: out.append(kernel.run_thread(0)), daemon=True)
     worker.start()
     time.sleep(0.2)
     assert worker.is_alive()  # waiting for thread 1
-    sw.stop[0] = 1
+    stop[0] = 1
     worker.join(timeout=5)
     assert not worker.is_alive()
     assert out == [-1]
+
+
+def test_stop_flag_ends_a_sweep_whose_threads_never_all_arrive(corpus):
+    state, sw = _sweeper(corpus, 2, 2)
+    sw.kernel.set_prior(_prior(), 0.1)
+    assert_lone_thread_gives_up(sw.kernel, sw.stop)
 
 
 def test_sweeper_choice():

@@ -1,0 +1,168 @@
+/* The sub-steps of a partitioned sweep (sklearn_clda), whatever sweeps
+   its cells: P x P cells, P diagonal sub-steps, threads that claim cells
+   and meet at a barrier after each sub-step.
+
+   Documents are cut into P blocks and words into P blocks; cell (p, q)
+   holds the tokens of document block p whose word is in word block q. In
+   sub-step s the cells (p, (p + s) mod P) are swept for every p at once:
+   they touch P different document blocks and P different word blocks, so
+   they share no counts but the K topic totals nk. Each cell works on a
+   copy of nk taken at the start of the sub-step (document block p's copy,
+   on cache lines of its own), and thread 0 adds up the copies' changes
+   after it. The threads claim a sub-step's cells one at a time, in
+   document-block order, from a shared counter, so the result depends on
+   P but not on the number of threads T <= P, provided each cell draws
+   from its document block's random stream. Each thread adds the seconds
+   it spends in its cells to its counter in ``busy`` (the rest of a sweep
+   it waits at the barriers).
+
+   clda_substeps_run is the driver; the caller's cell function sweeps one
+   cell (_partition_kernel.h: the dense Gibbs kernel; _mh_sampling.pyx:
+   the MH kernel). */
+#ifndef SKLEARN_CLDA_SUBSTEPS_H
+#define SKLEARN_CLDA_SUBSTEPS_H
+
+#include <stdint.h>
+#include <string.h>
+
+#if defined(_MSC_VER)
+#include <intrin.h>
+#include <windows.h>
+#define CLDA_LOAD(ptr) _InterlockedCompareExchange64((volatile long long *)(ptr), 0, 0)
+#define CLDA_FETCH_ADD(ptr, v) _InterlockedExchangeAdd64((volatile long long *)(ptr), (v))
+#define CLDA_STORE(ptr, v) _InterlockedExchange64((volatile long long *)(ptr), (v))
+#define CLDA_PAUSE() YieldProcessor()
+#define CLDA_YIELD() SwitchToThread()
+/* Seconds on a monotonic clock. */
+static inline double clda_now(void)
+{
+    LARGE_INTEGER freq, count;
+    QueryPerformanceFrequency(&freq);
+    QueryPerformanceCounter(&count);
+    return (double)count.QuadPart / (double)freq.QuadPart;
+}
+#else
+#include <time.h>
+#include <sched.h>
+#define CLDA_LOAD(ptr) __atomic_load_n((ptr), __ATOMIC_ACQUIRE)
+#define CLDA_FETCH_ADD(ptr, v) __atomic_fetch_add((ptr), (v), __ATOMIC_ACQ_REL)
+#define CLDA_STORE(ptr, v) __atomic_store_n((ptr), (v), __ATOMIC_RELEASE)
+#if defined(__x86_64__) || defined(__i386__)
+#define CLDA_PAUSE() __builtin_ia32_pause()
+#else
+#define CLDA_PAUSE() ((void)0)
+#endif
+#define CLDA_YIELD() sched_yield()
+static inline double clda_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+#endif
+
+/* Spins before a waiting thread starts yielding its core (about 10-50 us). */
+#define CLDA_SPINS_BEFORE_YIELD 4096
+
+/* A reusable barrier for a fixed number of threads. ``stop`` points to a
+   flag that another thread may set; a waiting thread that sees it set
+   gives up (returns -1) instead of waiting for threads that may never
+   arrive. */
+typedef struct {
+    int64_t n_threads;
+    int64_t arrived;
+    int64_t generation;
+    const volatile int32_t *stop;
+} clda_barrier;
+
+static int clda_barrier_wait(clda_barrier *b)
+{
+    const int64_t gen = CLDA_LOAD(&b->generation);
+    int64_t spins = 0;
+    if (CLDA_FETCH_ADD(&b->arrived, 1) == b->n_threads - 1) {
+        CLDA_STORE(&b->arrived, 0);
+        CLDA_FETCH_ADD(&b->generation, 1);
+        return 0;
+    }
+    while (CLDA_LOAD(&b->generation) == gen) {
+        if (*b->stop)
+            return -1;
+        if (++spins < CLDA_SPINS_BEFORE_YIELD)
+            CLDA_PAUSE();
+        else
+            CLDA_YIELD();
+    }
+    return 0;
+}
+
+/* Sweeps cell (p, q) against nk, document block p's copy of the topic
+   totals (taken from the totals at the start of the sub-step); arg is the
+   calling thread's. */
+typedef void (*clda_cell_fn)(void *arg, Py_ssize_t p, Py_ssize_t q, int32_t *nk);
+
+/* What the threads of one partitioned sweep share, whatever sweeps the cells. */
+typedef struct {
+    Py_ssize_t P;                  /* blocks of documents and of words */
+    Py_ssize_t n_threads;          /* T <= P */
+    Py_ssize_t K;                  /* topics */
+    Py_ssize_t nk_stride;          /* row stride of nk_cell: whole cache lines */
+    int32_t *nk;                   /* topic totals, updated after each sub-step */
+    int32_t *nk_cell;              /* (P, nk_stride): each document block's copy of nk */
+    clda_barrier barrier;
+    volatile int32_t *stop;        /* set by another thread to abandon the sweep */
+    volatile int32_t aborted;      /* thread 0's decision, read after the barrier */
+    double *busy;                  /* seconds each thread spent sweeping its cells,
+                                      thread t at busy[t * CLDA_BUSY_STRIDE] */
+    int64_t *claimed;              /* cells of sub-step s claimed so far, at
+                                      claimed[s * CLDA_BUSY_STRIDE]; zeroed
+                                      before each sweep */
+} clda_substeps;
+
+/* Eight-byte items between two threads' (or sub-steps') counters: a cache
+   line each. */
+#define CLDA_BUSY_STRIDE 8
+
+/* nk += the sum of the document blocks' changes to their copies. */
+static void clda_merge_totals(clda_substeps *c)
+{
+    Py_ssize_t k, p;
+    for (k = 0; k < c->K; k++) {
+        const int64_t old = c->nk[k];
+        int64_t acc = old;
+        for (p = 0; p < c->P; p++)
+            acc += c->nk_cell[p * c->nk_stride + k] - old;
+        c->nk[k] = (int32_t)acc;
+    }
+}
+
+/* Thread t's part of one sweep: in every sub-step, the cells it claims,
+   each swept by cell(arg, p, q, nk) on block p's fresh copy of the
+   totals. Returns 0, or -1 when the sweep was abandoned (stop flag): the
+   counts are then consistent within each cell swept, but nk may miss the
+   last sub-step's changes. */
+static int clda_substeps_run(clda_substeps *c, Py_ssize_t t, clda_cell_fn cell, void *arg)
+{
+    Py_ssize_t s, p;
+    double start;
+    for (s = 0; s < c->P; s++) {
+        int64_t *claimed = c->claimed + s * CLDA_BUSY_STRIDE;
+        start = clda_now();
+        while ((p = (Py_ssize_t)CLDA_FETCH_ADD(claimed, 1)) < c->P) {
+            int32_t *nk = c->nk_cell + p * c->nk_stride;
+            memcpy(nk, c->nk, (size_t)c->K * sizeof(int32_t));
+            cell(arg, p, (p + s) % c->P, nk);
+        }
+        c->busy[t * CLDA_BUSY_STRIDE] += clda_now() - start;
+        if (clda_barrier_wait(&c->barrier) != 0)
+            return -1;
+        if (t == 0) {
+            clda_merge_totals(c);
+            c->aborted = *c->stop != 0;
+        }
+        if (clda_barrier_wait(&c->barrier) != 0 || c->aborted)
+            return -1;
+    }
+    return 0;
+}
+
+#endif  /* SKLEARN_CLDA_SUBSTEPS_H */
