@@ -335,6 +335,29 @@ def test_worker_killed_while_building_or_gathering(client, corpus, monkeypatch, 
     client.wait_for_workers(2, timeout=60)
 
 
+def test_fit_without_workers_waits_then_says_so(client, corpus, monkeypatch):
+    """A fit on a cluster with no worker waits up to ``timeout`` for one and
+    says so; and when the workers leave between the start of a fit and
+    the building of its shards (their nannies restarting them, say), the
+    build waits for them too instead of failing at once."""
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=None,
+                      silence_logs=50) as cluster, \
+            Client(cluster, set_as_default=False) as empty:
+        with pytest.raises(TimeoutError, match=r"CompoundLDA.fit: no Dask worker joined"):
+            _clda(empty, max_iter=2, timeout=0.5).fit(corpus.data, groups=corpus.groups)
+    alive = _cluster.ShardSet.alive
+    calls = []
+
+    def none_at_first(shards):  # the build's first look finds no worker
+        calls.append(1)
+        return [] if len(calls) == 1 else alive(shards)
+
+    monkeypatch.setattr(_cluster.ShardSet, "alive", none_at_first)
+    model = _clda(client, max_iter=2).fit(corpus.data, groups=corpus.groups)
+    assert len(calls) >= 2
+    assert model.components_.shape == (4, corpus.data.shape[1])
+
+
 def test_every_wait_has_a_timeout(client):
     shards = _cluster.ShardSet(client, [([], None, 0)], (1, 1), "Test.fit", 0.5, "t")
     shards.workers = {0: shards.alive()[0]}

@@ -66,10 +66,10 @@ class ShardSet:
         """Addresses of the workers now in the cluster, sorted."""
         return sorted(self.client.scheduler_info(n_workers=-1)["workers"])
 
-    def place(self, i):
-        """Put shard ``i`` on the live worker that holds the fewest shards;
-        with none left, wait up to ``timeout`` for one (a nanny restarting
-        the worker it lost, say)."""
+    def alive_or_wait(self, what):
+        """:meth:`alive`; with no worker in the cluster, waits up to
+        ``timeout`` for one (a nanny restarting the worker it lost, say),
+        then raises ``RuntimeError`` saying that ``what`` has no worker."""
         alive = self.alive()
         if not alive:
             try:
@@ -80,8 +80,14 @@ class ShardSet:
         if not alive:
             raise RuntimeError(
                 f"{self.caller}: no Dask worker is left in the cluster to hold "
-                f"shard {i} (waited {self.timeout:g} s for one); the fit cannot go on."
+                f"{what} (waited {self.timeout:g} s for one); the fit cannot go on."
             )
+        return alive
+
+    def place(self, i):
+        """Put shard ``i`` on the live worker that holds the fewest shards
+        (see :meth:`alive_or_wait` when none is left)."""
+        alive = self.alive_or_wait(f"shard {i}")
         load = {a: 0 for a in alive}
         for j, a in self.workers.items():
             if j != i and a in load:
@@ -226,9 +232,7 @@ class ShardSet:
 
     def build_all(self, seeds):
         """Build every shard (a shard whose worker is lost is built elsewhere)."""
-        alive = self.alive()
-        if not alive:
-            raise RuntimeError(f"{self.caller}: the Dask cluster has no workers.")
+        alive = self.alive_or_wait("the shards")
         for i in range(len(self)):
             self.workers[i] = alive[i % len(alive)]
         todo, summaries = list(range(len(self))), {}

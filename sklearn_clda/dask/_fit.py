@@ -181,7 +181,13 @@ class DistributedFitMixin:
         self._check_distributed(caller)
         run = self._schedule(self._check_burn_in())
         with fit_client(self.client, self.timeout) as client:
-            client.wait_for_workers(1, timeout=self.timeout)
+            try:
+                client.wait_for_workers(1, timeout=self.timeout)
+            except TimeoutError as exc:  # distributed's WorkerStartTimeoutError
+                raise TimeoutError(
+                    f"{caller}: no Dask worker joined the cluster within "
+                    f"timeout={self.timeout:g} s; start workers or raise timeout."
+                ) from exc
             n_workers = len(client.scheduler_info(n_workers=-1)["workers"])
             specs, n_features = shard_specs(self, X, groups, n_workers, caller)
             entropy = self._seed_entropy()
