@@ -295,10 +295,11 @@ MUTATIONS = [
         "block = pos.astype(np.int32)",
         T_PARTITION,
     ),
+    # The threads draw the blocks' tables only once told where they go.
     Mutation(
-        "block-tables-not-reset", "model", PARTITION,
-        'b["tables"].fill(0)',
-        "pass",
+        "block-tables-never-drawn", "model", PARTITION,
+        "            self.kernel.set_tables(doc_bounds, self.tables)",
+        "            pass",
         T_PARTITION,
     ),
     # ------------------------------------------------------------- issue 14
@@ -384,9 +385,16 @@ MUTATIONS = [
         T_MH_AUTO,
     ),
     Mutation(
-        "mh-cells-share-stale-totals", "model", MH_PARTITION,
+        "sparse-cells-share-stale-totals", "model", MH_PARTITION,
         'np.copyto(b["nk"], st.nk)',
         "pass",
+        T_MH,
+    ),
+    # The MH kernel's document proposal reads the topics in document order.
+    Mutation(
+        "mh-document-order-topics-not-made", "model", MH_PARTITION,
+        "        _mh_sampling.gather(sw.z, sw.doc_tokens, self.zd)",
+        "        self.zd[:] = 0",
         T_MH,
     ),
     Mutation(
