@@ -461,86 +461,9 @@ def mh_sweep(
         _sampling.document_tables(ndk, doc_group, prior, tables, bit_generator)
 
 
-def mh_sweep_pieces(
-    const int32_t[::1] words,
-    int32_t[::1] z,
-    const int64_t[::1] piece_start,
-    const int32_t[::1] piece_doc,
-    int64_t piece_lo,
-    int64_t piece_hi,
-    const int32_t[::1] doc_group,
-    const int64_t[::1] doc_ptr,
-    int32_t[::1] zd,
-    const int32_t[::1] doc_pos,
-    int32_t[:, ::1] nwk not None,
-    int32_t[:, ::1] ndk,
-    int32_t[::1] nk,
-    const double[:, ::1] prior,
-    double eta,
-    const double[:, ::1] prob,
-    const int32_t[:, ::1] alias,
-    const double[::1] totals,
-    const int64_t[::1] word_ptr,
-    const int32_t[::1] word_tokens,
-    int32_t[::1] zw,
-    const int32_t[::1] word_pos,
-    int mh_steps,
-    double[::1] u_buf,
-    object bit_generator,
-):
-    """The MH steps of the pieces ``piece_lo:piece_hi`` of a partitioned sweep.
-
-    The tokens are in the partitioned sweep's cell order: piece ``j`` is
-    the tokens ``piece_start[j]:piece_start[j + 1]`` of document
-    ``piece_doc[j]``, whose tokens (all its pieces) are
-    ``doc_tokens[doc_ptr[d]:doc_ptr[d + 1]]`` (``doc_ptr, doc_tokens =
-    word_index(document of each token, n_docs)``). Equivalent, piece by
-    piece, to the token loop of :func:`mh_sweep` with one key drawn per
-    call (``bit_generator.random_raw()``, first, when there are pieces),
-    the uniforms of piece ``j`` (tokens ``i0:i1``) ``mh_uniforms(key, 3 *
-    mh_steps * i0, 3 * mh_steps * (i1 - i0))``, and the document
-    proposal's token drawn from all of the document's tokens
-    (``z[doc_tokens[doc_ptr[d] + int(x)]]`` with ``x < L_d``, ``L_d`` the
-    document's length), read as ``zd[doc_ptr[d] + int(x)]``: ``zd`` is
-    ``z[doc_tokens]`` and ``doc_pos`` :func:`word_positions` of
-    ``doc_tokens``, and a move keeps ``zd`` current, as ``zw``.
-    ``prob``, ``alias`` and ``totals`` are :func:`build_alias_tables` of
-    ``prior``; ``zw`` is ``z[word_tokens]`` (kept current here) and
-    ``word_pos`` :func:`word_positions` of ``word_tokens``; ``u_buf``
-    (the pieces' uniforms) has room for ``3 * mh_steps`` uniforms per
-    token of the longest piece.
-
-    Trusted (``_mh_partition._MHPartitionedSweeper`` builds everything);
-    the GIL is released while sampling, so the cells of a sub-step run on
-    threads in parallel (they share no counts but ``nk``, of which each
-    gets a copy).
-    """
-    if piece_lo >= piece_hi:
-        return
-    cdef bitgen_t* rng = _get_bitgen(bit_generator)
-    cdef clda_mh_ctx ctx
-    cdef _MHCells cells
-    _fill_ctx(&ctx, words, z, nwk, nk, eta, word_ptr, word_tokens, mh_steps)
-    ctx.zw = &zw[0]
-    ctx.word_pos = &word_pos[0]
-    ctx.zd = &zd[0]
-    ctx.doc_pos = &doc_pos[0]
-    cells.piece_start = &piece_start[0]
-    cells.piece_doc = &piece_doc[0]
-    cells.doc_group = &doc_group[0]
-    cells.doc_ptr = &doc_ptr[0]
-    cells.ndk = &ndk[0, 0]
-    cells.prior = &prior[0, 0]
-    cells.prob = &prob[0, 0]
-    cells.alias = &alias[0, 0]
-    cells.totals = &totals[0]
-    with bit_generator.lock, nogil:
-        _mh_pieces(&ctx, &cells, piece_lo, piece_hi, rng, &u_buf[0])
-
-
 cdef struct _MHCells:
     # What the MH steps of a partitioned sweep's pieces read besides the
-    # sweep context (mh_sweep_pieces, MHPartitionedSweep).
+    # sweep context (MHPartitionedSweep).
     const int64_t* piece_start
     const int32_t* piece_doc
     const int64_t* cell_piece
@@ -557,9 +480,9 @@ cdef struct _MHCells:
 
 cdef void _mh_pieces(const clda_mh_ctx* ctx, const _MHCells* c, int64_t j0, int64_t j1,
                      bitgen_t* rng, double* u) noexcept nogil:
-    """The MH steps of pieces ``j0:j1`` (:func:`mh_sweep_pieces`): one key
-    from ``rng`` first, when there are pieces; ``u`` has room for the
-    longest piece's uniforms."""
+    """The MH steps of pieces ``j0:j1``, one cell's (see
+    :class:`MHPartitionedSweep`): one key from ``rng`` first, when there
+    are pieces; ``u`` has room for the longest piece's uniforms."""
     cdef Py_ssize_t K = ctx.K
     cdef int64_t j, i0, i1, d
     cdef int32_t g
@@ -604,32 +527,47 @@ cdef void _mh_cell(void* arg, Py_ssize_t p, Py_ssize_t q, int32_t* nk) noexcept 
 cdef class MHPartitionedSweep:
     """The MH steps of a partitioned sweep on ``n_threads`` threads that stay
     in the kernel for the whole sweep: ``_sampling.PartitionedSweep``'s
-    scheme (_substeps.h) with the cells of :func:`mh_sweep_pieces`.
+    scheme (_substeps.h) with MH cells.
 
-    The arrays are those of :func:`mh_sweep_pieces`, in the partitioned
-    sweep's cell order (``cell_piece`` as in ``PartitionedSweep``), and
-    ``bitgens`` the document blocks' streams (``P = len(bitgens)``). A
-    sweep is ``P`` sub-steps; in sub-step ``s`` the cells ``(p, (p + s) %
-    P)`` run at once, each against its block's copy of the totals taken at
-    the start of the sub-step, and the copies' changes are then added to
-    ``nk``. As NumPy (``pieces(lo, hi, nk, bitgen)`` standing for
-    :func:`mh_sweep_pieces` of pieces ``lo:hi`` against ``nk``)::
+    The tokens are in the partitioned sweep's cell order: piece ``j`` is
+    the tokens ``piece_start[j]:piece_start[j + 1]`` of document
+    ``piece_doc[j]``, cell ``(p, q)`` the pieces ``cell_piece[p * P +
+    q]:cell_piece[p * P + q + 1]`` (``P = len(bitgens)``), and document
+    ``d``'s tokens (all its pieces) are ``doc_tokens[doc_ptr[d]:doc_ptr[d
+    + 1]]`` (``doc_ptr, doc_tokens = word_index(document of each token,
+    n_docs)``). A cell, ``cell(lo, hi, nk, bitgen)`` below, is the token
+    loop of :func:`mh_sweep` over its pieces ``lo:hi`` with one key drawn
+    first (``bitgen.random_raw()``, none for an empty cell), the uniforms
+    of piece ``j`` (tokens ``i0:i1``) ``mh_uniforms(key, 3 * mh_steps *
+    i0, 3 * mh_steps * (i1 - i0))``, and the document proposal's token
+    drawn from all of the document's tokens (``z[doc_tokens[doc_ptr[d] +
+    int(x)]]`` with ``x < L_d``, ``L_d`` the document's length), read as
+    ``zd[doc_ptr[d] + int(x)]``: ``zd`` is ``z[doc_tokens]`` and
+    ``doc_pos`` :func:`word_positions` of ``doc_tokens``, and every move
+    keeps ``zd`` current, as it does ``zw`` (``z[word_tokens]``, with
+    ``word_pos`` :func:`word_positions` of ``word_tokens``). The prior's
+    alias tables (:func:`build_alias_tables`) are made by
+    :meth:`set_prior`. A sweep is ``P`` sub-steps; in sub-step ``s`` the
+    cells ``(p, (p + s) % P)`` run at once, each against its block's copy
+    of the totals taken at the start of the sub-step, and the copies'
+    changes are then added to ``nk``. As NumPy::
 
         for s in range(P):
             copies = [nk.copy() for p in range(P)]
             for p in range(P):
                 c = p * P + (p + s) % P
-                pieces(cell_piece[c], cell_piece[c + 1], copies[p], bitgens[p])
+                cell(cell_piece[c], cell_piece[c + 1], copies[p], bitgens[p])
             nk += sum(c - nk for c in copies)
 
     ``run_thread(t)`` for ``t = 0 .. n_threads - 1``, called at the same
     time from ``n_threads`` threads after :meth:`set_prior`, computes
-    exactly this, whichever thread sweeps which cell; with fewer threads
-    than calls the others wait until ``stop[0]`` is set, and a nonzero
-    ``stop[0]`` abandons the sweep (``run_thread`` returns -1). The arrays
-    are trusted to be consistent beyond the shapes checked here (the
-    sweeper builds them); the bit generators are used without their
-    locks, so they must be private to this object.
+    exactly this, whichever thread sweeps which cell: the cells of a
+    sub-step share no counts but ``nk``. With fewer threads than that the
+    others wait until ``stop[0]`` is set, and a nonzero ``stop[0]``
+    abandons the sweep (``run_thread`` returns -1). The arrays are trusted
+    to be consistent beyond the shapes checked here (the sweeper builds
+    them); the bit generators are used without their locks, so they must
+    be private to this object.
     """
     cdef clda_substeps steps
     cdef _MHCells cells

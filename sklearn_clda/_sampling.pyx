@@ -1821,7 +1821,8 @@ cdef class PartitionedSweep:
         ``doc_bounds[p]:doc_bounds[p + 1]``) into ``tables[p]``, shape
         ``(P, G, K)``, after every sweep (see the class docstring)."""
         cdef Py_ssize_t P = self.c.steps.P, p
-        if (doc_bounds.shape[0] != P + 1 or tables.shape[0] != P or tables.shape[2] != self.c.steps.K
+        if (doc_bounds.shape[0] != P + 1 or tables.shape[0] != P
+                or tables.shape[2] != self.c.steps.K
                 or doc_bounds[0] != 0 or doc_bounds[P] != self._ndk.shape[0]):
             raise ValueError("inconsistent arrays passed to PartitionedSweep.set_tables")
         for p in range(P):

@@ -69,7 +69,7 @@ def _reference_partitioned(s, eta, mh_steps, P, tables, gens, kernel="mh"):
 
 
 def _reference_mh_cell(cs, piece_start, piece_doc, lo, hi, doc_of, index, eta, mh_steps, gen):
-    """The MH kernel's pieces lo:hi of one cell (``mh_sweep_pieces``)."""
+    """The MH kernel's pieces lo:hi of one cell (``MHPartitionedSweep``)."""
     aliases = [_reference_alias(row) for row in cs["prior"]]
     if lo < hi:
         key = int(gen.bit_generator.random_raw())  # one per call
