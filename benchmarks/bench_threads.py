@@ -35,7 +35,11 @@ against ``n_jobs=1`` on news16 after ``--quality-sweeps`` sweeps.
 The numbers only mean something on a machine with many cores; on two, the
 script still runs and prints what it can.
 
+``--sampler`` (with ``-K``) times our MH samplers' ``n_jobs`` instead of
+the dense kernel's (``auto`` picks the dense one at K = 100).
+
 Run: python benchmarks/bench_threads.py [--tokens 10000000] [--max-workers N]
+[-K 1000 --sampler sparse]
 """
 
 import _common  # noqa: F401  (pins BLAS/OpenMP threads first)
@@ -77,14 +81,14 @@ def _fit_kwargs(corpus, cls):
     return {"groups": corpus.groups} if cls == "CompoundLDA" else {}
 
 
-def warm_ours(corpus, cls, workers, K, warmup):
+def warm_ours(corpus, cls, workers, K, warmup, sampler="auto"):
     """A chain of ``warmup`` sweeps on ``workers`` threads, kept for
     continuation (``warm_start``); every later sweep is a kept sample, as in
-    a long fit past burn-in."""
+    a long fit past burn-in. ``sampler``: the estimators' parameter."""
     from sklearn_clda import CompoundLDA, LDAGibbs
 
     kw = dict(n_components=K, max_iter=warmup, burn_in=warmup - 1, n_jobs=workers,
-              random_state=0, warm_start=True)
+              random_state=0, warm_start=True, sampler=sampler)
     if cls == "CompoundLDA":
         est = CompoundLDA(gamma=10.0, **kw)
     else:
@@ -170,7 +174,7 @@ def scaling_rows(corpus, counts, args):
     rates, schemes = {}, {}
     top = counts[-1]
     for r in range(args.rounds):
-        warm = {cls: warm_ours(corpus, cls, top, args.K, args.warmup)
+        warm = {cls: warm_ours(corpus, cls, top, args.K, args.warmup, args.sampler)
                 for cls in ("LDAGibbs", "CompoundLDA")}
         tp_model = tomotopy_model(corpus, args.K)
         tp_model.train(args.warmup, workers=top)
@@ -236,6 +240,9 @@ def main(argv=None):
                    help="tokens of the synthetic corpus (0: news16 only)")
     p.add_argument("--max-workers", type=int, default=os.cpu_count())
     p.add_argument("-K", type=int, default=100)
+    p.add_argument("--sampler", default="auto", choices=["auto", "dense", "sparse", "mh"],
+                   help="our estimators' sampler (e.g. -K 1000 --sampler sparse for the "
+                        "MH samplers' n_jobs)")
     p.add_argument("--warmup", type=int, default=50, help="at least 1")
     p.add_argument("--sweeps", type=int, default=10)
     p.add_argument("--rounds", type=int, default=3)
@@ -260,6 +267,7 @@ def main(argv=None):
     print(f"# machine: {env['processor'] or env['machine']}, {env['cpu_count']} CPUs; "
           f"load {load_average()}")
 
+    print(f"# K={args.K}; our sampler: {args.sampler}")
     print(f"# tomotopy {tp.__version__}, build {tp.isa} (probe: "
           + ", ".join(f"{k} {v / 1e6:.2f}M" for k, v in isa_rates.items()) + ")")
     corpora = [("news16", load_news16())]

@@ -9,7 +9,8 @@
 #   bash benchmarks/many_core.sh OUTDIR dask       # bench_dask.py, 1 to cores/2 workers
 #   bash benchmarks/many_core.sh OUTDIR side       # bench_side_by_side.py, the same
 #   bash benchmarks/many_core.sh OUTDIR layouts    # bench_dask.py's worker_threads layouts
-#   bash benchmarks/many_core.sh OUTDIR all        # all five (more than one 10-minute call)
+#   bash benchmarks/many_core.sh OUTDIR largek     # bench_threads.py, K=1000, the MH samplers
+#   bash benchmarks/many_core.sh OUTDIR all        # all six (more than one 10-minute call)
 #
 # Several parts, one after the other: separate them by commas (threads,dask).
 #
@@ -34,9 +35,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-out=${1:?usage: many_core.sh OUTDIR [threads|partition|dask|side|layouts|all][,...]}
+out=${1:?usage: many_core.sh OUTDIR [threads|partition|dask|side|layouts|largek|all][,...]}
 parts=,${2:-all},
-[ "$parts" = ,all, ] && parts=,threads,partition,dask,side,layouts,
+[ "$parts" = ,all, ] && parts=,threads,partition,dask,side,layouts,largek,
 py=${PYTHON:-python3}
 limit=${LIMIT:-330}
 tokens=${TOKENS:-10000000}
@@ -110,4 +111,13 @@ case $parts in *,layouts,*)
   # shellcheck disable=SC2046
   run_part dask_two_threads "$py" benchmarks/bench_dask.py --tokens "$tokens" \
     --workers $(printf '%s\n' 1 "$half" | sort -un) --worker-threads 2 --skip-perplexity ;;
+esac
+case $parts in *,largek,*)
+  # the MH samplers' n_jobs (news16, K=1000: "auto" runs the sparse one)
+  # against tomotopy's workers at the same K
+  for sampler in sparse mh; do
+    run_part "largek_$sampler" "$py" benchmarks/bench_threads.py --tokens 0 -K 1000 \
+      --sampler "$sampler" --rounds 1 --warmup 20 --sweeps 5 --quality-sweeps 0 \
+      --json "$out/largek_$sampler.json"
+  done ;;
 esac

@@ -136,11 +136,13 @@ def test_bench_threads_times_continuations_of_one_warm_chain():
     corpus = bench_threads._common.Corpus(X=sp.csr_matrix(c.data), groups=c.groups,
                                           group_names=None, feature_names=None, source="test")
     for cls in ("LDAGibbs", "CompoundLDA"):
-        warm = bench_threads.warm_ours(corpus, cls, 2, 3, 5)
-        n_iter = warm.n_iter_
-        for w in (1, 2):
-            assert bench_threads.ours_rate(corpus, cls, warm, w, 3) > 0
-        assert warm.n_iter_ == n_iter == 5
+        for sampler in ("auto", "sparse"):
+            warm = bench_threads.warm_ours(corpus, cls, 2, 3, 5, sampler)
+            assert warm.sampler == sampler
+            n_iter = warm.n_iter_
+            for w in (1, 2):
+                assert bench_threads.ours_rate(corpus, cls, warm, w, 3) > 0
+            assert warm.n_iter_ == n_iter == 5
 
 
 def test_bench_side_by_side_runs_processes_at_once():
