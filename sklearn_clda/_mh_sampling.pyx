@@ -15,7 +15,13 @@ from libc.stdlib cimport qsort
 from numpy.random cimport bitgen_t
 from cpython.pycapsule cimport PyCapsule_GetPointer
 
-from sklearn_clda._substeps cimport CLDA_BUSY_STRIDE, clda_substeps, clda_substeps_run
+from sklearn_clda._substeps cimport (
+    CLDA_BUSY_STRIDE,
+    clda_substeps,
+    clda_substeps_init,
+    clda_substeps_ready,
+    clda_substeps_run,
+)
 
 cdef extern from "_mh_kernel.h":
     ctypedef struct clda_mh_ctx:
@@ -627,24 +633,15 @@ cdef class MHPartitionedSweep:
         self.cells.ndk = &ndk[0, 0]
         self.cells.bitgen = <bitgen_t**> np.PyArray_DATA(self._bitgen_ptrs)
         self.cells.prior = NULL
-        # each block's copy of the totals on cache lines of its own
-        self.steps.nk_stride = 16 * ((K + 15) // 16)
-        self._nk_cell = _sampling._line_buffer(P * self.steps.nk_stride, np.int32)
-        self._busy = _sampling._line_buffer(n_threads * CLDA_BUSY_STRIDE)
-        self._claimed = _sampling._line_buffer(P * CLDA_BUSY_STRIDE, np.int64)
+        self._nk_cell, nk_stride, self._busy, self._claimed = _sampling._substeps_buffers(
+            P, n_threads, K)
         longest = int(np.max(np.diff(np.asarray(piece_start)), initial=1))
         self._u = [_sampling._line_buffer(max(3 * mh_steps * longest, 1))
                    for t in range(n_threads)]
-        self.steps.P = P
-        self.steps.n_threads = n_threads
-        self.steps.K = K
-        self.steps.nk = &nk[0]
-        self.steps.nk_cell = <int32_t*> np.PyArray_DATA(self._nk_cell)
-        self.steps.stop = &stop[0]
-        self.steps.barrier.n_threads = n_threads
-        self.steps.barrier.stop = &stop[0]
-        self.steps.busy = <double*> np.PyArray_DATA(self._busy)
-        self.steps.claimed = <int64_t*> np.PyArray_DATA(self._claimed)
+        clda_substeps_init(&self.steps, P, n_threads, K, &nk[0],
+                           <int32_t*> np.PyArray_DATA(self._nk_cell), nk_stride, &stop[0],
+                           <double*> np.PyArray_DATA(self._busy),
+                           <int64_t*> np.PyArray_DATA(self._claimed))
 
     def set_prior(self, prior, double eta):
         """The collections' prior rows and eta of the next sweep (their alias
@@ -670,9 +667,7 @@ cdef class MHPartitionedSweep:
         self.ctx.eta = eta
         self.ctx.veta = self.V * eta
         self.ctx.keta = self.steps.K * eta
-        self.steps.barrier.arrived = 0
-        self.steps.aborted = 0
-        self._claimed.fill(0)
+        clda_substeps_ready(&self.steps)
 
     def run_thread(self, Py_ssize_t t):
         """Thread ``t``'s part of one sweep (GIL released); 0, or -1 if it

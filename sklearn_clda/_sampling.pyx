@@ -24,7 +24,12 @@ from libc.string cimport memset
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport binomial_t, random_binomial
 
-from sklearn_clda._substeps cimport CLDA_BUSY_STRIDE, clda_substeps
+from sklearn_clda._substeps cimport (
+    CLDA_BUSY_STRIDE,
+    clda_substeps,
+    clda_substeps_init,
+    clda_substeps_ready,
+)
 
 cdef extern from "_gibbs_kernel.h":
     ctypedef struct clda_sweep_ctx:
@@ -197,6 +202,18 @@ def _line_buffer(Py_ssize_t n, dtype=np.float64):
     raw = np.zeros((n_lines + 1) * per_line, dtype=dtype)
     off = (-raw.ctypes.data % 64) // itemsize
     return raw[off:off + n]
+
+
+def _substeps_buffers(Py_ssize_t P, Py_ssize_t n_threads, Py_ssize_t K):
+    """The arrays of a partitioned sweep's ``clda_substeps``: ``(nk_cell,
+    nk_stride, busy, claimed)``, each block's copy of the totals on cache
+    lines of its own (the threads update their copies at every token, and
+    rows sharing a line would bounce it between cores), and the threads'
+    and sub-steps' counters a line apart."""
+    nk_stride = 16 * ((K + 15) // 16)
+    return (_line_buffer(P * nk_stride, np.int32), nk_stride,
+            _line_buffer(n_threads * CLDA_BUSY_STRIDE),
+            _line_buffer(P * CLDA_BUSY_STRIDE, np.int64))
 
 
 cdef bint _AVX2 = clda_cpu_has_avx2() != 0
@@ -1779,20 +1796,16 @@ cdef class PartitionedSweep:
         self._bitgen_ptrs = np.array(
             [<Py_ssize_t> _get_bitgen(b) for b in bitgens], dtype=np.intp)
         self._stop = stop
-        # Each block's copy of nk on whole cache lines of its own (16 int32
-        # per 64-byte line): the threads update their copies at every token,
-        # and rows sharing a line would bounce it between cores.
-        nk_stride = 16 * ((K + 15) // 16)
-        nk_cell = _line_buffer(P * nk_stride, np.int32)
+        nk_cell, nk_stride, self._busy, self._claimed = _substeps_buffers(P, n_threads, K)
         self._scratch = [self._thread_scratch(K_pad, n_blocks, piece_start)
                          for i in range(n_threads)]
         self._arrays += (nk_cell,)
-        self.c.steps.P = P
-        self.c.steps.n_threads = n_threads
-        self.c.steps.K = K
+        clda_substeps_init(&self.c.steps, P, n_threads, K, &nk[0],
+                           <int32_t*> np.PyArray_DATA(nk_cell), nk_stride, &stop[0],
+                           <double*> np.PyArray_DATA(self._busy),
+                           <int64_t*> np.PyArray_DATA(self._claimed))
         self.c.n_blocks = n_blocks
         self.c.nwk_stride = nwk.strides[0] // sizeof(int32_t)
-        self.c.steps.nk_stride = nk_stride
         self.c.words = &words[0] if words.shape[0] else NULL
         self.c.z = &z[0] if z.shape[0] else NULL
         self.c.piece_start = &piece_start[0]
@@ -1801,18 +1814,9 @@ cdef class PartitionedSweep:
         self.c.doc_group = &doc_group[0] if doc_group.shape[0] else NULL
         self.c.nwk = &nwk[0, 0]
         self.c.ndk = &ndk[0, 0] if ndk.shape[0] else NULL
-        self.c.steps.nk = &nk[0]
-        self.c.steps.nk_cell = <int32_t*> np.PyArray_DATA(nk_cell)
         self.c.bitgen = <bitgen_t**> np.PyArray_DATA(self._bitgen_ptrs)
         self.c.sweep_document = _document_kernel(nwk.shape[1], K)
-        self.c.steps.stop = &stop[0]
-        self.c.steps.barrier.n_threads = n_threads
-        self.c.steps.barrier.stop = &stop[0]
         self.c.prior = NULL
-        self._busy = _line_buffer(n_threads * CLDA_BUSY_STRIDE)
-        self.c.steps.busy = <double*> np.PyArray_DATA(self._busy)
-        self._claimed = _line_buffer(P * CLDA_BUSY_STRIDE, np.int64)
-        self.c.steps.claimed = <int64_t*> np.PyArray_DATA(self._claimed)
         self._ndk = ndk
         self._doc_group = doc_group
 
@@ -1860,9 +1864,7 @@ cdef class PartitionedSweep:
         self.c.prior = &prior[0, 0]
         self.c.eta = eta
         self.c.veta = self._arrays[6].shape[0] * eta
-        self.c.steps.barrier.arrived = 0
-        self.c.steps.aborted = 0
-        self._claimed.fill(0)
+        clda_substeps_ready(&self.c.steps)
 
     def run_thread(self, Py_ssize_t t):
         """Thread ``t``'s part of one sweep, its blocks' table draws

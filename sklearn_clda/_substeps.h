@@ -122,6 +122,38 @@ typedef struct {
    line each. */
 #define CLDA_BUSY_STRIDE 8
 
+/* c set up for P blocks on n_threads threads over K topics: the totals
+   nk, the blocks' copies nk_cell (rows of nk_stride on whole cache
+   lines), the stop flag and the threads' busy and the sub-steps' claimed
+   counters (CLDA_BUSY_STRIDE apart). */
+static void clda_substeps_init(clda_substeps *c, Py_ssize_t P, Py_ssize_t n_threads,
+                               Py_ssize_t K, int32_t *nk, int32_t *nk_cell,
+                               Py_ssize_t nk_stride, volatile int32_t *stop, double *busy,
+                               int64_t *claimed)
+{
+    memset(c, 0, sizeof(*c));
+    c->P = P;
+    c->n_threads = n_threads;
+    c->K = K;
+    c->nk = nk;
+    c->nk_cell = nk_cell;
+    c->nk_stride = nk_stride;
+    c->stop = stop;
+    c->barrier.n_threads = n_threads;
+    c->barrier.stop = stop;
+    c->busy = busy;
+    c->claimed = claimed;
+}
+
+/* Readies c for the next sweep: the barrier, the abort decision and the
+   sub-steps' cell counters. */
+static void clda_substeps_ready(clda_substeps *c)
+{
+    c->barrier.arrived = 0;
+    c->aborted = 0;
+    memset(c->claimed, 0, (size_t)(c->P * CLDA_BUSY_STRIDE) * sizeof(int64_t));
+}
+
 /* nk += the sum of the document blocks' changes to their copies. */
 static void clda_merge_totals(clda_substeps *c)
 {
