@@ -31,9 +31,8 @@ synthetic``) a ``make_compound_corpus`` corpus of ``--tokens`` tokens
    start, interleaved sweep by sweep after a burn-in, process CPU time
    (robust to a busy machine): the crossovers behind ``"auto"``, at each K
    of ``--kernel-k``. ``--kernels`` may also name the dense kernel's
-   instruction-set variants, ``dense-avx512``, ``dense-avx2`` and
-   ``dense-portable`` (the threshold behind the dense kernel's own pick;
-   the table names the variant each one ran), and ``sparse-table``, the
+   instruction-set variants, ``dense-avx2`` and ``dense-portable`` (the
+   table names the variant each one ran), and ``sparse-table``, the
    sparse kernel reading and updating a word-topic table (the estimators
    run it without one, counting each word's topics from its tokens: the
    same chain).
@@ -109,7 +108,7 @@ def parse_args(argv=None):
     p.add_argument("--tokens", type=int, default=10_000_000,
                    help="tokens of the synthetic corpus (V=20,000, 8 collections)")
     p.add_argument("--kernels", default="dense,sparse,mh",
-                   help="comma list of the kernels of part 4: dense, dense-avx512, "
+                   help="comma list of the kernels of part 4: dense, "
                         "dense-avx2, dense-portable, sparse, mh (drop dense at K=10,000 on "
                         "a big corpus: seconds per sweep)")
     p.add_argument("--kernel-k", default="300,1000",
@@ -316,8 +315,8 @@ def _kernel_state(X, K, seed=0):
 
 def _kernel_sweep(name, s):
     """One sweep of kernel ``name`` on ``s``: "dense" (the one ``gibbs_sweep``
-    picks), "dense-avx512", "dense-avx2" or "dense-portable" (that one, or
-    the widest below it the CPU has), "sparse" (without a word-topic table,
+    picks), "dense-avx2" or "dense-portable" (that one, or the portable
+    one where the CPU has no AVX2), "sparse" (without a word-topic table,
     as the estimators run it), "sparse-table" (the same chain, reading
     and updating the table) or "mh" (mh_steps=2)."""
     from sklearn_clda import _mh_sampling, _sampling

@@ -1,40 +1,53 @@
 /* The z-step of the collapsed Gibbs sweep for one document (sklearn_clda).
 
-   Three implementations of the same arithmetic, chosen at run time by
+   Two implementations of the same arithmetic, chosen at run time by
    ``gibbs_sweep``:
 
    - ``clda_sweep_document_portable``: plain C, any compiler and CPU, any
      row stride of the word-topic table;
    - ``clda_sweep_document_avx2``: AVX2 intrinsics (x86-64 with GCC or
-     Clang, used when the CPU has AVX2), for word-topic rows padded to a
-     multiple of eight topics with zeros;
-   - ``clda_sweep_document_avx512``: AVX-512 intrinsics, one block of
-     eight topics per vector, same rows (used from
-     ``_sampling.AVX512_MIN_COMPONENTS`` topics on when the CPU has
-     AVX-512F).
+     Clang, used when the CPU has AVX2), one block of eight topics per
+     vector, for word-topic rows padded to a multiple of eight topics with
+     zeros.
+
+   The weights are single precision (float32): eight topics per AVX2
+   vector instead of four. What can lose precision
+   there stays double: the reciprocals of the totals and the
+   document-and-topic factor, rounded once to float32.
 
    Per token ``i`` of the document (word ``w``, topic ``k_old``), the
-   unnormalized full conditional with the token left out is
+   unnormalized full conditional with the token left out is, with
+   ``f(x)`` the rounding of a double to float32 and float32 arithmetic
+   otherwise,
 
-       p[k] = r[k] * (nw[k] + eta),     r[k] = (ndk[k] + prior[k]) * inv[k],
-       p[k_old] = (ndk[k_old] - 1 + prior[k_old]) * invm[k_old] * (nw[k_old] - 1 + eta),
+       p[k] = r[k] * (f(nw[k]) + f(eta)),     r[k] = f((ndk[k] + prior[k]) * inv[k]),
+       p[k_old] = f((ndk[k_old] - 1 + prior[k_old]) * invm[k_old]) * (f(nw[k_old] - 1) + f(eta)),
 
-   with ``inv[k] = 1 / (nk[k] + V eta)``, ``invm[k] = 1 / (nk[k] - 1 + V eta)``
-   (kept up to date, so that nothing is divided unless a topic moves). The
-   topics are grouped in blocks of eight, ``p`` zero-padded to ``8 *
-   n_blocks``; each block total is ``((q0 + q1) + (q2 + q3)) + ((q4 + q5) +
-   (q6 + q7))`` and ``cum[b]`` the running sum of the totals, ``cum[-1] =
-   0``. With ``u = u_buf[i - i0] * cum[n_blocks - 1]``, the block is the
-   number of ``cum[0 .. n_blocks - 2]`` that are ``<= u``, then the topic
-   inside it the number of running sums ``cum[b - 1] + p[8b] + ... +
-   p[8b + j]`` (``j = 0..6``, added left to right) that are ``<= u``, capped
-   at ``K - 1``: inversion of ``p / sum(p)``. Counts change only when the
-   topic moves. All implementations evaluate exactly these expressions in
-   this order (no FMA contraction: the module is compiled with
+   with ``inv[k] = 1 / (nk[k] + V eta)``, ``invm[k] = 1 / (nk[k] - 1 + V
+   eta)`` in double (kept up to date, so that nothing is divided unless a
+   topic moves). The topics are grouped in blocks of eight, ``p``
+   zero-padded to ``8 * n_blocks``; each block total is ``T[b] = ((q0 + q1)
+   + (q2 + q3)) + ((q4 + q5) + (q6 + q7))``. Running sums come from
+   ``scan8``, the prefix sums of eight values ``x`` in three vector steps:
+
+       x[j] += x[j - 1] for j % 4 >= 1;  x[j] += x[j - 2] for j % 4 >= 2;
+       x[j] += x[3] for j >= 4           (each step from the previous one)
+
+   The block totals are taken eight blocks at a time (zeros past the last
+   block): ``cum[8g:8g + 8] = scan8(T[8g:8g + 8]) + cum[8g - 1]`` (``cum[-1]
+   = 0``), and the total is ``cum[8 n_groups - 1]``. With ``u = f(u_buf[i
+   - i0] * total)``, the block ``b`` is the number of ``cum[0 .. 8 n_groups -
+   1]`` that are ``<= u``, capped at ``n_blocks - 1``, then the topic
+   inside it the number of ``(scan8(p[8b:8b + 8]) + cum[b - 1])[0 .. 6]``
+   that are ``<= u``, capped at ``K - 1``: inversion of ``p / sum(p)``,
+   counting instead of searching, so that it takes a compare and a
+   population count per eight values. Counts change only when the topic
+   moves. Both implementations evaluate exactly these expressions in this
+   order (no FMA contraction: the module is compiled with
    ``-ffp-contract=off``), so they give bit-identical draws.
 
    The AVX2 version stores into ``r`` and into the count row in the same
-   aligned groups of four lanes that the next token loads, so the loads
+   aligned groups of eight lanes that the next token loads, so the loads
    are served from the store buffer instead of waiting for the stores. */
 #ifndef SKLEARN_CLDA_GIBBS_KERNEL_H
 #define SKLEARN_CLDA_GIBBS_KERNEL_H
@@ -43,8 +56,17 @@
 
 #if defined(__GNUC__) || defined(__clang__)
 #define CLDA_PREFETCH(addr) __builtin_prefetch((const void *)(addr), 1, 3)
+#define CLDA_POPCOUNT(x) __builtin_popcount(x)
 #else
 #define CLDA_PREFETCH(addr) ((void)0)
+static int clda_popcount(unsigned x)
+{
+    int n = 0;
+    for (; x; x &= x - 1)
+        n++;
+    return n;
+}
+#define CLDA_POPCOUNT(x) clda_popcount(x)
 #endif
 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
@@ -58,7 +80,7 @@
    tables and constants (read or updated by every document) and the
    thread's scratch buffers. ``gibbs_sweep`` fills one per call; a kernel
    copies the fields it needs into locals, so that its stores into the
-   double scratch arrays cannot be taken to alias ``eta``/``veta``. */
+   scratch arrays cannot be taken to alias ``eta``/``veta``. */
 typedef struct {
     Py_ssize_t K;            /* topics */
     Py_ssize_t n_blocks;     /* blocks of eight topics, ceil(K / 8) */
@@ -72,9 +94,9 @@ typedef struct {
     double veta;             /* V * eta */
     double *inv;             /* 1 / (nk + V eta), kept current */
     double *invm;            /* 1 / (nk - 1 + V eta), kept current */
-    double *r;               /* (ndk[d] + prior[g]) * inv, per document */
-    double *p;               /* weights of the current token */
-    double *cum;             /* running block sums; cum[-1] == 0 */
+    float *r;                /* f((ndk[d] + prior[g]) * inv), per document; 8 * n_blocks */
+    float *p;                /* weights of the current token; 8 * n_blocks */
+    float *cum;              /* running block sums, 8 * ceil(n_blocks / 8); cum[-1] == 0 */
 } clda_sweep_ctx;
 
 /* The z-step of the tokens i0:i1 of one document: its topic counts ndk_d,
@@ -92,9 +114,10 @@ typedef void (*clda_sweep_document_fn)(
     int32_t *const nwk = (ctx)->nwk;                                            \
     const Py_ssize_t nwk_stride = (ctx)->nwk_stride;                            \
     int32_t *const nk = (ctx)->nk;                                              \
-    const double eta = (ctx)->eta, veta = (ctx)->veta;                          \
+    const float eta = (float)(ctx)->eta;                                        \
+    const double veta = (ctx)->veta;                                            \
     double *const inv = (ctx)->inv, *const invm = (ctx)->invm;                  \
-    double *const r = (ctx)->r, *const p = (ctx)->p, *const cum = (ctx)->cum
+    float *const r = (ctx)->r, *const p = (ctx)->p, *const cum = (ctx)->cum
 
 /* Prefetch the count row of the word of the next token: its first and
    last bytes (the whole row when it spans at most two cache lines, as at
@@ -106,43 +129,44 @@ typedef void (*clda_sweep_document_fn)(
         CLDA_PREFETCH(row_ + (stride) * 4 - 1);                                 \
     } while (0)
 
+/* The document-and-topic factor r[k] = f((ndk[k] + prior[k]) * inv[k]). */
+#define CLDA_R(ndk_d, prior_g, inv, k) ((float)(((ndk_d)[k] + (prior_g)[k]) * (inv)[k]))
+
+/* p[k_old]: the weight of the token's own topic with the token left out. */
+#define CLDA_P_OLD(ndk_d, prior_g, invm, nw, eta, k)                            \
+    ((float)(((ndk_d)[k] - 1 + (prior_g)[k]) * (invm)[k]) * ((float)((nw)[k] - 1) + (eta)))
+
 /* Add delta (+1 or -1) to the counts of topic k and refresh its cached
    reciprocals and r[k]. */
 static inline void clda_move_count(
     int32_t k, int32_t delta, int32_t *ndk_d, int32_t *nk, int32_t *nw,
-    const double *prior_g, double veta, double *inv, double *invm, double *r)
+    const double *prior_g, double veta, double *inv, double *invm, float *r)
 {
     ndk_d[k] += delta;
     nw[k] += delta;
     nk[k] += delta;
     inv[k] = 1.0 / (nk[k] + veta);
     invm[k] = 1.0 / (nk[k] - 1 + veta);
-    r[k] = (ndk_d[k] + prior_g[k]) * inv[k];
+    r[k] = CLDA_R(ndk_d, prior_g, inv, k);
 }
 
-/* The topic that u (uniform times the total) falls on: the block is the
-   number of cum[0 .. n_blocks - 2] that are <= u, the topic inside it the
-   number of running sums cum[b - 1] + p[8b] + ... + p[8b + j] (j = 0..6,
-   added left to right) that are <= u, capped at K - 1 (cum[-1] == 0). */
-static inline int32_t clda_draw_topic(const double *p, const double *cum, Py_ssize_t n_blocks,
-                                      Py_ssize_t K, double u)
+/* out = scan8(x) + base (see the top of this file). */
+static inline void clda_scan8(const float *x, float base, float *out)
 {
-    Py_ssize_t b = 0, j, count = 0, k;
-    const double *q;
-    double s;
-    for (j = 0; j < n_blocks - 1; j++)
-        b += (cum[j] <= u);
-    q = p + 8 * b;
-    s = cum[b - 1];
-    s += q[0]; count += (s <= u);
-    s += q[1]; count += (s <= u);
-    s += q[2]; count += (s <= u);
-    s += q[3]; count += (s <= u);
-    s += q[4]; count += (s <= u);
-    s += q[5]; count += (s <= u);
-    s += q[6]; count += (s <= u);
-    k = 8 * b + count;
-    return (int32_t)(k < K - 1 ? k : K - 1);
+    float s1[8], s2[8];
+    int j;
+    for (j = 0; j < 8; j++)
+        s1[j] = (j & 3) >= 1 ? x[j] + x[j - 1] : x[j];
+    for (j = 0; j < 8; j++)
+        s2[j] = (j & 3) >= 2 ? s1[j] + s1[j - 2] : s1[j];
+    for (j = 0; j < 8; j++)
+        out[j] = (j >= 4 ? s2[j] + s2[3] : s2[j]) + base;
+}
+
+/* The total of one block of eight weights. */
+static inline float clda_block_total(const float *q)
+{
+    return ((q[0] + q[1]) + (q[2] + q[3])) + ((q[4] + q[5]) + (q[6] + q[7]));
 }
 
 static void clda_sweep_document_portable(
@@ -150,30 +174,41 @@ static void clda_sweep_document_portable(
     const double *prior_g, const double *u_buf, int64_t next_word)
 {
     CLDA_UNPACK_CTX(ctx);
-    Py_ssize_t k, b;
+    const Py_ssize_t n_groups = (n_blocks + 7) / 8;
+    Py_ssize_t k, b, g;
     int64_t i;
-    double total;
     for (k = 0; k < K; k++)
-        r[k] = (ndk_d[k] + prior_g[k]) * inv[k];
+        r[k] = CLDA_R(ndk_d, prior_g, inv, k);
+    for (k = K; k < 8 * n_blocks; k++)
+        p[k] = 0.0f;
     for (i = i0; i < i1; i++) {
         const int32_t w = words[i];
         int32_t *nw = nwk + (Py_ssize_t)w * nwk_stride;
         const int32_t k_old = z[i];
         int32_t k_new;
         const int64_t w_next = i + 1 < i1 ? words[i + 1] : next_word;
+        float totals[8], run[8], u;
+        int count = 0;
         if (w_next >= 0)
             CLDA_PREFETCH_ROW(nwk, nwk_stride, w_next);
         for (k = 0; k < K; k++)
-            p[k] = r[k] * (nw[k] + eta);
-        p[k_old] = (ndk_d[k_old] - 1 + prior_g[k_old]) * invm[k_old]
-                   * (nw[k_old] - 1 + eta);
-        total = 0.0;
-        for (b = 0; b < n_blocks; b++) {
-            const double *q = p + 8 * b;
-            total += ((q[0] + q[1]) + (q[2] + q[3])) + ((q[4] + q[5]) + (q[6] + q[7]));
-            cum[b] = total;
+            p[k] = r[k] * ((float)nw[k] + eta);
+        p[k_old] = CLDA_P_OLD(ndk_d, prior_g, invm, nw, eta, k_old);
+        for (g = 0; g < n_groups; g++) {
+            for (b = 0; b < 8; b++)
+                totals[b] = 8 * g + b < n_blocks ? clda_block_total(p + 8 * (8 * g + b)) : 0.0f;
+            clda_scan8(totals, cum[8 * g - 1], cum + 8 * g);
         }
-        k_new = clda_draw_topic(p, cum, n_blocks, K, u_buf[i - i0] * total);
+        u = (float)(u_buf[i - i0] * (double)cum[8 * n_groups - 1]);
+        for (k = 0; k < 8 * n_groups; k++)
+            count += cum[k] <= u;
+        b = count < n_blocks - 1 ? count : n_blocks - 1;
+        clda_scan8(p + 8 * b, cum[b - 1], run);
+        count = 0;
+        for (k = 0; k < 7; k++)
+            count += run[k] <= u;
+        k = 8 * b + count;
+        k_new = (int32_t)(k < K - 1 ? k : K - 1);
         if (k_new == k_old)
             continue;
         z[i] = k_new;
@@ -195,56 +230,105 @@ static int clda_cpu_has_avx2(void)
     size_t size = sizeof(value);
     return sysctlbyname("hw.optional.avx2_0", &value, &size, NULL, 0) == 0 && value != 0;
 }
-static int clda_cpu_has_avx512(void)
-{
-    int value = 0;
-    size_t size = sizeof(value);
-    return sysctlbyname("hw.optional.avx512f", &value, &size, NULL, 0) == 0 && value != 0;
-}
 #else
 static int clda_cpu_has_avx2(void)
 {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx2") ? 1 : 0;
 }
-static int clda_cpu_has_avx512(void)
-{
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") ? 1 : 0;
-}
 #endif
 
-/* The unnormalized weights of four topics starting at o, with the token's
-   own topic replaced by p_old (lanes whose id equals k_old). */
-#define CLDA_WEIGHTS4(o, ids)                                                    \
-    _mm256_blendv_pd(                                                            \
-        _mm256_mul_pd(_mm256_load_pd(r + (o)),                                   \
-                      _mm256_add_pd(_mm256_cvtepi32_pd(                          \
-                          _mm_loadu_si128((const __m128i *)(nw + (o)))), etav)), \
-        poldv, _mm256_castsi256_pd(_mm256_cmpeq_epi64((ids), kov)))
+/* scan8(x) (see the top of this file): two shifts inside each 128-bit
+   half, then the low half's last sum added to the high half. */
+__attribute__((target("avx2")))
+static inline __m256 clda_scan8_avx2(__m256 x)
+{
+    __m256 last;
+    x = _mm256_add_ps(x, _mm256_castsi256_ps(_mm256_slli_si256(_mm256_castps_si256(x), 4)));
+    x = _mm256_add_ps(x, _mm256_castsi256_ps(_mm256_slli_si256(_mm256_castps_si256(x), 8)));
+    last = _mm256_permute_ps(x, 0xFF);                               /* x[3] / x[7] per half */
+    return _mm256_add_ps(x, _mm256_permute2f128_ps(last, last, 0x08)); /* [0, x[3]] */
+}
+
+/* The totals of eight blocks of weights, in lane order. */
+__attribute__((target("avx2")))
+static inline __m256 clda_block_totals_avx2(const __m256 *a)
+{
+    const __m256 h0 = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
+    const __m256 h1 = _mm256_hadd_ps(_mm256_hadd_ps(a[4], a[5]), _mm256_hadd_ps(a[6], a[7]));
+    /* low halves: (q0+q1)+(q2+q3) of each block; high halves: (q4+q5)+(q6+q7) */
+    return _mm256_add_ps(_mm256_permute2f128_ps(h0, h1, 0x20),
+                         _mm256_permute2f128_ps(h0, h1, 0x31));
+}
+
+/* How many of the eight values are <= u (u in every lane). */
+__attribute__((target("avx2")))
+static inline int clda_count_le_avx2(__m256 x, __m256 uv, int lanes)
+{
+    return CLDA_POPCOUNT(_mm256_movemask_ps(_mm256_cmp_ps(x, uv, _CMP_LE_OQ)) & lanes);
+}
 
 /* Add delta (+1 or -1) to the counts of topic k and refresh its cached
    reciprocals and r[k]; the count row and r are written as the aligned
-   group of four lanes that holds k, the unit the next token loads. */
+   group of eight lanes that holds k, the unit the next token loads. */
 __attribute__((target("avx2")))
 static inline void clda_move_count_avx2(
     int32_t k, int32_t delta, int32_t *ndk_d, int32_t *nk, int32_t *nw,
-    const double *prior_g, double veta, double *inv, double *invm, double *r)
+    const double *prior_g, double veta, double *inv, double *invm, float *r)
 {
-    __m128i *cg = (__m128i *)(nw + (k & ~3));
-    double *rg = r + (k & ~3);
-    const __m128i one_hot = _mm_cmpeq_epi32(_mm_setr_epi32(0, 1, 2, 3), _mm_set1_epi32(k & 3));
-    const __m256i sel = _mm256_cmpeq_epi64(_mm256_setr_epi64x(0, 1, 2, 3),
-                                           _mm256_set1_epi64x(k & 3));
+    __m256i *cg = (__m256i *)(nw + (k & ~7));
+    float *rg = r + (k & ~7);
+    const __m256i sel = _mm256_cmpeq_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                           _mm256_set1_epi32(k & 7));
     ndk_d[k] += delta;
     nk[k] += delta;
-    _mm_storeu_si128(cg, _mm_add_epi32(_mm_loadu_si128(cg),
-                                       _mm_and_si128(one_hot, _mm_set1_epi32(delta))));
+    _mm256_storeu_si256(cg, _mm256_add_epi32(_mm256_loadu_si256(cg),
+                                             _mm256_and_si256(sel, _mm256_set1_epi32(delta))));
     inv[k] = 1.0 / (nk[k] + veta);
     invm[k] = 1.0 / (nk[k] - 1 + veta);
-    _mm256_store_pd(rg, _mm256_blendv_pd(_mm256_load_pd(rg),
-                                         _mm256_set1_pd((ndk_d[k] + prior_g[k]) * inv[k]),
-                                         _mm256_castsi256_pd(sel)));
+    _mm256_store_ps(rg, _mm256_blendv_ps(_mm256_load_ps(rg),
+                                         _mm256_set1_ps(CLDA_R(ndk_d, prior_g, inv, k)),
+                                         _mm256_castsi256_ps(sel)));
+}
+
+/* The weights of block b (topics 8b .. 8b + 7), the token's own topic
+   replaced by poldv (lanes where 8b + lane == k_old, i.e. 8b == kov). */
+__attribute__((target("avx2")))
+static inline __m256 clda_weights8_avx2(const float *r, const int32_t *nw, Py_ssize_t b,
+                                        __m256 etav, __m256 poldv, __m256i kov)
+{
+    const __m256 w = _mm256_mul_ps(
+        _mm256_load_ps(r + 8 * b),
+        _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(nw + 8 * b))), etav));
+    return _mm256_blendv_ps(w, poldv, _mm256_castsi256_ps(
+        _mm256_cmpeq_epi32(_mm256_set1_epi32(8 * (int32_t)b), kov)));
+}
+
+/* The weights of one token into p and the running block sums into cum,
+   eight blocks at a time; returns the total. */
+__attribute__((target("avx2")))
+static inline float clda_running_sums_avx2(const float *r, const int32_t *nw, float *p, float *cum,
+                                           Py_ssize_t n_blocks, __m256 etav, __m256 poldv,
+                                           __m256i kov)
+{
+    const __m256 zero = _mm256_setzero_ps();
+    __m256 carry = zero, a[8];
+    Py_ssize_t g, b;
+    for (g = 0; 8 * g < n_blocks; g++) {
+        __m256 run;
+        for (b = 0; b < 8; b++) {
+            if (8 * g + b < n_blocks) {
+                a[b] = clda_weights8_avx2(r, nw, 8 * g + b, etav, poldv, kov);
+                _mm256_store_ps(p + 8 * (8 * g + b), a[b]);
+            } else {
+                a[b] = zero;
+            }
+        }
+        run = _mm256_add_ps(clda_scan8_avx2(clda_block_totals_avx2(a)), carry);
+        _mm256_store_ps(cum + 8 * g, run);
+        carry = _mm256_permute_ps(_mm256_permute2f128_ps(run, run, 0x11), 0xFF);
+    }
+    return _mm256_cvtss_f32(carry);
 }
 
 __attribute__((target("avx2")))
@@ -254,72 +338,36 @@ static void clda_sweep_document_avx2(
 {
     CLDA_UNPACK_CTX(ctx);
     /* Requires: nwk_stride == 8 * n_blocks (rows zero-padded), r and p of
-       length 8 * n_blocks, 32-byte aligned, r zero beyond K. */
-    const __m256d etav = _mm256_set1_pd(eta);
-    const __m256i lane64 = _mm256_setr_epi64x(0, 1, 2, 3);
-    const __m256i four64 = _mm256_set1_epi64x(4);
-    Py_ssize_t k, b;
+       length 8 * n_blocks, r and cum 32-byte aligned, r zero beyond K. */
+    const __m256 etav = _mm256_set1_ps(eta);
+    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const Py_ssize_t n_groups = (n_blocks + 7) / 8;
+    Py_ssize_t k, b, g;
     int64_t i;
     for (k = 0; k < K; k++)
-        r[k] = (ndk_d[k] + prior_g[k]) * inv[k];
+        r[k] = CLDA_R(ndk_d, prior_g, inv, k);
     for (i = i0; i < i1; i++) {
         const int32_t w = words[i];
         int32_t *nw = nwk + (Py_ssize_t)w * nwk_stride;
         const int32_t k_old = z[i];
         int32_t k_new;
         const int64_t w_next = i + 1 < i1 ? words[i + 1] : next_word;
-        double total = 0.0, p_old;
-        __m256d poldv;
-        __m256i kov, ids = lane64;
+        const __m256 poldv = _mm256_set1_ps(CLDA_P_OLD(ndk_d, prior_g, invm, nw, eta, k_old));
+        const __m256i kov = _mm256_sub_epi32(_mm256_set1_epi32(k_old), lanes);
+        float total;
+        __m256 uv;
+        int count = 0;
         if (w_next >= 0)
             CLDA_PREFETCH_ROW(nwk, nwk_stride, w_next);
-        p_old = (ndk_d[k_old] - 1 + prior_g[k_old]) * invm[k_old]
-                * (nw[k_old] - 1 + eta);
-        poldv = _mm256_set1_pd(p_old);
-        kov = _mm256_set1_epi64x(k_old);
-        /* Two blocks of eight at a time: block totals in vector registers. */
-        for (b = 0; b + 1 < n_blocks; b += 2) {
-            const Py_ssize_t o = 8 * b;
-            __m256d a0, c0, a1, c1, h0, h1, sv, tv;
-            a0 = CLDA_WEIGHTS4(o, ids);
-            ids = _mm256_add_epi64(ids, four64);
-            c0 = CLDA_WEIGHTS4(o + 4, ids);
-            ids = _mm256_add_epi64(ids, four64);
-            a1 = CLDA_WEIGHTS4(o + 8, ids);
-            ids = _mm256_add_epi64(ids, four64);
-            c1 = CLDA_WEIGHTS4(o + 12, ids);
-            ids = _mm256_add_epi64(ids, four64);
-            _mm256_store_pd(p + o, a0);
-            _mm256_store_pd(p + o + 4, c0);
-            _mm256_store_pd(p + o + 8, a1);
-            _mm256_store_pd(p + o + 12, c1);
-            /* h = [q0+q1, q4+q5, q2+q3, q6+q7] per block */
-            h0 = _mm256_hadd_pd(a0, c0);
-            h1 = _mm256_hadd_pd(a1, c1);
-            /* sv = [(q0+q1)+(q2+q3), (q4+q5)+(q6+q7)] of both blocks */
-            sv = _mm256_add_pd(_mm256_permute2f128_pd(h0, h1, 0x20),
-                               _mm256_permute2f128_pd(h0, h1, 0x31));
-            tv = _mm256_hadd_pd(sv, sv);
-            total += _mm256_cvtsd_f64(tv);
-            cum[b] = total;
-            total += _mm_cvtsd_f64(_mm256_extractf128_pd(tv, 1));
-            cum[b + 1] = total;
-        }
-        if (b < n_blocks) {
-            const Py_ssize_t o = 8 * b;
-            __m256d a0, c0, h0;
-            __m128d sv;
-            a0 = CLDA_WEIGHTS4(o, ids);
-            ids = _mm256_add_epi64(ids, four64);
-            c0 = CLDA_WEIGHTS4(o + 4, ids);
-            _mm256_store_pd(p + o, a0);
-            _mm256_store_pd(p + o + 4, c0);
-            h0 = _mm256_hadd_pd(a0, c0);
-            sv = _mm_add_pd(_mm256_castpd256_pd128(h0), _mm256_extractf128_pd(h0, 1));
-            total += _mm_cvtsd_f64(_mm_hadd_pd(sv, sv));
-            cum[b] = total;
-        }
-        k_new = clda_draw_topic(p, cum, n_blocks, K, u_buf[i - i0] * total);
+        total = clda_running_sums_avx2(r, nw, p, cum, n_blocks, etav, poldv, kov);
+        uv = _mm256_set1_ps((float)(u_buf[i - i0] * (double)total));
+        for (g = 0; g < n_groups; g++)
+            count += clda_count_le_avx2(_mm256_load_ps(cum + 8 * g), uv, 0xFF);
+        b = count < n_blocks - 1 ? count : n_blocks - 1;
+        k = 8 * b + clda_count_le_avx2(
+            _mm256_add_ps(clda_scan8_avx2(_mm256_load_ps(p + 8 * b)), _mm256_set1_ps(cum[b - 1])),
+            uv, 0x7F);
+        k_new = (int32_t)(k < K - 1 ? k : K - 1);
         if (k_new == k_old)
             continue;
         z[i] = k_new;
@@ -328,134 +376,10 @@ static void clda_sweep_document_avx2(
     }
 }
 
-#undef CLDA_WEIGHTS4
-
-/* Add delta (+1 or -1) to the counts of topic k and refresh its cached
-   reciprocals and r[k]; the count row and r are written as the aligned
-   group of eight lanes that holds k, the unit the AVX-512 kernel loads
-   (a narrower store inside a wider load would keep the load from being
-   served by the store buffer). */
-__attribute__((target("avx512f")))
-static inline void clda_move_count_avx512(
-    int32_t k, int32_t delta, int32_t *ndk_d, int32_t *nk, int32_t *nw,
-    const double *prior_g, double veta, double *inv, double *invm, double *r)
-{
-    __m256i *cg = (__m256i *)(nw + (k & ~7));
-    double *rg = r + (k & ~7);
-    const __mmask8 bit = (__mmask8)(1u << (k & 7));
-    ndk_d[k] += delta;
-    nk[k] += delta;
-    _mm256_storeu_si256(cg, _mm512_castsi512_si256(_mm512_mask_add_epi32(
-        _mm512_castsi256_si512(_mm256_loadu_si256(cg)), (__mmask16)bit,
-        _mm512_castsi256_si512(_mm256_loadu_si256(cg)), _mm512_set1_epi32(delta))));
-    inv[k] = 1.0 / (nk[k] + veta);
-    invm[k] = 1.0 / (nk[k] - 1 + veta);
-    _mm512_storeu_pd(rg, _mm512_mask_mov_pd(_mm512_loadu_pd(rg), bit,
-                                           _mm512_set1_pd((ndk_d[k] + prior_g[k]) * inv[k])));
-}
-
-/* The unnormalized weights of block b (topics 8b .. 8b + 7), the token's
-   own topic (block bo, lane bit) replaced by poldv. */
-#define CLDA_WEIGHTS8(b)                                                           \
-    _mm512_mask_mov_pd(                                                            \
-        _mm512_mul_pd(_mm512_loadu_pd(r + 8 * (b)),                                 \
-                      _mm512_add_pd(_mm512_cvtepi32_pd(                            \
-                          _mm256_loadu_si256((const __m256i *)(nw + 8 * (b)))), etav)), \
-        (__mmask8)((b) == bo ? bit : 0), poldv)
-
-/* The totals ((q0 + q1) + (q2 + q3)) + ((q4 + q5) + (q6 + q7)) of one block. */
-__attribute__((target("avx512f")))
-static inline double clda_block_total_avx512(__m512d a)
-{
-    const __m512d x = _mm512_add_pd(a, _mm512_permute_pd(a, 0x55));        /* q0+q1 in 0, q2+q3 in 2 */
-    const __m512d y = _mm512_add_pd(x, _mm512_permutex_pd(x, 0x4e));       /* (..)+(..) in 0 and 4 */
-    const __m512d t = _mm512_add_pd(y, _mm512_shuffle_f64x2(y, y, 0x4e));  /* block total in 0 */
-    return _mm512_cvtsd_f64(t);
-}
-
-/* The kernel of clda_sweep_document_avx2 with AVX-512: one block of eight
-   topics per vector, four blocks' totals formed side by side (same
-   additions in the same order as the other kernels, so the same draws). */
-__attribute__((target("avx512f")))
-static void clda_sweep_document_avx512(
-    const clda_sweep_ctx *ctx, int64_t i0, int64_t i1, int32_t *ndk_d,
-    const double *prior_g, const double *u_buf, int64_t next_word)
-{
-    CLDA_UNPACK_CTX(ctx);
-    /* Requires: nwk_stride == 8 * n_blocks (rows zero-padded), r and p of
-       length 8 * n_blocks, r zero beyond K. */
-    const __m512d etav = _mm512_set1_pd(eta);
-    const __m512i lo_idx = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
-    const __m512i hi_idx = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
-    Py_ssize_t k, b;
-    int64_t i;
-    for (k = 0; k < K; k++)
-        r[k] = (ndk_d[k] + prior_g[k]) * inv[k];
-    for (i = i0; i < i1; i++) {
-        const int32_t w = words[i];
-        int32_t *nw = nwk + (Py_ssize_t)w * nwk_stride;
-        const int32_t k_old = z[i];
-        const Py_ssize_t bo = k_old >> 3;
-        const unsigned bit = 1u << (k_old & 7);
-        int32_t k_new;
-        const int64_t w_next = i + 1 < i1 ? words[i + 1] : next_word;
-        double total = 0.0;
-        __m512d poldv;
-        if (w_next >= 0)
-            CLDA_PREFETCH_ROW(nwk, nwk_stride, w_next);
-        poldv = _mm512_set1_pd((ndk_d[k_old] - 1 + prior_g[k_old]) * invm[k_old]
-                               * (nw[k_old] - 1 + eta));
-        for (b = 0; b + 3 < n_blocks; b += 4) {
-            const __m512d a0 = CLDA_WEIGHTS8(b), a1 = CLDA_WEIGHTS8(b + 1);
-            const __m512d a2 = CLDA_WEIGHTS8(b + 2), a3 = CLDA_WEIGHTS8(b + 3);
-            __m512d x0, x1, y;
-            __m256d t;
-            _mm512_storeu_pd(p + 8 * b, a0);
-            _mm512_storeu_pd(p + 8 * b + 8, a1);
-            _mm512_storeu_pd(p + 8 * b + 16, a2);
-            _mm512_storeu_pd(p + 8 * b + 24, a3);
-            /* pair sums [a01, a101, a23, a123, ...] of blocks b, b + 1 and b + 2, b + 3 */
-            x0 = _mm512_add_pd(_mm512_unpacklo_pd(a0, a1), _mm512_unpackhi_pd(a0, a1));
-            x1 = _mm512_add_pd(_mm512_unpacklo_pd(a2, a3), _mm512_unpackhi_pd(a2, a3));
-            /* (q0+q1)+(q2+q3) of the four blocks in lanes 0-3, (q4+q5)+(q6+q7) in 4-7 */
-            y = _mm512_add_pd(_mm512_permutex2var_pd(x0, lo_idx, x1),
-                              _mm512_permutex2var_pd(x0, hi_idx, x1));
-            t = _mm256_add_pd(_mm512_castpd512_pd256(y), _mm512_extractf64x4_pd(y, 1));
-            {
-                const __m128d t01 = _mm256_castpd256_pd128(t), t23 = _mm256_extractf128_pd(t, 1);
-                total += _mm_cvtsd_f64(t01);
-                cum[b] = total;
-                total += _mm_cvtsd_f64(_mm_unpackhi_pd(t01, t01));
-                cum[b + 1] = total;
-                total += _mm_cvtsd_f64(t23);
-                cum[b + 2] = total;
-                total += _mm_cvtsd_f64(_mm_unpackhi_pd(t23, t23));
-                cum[b + 3] = total;
-            }
-        }
-        for (; b < n_blocks; b++) {
-            const __m512d a0 = CLDA_WEIGHTS8(b);
-            _mm512_storeu_pd(p + 8 * b, a0);
-            total += clda_block_total_avx512(a0);
-            cum[b] = total;
-        }
-        k_new = clda_draw_topic(p, cum, n_blocks, K, u_buf[i - i0] * total);
-        if (k_new == k_old)
-            continue;
-        z[i] = k_new;
-        clda_move_count_avx512(k_old, -1, ndk_d, nk, nw, prior_g, veta, inv, invm, r);
-        clda_move_count_avx512(k_new, 1, ndk_d, nk, nw, prior_g, veta, inv, invm, r);
-    }
-}
-
-#undef CLDA_WEIGHTS8
-
 #else  /* no AVX2 kernel on this compiler / architecture */
 
 static int clda_cpu_has_avx2(void) { return 0; }
-static int clda_cpu_has_avx512(void) { return 0; }
 #define clda_sweep_document_avx2 clda_sweep_document_portable
-#define clda_sweep_document_avx512 clda_sweep_document_portable
 
 #endif
 #endif  /* SKLEARN_CLDA_GIBBS_KERNEL_H */

@@ -42,11 +42,12 @@ AUTO_DENSE_MAX_COMPONENTS = 100
 # document length on (its cost grows with the topics per document, at most
 # the document length, the dense kernel's with K: on news16, whose
 # token-weighted mean length is 157, the word-major sparse sweep costs the
-# same as the dense one at K = 320-330 against the AVX2 dense kernel and at
-# K = 340-420 against the AVX-512 one, and about half as much at K = 1000;
-# per sweep the two mix alike at K = 500 and 1000: bench_mixing.py). One
-# factor between the two crossovers, so that a seed gives the same model on
-# every CPU: each is then within ~10% of the faster kernel;
+# same as the dense one, float32 weights in AVX2, at K = 350 (2.2 times
+# that length; dense/sparse 0.88 at 300, 1.09-1.14 at 400) and 0.42 of it
+# at K = 1000; per sweep the two mix alike at K = 500 and 1000:
+# bench_mixing.py). Earlier dense kernels crossed at 320-330 (double, AVX2)
+# and 340-420 (double, AVX-512); the factor stayed, within 1% of the faster
+# kernel at the crossover;
 AUTO_SPARSE_LENGTH_FACTOR = 2.3
 # the O(1) MH kernel from this many topics on (on news16 a sparse sweep costs
 # 2.1 MH sweeps at K = 10,000 and 2.5 at 20,000 since it keeps no word-topic

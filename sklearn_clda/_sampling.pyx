@@ -45,9 +45,9 @@ cdef extern from "_gibbs_kernel.h":
         double veta
         double* inv
         double* invm
-        double* r
-        double* p
-        double* cum
+        float* r
+        float* p
+        float* cum
     ctypedef void (*clda_sweep_document_fn)(
         const clda_sweep_ctx* ctx, int64_t i0, int64_t i1, int32_t* ndk_d,
         const double* prior_g, const double* u_buf, int64_t next_word) noexcept nogil
@@ -57,11 +57,7 @@ cdef extern from "_gibbs_kernel.h":
     void clda_sweep_document_avx2(
         const clda_sweep_ctx* ctx, int64_t i0, int64_t i1, int32_t* ndk_d,
         const double* prior_g, const double* u_buf, int64_t next_word) noexcept nogil
-    void clda_sweep_document_avx512(
-        const clda_sweep_ctx* ctx, int64_t i0, int64_t i1, int32_t* ndk_d,
-        const double* prior_g, const double* u_buf, int64_t next_word) noexcept nogil
     int clda_cpu_has_avx2() noexcept nogil
-    int clda_cpu_has_avx512() noexcept nogil
 
 cdef extern from "_partition_kernel.h":
     ctypedef struct clda_partition_ctx:
@@ -217,27 +213,19 @@ def _substeps_buffers(Py_ssize_t P, Py_ssize_t n_threads, Py_ssize_t K):
 
 
 cdef bint _AVX2 = clda_cpu_has_avx2() != 0
-cdef bint _AVX512 = _AVX2 and clda_cpu_has_avx512() != 0
-_KERNELS = ("auto", "avx512", "avx2", "portable")
+_KERNELS = ("auto", "avx2", "portable")
 # The document kernels this CPU runs, widest first.
-CPU_KERNELS = ("avx512",) * _AVX512 + ("avx2",) * _AVX2 + ("portable",)
-# "auto" takes the AVX-512 kernel from this many topics on: below, the
-# AVX2 one was as fast or faster (news16, one thread, AMD EPYC Zen 5: the
-# AVX-512 one at 0.89-0.93x for K = 30, 0.99-1.02x for K = 50-200,
-# 1.04-1.08x for K = 300, 1.22-1.23x for K = 1000).
-AVX512_MIN_COMPONENTS = 256
+CPU_KERNELS = ("avx2",) * _AVX2 + ("portable",)
 cdef str _KERNEL_SETTING = "auto"
 
 
 def _set_kernel(str name):
-    """Select the z-step kernel: ``"auto"`` (AVX-512 for at least
-    ``AVX512_MIN_COMPONENTS`` topics, else AVX2, as far as the CPU has
-    them), ``"avx512"`` (the widest the CPU has, at any K), ``"avx2"`` (at
-    most AVX2) or ``"portable"``.
+    """Select the z-step kernel: ``"auto"`` or ``"avx2"`` (AVX2 as far as
+    the CPU has it) or ``"portable"``.
 
-    Returns the name of the previous setting. All kernels give identical
+    Returns the name of the previous setting. Both kernels give identical
     draws (tests hold them to that); the switch exists so that each one can
-    be tested on a CPU that would pick another.
+    be tested on a CPU that would pick the other.
     """
     global _KERNEL_SETTING
     if name not in _KERNELS:
@@ -248,24 +236,41 @@ def _set_kernel(str name):
 
 def _kernel_name(Py_ssize_t row_length, Py_ssize_t n_components):
     """Name of the kernel ``gibbs_sweep`` uses for count rows of this length:
-    ``"avx512"``, ``"avx2"`` or ``"portable"``."""
+    ``"avx2"`` or ``"portable"``."""
     cdef Py_ssize_t K_pad = _BLOCK * ((n_components + _BLOCK - 1) // _BLOCK)
     if _KERNEL_SETTING == "portable" or row_length != K_pad or not _AVX2:
         return "portable"
-    if _AVX512 and (_KERNEL_SETTING == "avx512" or (
-            _KERNEL_SETTING == "auto" and n_components >= AVX512_MIN_COMPONENTS)):
-        return "avx512"
     return "avx2"
 
 
 cdef clda_sweep_document_fn _document_kernel(Py_ssize_t row_length, Py_ssize_t n_components):
     """The document z-step that :func:`_kernel_name` names."""
-    name = _kernel_name(row_length, n_components)
-    if name == "avx512":
-        return clda_sweep_document_avx512
-    if name == "avx2":
+    if _kernel_name(row_length, n_components) == "avx2":
         return clda_sweep_document_avx2
     return clda_sweep_document_portable
+
+
+def _sweep_scratch(Py_ssize_t n_blocks):
+    """One thread's scratch buffers of the document kernel, as
+    ``_set_scratch`` hands them to it: inv and invm (float64, one per
+    padded topic), r and p (float32, the same) and the running block sums
+    (float32, eight per group of eight blocks, after eight leading zeros
+    so that ``cum[-1] == 0`` and ``cum`` stays 32-byte aligned). Each on
+    cache lines of its own (aligned for the vector loads, and no false
+    sharing between the threads of n_jobs)."""
+    cdef Py_ssize_t K_pad = _BLOCK * n_blocks
+    cdef Py_ssize_t n_groups = (n_blocks + _BLOCK - 1) // _BLOCK
+    return [_line_buffer(K_pad), _line_buffer(K_pad), _line_buffer(K_pad, np.float32),
+            _line_buffer(K_pad, np.float32), _line_buffer(_BLOCK * (n_groups + 1), np.float32)]
+
+
+cdef void _set_scratch(clda_sweep_ctx* ctx, list buf):
+    """Point ``ctx``'s scratch fields at the buffers of ``_sweep_scratch``."""
+    ctx.inv = <double*> np.PyArray_DATA(buf[0])
+    ctx.invm = <double*> np.PyArray_DATA(buf[1])
+    ctx.r = <float*> np.PyArray_DATA(buf[2])
+    ctx.p = <float*> np.PyArray_DATA(buf[3])
+    ctx.cum = (<float*> np.PyArray_DATA(buf[4])) + _BLOCK
 
 
 def padded_n_components(Py_ssize_t n_components):
@@ -294,21 +299,36 @@ def gibbs_sweep(
     from the exact full conditional (the paper's eq. posterior-z; LDA is
     the case of a single row ``prior = alpha``)::
 
-        p = (ndk[d] + prior[g]) * (1.0 / (nk + V * eta)) * (nwk[w, :K] + eta)
-        P = np.zeros(8 * ceil(K / 8)); P[:K] = p; P = P.reshape(-1, 8)
-        q = P[:, 0::2] + P[:, 1::2]; q = q[:, 0::2] + q[:, 1::2]
-        c = np.cumsum(q[:, 0] + q[:, 1])          # running block sums
-        u = Generator(bit_generator).random() * c[-1]
-        b = min(np.searchsorted(c, u, side="right"), len(c) - 1)
-        s = c[b - 1] if b else 0.0                # then scan inside block b
-        k = 8 * b; s += p[k]
-        while k < min(8 * b + 7, K - 1) and s <= u: k += 1; s += p[k]
-        z[i] = k
+        f = np.float32                            # the weights are single precision
+        r = f((ndk[d] + prior[g]) * (1.0 / (nk + V * eta)))
+        p = np.zeros(8 * n_blocks, f)             # n_blocks = ceil(K / 8)
+        p[:K] = r * (f(nwk[w, :K]) + f(eta))
+        B = p.reshape(-1, 8)                      # blocks of eight topics
+        T = ((B[:, 0] + B[:, 1]) + (B[:, 2] + B[:, 3])) + ((B[:, 4] + B[:, 5]) + (B[:, 6] + B[:, 7]))
+        T = np.r_[T, np.zeros(-n_blocks % 8, f)].reshape(-1, 8)
+        c, carry = [], f(0)                       # running block sums, eight at a time
+        for t in T:
+            c.append(scan8(t) + carry); carry = c[-1][7]
+        c = np.concatenate(c)
+        u = f(Generator(bit_generator).random() * float(c[-1]))
+        b = min(np.count_nonzero(c <= u), n_blocks - 1)
+        s = scan8(B[b]) + (c[b - 1] if b else f(0))   # running sums inside block b
+        z[i] = min(8 * b + np.count_nonzero(s[:7] <= u), K - 1)
+
+    with the prefix sums of eight values taken in three vector steps::
+
+        def scan8(x):
+            j = np.arange(8)
+            x = x + np.where(j % 4 >= 1, np.roll(x, 1), 0)
+            x = x + np.where(j % 4 >= 2, np.roll(x, 2), 0)
+            return x + np.where(j >= 4, x[3], 0)
 
     that is, a draw from ``p / p.sum()`` by inversion, summed in blocks of
-    eight topics so that the sums vectorize and the search is short, and
-    the counts are restored with the new topic. A document's uniforms are
-    drawn together before its tokens, one per token in token order.
+    eight topics so that the sums vectorize and the search is two counts
+    of a compare's lanes, and the counts are restored with the new topic.
+    The weights are float32 (eight per AVX2 instruction); the reciprocals
+    of the totals and ``r`` are made in float64 and rounded once. A document's uniforms are drawn together
+    before its tokens, one per token in token order.
 
     If ``tables`` has rows, AGS's ``sum_d s_jdk`` (eq. aux-pi) is added to
     ``tables[g, k]``: the sum over the collection's documents of Antoniak
@@ -392,13 +412,8 @@ def gibbs_sweep(
     # when a token of topic k is left out; r[k] = (ndk[d, k] + prior[g, k]) *
     # inv[k], the document-and-topic part of the weights; p the weights;
     # cum[-1] = 0 and cum[b] the running block sums; u_buf a document's
-    # uniforms. Every scratch buffer has cache lines of its own (aligned for
-    # the vector loads, and no false sharing between the threads of n_jobs).
-    inv_arr = _line_buffer(K_pad)
-    invm_arr = _line_buffer(K_pad)
-    r_arr = _line_buffer(K_pad)
-    p_arr = _line_buffer(K_pad)
-    cum_arr = _line_buffer(n_blocks + 1)
+    # uniforms.
+    scratch = _sweep_scratch(n_blocks)
     max_len = int(np.max(np.diff(np.asarray(doc_ptr)))) if n_docs > 0 else 0
     u_arr = _line_buffer(max(max_len, 1))
     cdef double* u_buf = <double*> np.PyArray_DATA(u_arr)
@@ -421,11 +436,7 @@ def gibbs_sweep(
     ctx.nk = &nk[0]
     ctx.eta = eta
     ctx.veta = veta
-    ctx.inv = <double*> np.PyArray_DATA(inv_arr)
-    ctx.invm = <double*> np.PyArray_DATA(invm_arr)
-    ctx.r = <double*> np.PyArray_DATA(r_arr)
-    ctx.p = <double*> np.PyArray_DATA(p_arr)
-    ctx.cum = (<double*> np.PyArray_DATA(cum_arr)) + 1
+    _set_scratch(&ctx, scratch)
     with bit_generator.lock, nogil:
         for k in range(K):
             ctx.inv[k] = 1.0 / (nk[k] + veta)
@@ -1797,7 +1808,8 @@ cdef class PartitionedSweep:
             [<Py_ssize_t> _get_bitgen(b) for b in bitgens], dtype=np.intp)
         self._stop = stop
         nk_cell, nk_stride, self._busy, self._claimed = _substeps_buffers(P, n_threads, K)
-        self._scratch = [self._thread_scratch(K_pad, n_blocks, piece_start)
+        longest = int(np.max(np.diff(np.asarray(piece_start)), initial=1))
+        self._scratch = [_sweep_scratch(n_blocks) + [_line_buffer(max(longest, 1))]
                          for i in range(n_threads)]
         self._arrays += (nk_cell,)
         clda_substeps_init(&self.c.steps, P, n_threads, K, &nk[0],
@@ -1841,14 +1853,6 @@ cdef class PartitionedSweep:
         of its sweeps it waited at the barriers), shape ``(n_threads,)``."""
         return np.asarray(self._busy)[::CLDA_BUSY_STRIDE].copy()
 
-    @staticmethod
-    def _thread_scratch(Py_ssize_t K_pad, Py_ssize_t n_blocks, piece_start):
-        """One thread's buffers: inv, invm, r, p, cum (with cum[-1] = 0) and
-        the uniforms of its longest piece."""
-        longest = int(np.max(np.diff(np.asarray(piece_start)), initial=1))
-        return [_line_buffer(K_pad), _line_buffer(K_pad), _line_buffer(K_pad),
-                _line_buffer(K_pad), _line_buffer(n_blocks + 1), _line_buffer(max(longest, 1))]
-
     def set_prior(self, const double[:, ::1] prior, double eta):
         """The document-topic prior rows (one per collection) and eta of the
         next sweep; also readies the barrier and the cell counters for it."""
@@ -1885,11 +1889,7 @@ cdef class PartitionedSweep:
         local.nk = NULL
         local.eta = self.c.eta
         local.veta = self.c.veta
-        local.inv = <double*> np.PyArray_DATA(buf[0])
-        local.invm = <double*> np.PyArray_DATA(buf[1])
-        local.r = <double*> np.PyArray_DATA(buf[2])
-        local.p = <double*> np.PyArray_DATA(buf[3])
-        local.cum = (<double*> np.PyArray_DATA(buf[4])) + 1
+        _set_scratch(&local, buf)
         cdef double* u_buf = <double*> np.PyArray_DATA(buf[5])
         cdef bint draw = self._has_tables and self._tables.shape[1] > 0
         with nogil:

@@ -110,10 +110,11 @@ def test_heldout_perplexity_matches_threaded_estimator_on_news16(client):
     test = np.arange(X.shape[0]) % 5 == 0
     params = {"n_components": 20, "max_iter": 60, "thin": 2}
     ppl = {"dask": [], "threads": []}
-    # One chain's held-out perplexity varies by about 0.6% between seeds;
-    # the mean of three puts the 1% bound at about 2 standard deviations
-    # of the difference (fixed seeds: the outcome itself is reproducible).
-    for seed in range(3):
+    # One chain's held-out perplexity varies by 0.7% (Dask) and 1.0%
+    # (threads) between seeds (nine seeds each); the means of six put the 1%
+    # bound at about 2 standard deviations of their difference (three put
+    # it at 1.5). Fixed seeds: the outcome itself is reproducible.
+    for seed in range(6):
         for name, model in (
             ("dask", CompoundLDA(client=client, random_state=seed, **params)),
             ("threads", sklearn_clda.CompoundLDA(n_jobs=2, random_state=seed, **params)),
