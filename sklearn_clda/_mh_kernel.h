@@ -42,41 +42,28 @@
    module is compiled with -ffp-contract=off), as in the NumPy reference of
    ``mh_sweep``.
 
-   The uniform stream. Step j of token i (i its index in the call's token
-   arrays) reads uniforms c = 3 (i mh_steps + j) + 0, 1, 2 of a
-   counter-based stream: uniform c of key is the top 53 bits of SplitMix64
-   (Steele, Lea and Flood 2014; the generator of Java's SplittableRandom,
-   which passes BigCrush) at state key + (c + 1) gamma, times 2^-53, the
-   conversion of NumPy's Generator.random. In NumPy, with x uint64 arrays
-   (arithmetic mod 2^64):
-
-       x = key + (c + 1) * 0x9e3779b97f4a7c15
-       x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-       x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-       u = ((x ^ (x >> 31)) >> 11).astype(float64) * 2.0**-53
-
-   The key is one 64-bit draw (next_uint64) of the caller's NumPy bit
-   generator per call (per sweep, or per cell of the partitioned sweep), so
-   a seeded chain stays reproducible. Why not NumPy's stream itself: its
-   next_double costs about 2 ns a call through bitgen_t's function pointer,
-   6 calls a token at mh_steps = 2 (12 of 72 ns/token at K = 1000 on
-   news16), where clda_mh_fill_uniforms fills a document's uniforms in a
-   loop without calls: 0.8 ns a uniform, 0.13 ns compiled for AVX-512
+   The uniforms. Step j of token i (i its index in the call's token
+   arrays) reads uniforms c = 3 (i mh_steps + j) + 0, 1, 2 of the
+   counter-based stream of _uniforms.h, whose key is one 64-bit draw
+   (next_uint64) of the caller's NumPy bit generator per call (per sweep,
+   or per cell of the partitioned sweep), so a seeded chain stays
+   reproducible. Why not NumPy's stream itself: its next_double costs
+   about 2 ns a call through bitgen_t's function pointer, 6 calls a token
+   at mh_steps = 2 (12 of 72 ns/token at K = 1000 on news16), where
+   clda_fill_uniforms fills a document's uniforms in a loop without calls
    (benchmarks/README.md has the A/B of the sweeps). Drawing them in the
    token loop instead, from NumPy's stream or from this one, was slower:
    the loop's instructions bound how far the CPU runs ahead of its cache
-   misses. The uniforms have the 53 bits of Generator.random, so no
-   proposal or acceptance is coarser than before (each choice's
-   probability is off by about 2^-53 at most, as with Generator.random).
-   Within a call the counters, hence the generator's states, are
-   distinct; two calls with keys a and b share a
-   state only if (a - b) / gamma mod 2^64 falls within the counters' span
-   n = 3 mh_steps (tokens): over a fit of S calls, with probability at
-   most S^2 n / 2^64 (1000 sweeps of 16 cells on news16: below 1e-4). */
+   misses. Two calls with keys a and b share a generator state only if (a
+   - b) / gamma mod 2^64 falls within the counters' span n = 3 mh_steps
+   (tokens): over a fit of S calls, with probability at most S^2 n / 2^64
+   (1000 sweeps of 16 cells on news16: below 1e-4). */
 #ifndef SKLEARN_CLDA_MH_KERNEL_H
 #define SKLEARN_CLDA_MH_KERNEL_H
 
 #include <stdint.h>
+
+#include "_uniforms.h"
 
 /* Everything one MH sweep shares between its documents. */
 typedef struct {
@@ -120,73 +107,6 @@ static inline Py_ssize_t clda_mh_floor_index(double y, Py_ssize_t n)
 {
     Py_ssize_t c = (Py_ssize_t)y;
     return c < n - 1 ? c : n - 1;
-}
-
-/* Uniforms c0, c0 + 1, ..., c0 + n - 1 of the stream of key (see the
-   header comment) into u. Integer operations and an exact conversion
-   only, so every vectorization of the loop gives the same doubles. */
-#define CLDA_MH_FILL_UNIFORMS_BODY                                           \
-    {                                                                        \
-        const uint64_t gamma = UINT64_C(0x9e3779b97f4a7c15);                 \
-        const uint64_t base = key + c0 * gamma;                              \
-        int64_t k;                                                           \
-        for (k = 0; k < n; k++) {                                            \
-            uint64_t x = base + (uint64_t)(k + 1) * gamma;                   \
-            x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);              \
-            x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);              \
-            x ^= x >> 31;                                                    \
-            u[k] = (double)(int64_t)(x >> 11) * (1.0 / 9007199254740992.0);  \
-        }                                                                    \
-    }
-
-static void clda_mh_fill_uniforms_portable(double *u, int64_t n, uint64_t key, uint64_t c0)
-CLDA_MH_FILL_UNIFORMS_BODY
-
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-/* The same loop compiled for AVX-512 (64-bit multiplies and int64 to
-   double conversions in vector registers): 0.13 ns a uniform against 0.8
-   on the test machine (AMD EPYC). */
-__attribute__((target("avx512f,avx512dq,avx512vl")))
-static void clda_mh_fill_uniforms_avx512(double *u, int64_t n, uint64_t key, uint64_t c0)
-CLDA_MH_FILL_UNIFORMS_BODY
-
-#if defined(__APPLE__)
-#include <sys/sysctl.h>
-static int clda_mh_sysctl_flag(const char *name)
-{
-    int value = 0;
-    size_t size = sizeof(value);
-    return sysctlbyname(name, &value, &size, NULL, 0) == 0 && value != 0;
-}
-/* (Apple's toolchain may not provide __builtin_cpu_supports' runtime symbol.) */
-static int clda_mh_cpu_has_avx512(void)
-{
-    return clda_mh_sysctl_flag("hw.optional.avx512f")
-        && clda_mh_sysctl_flag("hw.optional.avx512dq")
-        && clda_mh_sysctl_flag("hw.optional.avx512vl");
-}
-#else
-static int clda_mh_cpu_has_avx512(void)
-{
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")
-        && __builtin_cpu_supports("avx512vl");
-}
-#endif
-#else  /* no AVX-512 version on this compiler / architecture */
-static int clda_mh_cpu_has_avx512(void) { return 0; }
-#define clda_mh_fill_uniforms_avx512 clda_mh_fill_uniforms_portable
-#endif
-
-/* clda_mh_fill_uniforms_avx512 when wide is non-zero (only where
-   clda_mh_cpu_has_avx512), else the portable loop. */
-static inline void clda_mh_fill_uniforms(double *u, int64_t n, uint64_t key, uint64_t c0,
-                                         int wide)
-{
-    if (wide)
-        clda_mh_fill_uniforms_avx512(u, n, key, c0);
-    else
-        clda_mh_fill_uniforms_portable(u, n, key, c0);
 }
 
 /* What the steps of token i read that stays fixed while they run: its
@@ -259,7 +179,7 @@ static inline int32_t clda_mh_doc_step(const clda_mh_ctx *ctx, const clda_mh_tok
 
 /* The MH steps of the tokens i0:i1 of one document, whose counts are
    ndk_d, with 3 * mh_steps uniforms per token in u_buf (token order:
-   clda_mh_fill_uniforms from counter 3 * mh_steps * i0).
+   clda_fill_uniforms from counter 3 * mh_steps * i0).
    The document's topics (for its proposal) are doc_z[0 .. doc_len - 1]:
    z + the document's first token in the serial sweep, or its run of
    ctx->zd in the partitioned one, where i0:i1 are a piece of the

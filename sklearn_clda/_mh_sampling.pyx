@@ -50,9 +50,11 @@ cdef extern from "_mh_kernel.h":
         const clda_mh_ctx* ctx, int64_t i0, int64_t i1, int32_t* ndk_d,
         const clda_mh_prior* pg, const double* u_buf,
         const int32_t* doc_z, int64_t doc_len) noexcept nogil
-    void clda_mh_fill_uniforms(double* u, int64_t n, uint64_t key, uint64_t c0,
-                               int wide) noexcept nogil
-    int clda_mh_cpu_has_avx512() noexcept nogil
+
+cdef extern from "_uniforms.h":
+    void clda_fill_uniforms(double* u, int64_t n, uint64_t key, uint64_t c0,
+                            int wide) noexcept nogil
+    int clda_uniforms_cpu_has_avx512() noexcept nogil
 
 cdef extern from "_sparse_mh_kernel.h":
     ctypedef struct clda_smw_docs:
@@ -173,7 +175,7 @@ cdef double _alias_row(const double* a, Py_ssize_t K, double* prob, int32_t* ali
     return total
 
 
-cdef bint _AVX512 = clda_mh_cpu_has_avx512() != 0
+cdef bint _AVX512 = clda_uniforms_cpu_has_avx512() != 0
 cdef bint _PORTABLE_FILL = False
 
 
@@ -192,15 +194,16 @@ def _set_fill(str name):
 
 
 cdef inline bint _wide_fill() noexcept nogil:
-    """Whether ``clda_mh_fill_uniforms`` takes its AVX-512 loop now."""
+    """Whether ``clda_fill_uniforms`` takes its AVX-512 loop now."""
     return _AVX512 and not _PORTABLE_FILL
 
 
 def mh_uniforms(uint64_t key, uint64_t start, int64_t n):
-    """Uniforms ``start:start + n`` of the MH kernel's stream of ``key``.
+    """Uniforms ``start:start + n`` of the kernels' stream of ``key``.
 
-    The counter-based stream of ``_mh_kernel.h`` (SplitMix64 outputs'
-    top 53 bits), equivalent to, with uint64 arithmetic mod 2**64::
+    The counter-based stream of ``_uniforms.h`` (SplitMix64 outputs' top
+    53 bits) that the MH kernels and the dense sweep read, equivalent to,
+    with uint64 arithmetic mod 2**64::
 
         x = key + np.arange(start + 1, start + n + 1, dtype=np.uint64) * GAMMA
         x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9
@@ -214,7 +217,7 @@ def mh_uniforms(uint64_t key, uint64_t start, int64_t n):
     u_arr = np.empty(n, dtype=np.float64)
     cdef double[::1] u = u_arr
     if n > 0:
-        clda_mh_fill_uniforms(&u[0], n, key, start, _wide_fill())
+        clda_fill_uniforms(&u[0], n, key, start, _wide_fill())
     return u_arr
 
 
@@ -455,7 +458,7 @@ def mh_sweep(
             g = doc_group[d]
             i0 = doc_ptr[d]
             i1 = doc_ptr[d + 1]
-            clda_mh_fill_uniforms(&u_buf[0], 3 * mh_steps * (i1 - i0), key, 3 * mh_steps * i0,
+            clda_fill_uniforms(&u_buf[0], 3 * mh_steps * (i1 - i0), key, 3 * mh_steps * i0,
                                   _wide_fill())
             pg.prior = &prior[g, 0]
             pg.total = totals[g]
@@ -503,7 +506,7 @@ cdef void _mh_pieces(const clda_mh_ctx* ctx, const _MHCells* c, int64_t j0, int6
         g = c.doc_group[d]
         i0 = c.piece_start[j]
         i1 = c.piece_start[j + 1]
-        clda_mh_fill_uniforms(u, per_token * (i1 - i0), key, per_token * i0, _wide_fill())
+        clda_fill_uniforms(u, per_token * (i1 - i0), key, per_token * i0, _wide_fill())
         pg.prior = c.prior + g * K
         pg.total = c.totals[g]
         pg.prob = c.prob + g * K
@@ -841,7 +844,7 @@ cdef int _sweep_word_major(const clda_mh_ctx* ctx, clda_smw_docs* dl, clda_smw_s
     clda_smw_fill_inv(ctx, sc)
     while p < p1:
         m = min(p1 - p, <int64_t> _SMW_CHUNK)
-        clda_mh_fill_uniforms(u, per_token * m, key, per_token * (p - p0), _wide_fill())
+        clda_fill_uniforms(u, per_token * m, key, per_token * (p - p0), _wide_fill())
         clda_smw_sweep_tokens(ctx, dl, sc, pos, p, p + m, u)
         p += m
         since += m

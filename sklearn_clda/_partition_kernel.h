@@ -6,8 +6,10 @@
    (cell-major, then document, then position), and a cell as a list of
    pieces: runs of tokens of one document. Every piece is swept by the
    document kernel of _gibbs_kernel.h (portable or AVX2) with the
-   document's counts and its collection's prior, after drawing its
-   uniforms (one per token) from the random stream of its document block.
+   document's counts and its collection's prior, after filling its
+   uniforms (one per token): uniforms i0:i1 (the piece's tokens' places
+   in cell order) of the _uniforms.h stream whose key is one next_uint64
+   of the document block's bit generator, drawn when the cell starts.
 
    Requires _gibbs_kernel.h and numpy/random/bitgen.h to be included
    first. */
@@ -15,6 +17,7 @@
 #define SKLEARN_CLDA_PARTITION_KERNEL_H
 
 #include "_substeps.h"
+#include "_uniforms.h"
 
 /* Everything the threads of one partitioned dense sweep share. */
 typedef struct {
@@ -31,6 +34,7 @@ typedef struct {
     const double *prior;           /* (G, K) document-topic prior of each collection */
     double eta, veta;
     bitgen_t **bitgen;             /* random stream of each document block */
+    int wide_fill;                 /* clda_fill_uniforms' AVX-512 loop */
     clda_sweep_document_fn sweep_document;
 } clda_partition_ctx;
 
@@ -54,7 +58,8 @@ static void clda_sweep_cell(void *arg, Py_ssize_t p, Py_ssize_t q, int32_t *nk)
     bitgen_t *rng = c->bitgen[p];
     const int64_t j0 = c->cell_piece[p * c->steps.P + q];
     const int64_t j1 = c->cell_piece[p * c->steps.P + q + 1];
-    int64_t j, t;
+    const uint64_t key = rng->next_uint64(rng->state);
+    int64_t j;
     Py_ssize_t k;
     local->nk = nk;
     for (k = 0; k < K; k++) {
@@ -65,8 +70,7 @@ static void clda_sweep_cell(void *arg, Py_ssize_t p, Py_ssize_t q, int32_t *nk)
         const int64_t i0 = c->piece_start[j], i1 = c->piece_start[j + 1];
         const int32_t d = c->piece_doc[j];
         const int64_t next_word = j + 1 < j1 ? c->words[i1] : -1;
-        for (t = 0; t < i1 - i0; t++)
-            u_buf[t] = rng->next_double(rng->state);
+        clda_fill_uniforms(u_buf, i1 - i0, key, (uint64_t)i0, c->wide_fill);
         c->sweep_document(local, i0, i1, c->ndk + (Py_ssize_t)d * K,
                           c->prior + (Py_ssize_t)c->doc_group[d] * K, u_buf, next_word);
     }

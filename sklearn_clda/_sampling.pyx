@@ -18,7 +18,7 @@ source.
 from cpython.exc cimport PyErr_CheckSignals
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport fabs, log
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memset
 from numpy.random cimport bitgen_t
@@ -59,6 +59,11 @@ cdef extern from "_gibbs_kernel.h":
         const double* prior_g, const double* u_buf, int64_t next_word) noexcept nogil
     int clda_cpu_has_avx2() noexcept nogil
 
+cdef extern from "_uniforms.h":
+    void clda_fill_uniforms(double* u, int64_t n, uint64_t key, uint64_t c0,
+                            int wide) noexcept nogil
+    int clda_uniforms_cpu_has_avx512() noexcept nogil
+
 cdef extern from "_partition_kernel.h":
     ctypedef struct clda_partition_ctx:
         clda_substeps steps
@@ -76,6 +81,7 @@ cdef extern from "_partition_kernel.h":
         double eta
         double veta
         bitgen_t** bitgen
+        int wide_fill
         clda_sweep_document_fn sweep_document
     int clda_partition_worker(
         clda_partition_ctx* c, Py_ssize_t t, clda_sweep_ctx* local, double* u_buf
@@ -213,6 +219,9 @@ def _substeps_buffers(Py_ssize_t P, Py_ssize_t n_threads, Py_ssize_t K):
 
 
 cdef bint _AVX2 = clda_cpu_has_avx2() != 0
+# The uniforms' AVX-512 fill (the same doubles as the portable loop, which
+# the MH module's tests hold it to).
+cdef bint _WIDE_FILL = clda_uniforms_cpu_has_avx512() != 0
 _KERNELS = ("auto", "avx2", "portable")
 # The document kernels this CPU runs, widest first.
 CPU_KERNELS = ("avx2",) * _AVX2 + ("portable",)
@@ -310,7 +319,7 @@ def gibbs_sweep(
         for t in T:
             c.append(scan8(t) + carry); carry = c[-1][7]
         c = np.concatenate(c)
-        u = f(Generator(bit_generator).random() * float(c[-1]))
+        u = f(U[i] * float(c[-1]))
         b = min(np.count_nonzero(c <= u), n_blocks - 1)
         s = scan8(B[b]) + (c[b - 1] if b else f(0))   # running sums inside block b
         z[i] = min(8 * b + np.count_nonzero(s[:7] <= u), K - 1)
@@ -327,8 +336,14 @@ def gibbs_sweep(
     eight topics so that the sums vectorize and the search is two counts
     of a compare's lanes, and the counts are restored with the new topic.
     The weights are float32 (eight per AVX2 instruction); the reciprocals
-    of the totals and ``r`` are made in float64 and rounded once. A document's uniforms are drawn together
-    before its tokens, one per token in token order.
+    of the totals and ``r`` are made in float64 and rounded once. The
+    uniforms are those of the counter-based stream of ``_uniforms.h``,
+    keyed by one draw of ``bit_generator`` when the sweep starts (a
+    document's filled at once before its tokens, without a call per
+    uniform)::
+
+        key = bit_generator.random_raw()          # before any other draw
+        U = mh_uniforms(key, 0, len(words))       # sklearn_clda._mh_sampling
 
     If ``tables`` has rows, AGS's ``sum_d s_jdk`` (eq. aux-pi) is added to
     ``tables[g, k]``: the sum over the collection's documents of Antoniak
@@ -418,8 +433,9 @@ def gibbs_sweep(
     u_arr = _line_buffer(max(max_len, 1))
     cdef double* u_buf = <double*> np.PyArray_DATA(u_arr)
     cdef bitgen_t* rng = _get_bitgen(bit_generator)
+    cdef uint64_t key
     cdef Py_ssize_t d, k
-    cdef int64_t t, i0, i1, next_word
+    cdef int64_t i0, i1, next_word
     cdef int32_t g
     cdef int32_t* ndk_d
     cdef const double* prior_g
@@ -438,6 +454,7 @@ def gibbs_sweep(
     ctx.veta = veta
     _set_scratch(&ctx, scratch)
     with bit_generator.lock, nogil:
+        key = rng.next_uint64(rng.state)
         for k in range(K):
             ctx.inv[k] = 1.0 / (nk[k] + veta)
             ctx.invm[k] = 1.0 / (nk[k] - 1 + veta)
@@ -447,8 +464,7 @@ def gibbs_sweep(
             prior_g = &prior[g, 0]
             i0 = doc_ptr[d]
             i1 = doc_ptr[d + 1]
-            for t in range(i1 - i0):
-                u_buf[t] = rng.next_double(rng.state)
+            clda_fill_uniforms(u_buf, i1 - i0, key, i0, _WIDE_FILL)
             next_word = ctx.words[i1] if i1 < n_tokens else -1
             sweep_document(&ctx, i0, i1, ndk_d, prior_g, u_buf, next_word)
             if draw_tables:  # the counts below _CRP_HIST are drawn after the sweep
@@ -1708,7 +1724,9 @@ cdef class PartitionedSweep:
     swept at once, each with a copy of ``nk`` taken at the start of the
     sub-step, and ``nk`` then gets the sum of the copies' changes. As NumPy
     (``sweep_piece`` the z-step of ``gibbs_sweep`` on one document's run of
-    tokens, its uniforms drawn first, one per token, from ``bitgens[p]``)::
+    tokens ``i0:i1`` in cell order, with the uniforms ``mh_uniforms(key,
+    i0, i1 - i0)``, ``key`` one ``random_raw()`` of ``bitgens[p]`` drawn
+    when the cell starts)::
 
         for s in range(P):
             copies = [nk.copy() for p in range(P)]
@@ -1828,6 +1846,7 @@ cdef class PartitionedSweep:
         self.c.ndk = &ndk[0, 0] if ndk.shape[0] else NULL
         self.c.bitgen = <bitgen_t**> np.PyArray_DATA(self._bitgen_ptrs)
         self.c.sweep_document = _document_kernel(nwk.shape[1], K)
+        self.c.wide_fill = _WIDE_FILL
         self.c.prior = NULL
         self._ndk = ndk
         self._doc_group = doc_group

@@ -60,7 +60,8 @@ def test_demo_output(capsys):
     # those of 16-newsgroups (a word-share pairing mixed up would fail here).
     # The words are FREX words: frequent in the topic and exclusive to it.
     words = {int(m.group(1)): m.group(3).split() for m in topics}
-    assert "shuttle" in sum(words.values(), [])
+    # a sci topic (sci.crypt or sci.space; five topics merge the others)
+    assert {"encryption", "shuttle"} & set(sum(words.values(), []))
     for word, collection in [("dos", "comp"), ("israeli", "politics"),
                              ("hockey", "rec")]:
         k = next(k for k, w in words.items() if word in w)

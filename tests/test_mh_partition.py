@@ -8,12 +8,11 @@ from test_mh_sampling import (
     _doc_lists,
     _reference_alias,
     _reference_mh_token,
-    _reference_mh_uniforms,
     _reference_sparse_token,
     _reference_tables_of,
 )
 from test_partition import assert_lone_thread_gives_up
-from test_sampling import _random_state
+from test_sampling import _random_state, _reference_uniforms
 
 from sklearn_clda import LDAGibbs, _mh_sampling
 from sklearn_clda._chunking import balanced_bounds, pieces
@@ -75,7 +74,7 @@ def _reference_mh_cell(cs, piece_start, piece_doc, lo, hi, doc_of, index, eta, m
         key = int(gen.bit_generator.random_raw())  # one per call
     for j in range(lo, hi):
         d, i0, i1 = piece_doc[j], piece_start[j], piece_start[j + 1]
-        U = _reference_mh_uniforms(key, 3 * mh_steps * i0, 3 * mh_steps * (i1 - i0))
+        U = _reference_uniforms(key, 3 * mh_steps * i0, 3 * mh_steps * (i1 - i0))
         doc_toks = np.flatnonzero(doc_of == d)
         for i in range(i0, i1):
             u = U[3 * mh_steps * (i - i0) :][: 3 * mh_steps]
@@ -96,7 +95,7 @@ def _reference_sparse_cell(cs, i0, i1, doc_of, index, eta, mh_steps, gen, first)
     order = np.sort(word_pos[i0:i1])
     if len(order):
         key = int(gen.bit_generator.random_raw())  # one per call
-        U = _reference_mh_uniforms(key, 0, 2 * mh_steps * len(order))
+        U = _reference_uniforms(key, 0, 2 * mh_steps * len(order))
     for r, j in enumerate(order):
         u = U[2 * mh_steps * r :][: 2 * mh_steps]
         _reference_sparse_token(cs, j, doc_of[index[1][j]], u, cs["lists"], inv, cs["c"],

@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 from scipy import stats
 from scipy.special import gammaln
-from test_sampling import _random_state, _reference_binomial_tables, _reference_tables
+from test_sampling import (
+    _random_state,
+    _reference_binomial_tables,
+    _reference_tables,
+    _reference_uniforms,
+)
 
 from sklearn_clda import _mh_sampling, _sampling
 
@@ -28,16 +33,6 @@ def _reference_alias(a):
         q[l] = (q[l] + q[s]) - 1.0
         (small if q[l] < 1.0 else large).append(l)
     return prob, alias, total
-
-
-def _reference_mh_uniforms(key, start, n):
-    """Uniforms ``start:start + n`` of the MH kernel's stream of ``key``
-    (SplitMix64's top 53 bits, as in ``_mh_kernel.h``)."""
-    x = np.uint64(key) + np.arange(start + 1, start + n + 1, dtype=np.uint64) * np.uint64(
-        0x9E3779B97F4A7C15)
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return ((x ^ (x >> np.uint64(31))) >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
 
 def _reference_mh_token(s, i, d, U, doc_toks, index, aliases, eta, mh_steps):
@@ -158,7 +153,7 @@ def _reference_sparse_sweep(s, eta, mh_steps, tables, gen):
     lists = _doc_lists(s["z"], doc_ptr)
     if len(s["words"]):
         key = int(gen.bit_generator.random_raw())  # one per call
-        U = _reference_mh_uniforms(key, 0, 2 * mh_steps * len(s["words"]))
+        U = _reference_uniforms(key, 0, 2 * mh_steps * len(s["words"]))
     for j, i in enumerate(index[1]):
         u = U[2 * mh_steps * j :][: 2 * mh_steps]
         _reference_sparse_token(s, j, doc_of[i], u, lists, inv, c, index, eta, mh_steps)
@@ -189,7 +184,7 @@ def _reference_mh_sweep(s, eta, mh_steps, tables, gen):
     key = int(gen.bit_generator.random_raw())
     for d in range(len(doc_ptr) - 1):
         i0, i1 = int(doc_ptr[d]), int(doc_ptr[d + 1])
-        U = _reference_mh_uniforms(key, 3 * mh_steps * i0, 3 * mh_steps * (i1 - i0))
+        U = _reference_uniforms(key, 3 * mh_steps * i0, 3 * mh_steps * (i1 - i0))
         for i in range(i0, i1):
             u = U[3 * mh_steps * (i - i0) :][: 3 * mh_steps]
             _reference_mh_token(s, i, d, u, np.arange(i0, i1), index, aliases, eta, mh_steps)
@@ -321,7 +316,7 @@ def test_mh_uniforms_are_splitmix64_and_match_the_reference():
                                   [(x >> 11) * 2.0**-53 for x in expected])
     for key, start, n in [(0, 3, 1), (2**64 - 1, 2**40, 1000), (12345, 7, 0)]:
         np.testing.assert_array_equal(_mh_sampling.mh_uniforms(key, start, n),
-                                      _reference_mh_uniforms(key, start, n))
+                                      _reference_uniforms(key, start, n))
     # uniform on [0, 1), and the keys give different streams
     u = _mh_sampling.mh_uniforms(42, 0, 100_000)
     assert 0.0 <= u.min() and u.max() < 1.0

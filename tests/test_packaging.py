@@ -41,6 +41,7 @@ SDIST_REQUIRED = LICENSE_FILES + [
     "sklearn_clda/_gibbs_kernel.h",
     "sklearn_clda/_partition_kernel.h",
     "sklearn_clda/_substeps.h",
+    "sklearn_clda/_uniforms.h",
     "sklearn_clda/_substeps.pxd",
     "sklearn_clda/_mh_sampling.pyx",
     "sklearn_clda/_mh_kernel.h",

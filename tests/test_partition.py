@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from test_sampling import _reference_token, _reference_uniforms
+
 from sklearn_clda import CompoundLDA, LDAGibbs, _sampling
 from sklearn_clda._partition import (
     _PartitionedSweeper,
@@ -47,42 +49,40 @@ def _sweeper(corpus, P, n_threads, tables=True):
 
 
 def _reference_sweeps(corpus, P, n_sweeps, eta=0.1, tables=None):
-    """The docstring's NumPy form: each piece swept by ``gibbs_sweep`` as a
-    one-document corpus, against its block's copy of the totals. With a
-    list ``tables``, each sweep's table counts are appended to it, drawn
-    as ``set_tables``'s docstring says: ``document_tables`` of each
-    document block, from its stream."""
+    """The docstring's NumPy form: each piece's tokens redrawn as in
+    ``gibbs_sweep``, against its block's copy of the totals, with the
+    uniforms of the key its block's stream gives the cell. With a list
+    ``tables``, each sweep's table counts are appended to it, drawn as
+    ``set_tables``'s docstring says: ``document_tables`` of each document
+    block, from its stream."""
     state, sw = _sweeper(corpus, P, 1, tables=False)
     doc_bounds = sw._layout[0]
-    words, z = sw.words.copy(), sw.z.copy()
-    nwk, ndk, nk = state.nwk_padded.copy(), state.ndk.copy(), state.nk.copy()
-    start, cell = sw._piece_start, sw._cell_piece
-    doc = sw._piece_doc
+    start, cell, doc = sw._piece_start, sw._cell_piece, sw._piece_doc
     bitgens = [np.random.PCG64(ss) for ss in np.random.SeedSequence(5).spawn(P)]
     prior = _prior()
-    no_tables = np.zeros((0, K), dtype=np.int64)
+    s = dict(words=sw.words.copy(), z=sw.z.copy(), nwk=state.nwk_padded[:, :K].copy(),
+             ndk=state.ndk.copy(), prior=prior, doc_group=state.doc_group)
+    nk = state.nk.copy()
     for _ in range(n_sweeps):
-        for s in range(P):
+        for step in range(P):
             copies = [nk.copy() for _ in range(P)]
             for p in range(P):
-                q = (p + s) % P
+                q = (p + step) % P
+                key = bitgens[p].random_raw()
                 for j in range(cell[p * P + q], cell[p * P + q + 1]):
-                    i0, i1, d = start[j], start[j + 1], doc[j]
-                    _sampling.gibbs_sweep(
-                        words[i0:i1], np.array([0, i1 - i0], dtype=np.int64),
-                        np.zeros(1, dtype=np.int32), z[i0:i1], nwk, ndk[d : d + 1],
-                        copies[p], prior[state.doc_group[d] : state.doc_group[d] + 1],
-                        eta, no_tables, bitgens[p],
-                    )
+                    i0, i1 = start[j], start[j + 1]
+                    U = _reference_uniforms(key, i0, i1 - i0)
+                    for i in range(i0, i1):
+                        _reference_token(s, i, doc[j], U[i - i0], eta, nk=copies[p])
             nk += sum(c - nk for c in copies)
         if tables is not None:
             drawn = np.zeros((P, G, K), dtype=np.int64)
             for p in range(P):
                 lo, hi = doc_bounds[p], doc_bounds[p + 1]
-                _sampling.document_tables(ndk[lo:hi], state.doc_group[lo:hi], prior,
+                _sampling.document_tables(s["ndk"][lo:hi], state.doc_group[lo:hi], prior,
                                           drawn[p], bitgens[p])
             tables.append(drawn.sum(axis=0))
-    return z, nwk, ndk, nk
+    return s["z"], s["nwk"], s["ndk"], nk
 
 
 @pytest.mark.parametrize("kernel", ["auto", "avx2", "portable"])
@@ -99,7 +99,8 @@ def test_matches_numpy_reference(corpus, P, kernel):
     finally:
         _sampling._set_kernel(old)
     assert np.array_equal(z_cells, z_ref)
-    assert np.array_equal(state.nwk_padded, nwk_ref)
+    assert np.array_equal(state.nwk_padded[:, :K], nwk_ref)
+    assert not state.nwk_padded[:, K:].any()
     assert np.array_equal(state.ndk, ndk_ref)
     assert np.array_equal(state.nk, nk_ref)
 

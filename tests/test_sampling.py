@@ -35,26 +35,48 @@ def _random_state(seed, n_docs=6, n_features=7, K=4, n_groups=2, max_len=9):
                 ndk=ndk, nk=nk, prior=prior)
 
 
+def _reference_uniforms(key, start, n):
+    """Uniforms ``start:start + n`` of the kernels' stream of ``key``
+    (SplitMix64's top 53 bits, as in ``_uniforms.h``)."""
+    x = np.uint64(key) + np.arange(start + 1, start + n + 1, dtype=np.uint64) * np.uint64(
+        0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return ((x ^ (x >> np.uint64(31))) >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
+def _reference_token(s, i, d, u, eta, nk=None):
+    """Token ``i`` of document ``d`` redrawn with uniform ``u``, as in
+    ``gibbs_sweep``'s docstring (against the totals ``nk``, default
+    ``s["nk"]``)."""
+    words, z, nwk, ndk = s["words"], s["z"], s["nwk"], s["ndk"]
+    nk = s["nk"] if nk is None else nk
+    prior = s["prior"][s["doc_group"][d]]
+    V = nwk.shape[0]
+    w, k = words[i], z[i]
+    ndk[d, k] -= 1
+    nwk[w, k] -= 1
+    nk[k] -= 1
+    r = np.float32((ndk[d] + prior) * (1.0 / (nk + V * eta)))
+    p = r * (nwk[w].astype(np.float32) + np.float32(eta))
+    k = _reference_block_search(p, u)
+    z[i] = k
+    ndk[d, k] += 1
+    nwk[w, k] += 1
+    nk[k] += 1
+
+
 def _reference_sweep(s, eta, tables, gen):
     """The NumPy equivalent stated in ``gibbs_sweep``'s docstring."""
-    words, doc_ptr, doc_group = s["words"], s["doc_ptr"], s["doc_group"]
-    z, nwk, ndk, nk, prior = s["z"], s["nwk"], s["ndk"], s["nk"], s["prior"]
-    V, K = nwk.shape
+    doc_ptr, doc_group = s["doc_ptr"], s["doc_group"]
+    ndk, prior = s["ndk"], s["prior"]
+    K = ndk.shape[1]
     hist = np.zeros((tables.shape[0], K, 64), dtype=np.int64)
+    U = _reference_uniforms(gen.bit_generator.random_raw(), 0, len(s["words"]))
     for d in range(len(doc_ptr) - 1):
         g = doc_group[d]
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
-            w, k = words[i], z[i]
-            ndk[d, k] -= 1
-            nwk[w, k] -= 1
-            nk[k] -= 1
-            r = np.float32((ndk[d] + prior[g]) * (1.0 / (nk + V * eta)))
-            p = r * (nwk[w].astype(np.float32) + np.float32(eta))
-            k = _reference_block_search(p, gen.random())
-            z[i] = k
-            ndk[d, k] += 1
-            nwk[w, k] += 1
-            nk[k] += 1
+            _reference_token(s, i, d, U[i], eta)
         if tables.shape[0]:
             for k in range(K):
                 n = ndk[d, k]

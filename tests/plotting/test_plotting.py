@@ -169,7 +169,8 @@ def test_collection_topic_bars(clda):
 def test_collection_topic_bars_options(clda):
     fig, ax = plt.subplots()
     disp = CollectionTopicDisplay.from_estimator(
-        clda, topics=[3, 1], interval=None, feature_names=VOCAB, top_words=2, ax=ax
+        clda, topics=[3, 1], interval=None, feature_names=VOCAB, top_words=2,
+        label_method="prob", ax=ax,
     )
     assert disp.ax_ is ax and disp.figure_ is fig
     assert disp.errorbars_ is None
