@@ -1724,18 +1724,18 @@ cdef class PartitionedSweep:
     swept at once, each with a copy of ``nk`` taken at the start of the
     sub-step, and ``nk`` then gets the sum of the copies' changes. As NumPy
     (``sweep_piece`` the z-step of ``gibbs_sweep`` on one document's run of
-    tokens ``i0:i1`` in cell order, with the uniforms ``mh_uniforms(key,
-    i0, i1 - i0)``, ``key`` one ``random_raw()`` of ``bitgens[p]`` drawn
-    when the cell starts)::
+    tokens ``i0:i1`` in cell order, with the uniforms ``U``)::
 
         for s in range(P):
             copies = [nk.copy() for p in range(P)]
             for p in range(P):
                 q = (p + s) % P
+                key = bitgens[p].random_raw()     # one key per cell
                 for j in range(cell_piece[p * P + q], cell_piece[p * P + q + 1]):
-                    sweep_piece(words, z, piece_start[j], piece_start[j + 1],
-                                nwk, ndk[piece_doc[j]], copies[p],
-                                prior[doc_group[piece_doc[j]]], eta, bitgens[p])
+                    i0, i1 = piece_start[j], piece_start[j + 1]
+                    U = mh_uniforms(key, i0, i1 - i0)
+                    sweep_piece(words, z, i0, i1, nwk, ndk[piece_doc[j]], copies[p],
+                                prior[doc_group[piece_doc[j]]], eta, U)
             nk += sum(c - nk for c in copies)
 
     The cells of a sub-step share no rows of ``nwk`` or ``ndk``, so
