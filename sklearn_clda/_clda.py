@@ -195,7 +195,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
         partitioned (Yan et al. 2009): documents and words are cut into
         ``n_jobs`` blocks each, and each sweep runs ``n_jobs`` sub-steps in
         which the threads sweep cells that share no word or document
-        counts; only the topic totals are up to one sub-step old. Where
+        counts; only the topic totals are up to one sweep old. Where
         that split would be too uneven (a vocabulary of a few dozen words),
         sweeps run AD-LDA instead (Newman et al. 2009: document shards
         against private copies of the word-topic counts, merged after the

@@ -89,16 +89,19 @@ class _SparsePieces:
 
     def sweep_cells(self, sw, prior, eta):
         """The z-step of one sweep: its sub-steps one after the other, the
-        cells of each on the sweeper's threads, each against its block's
-        copy of the totals; then the copies' changes added up."""
+        cells of each on the sweeper's threads, each against its document
+        block's copy of the totals (taken at the start of the sweep); then
+        the copies' changes added up."""
         st = sw.state
         args = self.sweep_args(prior, eta, st.nk, st.n_features)
+        start = st.nk.copy()
+        for b in sw.blocks:
+            np.copyto(b["nk"], start)
         for s in range(len(sw.blocks)):
-            start = st.nk.copy()
             sw._run(sw._cells, s, args)
-            for b in sw.blocks:  # integer sums: the order does not matter
-                st.nk += b["nk"]
-                st.nk -= start
+        for b in sw.blocks:  # integer sums: the order does not matter
+            st.nk += b["nk"]
+            st.nk -= start
 
     def sweep_args(self, prior, eta, nk, n_features):
         """The word part's constants, fixed for the sweep; and the documents'
@@ -152,9 +155,12 @@ class _MHPartitionedSweeper(ShardStreams):
     block, whose other cells wait for later sub-steps) and of its
     documents (all in its document block, likewise): no
     two threads touch the same counts or assignments, except the topic
-    totals, of which each cell works on a copy taken at the start of the
-    sub-step; the copies' changes are added up after it (the totals are up
-    to one sub-step stale, as in the dense partitioned sweep). Document
+    totals, of which each document block works on a copy taken at the
+    start of the sweep; the copies' changes are added up after it (each
+    block sees the totals of the sweep's start and its own changes, as in
+    the dense partitioned sweep). The O(1) kernel's threads wait only for
+    the cells a cell depends on (_substeps.h); the sparse kernel's meet
+    after every sub-step. Document
     block ``p`` draws from its own stream (its pieces in cell order, then
     its AGS table counts), so the result depends on P but not on the
     number of threads. The tokens are kept in cell order while sampling
@@ -234,7 +240,6 @@ class _MHPartitionedSweeper(ShardStreams):
         for p in range(t, P, self.n_threads):
             b = self.blocks[p]
             c = p * P + (p + s) % P
-            np.copyto(b["nk"], st.nk)
             cells = (self.words, self.z, self.piece_start, self.piece_doc,
                      self.cell_piece[c], self.cell_piece[c + 1], st.doc_group, self.doc_ptr,
                      self.doc_tokens, st.nwk_padded, st.ndk, b["nk"], *args,

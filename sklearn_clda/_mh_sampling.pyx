@@ -557,21 +557,22 @@ cdef class MHPartitionedSweep:
     ``word_pos`` :func:`word_positions` of ``word_tokens``). The prior's
     alias tables (:func:`build_alias_tables`) are made by
     :meth:`set_prior`. A sweep is ``P`` sub-steps; in sub-step ``s`` the
-    cells ``(p, (p + s) % P)`` run at once, each against its block's copy
-    of the totals taken at the start of the sub-step, and the copies'
-    changes are then added to ``nk``. As NumPy::
+    cells ``(p, (p + s) % P)`` run, each against its document block's copy
+    of the totals taken at the start of the sweep, and the copies' changes
+    are then added to ``nk``. As NumPy::
 
+        copies = [nk.copy() for p in range(P)]
         for s in range(P):
-            copies = [nk.copy() for p in range(P)]
             for p in range(P):
                 c = p * P + (p + s) % P
                 cell(cell_piece[c], cell_piece[c + 1], copies[p], bitgens[p])
-            nk += sum(c - nk for c in copies)
+        nk += sum(c - nk for c in copies)
 
     ``run_thread(t)`` for ``t = 0 .. n_threads - 1``, called at the same
     time from ``n_threads`` threads after :meth:`set_prior`, computes
-    exactly this, whichever thread sweeps which cell: the cells of a
-    sub-step share no counts but ``nk``. With fewer threads than that the
+    exactly this, whichever thread sweeps which cell: a cell shares counts
+    only with the cells of its document block and of its word block, and
+    waits for the one before it in each (_substeps.h). With fewer threads than that the
     others wait until ``stop[0]`` is set, and a nonzero ``stop[0]``
     abandons the sweep (``run_thread`` returns -1). The arrays are trusted
     to be consistent beyond the shapes checked here (the sweeper builds
@@ -588,7 +589,7 @@ cdef class MHPartitionedSweep:
     cdef object _tables
     cdef object _nk_cell
     cdef object _busy
-    cdef object _claimed
+    cdef object _counters
     cdef list _u
     cdef readonly Py_ssize_t n_threads
 
@@ -636,7 +637,7 @@ cdef class MHPartitionedSweep:
         self.cells.ndk = &ndk[0, 0]
         self.cells.bitgen = <bitgen_t**> np.PyArray_DATA(self._bitgen_ptrs)
         self.cells.prior = NULL
-        self._nk_cell, nk_stride, self._busy, self._claimed = _sampling._substeps_buffers(
+        self._nk_cell, nk_stride, self._busy, self._counters = _sampling._substeps_buffers(
             P, n_threads, K)
         longest = int(np.max(np.diff(np.asarray(piece_start)), initial=1))
         self._u = [_sampling._line_buffer(max(3 * mh_steps * longest, 1))
@@ -644,7 +645,7 @@ cdef class MHPartitionedSweep:
         clda_substeps_init(&self.steps, P, n_threads, K, &nk[0],
                            <int32_t*> np.PyArray_DATA(self._nk_cell), nk_stride, &stop[0],
                            <double*> np.PyArray_DATA(self._busy),
-                           <int64_t*> np.PyArray_DATA(self._claimed))
+                           <int64_t*> np.PyArray_DATA(self._counters))
 
     def set_prior(self, prior, double eta):
         """The collections' prior rows and eta of the next sweep (their alias

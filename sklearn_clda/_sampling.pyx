@@ -208,14 +208,15 @@ def _line_buffer(Py_ssize_t n, dtype=np.float64):
 
 def _substeps_buffers(Py_ssize_t P, Py_ssize_t n_threads, Py_ssize_t K):
     """The arrays of a partitioned sweep's ``clda_substeps``: ``(nk_cell,
-    nk_stride, busy, claimed)``, each block's copy of the totals on cache
+    nk_stride, busy, counters)``, each block's copy of the totals on cache
     lines of its own (the threads update their copies at every token, and
     rows sharing a line would bounce it between cores), and the threads'
-    and sub-steps' counters a line apart."""
+    seconds and the sweep's counters (cells claimed, each block's finished
+    sub-steps) a line apart."""
     nk_stride = 16 * ((K + 15) // 16)
     return (_line_buffer(P * nk_stride, np.int32), nk_stride,
             _line_buffer(n_threads * CLDA_BUSY_STRIDE),
-            _line_buffer(P * CLDA_BUSY_STRIDE, np.int64))
+            _line_buffer((P + 1) * CLDA_BUSY_STRIDE, np.int64))
 
 
 cdef bint _AVX2 = clda_cpu_has_avx2() != 0
@@ -1721,13 +1722,14 @@ cdef class PartitionedSweep:
     cell ``(p, q)`` (documents of block ``p``, words of block ``q``) is
     pieces ``cell_piece[p * P + q]:cell_piece[p * P + q + 1]``. A sweep is
     ``P`` sub-steps; in sub-step ``s`` the cells ``(p, (p + s) % P)`` are
-    swept at once, each with a copy of ``nk`` taken at the start of the
-    sub-step, and ``nk`` then gets the sum of the copies' changes. As NumPy
-    (``sweep_piece`` the z-step of ``gibbs_sweep`` on one document's run of
-    tokens ``i0:i1`` in cell order, with the uniforms ``U``)::
+    swept, each document block ``p`` against its own copy of ``nk`` taken
+    at the start of the sweep, and ``nk`` then gets the sum of the copies'
+    changes. As NumPy (``sweep_piece`` the z-step of ``gibbs_sweep`` on one
+    document's run of tokens ``i0:i1`` in cell order, with the uniforms
+    ``U``)::
 
+        copies = [nk.copy() for p in range(P)]
         for s in range(P):
-            copies = [nk.copy() for p in range(P)]
             for p in range(P):
                 q = (p + s) % P
                 key = bitgens[p].random_raw()     # one key per cell
@@ -1736,21 +1738,23 @@ cdef class PartitionedSweep:
                     U = mh_uniforms(key, i0, i1 - i0)
                     sweep_piece(words, z, i0, i1, nwk, ndk[piece_doc[j]], copies[p],
                                 prior[doc_group[piece_doc[j]]], eta, U)
-            nk += sum(c - nk for c in copies)
+        nk += sum(c - nk for c in copies)
 
-    The cells of a sub-step share no rows of ``nwk`` or ``ndk``, so
-    ``run_thread(t)`` for ``t = 0 .. n_threads - 1``, called at the same
-    time from ``n_threads`` threads, computes exactly this: in each
-    sub-step the threads claim its cells one by one from a shared counter
-    (whichever thread is free takes the next), and they meet after every
-    sub-step. The result does not depend on ``n_threads`` or on which
-    thread sweeps a cell (each cell uses its document block's stream and
-    copy of ``nk``). Every thread must call ``run_thread`` once per sweep
-    (after ``set_prior``), or the others wait until ``stop[0]`` is set:
-    ``stop`` is polled between sub-steps and while waiting, and a nonzero
-    value abandons the sweep (``run_thread`` returns -1).
-    ``busy_seconds()`` gives the time each thread has spent in its cells,
-    the balance of the sub-steps as measured (the rest is barrier waits).
+    Cell ``(p, s)`` shares rows of ``nwk`` or ``ndk`` only with the cells
+    of its document block and of its word block, so ``run_thread(t)`` for
+    ``t = 0 .. n_threads - 1``, called at the same time from ``n_threads``
+    threads, computes exactly this: the threads claim the cells one by one
+    in the order above from a shared counter (whichever thread is free
+    takes the next), and each waits only for ``(p, s - 1)`` and ``(p + 1,
+    s - 1)``, the cells before it in its two blocks (_substeps.h). The
+    result does not depend on ``n_threads`` or on which thread sweeps a
+    cell (each cell uses its document block's stream and copy of ``nk``).
+    Every thread must call ``run_thread`` once per sweep (after
+    ``set_prior``), or the others wait until ``stop[0]`` is set: ``stop``
+    is polled between cells and while waiting, and a nonzero value
+    abandons the sweep (``run_thread`` returns -1).
+    ``busy_seconds()`` gives the time each thread has spent in its cells
+    (the rest it waited for other cells, or at the end of the sweep).
     ``nwk``'s rows (``K`` or ``K`` padded to a multiple of 8 columns) may
     lie further apart than their length (a row stride of any multiple of 8
     counts), so that a table can keep each row on whole cache lines.
@@ -1779,7 +1783,7 @@ cdef class PartitionedSweep:
     cdef object _prior
     cdef list _scratch
     cdef object _busy
-    cdef object _claimed
+    cdef object _counters
     cdef readonly Py_ssize_t n_threads
     # the AGS table draws after the z-step (set_tables; none until then)
     cdef int32_t[:, ::1] _ndk
@@ -1825,7 +1829,7 @@ cdef class PartitionedSweep:
         self._bitgen_ptrs = np.array(
             [<Py_ssize_t> _get_bitgen(b) for b in bitgens], dtype=np.intp)
         self._stop = stop
-        nk_cell, nk_stride, self._busy, self._claimed = _substeps_buffers(P, n_threads, K)
+        nk_cell, nk_stride, self._busy, self._counters = _substeps_buffers(P, n_threads, K)
         longest = int(np.max(np.diff(np.asarray(piece_start)), initial=1))
         self._scratch = [_sweep_scratch(n_blocks) + [_line_buffer(max(longest, 1))]
                          for i in range(n_threads)]
@@ -1833,7 +1837,7 @@ cdef class PartitionedSweep:
         clda_substeps_init(&self.c.steps, P, n_threads, K, &nk[0],
                            <int32_t*> np.PyArray_DATA(nk_cell), nk_stride, &stop[0],
                            <double*> np.PyArray_DATA(self._busy),
-                           <int64_t*> np.PyArray_DATA(self._claimed))
+                           <int64_t*> np.PyArray_DATA(self._counters))
         self.c.n_blocks = n_blocks
         self.c.nwk_stride = nwk.strides[0] // sizeof(int32_t)
         self.c.words = &words[0] if words.shape[0] else NULL

@@ -1,20 +1,29 @@
 /* The sub-steps of a partitioned sweep (sklearn_clda), whatever sweeps
    its cells: P x P cells, P diagonal sub-steps, threads that claim cells
-   and meet at a barrier after each sub-step.
+   in order and wait only for the cells each one depends on.
 
    Documents are cut into P blocks and words into P blocks; cell (p, q)
    holds the tokens of document block p whose word is in word block q. In
-   sub-step s the cells (p, (p + s) mod P) are swept for every p at once:
-   they touch P different document blocks and P different word blocks, so
-   they share no counts but the K topic totals nk. Each cell works on a
-   copy of nk taken at the start of the sub-step (document block p's copy,
-   on cache lines of its own), and thread 0 adds up the copies' changes
-   after it. The threads claim a sub-step's cells one at a time, in
-   document-block order, from a shared counter, so the result depends on
-   P but not on the number of threads T <= P, provided each cell draws
-   from its document block's random stream. Each thread adds the seconds
-   it spends in its cells to its counter in ``busy`` (the rest of a sweep
-   it waits at the barriers).
+   sub-step s the cells (p, (p + s) mod P) are swept for every p: they
+   touch P different document blocks and P different word blocks, so they
+   share no counts but the K topic totals nk. Each document block works
+   on its own copy of nk, taken at the start of the sweep (on cache lines
+   of its own), and the copies' changes are added up after the sweep: the
+   totals a cell sees are those of the sweep's start plus its own block's
+   changes (as in AD-LDA; the word and document counts are exact).
+
+   So cell (p, s) needs only the two cells before it that touch its rows:
+   (p, s - 1), its document block's previous cell, and (p + 1, s - 1),
+   the previous cell of its word block (p + s) mod P. The threads claim
+   the cells one at a time in the order s * P + p from a shared counter,
+   and a thread waits only until those two are done (each block's count
+   of finished sub-steps), not for the whole sub-step: a slow cell holds
+   up the cells that depend on it, not every thread. Claiming in order
+   keeps it free of deadlock (a cell's two are claimed before it), and
+   the result depends on P but not on the number of threads T <= P,
+   provided each cell draws from its document block's random stream.
+   Each thread adds the seconds it spends in its cells to its counter in
+   ``busy`` (the rest of a sweep it waits).
 
    clda_substeps_run is the driver; the caller's cell function sweeps one
    cell (_partition_kernel.h: the dense Gibbs kernel; _mh_sampling.pyx:
@@ -95,9 +104,8 @@ static int clda_barrier_wait(clda_barrier *b)
     return 0;
 }
 
-/* Sweeps cell (p, q) against nk, document block p's copy of the topic
-   totals (taken from the totals at the start of the sub-step); arg is the
-   calling thread's. */
+/* Sweeps cell (p, q) against nk, document block p's copy of the totals
+   (taken at the start of the sweep); arg is the calling thread's. */
 typedef void (*clda_cell_fn)(void *arg, Py_ssize_t p, Py_ssize_t q, int32_t *nk);
 
 /* What the threads of one partitioned sweep share, whatever sweeps the cells. */
@@ -106,30 +114,32 @@ typedef struct {
     Py_ssize_t n_threads;          /* T <= P */
     Py_ssize_t K;                  /* topics */
     Py_ssize_t nk_stride;          /* row stride of nk_cell: whole cache lines */
-    int32_t *nk;                   /* topic totals, updated after each sub-step */
+    int32_t *nk;                   /* topic totals, updated after each sweep */
     int32_t *nk_cell;              /* (P, nk_stride): each document block's copy of nk */
     clda_barrier barrier;
     volatile int32_t *stop;        /* set by another thread to abandon the sweep */
     volatile int32_t aborted;      /* thread 0's decision, read after the barrier */
     double *busy;                  /* seconds each thread spent sweeping its cells,
                                       thread t at busy[t * CLDA_BUSY_STRIDE] */
-    int64_t *claimed;              /* cells of sub-step s claimed so far, at
-                                      claimed[s * CLDA_BUSY_STRIDE]; zeroed
+    int64_t *counters;             /* (P + 1) * CLDA_BUSY_STRIDE: the cells claimed
+                                      so far at counters[0], and the sub-steps
+                                      document block p has finished at
+                                      counters[(p + 1) * CLDA_BUSY_STRIDE]; zeroed
                                       before each sweep */
 } clda_substeps;
 
-/* Eight-byte items between two threads' (or sub-steps') counters: a cache
+/* Eight-byte items between two threads' (or blocks') counters: a cache
    line each. */
 #define CLDA_BUSY_STRIDE 8
 
 /* c set up for P blocks on n_threads threads over K topics: the totals
    nk, the blocks' copies nk_cell (rows of nk_stride on whole cache
-   lines), the stop flag and the threads' busy and the sub-steps' claimed
-   counters (CLDA_BUSY_STRIDE apart). */
+   lines), the stop flag, the threads' busy seconds and the sweep's
+   counters (P + 1 of them; all CLDA_BUSY_STRIDE apart). */
 static void clda_substeps_init(clda_substeps *c, Py_ssize_t P, Py_ssize_t n_threads,
                                Py_ssize_t K, int32_t *nk, int32_t *nk_cell,
                                Py_ssize_t nk_stride, volatile int32_t *stop, double *busy,
-                               int64_t *claimed)
+                               int64_t *counters)
 {
     memset(c, 0, sizeof(*c));
     c->P = P;
@@ -142,16 +152,16 @@ static void clda_substeps_init(clda_substeps *c, Py_ssize_t P, Py_ssize_t n_thre
     c->barrier.n_threads = n_threads;
     c->barrier.stop = stop;
     c->busy = busy;
-    c->claimed = claimed;
+    c->counters = counters;
 }
 
 /* Readies c for the next sweep: the barrier, the abort decision and the
-   sub-steps' cell counters. */
+   counters. */
 static void clda_substeps_ready(clda_substeps *c)
 {
     c->barrier.arrived = 0;
     c->aborted = 0;
-    memset(c->claimed, 0, (size_t)(c->P * CLDA_BUSY_STRIDE) * sizeof(int64_t));
+    memset(c->counters, 0, (size_t)((c->P + 1) * CLDA_BUSY_STRIDE) * sizeof(int64_t));
 }
 
 /* nk += the sum of the document blocks' changes to their copies. */
@@ -167,33 +177,63 @@ static void clda_merge_totals(clda_substeps *c)
     }
 }
 
-/* Thread t's part of one sweep: in every sub-step, the cells it claims,
-   each swept by cell(arg, p, q, nk) on block p's fresh copy of the
-   totals. Returns 0, or -1 when the sweep was abandoned (stop flag): the
-   counts are then consistent within each cell swept, but nk may miss the
-   last sub-step's changes. */
+/* Where document block p's count of finished sub-steps is kept. */
+static inline int64_t *clda_block_done(const clda_substeps *c, Py_ssize_t p)
+{
+    return c->counters + (p + 1) * CLDA_BUSY_STRIDE;
+}
+
+/* Waits until cells (p, s - 1) and (p + 1 mod P, s - 1) are done: 0, or
+   -1 once the stop flag is set. */
+static int clda_wait_for_cell(const clda_substeps *c, Py_ssize_t p, Py_ssize_t s)
+{
+    const int64_t *mine = clda_block_done(c, p);
+    const int64_t *next = clda_block_done(c, (p + 1) % c->P);
+    int64_t spins = 0;
+    while (CLDA_LOAD(mine) < s || CLDA_LOAD(next) < s) {
+        if (*c->stop)
+            return -1;
+        if (++spins < CLDA_SPINS_BEFORE_YIELD)
+            CLDA_PAUSE();
+        else
+            CLDA_YIELD();
+    }
+    return 0;
+}
+
+/* Thread t's part of one sweep: the cells it claims, each swept by
+   cell(arg, p, q, nk) on block p's copy of the totals once the two cells
+   it depends on are done; then, with the other threads, the copies'
+   changes added to nk. Returns 0, or -1 when the sweep was abandoned
+   (stop flag): the counts are then consistent within each cell swept,
+   but nk misses the sweep's changes. */
 static int clda_substeps_run(clda_substeps *c, Py_ssize_t t, clda_cell_fn cell, void *arg)
 {
-    Py_ssize_t s, p;
+    const Py_ssize_t P = c->P;
+    Py_ssize_t i, s, p;
     double start;
-    for (s = 0; s < c->P; s++) {
-        int64_t *claimed = c->claimed + s * CLDA_BUSY_STRIDE;
+    while ((i = (Py_ssize_t)CLDA_FETCH_ADD(c->counters, 1)) < P * P) {
+        int32_t *nk;
+        s = i / P;
+        p = i % P;
+        if (*c->stop || (s > 0 && clda_wait_for_cell(c, p, s) != 0))
+            return -1;
+        nk = c->nk_cell + p * c->nk_stride;
         start = clda_now();
-        while ((p = (Py_ssize_t)CLDA_FETCH_ADD(claimed, 1)) < c->P) {
-            int32_t *nk = c->nk_cell + p * c->nk_stride;
+        if (s == 0)
             memcpy(nk, c->nk, (size_t)c->K * sizeof(int32_t));
-            cell(arg, p, (p + s) % c->P, nk);
-        }
+        cell(arg, p, (p + s) % P, nk);
         c->busy[t * CLDA_BUSY_STRIDE] += clda_now() - start;
-        if (clda_barrier_wait(&c->barrier) != 0)
-            return -1;
-        if (t == 0) {
-            clda_merge_totals(c);
-            c->aborted = *c->stop != 0;
-        }
-        if (clda_barrier_wait(&c->barrier) != 0 || c->aborted)
-            return -1;
+        CLDA_STORE(clda_block_done(c, p), (int64_t)(s + 1));
     }
+    if (clda_barrier_wait(&c->barrier) != 0)
+        return -1;
+    if (t == 0) {
+        clda_merge_totals(c);
+        c->aborted = *c->stop != 0;
+    }
+    if (clda_barrier_wait(&c->barrier) != 0 || c->aborted)
+        return -1;
     return 0;
 }
 

@@ -19,14 +19,14 @@ cdef extern from "_substeps.h":
         int32_t* stop
         int32_t aborted
         double* busy
-        int64_t* claimed
+        int64_t* counters
     ctypedef void (*clda_cell_fn)(void* arg, Py_ssize_t p, Py_ssize_t q,
                                   int32_t* nk) noexcept nogil
     int CLDA_BUSY_STRIDE
     void clda_substeps_init(clda_substeps* c, Py_ssize_t P, Py_ssize_t n_threads,
                             Py_ssize_t K, int32_t* nk, int32_t* nk_cell,
                             Py_ssize_t nk_stride, int32_t* stop, double* busy,
-                            int64_t* claimed) noexcept nogil
+                            int64_t* counters) noexcept nogil
     void clda_substeps_ready(clda_substeps* c) noexcept nogil
     int clda_substeps_run(clda_substeps* c, Py_ssize_t t, clda_cell_fn cell,
                           void* arg) noexcept nogil

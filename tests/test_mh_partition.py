@@ -33,7 +33,8 @@ def _state(s):
 
 def _reference_partitioned(s, eta, mh_steps, P, tables, gens, kernel="mh"):
     """One partitioned MH sweep, sequentially: the cells of a sub-step one
-    after the other, each on a copy of the start-of-sub-step totals."""
+    after the other, each on its document block's copy of the totals
+    (taken at the start of the sweep)."""
     words, doc_ptr = s["words"], s["doc_ptr"]
     V, D = s["nwk"].shape[0], len(doc_ptr) - 1
     bounds = balanced_bounds(doc_ptr, P)
@@ -42,10 +43,11 @@ def _reference_partitioned(s, eta, mh_steps, P, tables, gens, kernel="mh"):
     doc_of = np.repeat(np.arange(D), np.diff(doc_ptr))[perm]
     cs = dict(s, words=words[perm], z=s["z"][perm])
     index = _mh_sampling.word_index(cs["words"], V)
+    start = s["nk"].copy()
+    copies = [start.copy() for _ in range(P)]
     for sub in range(P):
-        start, copies = s["nk"].copy(), []
         for p in range(P):
-            cs["nk"] = start.copy()
+            cs["nk"] = copies[p]
             c = p * P + (p + sub) % P
             if kernel == "sparse":
                 _reference_sparse_cell(cs, piece_start[cell_piece[c]],
@@ -54,8 +56,8 @@ def _reference_partitioned(s, eta, mh_steps, P, tables, gens, kernel="mh"):
             else:
                 _reference_mh_cell(cs, piece_start, piece_doc, cell_piece[c],
                                    cell_piece[c + 1], doc_of, index, eta, mh_steps, gens[p])
-            copies.append(cs["nk"])
-        s["nk"][...] = start + sum(c - start for c in copies)
+            copies[p] = cs["nk"]
+    s["nk"][...] = start + sum(c - start for c in copies)
     s["z"][perm] = cs["z"]
     total = np.zeros_like(tables)
     if tables.shape[0]:

@@ -64,8 +64,8 @@ def _reference_sweeps(corpus, P, n_sweeps, eta=0.1, tables=None):
              ndk=state.ndk.copy(), prior=prior, doc_group=state.doc_group)
     nk = state.nk.copy()
     for _ in range(n_sweeps):
+        copies = [nk.copy() for _ in range(P)]  # each document block's, for the sweep
         for step in range(P):
-            copies = [nk.copy() for _ in range(P)]
             for p in range(P):
                 q = (p + step) % P
                 key = bitgens[p].random_raw()
@@ -74,7 +74,7 @@ def _reference_sweeps(corpus, P, n_sweeps, eta=0.1, tables=None):
                     U = _reference_uniforms(key, i0, i1 - i0)
                     for i in range(i0, i1):
                         _reference_token(s, i, doc[j], U[i - i0], eta, nk=copies[p])
-            nk += sum(c - nk for c in copies)
+        nk += sum(c - nk for c in copies)
         if tables is not None:
             drawn = np.zeros((P, G, K), dtype=np.int64)
             for p in range(P):
