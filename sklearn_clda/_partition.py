@@ -43,13 +43,16 @@ def word_blocks(words, n_features, n_blocks):
 
 
 def sub_step_imbalance(words, doc_ptr, n_features, n_blocks):
-    """How uneven the partitioned sweep's sub-steps are: the sum over
-    sub-steps of the largest cell, over the average sub-step (1.0 when
-    every cell of a sub-step has the same number of tokens).
+    """How uneven the partitioned sweep's cells are: the longest chain of
+    cells that wait for one another, in tokens, over the average sub-step
+    (1.0 when every cell has the same number of tokens).
 
-    A sub-step lasts as long as its largest cell, so with as many threads
-    as blocks this is the factor by which a sweep is slower than perfect
-    balance.
+    Cell ``(p, s)`` (sub-step ``s`` of document block ``p``) starts once
+    ``(p, s - 1)`` and ``(p + 1, s - 1)`` are done (``_substeps.h``), so
+    with as many threads as blocks, and a token's cost the same
+    everywhere, a sweep takes at least this factor times perfect balance
+    (the threads claim cells in order, so a thread still held by an
+    earlier cell can add to it).
     """
     doc_bounds = balanced_bounds(doc_ptr, n_blocks)
     P = len(doc_bounds) - 1
@@ -61,8 +64,10 @@ def sub_step_imbalance(words, doc_ptr, n_features, n_blocks):
         np.ascontiguousarray(doc_bounds, dtype=np.int64), word_blocks(words, n_features, P),
     )
     p = np.arange(P)
-    largest = sum(cells[p, (p + s) % P].max() for s in range(P))
-    return float(largest / (n_tokens / P))
+    done = np.zeros(P, dtype=np.int64)  # each document block's cells so far, in tokens
+    for s in range(P):
+        done = np.maximum(done, np.roll(done, -1)) + cells[p, (p + s) % P]
+    return float(done.max() / (n_tokens / P))
 
 
 def cell_layout(words, doc_ptr, doc_bounds, word_block):
@@ -178,7 +183,7 @@ class _PartitionedSweeper(ShardStreams):
         return self
 
     def __exit__(self, *exc):
-        # Threads still in a sweep (Ctrl-C) see the flag within a sub-step.
+        # Threads still in a sweep (Ctrl-C) see the flag within a cell.
         self.stop[0] = 1
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
