@@ -11,6 +11,11 @@
 #   bash benchmarks/many_core.sh OUTDIR layouts    # bench_dask.py's worker_threads layouts
 #   bash benchmarks/many_core.sh OUTDIR largek     # bench_threads.py, K=1000, the MH samplers
 #   bash benchmarks/many_core.sh OUTDIR all        # all six (more than one 10-minute call)
+#   BASELINE=DIR bash benchmarks/many_core.sh OUTDIR ab
+#       # news16's threads table for this build and for another build's
+#       # source tree DIR (e.g. `git archive REV sklearn_clda setup.py
+#       # pyproject.toml | tar -x -C DIR`), built in place there, alternating
+#       # twice; not part of all
 #
 # Several parts, one after the other: separate them by commas (threads,dask).
 #
@@ -111,6 +116,19 @@ case $parts in *,layouts,*)
   # shellcheck disable=SC2046
   run_part dask_two_threads "$py" benchmarks/bench_dask.py --tokens "$tokens" \
     --workers $(printf '%s\n' 1 "$half" | sort -un) --worker-threads 2 --skip-perplexity ;;
+esac
+case $parts in *,ab,*)
+  base=$(cd "${BASELINE:?ab needs BASELINE, a source tree of the other build}" && pwd)
+  (cd "$base" && "$py" setup.py -q build_ext --inplace -j "$(nproc)") > "$out/build_baseline.log" 2>&1 \
+    || { tail -20 "$out/build_baseline.log"; exit 1; }
+  # the same flags as the threads part, news16 only, tomotopy's avx2 build
+  for pair in 1 2; do
+    for build in this baseline; do
+      tree=$PWD; [ "$build" = baseline ] && tree=$base
+      PYTHONPATH="$tree:$PYTHONPATH" run_part "ab_${build}_$pair" "$py" benchmarks/bench_threads.py \
+        --tokens 0 --rounds 1 --warmup 50 --sweeps 8 --quality-sweeps 0 --tomotopy-isa avx2
+    done
+  done ;;
 esac
 case $parts in *,largek,*)
   # the MH samplers' n_jobs (news16, K=1000: "auto" runs the sparse one)
