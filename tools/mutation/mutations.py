@@ -386,7 +386,7 @@ MUTATIONS = [
     ),
     Mutation(
         "sparse-cells-share-stale-totals", "model", MH_PARTITION,
-        'np.copyto(b["nk"], st.nk)',
+        'np.copyto(b["nk"], start)',
         "pass",
         T_MH,
     ),
