@@ -439,6 +439,36 @@ def test_sweeper_choice():
     assert sub_step_imbalance(words, np.array([0, 60, 120]), 12, 2) >= 1.0
 
 
+def test_imbalance_is_the_longest_chain_of_dependent_cells():
+    """sub_step_imbalance against every chain of cells written out: cell
+    (p, s) follows (p, s - 1) and (p + 1, s - 1), so a chain steps from
+    block p to p or p - 1 (mod P). A small vocabulary makes the cells
+    uneven, so the longest chain is shorter than the sum of each
+    sub-step's largest cell (the measure of a barrier per sub-step)."""
+    from itertools import product
+
+    from sklearn_clda._chunking import balanced_bounds
+    from sklearn_clda._corpus import csr_to_tokens
+
+    bunch = make_compound_corpus(n_topics=4, n_features=20, n_collections=2,
+                                 docs_per_collection=100, doc_length=40, random_state=0)
+    words, doc_ptr = csr_to_tokens(sp.csr_matrix(bunch.data))
+    shorter = []
+    for P in (2, 3, 4, 5, 6):
+        bounds = np.asarray(balanced_bounds(doc_ptr, P), dtype=np.int64)
+        cells = _sampling.cell_token_counts(words, doc_ptr, bounds, word_blocks(words, 20, P))
+        longest = max(
+            sum(cells[p % P, (p + s) % P] for s, p in
+                enumerate(np.cumsum([p0] + [-d for d in steps])))
+            for p0 in range(P) for steps in product((0, 1), repeat=P - 1))
+        got = sub_step_imbalance(words, doc_ptr, 20, P)
+        assert np.isclose(got, longest / (len(words) / P)), (P, got)
+        barriers = sum(cells[np.arange(P), (np.arange(P) + s) % P].max() for s in range(P))
+        assert got <= barriers / (len(words) / P)
+        shorter.append(bool(longest < barriers))
+    assert shorter[0] is False and any(shorter), shorter  # P = 2: the same
+
+
 @pytest.mark.parametrize("Estimator", [LDAGibbs, CompoundLDA])
 def test_n_jobs_4_perplexity_within_one_percent(Estimator):
     """Issue 10's quality bar, in CI: held-out perplexity of n_jobs=4
