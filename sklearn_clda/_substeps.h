@@ -73,6 +73,16 @@ static inline double clda_now(void)
 /* Spins before a waiting thread starts yielding its core (about 10-50 us). */
 #define CLDA_SPINS_BEFORE_YIELD 4096
 
+/* One round of a waiting thread's loop: a pause for its first
+   CLDA_SPINS_BEFORE_YIELD rounds, then its core handed to another thread. */
+static inline void clda_backoff(int64_t *spins)
+{
+    if (++*spins < CLDA_SPINS_BEFORE_YIELD)
+        CLDA_PAUSE();
+    else
+        CLDA_YIELD();
+}
+
 /* A reusable barrier for a fixed number of threads. ``stop`` points to a
    flag that another thread may set; a waiting thread that sees it set
    gives up (returns -1) instead of waiting for threads that may never
@@ -96,10 +106,7 @@ static int clda_barrier_wait(clda_barrier *b)
     while (CLDA_LOAD(&b->generation) == gen) {
         if (*b->stop)
             return -1;
-        if (++spins < CLDA_SPINS_BEFORE_YIELD)
-            CLDA_PAUSE();
-        else
-            CLDA_YIELD();
+        clda_backoff(&spins);
     }
     return 0;
 }
@@ -193,10 +200,7 @@ static int clda_wait_for_cell(const clda_substeps *c, Py_ssize_t p, Py_ssize_t s
     while (CLDA_LOAD(mine) < s || CLDA_LOAD(next) < s) {
         if (*c->stop)
             return -1;
-        if (++spins < CLDA_SPINS_BEFORE_YIELD)
-            CLDA_PAUSE();
-        else
-            CLDA_YIELD();
+        clda_backoff(&spins);
     }
     return 0;
 }
