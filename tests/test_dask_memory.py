@@ -276,6 +276,57 @@ def test_row_changes_is_its_numpy_equivalent(index_dtype):
             np.testing.assert_array_equal(got[1], vals)
 
 
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_sync_and_snapshot_kernels_are_their_numpy_equivalents(index_dtype):
+    """add_cells (the sync), take_rows and put_rows (the snapshot and its
+    restoring) on a padded table, against their docstrings' NumPy forms:
+    cells that repeat, rows in any order, nothing to do."""
+    from sklearn_clda import _sampling
+
+    rng = np.random.default_rng(1)
+    n_rows, K = 200, 13
+    padded = _sampling._line_buffer(n_rows * 16, np.int32).reshape(n_rows, 16)
+    padded[...] = rng.integers(0, 9, padded.shape)
+    for n in (0, 1, 500, 5000):
+        idx = rng.integers(0, n_rows * K, n).astype(index_dtype)
+        vals = rng.integers(-5, 6, n).astype(np.int32)
+        expected = padded.copy()
+        np.add.at(expected, (idx // K, idx % K), vals)
+        _sampling.add_cells(padded, idx, vals, K)
+        np.testing.assert_array_equal(padded, expected)  # the padding untouched too
+    for rows in (rng.permutation(n_rows)[:70].astype(np.int64), np.zeros(0, np.int64)):
+        out = np.full((len(rows), K), -1, dtype=np.int32)
+        _sampling.take_rows(padded[:, :K], rows, out)
+        np.testing.assert_array_equal(out, padded[rows, :K])
+        expected = padded.copy()
+        expected[rows, :K] = out + 1
+        _sampling.put_rows(padded[:, :K], rows, out + 1)
+        np.testing.assert_array_equal(padded, expected)
+
+
+def test_sync_and_snapshot_kernels_refuse_what_does_not_fit():
+    from sklearn_clda import _sampling
+
+    table = np.zeros((5, 4), dtype=np.int32)
+    one = np.ones(1, dtype=np.int32)
+    for cell in (20, -1):
+        with pytest.raises(ValueError, match="outside the table"):
+            _sampling.add_cells(table, np.array([cell], dtype=np.int64), one, 4)
+    assert not table.any()  # checked before anything is added
+    with pytest.raises(ValueError, match="same length"):
+        _sampling.add_cells(table, np.array([0, 1], dtype=np.int64), one, 4)
+    with pytest.raises(ValueError, match="K fit"):
+        _sampling.add_cells(table, np.array([0], dtype=np.int64), one, 5)
+    out = np.zeros((2, 4), dtype=np.int32)
+    for fn in (_sampling.take_rows, _sampling.put_rows):
+        with pytest.raises(ValueError, match="outside the table"):
+            fn(table, np.array([0, 5], dtype=np.int64), out)
+        with pytest.raises(ValueError, match="one per row"):
+            fn(table, np.array([0], dtype=np.int64), out)
+        with pytest.raises(ValueError, match="at least as wide"):
+            fn(table[:, :3], np.array([0, 1], dtype=np.int64), out)
+
+
 def test_row_changes_refuses_arrays_that_do_not_fit():
     from sklearn_clda import _sampling
 

@@ -16,9 +16,10 @@ tasks; the tasks exchange only small messages with the client:
 Memory: besides its shard (tokens, topics, document-topic counts) and its
 table, a worker holds a snapshot of its shard's rows of the table, the
 running sum of its documents' proportions and a round's two messages.
-Every other step works in pieces of at most ``PIECE`` table or
-document-topic cells (or tokens), so that nothing else of the size of the
-shard or of the table is allocated; ``tests/test_dask_memory.py`` holds
+Every other step works in place (compiled: the sync, the snapshot and
+the change) or in pieces of at most ``PIECE`` table or document-topic
+cells (or tokens), so that nothing else of the size of the shard or of
+the table is allocated; ``tests/test_dask_memory.py`` holds
 the build and the rounds to that.
 
 This module imports no Dask: it is plain NumPy on the package's sampler.
@@ -208,17 +209,13 @@ def _apply_sync(shard, sync, nk):
     the whole table (after a rebuild).
     """
     state = shard["state"]
-    K, K_pad = state.nk.shape[0], state.nwk_padded.shape[1]
     kind, idx, vals = sync
     if kind == "full":
         state.nwk_padded[...] = 0
-    # The cells are distinct: each piece is one flat fancy-indexed add into
-    # the padded table (its index w * K + k moved to w * K_pad + k).
-    flat = state.nwk_padded.reshape(-1)
-    for a in range(0, idx.shape[0], PIECE):
-        cells = idx[a:a + PIECE].astype(np.int64)
-        cells += (cells // K) * (K_pad - K)
-        flat[cells] += vals[a:a + PIECE]
+    # (compiled, in place: a fancy-indexed add's temporaries cost a Dask
+    # worker twice the add; see _sampling.add_cells)
+    _sampling.add_cells(state.nwk_padded, np.ascontiguousarray(idx),
+                        np.ascontiguousarray(vals, dtype=np.int32), state.nk.shape[0])
     state.nk[...] = nk
 
 
@@ -287,9 +284,7 @@ def shard_round(key, sync, nk, prior, eta, n_sweeps, keep_prior, want_hist):
     if shard["snapshot"] is None:
         shard["snapshot"] = np.empty((rows.shape[0], state.nk.shape[0]), dtype=np.int32)
     snap = shard["snapshot"]
-    row_pieces = _row_pieces(rows.shape[0], state.nk.shape[0])
-    for a, b in row_pieces:  # (np.take with out= buffers a whole copy)
-        snap[a:b] = state.nwk[rows[a:b]]
+    _sampling.take_rows(state.nwk, rows, snap)
     prior = np.ascontiguousarray(prior, dtype=np.float64)
     tables = None
     # (leaving the block writes z back where the state keeps it; a
@@ -298,8 +293,7 @@ def shard_round(key, sync, nk, prior, eta, n_sweeps, keep_prior, want_hist):
         for _ in range(n_sweeps):
             tables = sweeper.sweep(prior, eta)
     delta = sparse_rows(state.nwk, rows, state.nk.shape[0], shard["idx_dtype"], minus=snap)
-    for a, b in row_pieces:
-        state.nwk[rows[a:b]] = snap[a:b]
+    _sampling.put_rows(state.nwk, rows, snap)
     hist = None
     if want_hist:
         hist = _histogram(state, prior.shape[0])
