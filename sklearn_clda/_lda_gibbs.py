@@ -103,6 +103,9 @@ class LDAGibbs(_BaseGibbsTopicModel):
         cost that stops growing with ``n_components`` once it exceeds the
         document lengths; it keeps no ``(n_features, n_components)``
         word-topic count table (each word's counts come from its tokens).
+        It takes documents of at most ``2**(32 - b) - 1`` tokens, ``b``
+        the bits of ``n_components - 1`` (4,194,303 tokens at 1000
+        topics), and raises ``ValueError`` on longer ones.
         ``"mh"`` takes ``mh_steps`` steps that alternate
         word and document proposals (WarpLDA-style), in time independent
         of ``n_components`` and of the document lengths, but mixing less
@@ -110,7 +113,8 @@ class LDAGibbs(_BaseGibbsTopicModel):
         leave the same conditional invariant (exact chains). ``"auto"``
         runs ``"dense"`` up to 100 topics and below 2.3 times the corpus's
         token-weighted mean document length, ``"mh"`` from 20,000 topics
-        on, and ``"sparse"`` in between (measured crossovers on news16;
+        on (and where a document is too long for ``"sparse"``), and
+        ``"sparse"`` in between (measured crossovers on news16;
         see the user guide, "Many topics"). All run ``n_jobs`` blocks in
         the partitioned scheme described there.
 

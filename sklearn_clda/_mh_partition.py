@@ -71,7 +71,7 @@ class _SparsePieces:
         # (a proxy: a reference back would make a cycle, and the sweeper's
         # token arrays would outlive the fit's del until a garbage collection)
         self.sweeper = sw = weakref.proxy(sweeper)
-        n, D = len(sw.words), len(sw.doc_ptr) - 1
+        n = len(sw.words)
         token_doc = np.empty(n, dtype=np.int32)  # in cell order
         _mh_sampling.scatter(token_doc, sw.doc_tokens, _mh_sampling.token_documents(sw.doc_ptr))
         self.word_order = _mh_sampling.word_major_index(token_doc, sw.word_ptr, sw.word_tokens)
@@ -82,7 +82,7 @@ class _SparsePieces:
         ends = sw.piece_start[sw.cell_piece]
         for a, b in zip(ends[:-1], ends[1:]):
             self.cell_pos[a:b].sort()
-        self.lists = _mh_sampling.sparse_doc_lists(n, D)
+        self.lists = _mh_sampling.sparse_doc_lists(sw.doc_ptr, sw.state.nk.shape[0])
 
     def scratch(self, n_components):
         return _mh_sampling.sparse_scratch(n_components, self.sweeper.mh_steps)
@@ -133,7 +133,7 @@ class _SparsePieces:
         """The block's AGS table counts, from its documents' topic lists (the
         same draws as from ``ndk``, without a pass over its dense rows)."""
         lo, hi = block["docs"]
-        _sampling.list_tables(self.lists.topics, self.lists.counts, self.lists.n,
+        _sampling.list_tables(self.lists.entries, self.lists.shift, self.lists.n,
                               self.sweeper.doc_ptr, lo, hi, doc_group, prior, block["tables"],
                               block["bitgen"])
 

@@ -10,7 +10,7 @@ and ``tests/test_mh_sampling.py`` and ``tests/test_mh_partition.py`` hold
 them to it bit for bit.
 """
 
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport qsort
 from numpy.random cimport bitgen_t
 from cpython.pycapsule cimport PyCapsule_GetPointer
@@ -58,8 +58,8 @@ cdef extern from "_uniforms.h":
 
 cdef extern from "_sparse_mh_kernel.h":
     ctypedef struct clda_smw_docs:
-        int32_t* topics
-        int32_t* counts
+        uint32_t* entries
+        int32_t shift
         int32_t* n
         const int64_t* off
         const int32_t* wword
@@ -776,18 +776,47 @@ def sparse_scratch(Py_ssize_t n_components, int mh_steps):
     return _SparseScratch(n_components, mh_steps)
 
 
+def sparse_list_shift(Py_ssize_t n_components):
+    """The bits of a topic in an entry of the sparse kernel's topic lists
+    (``count << shift | topic``, uint32): those of ``n_components - 1``, at
+    least 1."""
+    return max(1, int(n_components - 1).bit_length())
+
+
+def sparse_max_document_length(Py_ssize_t n_components):
+    """The longest document the sparse kernel takes at ``n_components``
+    topics: a topic's count in a document, at most its length, has the
+    ``32 - sparse_list_shift(n_components)`` high bits of a list entry
+    (4,194,303 tokens at K = 1000, 262,143 at 10,000, 65,535 at 65,536)."""
+    return (1 << (32 - sparse_list_shift(n_components))) - 1
+
+
+def check_sparse_document_lengths(doc_len, Py_ssize_t n_components):
+    """Raise ``ValueError`` when a document (of lengths ``doc_len``) is
+    longer than :func:`sparse_max_document_length` allows."""
+    doc_len = np.asarray(doc_len)
+    longest = int(doc_len.max()) if doc_len.shape[0] > 0 else 0
+    limit = sparse_max_document_length(n_components)
+    if longest > limit:
+        raise ValueError(
+            f"the sparse sampler holds a topic's count in a document in "
+            f"{32 - sparse_list_shift(n_components)} bits at {n_components} topics, so "
+            f"documents of at most {limit} tokens; the longest here has {longest}; "
+            "use sampler='mh' or 'dense'")
+
+
 cdef class _DocLists:
     """The documents' topic lists of a word-major sweep (``clda_smw_docs``):
-    document ``d``'s topics and counts at ``doc_ptr[d]:doc_ptr[d] + n[d]``
-    of two arrays of ``n_tokens`` entries."""
-    cdef readonly object topics, counts, n
+    document ``d``'s list at ``doc_ptr[d]:doc_ptr[d] + n[d]`` of an array of
+    ``n_tokens`` entries, ``count << shift | topic`` (uint32)."""
+    cdef readonly object entries, n
     cdef readonly int64_t n_tokens
     cdef readonly Py_ssize_t n_docs
+    cdef readonly int shift
 
-    def __cinit__(self, int64_t n_tokens, Py_ssize_t n_docs):
-        self.n_tokens, self.n_docs = n_tokens, n_docs
-        self.topics = np.empty(max(n_tokens, 1), dtype=np.int32)
-        self.counts = np.empty(max(n_tokens, 1), dtype=np.int32)
+    def __cinit__(self, int64_t n_tokens, Py_ssize_t n_docs, int shift):
+        self.n_tokens, self.n_docs, self.shift = n_tokens, n_docs, shift
+        self.entries = np.empty(max(n_tokens, 1), dtype=np.uint32)
         self.n = np.zeros(max(n_docs, 1), dtype=np.int32)
 
 
@@ -795,13 +824,16 @@ class SparseWorkspace:
     """What :func:`sparse_mh_sweep` reads besides the state, kept across
     sweeps by a sweeper: :func:`word_major_index` of the corpus
     (``word_of``, ``word_doc``), the documents' topic lists, one thread's
-    working arrays and a buffer for ``z`` in word order."""
+    working arrays and a buffer for ``z`` in word order. Raises
+    ``ValueError`` on documents too long for the lists at this K
+    (:func:`check_sparse_document_lengths`)."""
 
     def __init__(self, doc_ptr, word_ptr, word_tokens, n_components, mh_steps):
         n_tokens, n_docs = len(word_tokens), len(doc_ptr) - 1
+        check_sparse_document_lengths(np.diff(doc_ptr), n_components)
         self.word_of, self.word_doc = word_major_index(token_documents(doc_ptr), word_ptr,
                                                        word_tokens)
-        self.lists = _DocLists(n_tokens, n_docs)
+        self.lists = _DocLists(n_tokens, n_docs, sparse_list_shift(n_components))
         self.scratch = _SparseScratch(n_components, mh_steps)
         self.zw = np.empty(n_tokens, dtype=np.int32)
 
@@ -811,9 +843,13 @@ def sparse_workspace(doc_ptr, word_ptr, word_tokens, n_components, mh_steps):
     return SparseWorkspace(doc_ptr, word_ptr, word_tokens, n_components, mh_steps)
 
 
-def sparse_doc_lists(Py_ssize_t n_tokens, Py_ssize_t n_docs):
-    """Storage for the documents' topic lists of ``sparse_mh_sweep_pieces``."""
-    return _DocLists(n_tokens, n_docs)
+def sparse_doc_lists(doc_ptr, Py_ssize_t n_components):
+    """Storage for the topic lists of the documents of ``doc_ptr`` for
+    ``sparse_mh_sweep_pieces`` at ``n_components`` topics; raises
+    ``ValueError`` on documents too long for them
+    (:func:`check_sparse_document_lengths`)."""
+    check_sparse_document_lengths(np.diff(doc_ptr), n_components)
+    return _DocLists(doc_ptr[-1], len(doc_ptr) - 1, sparse_list_shift(n_components))
 
 
 cdef void _fill_docs(
@@ -941,7 +977,9 @@ def sparse_mh_sweep(
     table sums are added as in :func:`mh_sweep` (the same draws, from the
     documents' topic lists: ``_sampling.list_tables``). Ctrl-C raises
     ``KeyboardInterrupt`` between two tokens, the counts consistent with
-    ``z``. Trusted as :func:`mh_sweep` is.
+    ``z``. Trusted as :func:`mh_sweep` is, except that it raises
+    ``ValueError`` on documents longer than its topic lists allow
+    (:func:`sparse_max_document_length`).
     """
     _check_sweep_args("sparse_mh_sweep", words, doc_ptr, doc_group, z, nwk, ndk, nk, prior,
                       word_ptr, word_tokens, mh_steps, tables)
@@ -959,8 +997,9 @@ def sparse_mh_sweep(
     if (word_of.shape[0] != n_tokens or word_doc.shape[0] != n_tokens
             or zw.shape[0] != n_tokens or lists.n_tokens != n_tokens
             or lists.n_docs != n_docs or scratch.K != nk.shape[0]
-            or scratch.mh_steps < mh_steps):
+            or lists.shift != sparse_list_shift(nk.shape[0]) or scratch.mh_steps < mh_steps):
         raise ValueError("inconsistent workspace passed to sparse_mh_sweep")
+    check_sparse_document_lengths(np.diff(doc_ptr), nk.shape[0])
     gather(z, word_tokens, zw)
     cdef bitgen_t* rng = _get_bitgen(bit_generator)
     cdef clda_mh_ctx ctx
@@ -979,16 +1018,17 @@ def sparse_mh_sweep(
                 clda_smw_store_lists(&dl, 0, n_docs)
             scatter(z, word_tokens, zw)
     if tables.shape[0] > 0:  # from the lists: no pass over the dense counts
-        _sampling.list_tables(lists.topics, lists.counts, lists.n, doc_ptr, 0, n_docs,
+        _sampling.list_tables(lists.entries, lists.shift, lists.n, doc_ptr, 0, n_docs,
                               doc_group, prior, tables, bit_generator)
 
 
 cdef void _fill_lists(clda_smw_docs* dl, _DocLists lists, const int64_t[::1] doc_ptr,
                       int32_t[:, ::1] ndk) noexcept:
     """The part of ``clda_smw_docs`` that building and storing the lists use."""
-    cdef int32_t[::1] topics = lists.topics, counts = lists.counts, n = lists.n
-    dl.topics = &topics[0]
-    dl.counts = &counts[0]
+    cdef uint32_t[::1] entries = lists.entries
+    cdef int32_t[::1] n = lists.n
+    dl.entries = &entries[0]
+    dl.shift = lists.shift
     dl.n = &n[0]
     dl.off = &doc_ptr[0]
     dl.ndk = &ndk[0, 0]
@@ -1016,7 +1056,8 @@ def sparse_build_lists(_DocLists lists, const int32_t[::1] z, const int64_t[::1]
 def sparse_store_lists(_DocLists lists, const int64_t[::1] doc_ptr, int32_t[:, ::1] ndk,
                        int64_t d0, int64_t d1):
     """The counts of the topic lists of documents ``d0:d1`` back into their
-    rows of ``ndk`` (``ndk[d, lists.topics[m]] = lists.counts[m]``). Trusted."""
+    rows of ``ndk`` (``ndk[d, topic] = count`` for each entry ``count <<
+    lists.shift | topic`` of the list). Trusted."""
     cdef clda_smw_docs dl
     if d0 >= d1:
         return

@@ -67,23 +67,31 @@ def token_weighted_length(doc_len):
 
 
 def auto_sampler(n_components, doc_len):
-    """The kernel ``sampler="auto"`` runs: "dense", "sparse" or "mh"."""
+    """The kernel ``sampler="auto"`` runs: "dense", "sparse" or "mh" ("mh"
+    instead of "sparse" when a document is longer than the sparse kernel's
+    lists allow at this K: ``_mh_sampling.sparse_max_document_length``)."""
     if n_components <= AUTO_DENSE_MAX_COMPONENTS:
         return "dense"
     if n_components >= AUTO_MH_MIN_COMPONENTS:
         return "mh"
     if n_components >= AUTO_SPARSE_LENGTH_FACTOR * token_weighted_length(doc_len):
-        return "sparse"
+        longest = np.max(doc_len) if len(doc_len) else 0
+        return "sparse" if longest <= _mh_sampling.sparse_max_document_length(
+            n_components) else "mh"
     return "dense"
 
 
 def sampler_kernel(sampler, n_components, X):
     """The kernel that ``sampler`` ("auto", "dense", "mh" or "sparse") runs at
     this K on the count matrix ``X`` ("auto": :func:`auto_sampler` of its
-    documents' lengths)."""
-    if sampler != "auto":
-        return sampler
-    return auto_sampler(n_components, np.asarray(X.sum(axis=1)).ravel())
+    documents' lengths). Raises ``ValueError`` for "sparse" on documents
+    longer than its lists allow at this K."""
+    if sampler == "auto":
+        return auto_sampler(n_components, np.asarray(X.sum(axis=1)).ravel())
+    if sampler == "sparse":
+        _mh_sampling.check_sparse_document_lengths(np.asarray(X.sum(axis=1)).ravel(),
+                                                   n_components)
+    return sampler
 
 
 def make_mh_sweeper(state, n_shards, seed_sequence, n_table_rows, mh_steps, sampler="mh"):

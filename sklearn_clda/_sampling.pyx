@@ -18,7 +18,7 @@ source.
 from cpython.exc cimport PyErr_CheckSignals
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.math cimport fabs, log
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memset
 from numpy.random cimport bitgen_t
@@ -591,8 +591,8 @@ def _add_small_tables(
 
 
 def list_tables(
-    const int32_t[::1] topics,
-    const int32_t[::1] counts,
+    const uint32_t[::1] entries,
+    int shift,
     const int32_t[::1] n,
     const int64_t[::1] off,
     int64_t d0,
@@ -603,9 +603,9 @@ def list_tables(
     object bit_generator,
 ):
     """:func:`document_tables` of documents ``d0:d1`` from their topic lists
-    (the sparse kernel's): document ``d``'s counts are ``counts[off[d]:
-    off[d] + n[d]]`` of the topics ``topics[off[d]: off[d] + n[d]]``
-    (distinct, in any order, the counts positive). The same draws, bit for
+    (the sparse kernel's): document ``d``'s list is ``entries[off[d]:
+    off[d] + n[d]]``, each entry ``count << shift | topic`` (the topics
+    distinct, in any order, the counts positive). The same draws, bit for
     bit, as::
 
         document_tables(ndk[d0:d1], doc_group[d0:d1], prior, tables, bit_generator)
@@ -617,21 +617,21 @@ def list_tables(
     does not matter. Raises ``ValueError`` on lists out of range.
     """
     cdef Py_ssize_t K = prior.shape[1], G = prior.shape[0]
-    if (tables.shape[0] != G or tables.shape[1] != K or topics.shape[0] != counts.shape[0]
-            or not 0 <= d0 <= d1 <= n.shape[0] or d1 > off.shape[0] - 1
+    if (tables.shape[0] != G or tables.shape[1] != K or not 1 <= shift <= 31
+            or K > (1 << shift) or not 0 <= d0 <= d1 <= n.shape[0] or d1 > off.shape[0] - 1
             or d1 > doc_group.shape[0]):
         raise ValueError("inconsistent array shapes passed to list_tables")
     if d0 == d1:
         return
     cdef int bad
     with nogil:
-        bad = _check_lists(topics, counts, n, off, d0, d1, doc_group, K, G)
+        bad = _check_lists(entries, shift, n, off, d0, d1, doc_group, K, G)
     if bad:
         raise ValueError(("a topic list runs past its document's entries",
                           "a topic list holds a topic out of range or a count below 1",
                           "a document's collection has no row in prior")[bad - 1])
     cdef _ListCounts lists
-    lists.topics, lists.counts, lists.n, lists.off = &topics[0], &counts[0], &n[0], &off[0]
+    lists.entries, lists.shift, lists.n, lists.off = &entries[0], shift, &n[0], &off[0]
     lists.d0, lists.d1 = d0, d1
     _draw_tables(None, doc_group, prior, tables, bit_generator, True, &lists)
 
@@ -676,7 +676,7 @@ cdef int _keep(_Kept* kept, int64_t code) noexcept nogil:
 
 
 cdef int _check_lists(
-    const int32_t[::1] topics, const int32_t[::1] counts, const int32_t[::1] n,
+    const uint32_t[::1] entries, int shift, const int32_t[::1] n,
     const int64_t[::1] off, int64_t d0, int64_t d1, const int32_t[::1] doc_group,
     Py_ssize_t K, Py_ssize_t G,
 ) noexcept nogil:
@@ -684,10 +684,10 @@ cdef int _check_lists(
     past its entries), 2 (a topic or count) or 3 (a collection)."""
     cdef int64_t d, m
     for d in range(d0, d1):
-        if n[d] < 0 or off[d] < 0 or off[d] + n[d] > off[d + 1] or off[d + 1] > topics.shape[0]:
+        if n[d] < 0 or off[d] < 0 or off[d] + n[d] > off[d + 1] or off[d + 1] > entries.shape[0]:
             return 1
         for m in range(off[d], off[d] + n[d]):
-            if topics[m] < 0 or topics[m] >= K or counts[m] < 1:
+            if (entries[m] & ((1u << shift) - 1u)) >= <uint32_t> K or entries[m] >> shift == 0:
                 return 2
         if doc_group[d] < 0 or doc_group[d] >= G:
             return 3
@@ -695,9 +695,10 @@ cdef int _check_lists(
 
 
 cdef struct _ListCounts:
-    # The documents d0:d1 of the sparse kernel's topic lists (list_tables).
-    const int32_t* topics
-    const int32_t* counts
+    # The documents d0:d1 of the sparse kernel's topic lists (list_tables):
+    # entries count << shift | topic.
+    const uint32_t* entries
+    int shift
     const int32_t* n
     const int64_t* off
     int64_t d0
@@ -924,8 +925,8 @@ cdef int _scan_lists(
     cdef Py_ssize_t K = prior.shape[1]
     cdef int64_t d, m, i, j
     cdef int32_t g, k, c
-    cdef const int32_t* topics
-    cdef const int32_t* counts
+    cdef const uint32_t* entries
+    cdef uint32_t tmask = (1u << lists.shift) - 1u
     cdef _Kept big
     big.n, big.cap = 0, 16
     big.code = <int64_t*> malloc(big.cap * sizeof(int64_t))
@@ -933,13 +934,13 @@ cdef int _scan_lists(
         return -1
     for d in range(lists.d0, lists.d1):
         g = doc_group[d]
-        topics, counts = lists.topics + lists.off[d], lists.counts + lists.off[d]
+        entries = lists.entries + lists.off[d]
         big.n = 0
         if _reserve(kept, lists.n[d]) != 0:
             free(big.code)
             return -1
         for m in range(lists.n[d]):
-            k, c = topics[m], counts[m]
+            k, c = <int32_t> (entries[m] & tmask), <int32_t> (entries[m] >> lists.shift)
             if c >= _CRP_HIST:
                 if _keep(&big, ((<int64_t> k) << 31) | c) != 0:
                     free(big.code)

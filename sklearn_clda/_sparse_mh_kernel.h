@@ -44,8 +44,12 @@
    word-topic table and inv (K entries each) stay in cache over all its
    tokens, and the only memory a token reads at random is its document's
    topic list, a short run of consecutive entries. Each document's list
-   (its topics and their counts) sits in two arrays of n_tokens entries at
-   the document's own token offsets (capacity: its length), built from z
+   (its topics and their counts) sits in an array of n_tokens entries at
+   the document's own token offsets (capacity: its length), one uint32 per
+   listed topic, count << shift | topic (shift: the bits of K - 1, at least
+   1; so a document may have up to 2^(32 - shift) - 1 tokens, which the
+   Python side checks): half the bytes of two int32 arrays, and the list
+   is what a token reads at random. Built from z
    at the start of the sweep (clda_smw_build_lists: topics in the order of
    their first token) and updated on every move: a token's own topic s0
    keeps its place during its steps (with count 0 if it was its only
@@ -87,8 +91,9 @@
 
 /* The documents' side of a word-major sweep. */
 typedef struct {
-    int32_t *topics;            /* document d's topics at off[d] .. off[d] + n[d] - 1 */
-    int32_t *counts;            /* their counts in the document */
+    uint32_t *entries;          /* document d's list at off[d] .. off[d] + n[d] - 1:
+                                   count << shift | topic */
+    int32_t shift;              /* the bits of a topic */
     int32_t *n;                 /* list length of each document */
     const int64_t *off;         /* doc_ptr: d's list starts at off[d],
                                    capacity off[d + 1] - off[d] */
@@ -117,6 +122,17 @@ typedef struct {
    (nw[k] + eta) * inv[k] computed once (O(K)) for all their tokens; the
    others compute the entries they read (the same values). */
 #define CLDA_SMW_ROW_FACTOR 1024
+
+/* The topic and the count of a list entry. */
+static inline int32_t clda_smw_topic(uint32_t e, int32_t shift)
+{
+    return (int32_t)(e & ((1u << shift) - 1u));
+}
+
+static inline int32_t clda_smw_count_of(uint32_t e, int32_t shift)
+{
+    return (int32_t)(e >> shift);
+}
 
 /* inv[k] = 1 / (nk[k] + V eta) for all k, from the context's totals. */
 static void clda_smw_fill_inv(const clda_mh_ctx *ctx, clda_smw_scratch *sc)
@@ -181,26 +197,26 @@ static void clda_smw_build_lists(clda_smw_docs *dl, clda_smw_scratch *sc, const 
                                  const int32_t *doc_tok, int64_t d0, int64_t d1)
 {
     int32_t *const mark = sc->mark;
+    const uint32_t one = 1u << dl->shift;
     int64_t d, m;
     for (d = d0; d < d1; d++) {
         const int64_t off = dl->off[d], len = dl->off[d + 1] - off;
-        int32_t *const topics = dl->topics + off;
-        int32_t *const counts = dl->counts + off;
+        uint32_t *const entries = dl->entries + off;
         int32_t *const ndk_d = dl->ndk + (Py_ssize_t)d * dl->ndk_stride;
         int32_t n = 0, r;
         for (m = 0; m < len; m++) {
             const int32_t k = z[doc_tok != NULL ? doc_tok[off + m] : off + m];
             if (mark[k] < 0) {
                 mark[k] = n;
-                topics[n] = k;
-                counts[n] = 0;
+                entries[n] = (uint32_t)k;
                 n++;
             }
-            counts[mark[k]] += 1;
+            entries[mark[k]] += one;
         }
         for (r = 0; r < n; r++) {
-            mark[topics[r]] = -1;
-            ndk_d[topics[r]] = 0;
+            const int32_t k = clda_smw_topic(entries[r], dl->shift);
+            mark[k] = -1;
+            ndk_d[k] = 0;
         }
         dl->n[d] = n;
     }
@@ -213,25 +229,27 @@ static void clda_smw_store_lists(const clda_smw_docs *dl, int64_t d0, int64_t d1
     int64_t d;
     int32_t m;
     for (d = d0; d < d1; d++) {
-        const int32_t *const topics = dl->topics + dl->off[d];
-        const int32_t *const counts = dl->counts + dl->off[d];
+        const uint32_t *const entries = dl->entries + dl->off[d];
         int32_t *const ndk_d = dl->ndk + (Py_ssize_t)d * dl->ndk_stride;
         for (m = 0; m < dl->n[d]; m++)
-            ndk_d[topics[m]] = counts[m];
+            ndk_d[clda_smw_topic(entries[m], dl->shift)] = clda_smw_count_of(entries[m], dl->shift);
     }
 }
 
-/* The list position of topic k, or -1 when it is not listed (four
+/* The list position of topic k, or -1 when it is not listed (eight
    entries at a time where SSE2 is there). */
-static inline int32_t clda_smw_find(const int32_t *topics, int32_t n, int32_t k)
+static inline int32_t clda_smw_find(const uint32_t *entries, int32_t n, int32_t shift,
+                                    int32_t k)
 {
     int32_t m = 0;
 #if defined(__SSE2__) && defined(__GNUC__)
     const __m128i key = _mm_set1_epi32(k);
+    const __m128i tmask = _mm_set1_epi32((int32_t)((1u << shift) - 1u));
     for (; m + 8 <= n; m += 8) {
-        const __m128i a = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(topics + m)), key);
-        const __m128i b = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(topics + m + 4)),
-                                          key);
+        const __m128i a = _mm_cmpeq_epi32(
+            _mm_and_si128(_mm_loadu_si128((const __m128i *)(entries + m)), tmask), key);
+        const __m128i b = _mm_cmpeq_epi32(
+            _mm_and_si128(_mm_loadu_si128((const __m128i *)(entries + m + 4)), tmask), key);
         const int mask = _mm_movemask_ps(_mm_castsi128_ps(a))
                          | (_mm_movemask_ps(_mm_castsi128_ps(b)) << 4);
         if (mask != 0)
@@ -239,7 +257,7 @@ static inline int32_t clda_smw_find(const int32_t *topics, int32_t n, int32_t k)
     }
 #endif
     for (; m < n; m++)
-        if (topics[m] == k)
+        if (clda_smw_topic(entries[m], shift) == k)
             return m;
     return -1;
 }
@@ -287,28 +305,32 @@ static inline void clda_smw_picks(const double *cum, int32_t n, double A, double
 
 /* The running sums of the list part with the token (topic s0, listed)
    left out, for clda_smw_leave_out: the rate of list entry r is
-   rates[topics[r]] when gather is set, else rates[r] (rates may then be
+   rates[topic r] when gather is set, else rates[r] (rates may then be
    cum: each block reads its rates before it writes). Returns A; the
    position of s0 goes to *m0. Called with a constant gather, so each
    caller gets its own loop. */
-static inline double clda_smw_block_sums(double *cum, const int32_t *topics,
-                                         const int32_t *counts, int32_t n, int32_t s0,
-                                         const double *rates, int gather, int32_t *m0)
+static inline double clda_smw_block_sums(double *cum, const uint32_t *entries, int32_t n,
+                                         int32_t shift, int32_t s0, const double *rates,
+                                         int gather, int32_t *m0)
 {
+    const uint32_t tm = (1u << shift) - 1u;
     double off = 0.0, s_0, s_1, s_2, s_3;
     int32_t m = 0;
 #if defined(__SSE2__) && defined(__GNUC__)
     const __m128i key = _mm_set1_epi32(s0);
+    const __m128i tmask = _mm_set1_epi32((int32_t)tm);
+    const __m128i bits = _mm_cvtsi32_si128(shift);
     for (; m + 4 <= n; m += 4) {
-        const __m128i eq = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(topics + m)), key);
+        const __m128i e = _mm_loadu_si128((const __m128i *)(entries + m));
+        const __m128i eq = _mm_cmpeq_epi32(_mm_and_si128(e, tmask), key);
         const int mask = _mm_movemask_ps(_mm_castsi128_ps(eq));
         /* eq is -1 at s0: its count less the token */
-        const __m128i cn = _mm_add_epi32(_mm_loadu_si128((const __m128i *)(counts + m)), eq);
-        const __m128d r01 = gather ? _mm_loadh_pd(_mm_load_sd(rates + topics[m]),
-                                                  rates + topics[m + 1])
+        const __m128i cn = _mm_add_epi32(_mm_srl_epi32(e, bits), eq);
+        const __m128d r01 = gather ? _mm_loadh_pd(_mm_load_sd(rates + (entries[m] & tm)),
+                                                  rates + (entries[m + 1] & tm))
                                    : _mm_loadu_pd(rates + m);
-        const __m128d r23 = gather ? _mm_loadh_pd(_mm_load_sd(rates + topics[m + 2]),
-                                                  rates + topics[m + 3])
+        const __m128d r23 = gather ? _mm_loadh_pd(_mm_load_sd(rates + (entries[m + 2] & tm)),
+                                                  rates + (entries[m + 3] & tm))
                                    : _mm_loadu_pd(rates + m + 2);
         const __m128d p01 = _mm_mul_pd(r01, _mm_cvtepi32_pd(cn));
         const __m128d p23 = _mm_mul_pd(
@@ -325,16 +347,17 @@ static inline double clda_smw_block_sums(double *cum, const int32_t *topics,
     }
 #else
     for (; m + 4 <= n; m += 4) {
-        const double r0 = gather ? rates[topics[m]] : rates[m];
-        const double r1 = gather ? rates[topics[m + 1]] : rates[m + 1];
-        const double r2 = gather ? rates[topics[m + 2]] : rates[m + 2];
-        const double r3 = gather ? rates[topics[m + 3]] : rates[m + 3];
-        const int32_t c0 = counts[m] - (topics[m] == s0);
-        const int32_t c1 = counts[m + 1] - (topics[m + 1] == s0);
-        const int32_t c2 = counts[m + 2] - (topics[m + 2] == s0);
-        const int32_t c3 = counts[m + 3] - (topics[m + 3] == s0);
-        *m0 = topics[m] == s0 ? m : topics[m + 1] == s0 ? m + 1
-              : topics[m + 2] == s0 ? m + 2 : topics[m + 3] == s0 ? m + 3 : *m0;
+        const int32_t t0 = (int32_t)(entries[m] & tm), t1 = (int32_t)(entries[m + 1] & tm);
+        const int32_t t2 = (int32_t)(entries[m + 2] & tm), t3 = (int32_t)(entries[m + 3] & tm);
+        const double r0 = gather ? rates[t0] : rates[m];
+        const double r1 = gather ? rates[t1] : rates[m + 1];
+        const double r2 = gather ? rates[t2] : rates[m + 2];
+        const double r3 = gather ? rates[t3] : rates[m + 3];
+        const int32_t c0 = clda_smw_count_of(entries[m], shift) - (t0 == s0);
+        const int32_t c1 = clda_smw_count_of(entries[m + 1], shift) - (t1 == s0);
+        const int32_t c2 = clda_smw_count_of(entries[m + 2], shift) - (t2 == s0);
+        const int32_t c3 = clda_smw_count_of(entries[m + 3], shift) - (t3 == s0);
+        *m0 = t0 == s0 ? m : t1 == s0 ? m + 1 : t2 == s0 ? m + 2 : t3 == s0 ? m + 3 : *m0;
         s_0 = r0 * c0;
         s_1 = s_0 + r1 * c1;
         s_2 = s_1 + r2 * c2;
@@ -347,9 +370,10 @@ static inline double clda_smw_block_sums(double *cum, const int32_t *topics,
     }
 #endif
     for (s_0 = 0.0; m < n; m++) {  /* the last, shorter block */
-        const double r = gather ? rates[topics[m]] : rates[m];
-        const int32_t count = counts[m] - (topics[m] == s0);
-        *m0 = topics[m] == s0 ? m : *m0;
+        const int32_t t = (int32_t)(entries[m] & tm);
+        const double r = gather ? rates[t] : rates[m];
+        const int32_t count = clda_smw_count_of(entries[m], shift) - (t == s0);
+        *m0 = t == s0 ? m : *m0;
         s_0 = s_0 + r * count;
         cum[m] = off + s_0;
     }
@@ -357,11 +381,12 @@ static inline double clda_smw_block_sums(double *cum, const int32_t *topics,
 }
 
 /* Takes a token of topic s0 out of its document's list of n entries
-   (counts[m0] -= 1, m0 the position of s0, which is listed; returned in
-   *m0_out) and returns A, the list part's mass without it, with its
-   running sums in cum: cum[m] = the sum of the terms
-   p[r] = ((nw[k] + eta) * inv[k]) * counts[r] (k = topics[r], counts
-   after the decrement) over r <= m, the first factor read from wr when it
+   (the count of entry m0 less 1, m0 the position of s0, which is listed;
+   returned in *m0_out) and returns A, the list part's mass without it,
+   with its running sums in cum: cum[m] = the sum of the terms
+   p[r] = ((nw[k] + eta) * inv[k]) * counts[r] (k = topics[r], the
+   entries' topics and counts, the count of m0 after the decrement) over
+   r <= m, the first factor read from wr when it
    is not NULL. The terms are added in blocks of four so that the
    additions do not form one chain of length n: with the list cut into
    blocks of four entries (the last one shorter), s_r the sum of the first
@@ -371,29 +396,30 @@ static inline double clda_smw_block_sums(double *cum, const int32_t *topics,
    list). One pass finds s0 and adds. NumPy equivalent (P the terms
    padded with zeros to a multiple of 4)::
 
-       m0 = np.flatnonzero(topics[:n] == s0)[0]
+       topics, counts = entries[:n] & (2**shift - 1), entries[:n] >> shift
+       m0 = np.flatnonzero(topics == s0)[0]
        counts[m0] -= 1
        S = np.cumsum(P.reshape(-1, 4), axis=1)
        off = np.r_[0.0, np.cumsum(S[:, 3])[:-1]]
        cum = (off[:, None] + S).ravel()[:n]
 */
-static inline double clda_smw_leave_out(double *cum, const int32_t *topics, int32_t *counts,
-                                        int32_t n, int32_t s0, const double *wr,
+static inline double clda_smw_leave_out(double *cum, uint32_t *entries, int32_t n,
+                                        int32_t shift, int32_t s0, const double *wr,
                                         const int32_t *nw, const double *inv, double eta,
                                         int32_t *m0_out)
 {
     double A;
     int32_t m, m0 = 0;
     if (wr != NULL) {
-        A = clda_smw_block_sums(cum, topics, counts, n, s0, wr, 1, &m0);
+        A = clda_smw_block_sums(cum, entries, n, shift, s0, wr, 1, &m0);
     } else {
         for (m = 0; m < n; m++) {
-            const int32_t k = topics[m];
+            const int32_t k = clda_smw_topic(entries[m], shift);
             cum[m] = (nw[k] + eta) * inv[k];
         }
-        A = clda_smw_block_sums(cum, topics, counts, n, s0, cum, 0, &m0);
+        A = clda_smw_block_sums(cum, entries, n, shift, s0, cum, 0, &m0);
     }
-    counts[m0] -= 1;
+    entries[m0] -= 1u << shift;
     *m0_out = m0;
     return A;
 }
@@ -405,26 +431,20 @@ static inline double clda_smw_leave_out(double *cum, const int32_t *topics, int3
 static inline void clda_smw_prefetch(const clda_smw_docs *dl, int64_t j)
 {
     const int64_t off = dl->off[dl->wdoc[j]];
-    __builtin_prefetch(dl->topics + off, 1);
-    __builtin_prefetch(dl->topics + off + 16, 1);
-    __builtin_prefetch(dl->topics + off + 32, 1);
-    __builtin_prefetch(dl->topics + off + 48, 1);
-    __builtin_prefetch(dl->counts + off, 1);
-    __builtin_prefetch(dl->counts + off + 16, 1);
-    __builtin_prefetch(dl->counts + off + 32, 1);
-    __builtin_prefetch(dl->counts + off + 48, 1);
+    __builtin_prefetch(dl->entries + off, 1);
+    __builtin_prefetch(dl->entries + off + 16, 1);
+    __builtin_prefetch(dl->entries + off + 32, 1);
+    __builtin_prefetch(dl->entries + off + 48, 1);
 }
 
 /* How far ahead (in tokens) the document lists are prefetched. */
 #define CLDA_SMW_LOOKAHEAD 3
 
 /* Removes the listed topic at m0 (count 0) from a list of n entries (the
-   last entry takes its place); returns where the entry at *mt is now. */
-static inline int32_t clda_smw_remove(int32_t *topics, int32_t *counts, int32_t n, int32_t m0,
-                                      int32_t mt)
+   last entry takes its place); returns where the entry at mt is now. */
+static inline int32_t clda_smw_remove(uint32_t *entries, int32_t n, int32_t m0, int32_t mt)
 {
-    topics[m0] = topics[n - 1];
-    counts[m0] = counts[n - 1];
+    entries[m0] = entries[n - 1];
     return mt == n - 1 ? m0 : mt;
 }
 
@@ -432,18 +452,17 @@ static inline int32_t clda_smw_remove(int32_t *topics, int32_t *counts, int32_t 
    ms, or -1 when not listed), its count not yet added: drops the old topic
    from the list of *n entries when its count is 0, appends s (count 0)
    when it is not listed; returns s's list position. */
-static inline int32_t clda_smw_relist(int32_t *topics, int32_t *counts, int32_t *n_ptr,
+static inline int32_t clda_smw_relist(uint32_t *entries, int32_t shift, int32_t *n_ptr,
                                       int32_t m0, int32_t ms, int32_t s)
 {
     int32_t n = *n_ptr;
-    if (counts[m0] == 0) {
-        ms = clda_smw_remove(topics, counts, n, m0, ms);
+    if (clda_smw_count_of(entries[m0], shift) == 0) {
+        ms = clda_smw_remove(entries, n, m0, ms);
         n -= 1;
     }
     if (ms < 0) {
         ms = n;
-        topics[n] = s;
-        counts[n] = 0;
+        entries[n] = (uint32_t)s;
         n += 1;
     }
     *n_ptr = n;
@@ -476,6 +495,7 @@ static void clda_smw_sweep_tokens(const clda_mh_ctx *ctx, clda_smw_docs *dl,
     const int32_t mh_steps = ctx->mh_steps;
     int32_t *const zw_all = ctx->zw;
     const double eta = ctx->eta, keta = ctx->keta;
+    const int32_t shift = dl->shift;
     double *const inv = sc->inv;
     double *const cum = sc->cum;
     int64_t p;
@@ -490,11 +510,10 @@ static void clda_smw_sweep_tokens(const clda_mh_ctx *ctx, clda_smw_docs *dl,
         const double word_mass = (double)n_w + keta;
         const double *const prior = dl->prior + (Py_ssize_t)g * K;
         const double c = dl->c[g];
-        int32_t *const topics = dl->topics + dl->off[d];
-        int32_t *const counts = dl->counts + dl->off[d];
+        uint32_t *const entries = dl->entries + dl->off[d];
         int32_t n = dl->n[d];
         const int32_t s0 = zw_all[jw];
-        int32_t m0, s, ms, pick0 = 0, pick1 = 0;
+        int32_t m0, s, ms, nt, pick0 = 0, pick1 = 0;
         double A, total, ps, qs;
         if (p + CLDA_SMW_LOOKAHEAD < p1)
             clda_smw_prefetch(dl, pos != NULL ? pos[p + CLDA_SMW_LOOKAHEAD]
@@ -502,33 +521,34 @@ static void clda_smw_sweep_tokens(const clda_mh_ctx *ctx, clda_smw_docs *dl,
         if (w != sc->wr_word)
             clda_smw_word_row(ctx, sc, w, nw, n_w);
         clda_smw_count(ctx, sc, nw, w, s0, -1);
-        A = clda_smw_leave_out(cum, topics, counts, n, s0, sc->wr_word == w ? sc->wr : NULL,
+        A = clda_smw_leave_out(cum, entries, n, shift, s0, sc->wr_word == w ? sc->wr : NULL,
                                nw, inv, eta, &m0);
         s = s0;
         ms = m0;
         total = A + c * word_mass;
-        ps = (counts[m0] + prior[s0]) * inv[s0];
-        qs = counts[m0] * inv[s0] + c;
+        nt = clda_smw_count_of(entries[m0], shift);
+        ps = (nt + prior[s0]) * inv[s0];
+        qs = nt * inv[s0] + c;
         for (j = 0; j < mh_steps; j++, u += 2) {
             const double x = u[0] * total;
             double pt, qt;
-            int32_t t, mt, nt;
+            int32_t t, mt;
             if ((j & 1) == 0)  /* the list picks of this step and the next */
                 clda_smw_picks(cum, n, A, x, j + 1 < mh_steps ? u[2] * total : A, &pick0,
                                &pick1);
             if (x < A) {
                 mt = (j & 1) == 0 ? pick0 : pick1;
-                t = topics[mt];
+                t = clda_smw_topic(entries[mt], shift);
             } else {
                 const double y = (x - A) / c;
                 if (y < (double)n_w)
                     t = zw[(int64_t)y];  /* z[word_tokens[word_ptr[w] + y]] */
                 else
                     t = (int32_t)clda_mh_floor_index((y - (double)n_w) / eta, K);
-                mt = t == s ? ms : clda_smw_find(topics, n, t);
+                mt = t == s ? ms : clda_smw_find(entries, n, shift, t);
             }
             /* accepted (t == s changes nothing) without a branch */
-            nt = counts[mt < 0 ? m0 : mt] & -(int32_t)(mt >= 0);
+            nt = clda_smw_count_of(entries[mt < 0 ? m0 : mt], shift) & -(int32_t)(mt >= 0);
             pt = (nt + prior[t]) * inv[t];
             qt = nt * inv[t] + c;
             {
@@ -541,8 +561,8 @@ static void clda_smw_sweep_tokens(const clda_mh_ctx *ctx, clda_smw_docs *dl,
             zw_all[jw] = s;
         }
         if (s != s0)
-            ms = clda_smw_relist(topics, counts, &dl->n[d], m0, ms, s);
-        counts[ms] += 1;
+            ms = clda_smw_relist(entries, shift, &dl->n[d], m0, ms, s);
+        entries[ms] += 1u << shift;
         clda_smw_count(ctx, sc, nw, w, s, 1);
     }
 }

@@ -71,6 +71,21 @@ def test_auto_picks_by_k_and_document_length():
     assert auto_sampler(500, []) == "sparse"  # no tokens: nothing to weigh
 
 
+def test_sparse_takes_documents_as_long_as_its_lists_allow():
+    # At K = 2**20 (the most topics allowed) a list entry has 12 bits for a
+    # count: documents of at most 4095 tokens. "sparse" says so before any
+    # table is made; "auto" runs "mh" where it would have run "sparse".
+    K = 2**20
+    X = sp.csr_matrix(np.array([[4096, 0], [3, 4]]))
+    with pytest.raises(ValueError, match="at most 4095 tokens; the longest here has 4096"):
+        LDAGibbs(K, sampler="sparse").fit(X)
+    assert sampler_kernel("sparse", K // 2, X) == "sparse"  # 8191 tokens there
+    many_short = np.full(10**6, 10)  # keep the token-weighted length low
+    K = 17_000  # 15 bits of topic: documents of at most 131,071 tokens
+    assert auto_sampler(K, np.r_[131_071, many_short]) == "sparse"
+    assert auto_sampler(K, np.r_[131_072, many_short]) == "mh"
+
+
 def test_auto_sweepers_follow_the_pick(corpus):
     X, _ = corpus  # documents of about 30 tokens: sparse from K = 60 on (and K > 100)
     assert _sweeper_type(LDAGibbs(101, random_state=0), X) is _MHSweeper

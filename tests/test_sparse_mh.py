@@ -218,10 +218,77 @@ def test_word_topic_counts_rejects_bad_input():
             _mh_sampling.word_topic_counts(*args)
 
 
+# ----------------------------------------------------- packed list entries
+# A list entry is count << shift | topic (uint32), shift the bits of K - 1.
+def test_list_entries_leave_room_for_the_longest_document():
+    shift = _mh_sampling.sparse_list_shift
+    assert [shift(k) for k in (1, 2, 3, 1000, 1024, 1025, 65536)] == [1, 1, 2, 10, 10, 11, 16]
+    assert _mh_sampling.sparse_max_document_length(1000) == 2**22 - 1
+    assert _mh_sampling.sparse_max_document_length(2) == 2**31 - 1
+    K = 2**20 + 1  # 21 bits of topic: documents of up to 2047 tokens
+    _mh_sampling.check_sparse_document_lengths([5, 2047], K)
+    _mh_sampling.check_sparse_document_lengths([], K)
+    with pytest.raises(ValueError, match="at most 2047 tokens; the longest here has 2048"):
+        _mh_sampling.check_sparse_document_lengths([5, 2048], K)
+    doc_ptr = np.array([0, 2048], np.int64)
+    ptr, tok = _mh_sampling.word_index(np.zeros(2048, np.int32), 1)
+    with pytest.raises(ValueError, match="sparse sampler"):
+        _mh_sampling.sparse_workspace(doc_ptr, ptr, tok, K, 2)
+    with pytest.raises(ValueError, match="sparse sampler"):
+        _mh_sampling.sparse_doc_lists(doc_ptr, K)
+    assert _mh_sampling.sparse_doc_lists(doc_ptr, K - 1).shift == 20  # room for 4095
+
+
+def test_sweep_refuses_a_workspace_of_shorter_documents():
+    # The workspace holds the lists; the sweep checks its own doc_ptr too.
+    K, n = 2**20 + 1, 2049
+    ptr, tok = _mh_sampling.word_index(np.zeros(n, np.int32), 3)
+    ws = _mh_sampling.sparse_workspace(np.array([0, 1025, n]), ptr, tok, K, 2)
+    doc_ptr = np.array([0, 1, n], np.int64)  # a document of 2048 tokens
+    args = (np.zeros(n, np.int32), doc_ptr, np.zeros(2, np.int32), np.zeros(n, np.int32),
+            None, np.zeros((2, K), np.int32), np.zeros(K, np.int32), np.ones((1, K)), 0.1,
+            ptr, tok, 2, np.zeros((0, K), np.int64), np.random.PCG64(0))
+    with pytest.raises(ValueError, match="at most 2047 tokens"):
+        _mh_sampling.sparse_mh_sweep(*args, workspace=ws)
+
+
+def test_counts_in_the_top_bits_of_the_entries():
+    # K = 2**20 + 1 (21 bits of topic) and a document of 2047 tokens, 1600
+    # of them on topic 0: that count fills the entry's 11 high bits, the top
+    # one included, and must read as a count (unsigned shifts), not a
+    # negative number, in the running sums (a block of four entries: the
+    # document has eight topics) and elsewhere. Bit for bit the reference.
+    K, n = 2**20 + 1, 2047
+    rng = np.random.default_rng(0)
+    words = rng.integers(0, 3, n + 1).astype(np.int32)
+    z = np.r_[np.zeros(1600), rng.integers(1, 8, n + 1 - 1600)].astype(np.int32)
+    z[-1] = 0  # the second document's token
+    z0 = z.copy()
+    s = dict(words=words, doc_ptr=np.array([0, n, n + 1], np.int64),
+             doc_group=np.zeros(2, np.int32), z=z, nwk=np.zeros((3, K), np.int32),
+             ndk=np.zeros((2, K), np.int32), nk=np.bincount(z, minlength=K).astype(np.int32),
+             prior=np.full((1, K), 1e-3))
+    np.add.at(s["nwk"], (words, z), 1)
+    np.add.at(s["ndk"], (np.r_[np.zeros(n, int), 1], z), 1)
+    assert s["ndk"][0, 0] == 1600 and (s["ndk"][0] > 0).sum() == 8
+    ref = _copy(s)
+    _sweep(s, 0.01, 2, np.random.PCG64(0))
+    _reference_sparse_sweep(ref, 0.01, 2, np.zeros((0, K), np.int64),
+                            np.random.Generator(np.random.PCG64(0)))
+    np.testing.assert_array_equal(s["z"], ref["z"])
+    _assert_consistent(s)
+    assert not np.array_equal(s["z"], z0)
+
+
 # ------------------------------------------- AGS tables from the topic lists
+def _pack(topics, counts, shift):
+    return (counts.astype(np.uint32) << np.uint32(shift)) | topics.astype(np.uint32)
+
+
 def _lists_of(ndk, rng, spare=3):
     """Topic lists of ``ndk``'s rows, shuffled, with up to ``spare`` unused
-    entries after each (the kernel's lists have their document's length)."""
+    entries after each (the kernel's lists have their document's length),
+    as ``list_tables`` takes them: ``(entries, shift, n, off)``."""
     D = ndk.shape[0]
     lens = (ndk > 0).sum(axis=1) + rng.integers(0, spare + 1, D)
     off = np.r_[0, np.cumsum(lens)].astype(np.int64)
@@ -234,7 +301,8 @@ def _lists_of(ndk, rng, spare=3):
         topics[off[d]:off[d] + len(ks)] = ks
         counts[off[d]:off[d] + len(ks)] = ndk[d, ks]
         n[d] = len(ks)
-    return topics, counts, n, off
+    shift = _mh_sampling.sparse_list_shift(ndk.shape[1])
+    return _pack(topics, counts, shift), shift, n, off
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -299,19 +367,23 @@ def test_list_tables_reject_bad_lists():
     from sklearn_clda import _sampling
 
     ndk = np.array([[3, 0, 70], [0, 2, 0]], np.int32)
-    topics, counts, n, off = _lists_of(ndk, np.random.default_rng(0), spare=0)
+    entries, shift, n, off = _lists_of(ndk, np.random.default_rng(0), spare=0)
+    topics, counts = entries & 3, entries >> 2
+    assert shift == 2
     prior, group = np.ones((2, 3)), np.zeros(2, np.int32)
 
     def call(**change):
-        args = dict(topics=topics, counts=counts, n=n, off=off, d0=0, d1=2,
+        args = dict(entries=entries, shift=shift, n=n, off=off, d0=0, d1=2,
                     doc_group=group, prior=prior, tables=np.zeros((2, 3), np.int64))
         args.update(change)
         _sampling.list_tables(*args.values(), np.random.PCG64(0))
 
     call()
     for change, match in [
-        (dict(topics=np.where(topics == 2, 3, topics).astype(np.int32)), "topic out of range"),
-        (dict(counts=np.where(counts == 2, 0, counts).astype(np.int32)), "count below 1"),
+        (dict(entries=_pack(np.where(topics == 2, 3, topics), counts, 2)), "topic out of range"),
+        (dict(entries=_pack(topics, np.where(counts == 2, 0, counts), 2)), "count below 1"),
+        (dict(shift=1), "inconsistent"),  # no room for topic 2
+        (dict(shift=32), "inconsistent"),
         (dict(n=np.array([3, 1], np.int32)), "runs past"),
         (dict(off=np.array([0, 2, 9], np.int64)), "runs past"),
         (dict(doc_group=np.array([0, 2], np.int32)), "collection"),
