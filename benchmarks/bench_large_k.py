@@ -35,7 +35,12 @@ synthetic``) a ``make_compound_corpus`` corpus of ``--tokens`` tokens
    table names the variant each one ran), and ``sparse-table``, the
    sparse kernel reading and updating a word-topic table (the estimators
    run it without one, counting each word's topics from its tokens: the
-   same chain).
+   same chain). With ``--baseline DIR`` (a source tree built in place,
+   e.g. ``git worktree add DIR REV`` then ``python setup.py build_ext
+   --inplace`` there), ``sparse@base`` and ``mh@base`` name that tree's
+   kernels, loaded beside this checkout's (the rest of the package is
+   this checkout's), and a column gives each kernel's time against the
+   first one listed: an A/B of two builds on the same start.
 5. memory: the peak resident memory (``ru_maxrss``) of a fresh process
    that loads news16 and fits ``LDAGibbs`` and ``CompoundLDA`` with each
    sampler of ``--memory-samplers`` (default ``mh,sparse``; the sparse one
@@ -111,6 +116,11 @@ def parse_args(argv=None):
                    help="comma list of the kernels of part 4: dense, "
                         "dense-avx2, dense-portable, sparse, mh (drop dense at K=10,000 on "
                         "a big corpus: seconds per sweep)")
+    p.add_argument("--kernel-sweeps", type=int, default=5,
+                   help="timed sweeps of each kernel in part 4 (the median is reported)")
+    p.add_argument("--baseline", default=None, metavar="DIR",
+                   help="a source tree built in place whose MH kernels part 4 runs "
+                        "as sparse@base and mh@base")
     p.add_argument("--kernel-k", default="300,1000",
                    help="comma list of K for part 4 (the kernels called directly)")
     p.add_argument("--skip", default="",
@@ -313,13 +323,41 @@ def _kernel_state(X, K, seed=0):
                 bitgen=np.random.PCG64(seed), doc_len=doc_len)
 
 
+# The ``_mh_sampling`` module of ``--baseline``'s tree (part 4), or None.
+_BASELINE = None
+
+
+def _load_baseline(tree):
+    """The ``_mh_sampling`` extension module built in place in source tree
+    ``tree``, loaded beside this checkout's (under the same name, kept out
+    of ``sys.modules``)."""
+    import glob
+    import importlib.machinery
+    import importlib.util
+
+    found = glob.glob(os.path.join(tree, "sklearn_clda", "_mh_sampling*.so")) + glob.glob(
+        os.path.join(tree, "sklearn_clda", "_mh_sampling*.pyd"))
+    if not found:
+        raise SystemExit(f"--baseline: no _mh_sampling module built in {tree}/sklearn_clda")
+    name = "sklearn_clda._mh_sampling"
+    loader = importlib.machinery.ExtensionFileLoader(name, found[0])
+    module = importlib.util.module_from_spec(
+        importlib.util.spec_from_file_location(name, found[0], loader=loader))
+    loader.exec_module(module)
+    return module
+
+
 def _kernel_sweep(name, s):
     """One sweep of kernel ``name`` on ``s``: "dense" (the one ``gibbs_sweep``
     picks), "dense-avx2" or "dense-portable" (that one, or the portable
     one where the CPU has no AVX2), "sparse" (without a word-topic table,
     as the estimators run it), "sparse-table" (the same chain, reading
-    and updating the table) or "mh" (mh_steps=2)."""
+    and updating the table) or "mh" (mh_steps=2); "NAME@base": kernel NAME
+    of ``--baseline``."""
     from sklearn_clda import _mh_sampling, _sampling
+
+    mh = _BASELINE if name.endswith("@base") else _mh_sampling
+    name = name.removesuffix("@base")
 
     args = (s["words"], s["doc_ptr"], s["doc_group"], s["z"], s["nwk"], s["ndk"], s["nk"],
             s["prior"], ETA)
@@ -333,15 +371,14 @@ def _kernel_sweep(name, s):
             _sampling._set_kernel(old)
     elif name in ("sparse", "sparse-table"):
         if "workspace" not in s:  # what the serial sweeper keeps across sweeps
-            s["workspace"] = _mh_sampling.sparse_workspace(s["doc_ptr"], word_ptr, word_tokens,
-                                                           s["nk"].shape[0], 2)
+            s["workspace"] = mh.sparse_workspace(s["doc_ptr"], word_ptr, word_tokens,
+                                                 s["nk"].shape[0], 2)
         if name == "sparse":
             args = (*args[:4], None, *args[5:])
-        _mh_sampling.sparse_mh_sweep(*args, word_ptr, word_tokens, 2, tables, s["bitgen"],
-                                     workspace=s["workspace"])
+        mh.sparse_mh_sweep(*args, word_ptr, word_tokens, 2, tables, s["bitgen"],
+                           workspace=s["workspace"])
     else:
-        _mh_sampling.mh_sweep(*args, word_ptr, word_tokens, 2, tables, s["bitgen"],
-                              word_pos=word_pos)
+        mh.mh_sweep(*args, word_ptr, word_tokens, 2, tables, s["bitgen"], word_pos=word_pos)
 
 
 def _dense_kernel_name(name, K):
@@ -357,10 +394,17 @@ def _dense_kernel_name(name, K):
 
 def part_kernels(corpus, args):
     """Part 4: the kernels called directly, interleaved sweep by sweep after
-    ``--warm`` (default 20) sweeps each, process CPU ns/token (median of 5):
-    the crossovers behind ``sampler="auto"``."""
+    ``--warm`` (default 20) sweeps each, process CPU ns/token (median of
+    ``--kernel-sweeps``, default 5): the crossovers behind ``sampler="auto"``."""
+    global _BASELINE
     rows, out = [], {}
     names = tuple(filter(None, args.kernels.split(",")))
+    if any(n.endswith("@base") for n in names):
+        if args.baseline is None:
+            raise SystemExit("--kernels: @base names need --baseline DIR")
+        if any(n.startswith("dense") for n in names if n.endswith("@base")):
+            raise SystemExit("--kernels: only the MH kernels (sparse, mh) have @base")
+        _BASELINE = _load_baseline(args.baseline)
     for K in [int(k) for k in args.kernel_k.split(",")]:
         states = {n: _kernel_state(corpus.X, K) for n in names}
         for n in names:
@@ -368,7 +412,7 @@ def part_kernels(corpus, args):
             for _ in range(20 if args.warm is None else args.warm):
                 _kernel_sweep(n, states[n])
         times = {n: [] for n in names}
-        for _ in range(5):
+        for _ in range(args.kernel_sweeps):
             for n in names:
                 t0 = time.process_time()
                 _kernel_sweep(n, states[n])
@@ -380,11 +424,19 @@ def part_kernels(corpus, args):
             kd = ((s["ndk"] > 0).sum(axis=1) * s["doc_len"]).sum() / s["doc_len"].sum()
             ratio = f"{ns['dense'] / ns[n]:.2f}" if "dense" in ns else ""
             label = f"{n} ({_dense_kernel_name(n, K)})" if n.startswith("dense") else n
-            rows.append([K, label, f"{ns[n]:.0f}", ratio, f"{kd:.0f}"])
+            ab = [_ab_ratio(times[names[0]], times[n])] if args.baseline else []
+            rows.append([K, label, f"{ns[n]:.0f}", ratio, *ab, f"{kd:.0f}"])
         out[K] = ns
-    print(C.format_table(["K", "kernel", "CPU ns/token", "dense/this",
+    ab = [f"{names[0]}/this"] if args.baseline else []
+    print(C.format_table(["K", "kernel", "CPU ns/token", "dense/this", *ab,
                           "topics/doc (token-weighted)"], rows))
     return out
+
+
+def _ab_ratio(first, this):
+    """Median (min-max) of the sweep-by-sweep ratios of two kernels' times."""
+    r = [a / b for a, b in zip(first, this)]
+    return f"{statistics.median(r):.3f} ({min(r):.2f}-{max(r):.2f})"
 
 
 def part_auto(corpus, args):
