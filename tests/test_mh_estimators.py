@@ -79,6 +79,8 @@ def test_sparse_takes_documents_as_long_as_its_lists_allow():
     X = sp.csr_matrix(np.array([[4096, 0], [3, 4]]))
     with pytest.raises(ValueError, match="at most 4095 tokens; the longest here has 4096"):
         LDAGibbs(K, sampler="sparse").fit(X)
+    with pytest.raises(ValueError, match="at most 4095 tokens"):  # where fit asks first
+        sampler_kernel("sparse", K, X)
     assert sampler_kernel("sparse", K // 2, X) == "sparse"  # 8191 tokens there
     many_short = np.full(10**6, 10)  # keep the token-weighted length low
     K = 17_000  # 15 bits of topic: documents of at most 131,071 tokens

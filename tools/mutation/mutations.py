@@ -372,6 +372,22 @@ MUTATIONS = [
         '        lo, hi = self.sweeper.blocks[0]["docs"]\n        _sampling.list_tables(',
         ("tests/test_mh_partition.py",),
     ),
+    # The sparse kernel's packed topic lists hold a document's counts in the
+    # bits above the topic's: longer documents go to "mh" (auto) or are
+    # refused before the fit ("sparse").
+    Mutation(
+        "auto-sparse-ignores-document-length", "model", MH,
+        '        return "sparse" if longest <= _mh_sampling.sparse_max_document_length(\n'
+        '            n_components) else "mh"',
+        '        return "sparse"',
+        T_MH_AUTO,
+    ),
+    Mutation(
+        "sparse-length-checked-only-by-the-kernel", "model", MH,
+        "    if sampler == \"sparse\":\n        _mh_sampling.check_sparse_document_lengths(",
+        "    if False:\n        _mh_sampling.check_sparse_document_lengths(",
+        T_MH_AUTO,
+    ),
     Mutation(
         "memory-check-counts-the-word-table-of-every-sampler", "model", BASE,
         "    needed = rest + table * word_table",
