@@ -43,7 +43,7 @@ AUTO_DENSE_MAX_COMPONENTS = 100
 # the document length, the dense kernel's with K: on news16, whose
 # token-weighted mean length is 157, the word-major sparse sweep costs the
 # same as the dense one, float32 weights in AVX2, at K = 350 (2.2 times
-# that length; dense/sparse 0.88 at 300, 1.09-1.14 at 400) and 0.42 of it
+# that length; dense/sparse 0.88 at 300, 1.09-1.14 at 400) and 0.39-0.42 of it
 # at K = 1000; per sweep the two mix alike at K = 500 and 1000:
 # bench_mixing.py). Earlier dense kernels crossed at 320-330 (double, AVX2)
 # and 340-420 (double, AVX-512); the factor stayed, within 1% of the faster
