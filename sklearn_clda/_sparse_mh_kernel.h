@@ -37,7 +37,9 @@
    accepted with probability min(1, ratio) (t == s is always accepted and
    changes nothing). The left-out counts do not change during a token's
    steps, so the running sums are built once per token: O(K_d) per token,
-   K_d the document's distinct topics, independent of K.
+   K_d the document's distinct topics, independent of K. A token of the
+   same document, word and topic as the one before, when that one stayed,
+   finds the same counts and so reuses its sums (clda_smw_enter).
 
    Word-major order: the tokens are taken grouped by word (the word order
    of ``word_index``: zw's order), so that the word's row of the
@@ -424,6 +426,32 @@ static inline double clda_smw_leave_out(double *cum, uint32_t *entries, int32_t 
     return A;
 }
 
+/* What a token that stayed at its topic leaves for the next one: its
+   document, word and topic, its topic's list position and the list
+   part's mass A (d = -1: nothing). */
+typedef struct {
+    int32_t d, w, s, m0;
+    double A;
+} clda_smw_last;
+
+/* clda_smw_leave_out, or its result again for a token of the same
+   document, word and topic as the last one when that one stayed (a
+   repeated word: the counts, inv and the list are then what they were
+   for it, so cum, A and m0 are the same numbers; only the leave-out's
+   decrement is redone). */
+static inline double clda_smw_enter(const clda_smw_last *last, double *cum, uint32_t *entries,
+                                    int32_t n, int32_t shift, int32_t d, int32_t w,
+                                    int32_t s0, const double *wr, const int32_t *nw,
+                                    const double *inv, double eta, int32_t *m0_out)
+{
+    if (d == last->d && w == last->w && s0 == last->s) {
+        entries[last->m0] -= 1u << shift;
+        *m0_out = last->m0;
+        return last->A;
+    }
+    return clda_smw_leave_out(cum, entries, n, shift, s0, wr, nw, inv, eta, m0_out);
+}
+
 /* Memory hint for the token at word position j (no effect on the
    result): the first 64 entries of its document's topic list (a fixed
    number of hints, no loop to mispredict; the hardware follows longer
@@ -498,6 +526,7 @@ static void clda_smw_sweep_tokens(const clda_mh_ctx *ctx, clda_smw_docs *dl,
     const int32_t shift = dl->shift;
     double *const inv = sc->inv;
     double *const cum = sc->cum;
+    clda_smw_last last = {-1, -1, -1, 0, 0.0};
     int64_t p;
     int32_t j;
     for (p = p0; p < p1; p++) {
@@ -521,8 +550,8 @@ static void clda_smw_sweep_tokens(const clda_mh_ctx *ctx, clda_smw_docs *dl,
         if (w != sc->wr_word)
             clda_smw_word_row(ctx, sc, w, nw, n_w);
         clda_smw_count(ctx, sc, nw, w, s0, -1);
-        A = clda_smw_leave_out(cum, entries, n, shift, s0, sc->wr_word == w ? sc->wr : NULL,
-                               nw, inv, eta, &m0);
+        A = clda_smw_enter(&last, cum, entries, n, shift, d, w, s0,
+                           sc->wr_word == w ? sc->wr : NULL, nw, inv, eta, &m0);
         s = s0;
         ms = m0;
         total = A + c * word_mass;
@@ -562,6 +591,7 @@ static void clda_smw_sweep_tokens(const clda_mh_ctx *ctx, clda_smw_docs *dl,
         }
         if (s != s0)
             ms = clda_smw_relist(entries, shift, &dl->n[d], m0, ms, s);
+        last = (clda_smw_last){s == s0 ? d : -1, w, s0, m0, A};
         entries[ms] += 1u << shift;
         clda_smw_count(ctx, sc, nw, w, s, 1);
     }
