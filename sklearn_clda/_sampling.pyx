@@ -373,7 +373,9 @@ def gibbs_sweep(
     ``(g, k)`` are exactly ``l = 1 .. max_n - 1``, with ``max_n`` the
     largest count below ``M`` of the collection's documents, so it lays
     them out compactly in the same (C) order and draws them as the same
-    single binomial call would (see ``_add_small_tables``). Time and memory are
+    single binomial call would (see ``_add_small_tables``); each
+    document's counts are read once, when its tokens are done (the draws
+    ``>= M`` then, the others noted for the binomial step). Time and memory are
     ``O(n_tokens + n_docs * K + G * K)``, whatever the number of
     collections.
 
@@ -441,6 +443,8 @@ def gibbs_sweep(
     cdef int32_t* ndk_d
     cdef const double* prior_g
     cdef clda_sweep_ctx ctx
+    cdef _Tables td
+    cdef int status = 0
     if n_tokens == 0:  # nothing to move and no tables to draw
         return
     ctx.K = K
@@ -456,6 +460,8 @@ def gibbs_sweep(
     _set_scratch(&ctx, scratch)
     with bit_generator.lock, nogil:
         key = rng.next_uint64(rng.state)
+        if draw_tables:
+            status = _tables_start(&td, prior.shape[0] * K)
         for k in range(K):
             ctx.inv[k] = 1.0 / (nk[k] + veta)
             ctx.invm[k] = 1.0 / (nk[k] - 1 + veta)
@@ -468,21 +474,13 @@ def gibbs_sweep(
             clda_fill_uniforms(u_buf, i1 - i0, key, i0, _WIDE_FILL)
             next_word = ctx.words[i1] if i1 < n_tokens else -1
             sweep_document(&ctx, i0, i1, ndk_d, prior_g, u_buf, next_word)
-            if draw_tables:  # the counts below _CRP_HIST are drawn after the sweep
-                _add_big_tables(ndk_d, prior_g, &tables[g, 0], K, rng)
-    if draw_tables:
-        _add_small_tables(ndk, doc_group, prior, tables, bit_generator)
-
-
-cdef inline void _add_big_tables(
-    const int32_t* ndk_d, const double* prior_g, int64_t* tables_g, Py_ssize_t K,
-    bitgen_t* rng,
-) noexcept nogil:
-    """Antoniak table counts of one document's counts >= _CRP_HIST, in topic order."""
-    cdef Py_ssize_t k
-    for k in range(K):
-        if ndk_d[k] >= _CRP_HIST:
-            tables_g[k] += _crp_tables(ndk_d[k], prior_g[k], rng)
+            if draw_tables and status == 0:  # its row final and in cache: draw the
+                # counts >= _CRP_HIST, note the others for the binomial step
+                status = _scan_row(ndk_d, K, g, prior_g, tables, td.top, rng, &td.kept)
+        if draw_tables:
+            status = _tables_finish(&td, status, prior, tables, rng)
+    if status != 0:
+        raise MemoryError()
 
 
 def count_assignments(
@@ -731,33 +729,59 @@ cdef int _table_draws(
     the binomial step on the cells it found (``_draw_cells``). Returns 0,
     or -1 when memory runs out (``tables`` may then hold part of the
     draws)."""
-    cdef Py_ssize_t GK = prior.shape[0] * prior.shape[1]
-    cdef int status = -1
-    cdef int64_t n_cells
-    cdef _Kept kept
-    cdef uint8_t* top = <uint8_t*> calloc(GK, sizeof(uint8_t))
-    cdef int64_t* offsets = <int64_t*> malloc((GK + 1) * sizeof(int64_t))
-    cdef int64_t* counts = NULL
-    kept.n, kept.cap = 0, 4096
-    kept.code = <int64_t*> malloc(kept.cap * sizeof(int64_t))
-    if top != NULL and offsets != NULL and kept.code != NULL:
-        if lists != NULL:
-            status = _scan_lists(lists, doc_group, prior, tables, top, rng if big else NULL,
-                                 &kept)
-        else:
-            status = _scan_counts(ndk, doc_group, prior, tables, top, rng if big else NULL,
-                                  &kept)
+    cdef _Tables td
+    cdef int status = _tables_start(&td, prior.shape[0] * prior.shape[1])
     if status == 0:
-        n_cells = _cell_offsets(top, GK, offsets)
-        counts = <int64_t*> calloc(n_cells if n_cells > 0 else 1, sizeof(int64_t))
-        if counts == NULL:
-            status = -1
+        if lists != NULL:
+            status = _scan_lists(lists, doc_group, prior, tables, td.top, rng if big else NULL,
+                                 &td.kept)
         else:
-            _draw_cells(&kept, prior, offsets, counts, tables, rng)
+            status = _scan_counts(ndk, doc_group, prior, tables, td.top, rng if big else NULL,
+                                  &td.kept)
+    return _tables_finish(&td, status, prior, tables, rng)
+
+
+cdef struct _Tables:
+    # What a pass over the counts leaves for the binomial step: the largest
+    # count below _CRP_HIST of each (g, k) (top, G * K entries) and the
+    # kept counts 2 <= n < _CRP_HIST.
+    uint8_t* top
+    _Kept kept
+
+
+cdef int _tables_start(_Tables* td, Py_ssize_t GK) noexcept nogil:
+    """Empty ``top`` and kept counts for ``GK`` cells; -1 when memory runs
+    out (``_tables_finish`` then frees what was allocated)."""
+    td.top = <uint8_t*> calloc(GK if GK > 0 else 1, sizeof(uint8_t))
+    td.kept.n, td.kept.cap = 0, 4096
+    td.kept.code = <int64_t*> malloc(td.kept.cap * sizeof(int64_t))
+    return 0 if td.top != NULL and td.kept.code != NULL else -1
+
+
+cdef int _tables_finish(
+    _Tables* td, int status, const double[:, ::1] prior, int64_t[:, ::1] tables,
+    bitgen_t* rng,
+) noexcept nogil:
+    """The binomial step on the cells of the pass (``status`` 0: it
+    completed), then the buffers freed. Returns 0, or -1 when memory ran
+    out, in the pass or here."""
+    cdef Py_ssize_t GK = prior.shape[0] * prior.shape[1]
+    cdef int64_t n_cells
+    cdef int64_t* counts = NULL
+    cdef int64_t* offsets = NULL
+    if status == 0:
+        status = -1
+        offsets = <int64_t*> malloc((GK + 1) * sizeof(int64_t))
+        if offsets != NULL:
+            n_cells = _cell_offsets(td.top, GK, offsets)
+            counts = <int64_t*> calloc(n_cells if n_cells > 0 else 1, sizeof(int64_t))
+            if counts != NULL:
+                _draw_cells(&td.kept, prior, offsets, counts, tables, rng)
+                status = 0
     free(counts)
-    free(kept.code)
     free(offsets)
-    free(top)
+    free(td.kept.code)
+    free(td.top)
     return status
 
 
@@ -852,39 +876,51 @@ cdef int _scan_counts(
     const int32_t[:, ::1] ndk, const int32_t[::1] doc_group, const double[:, ::1] prior,
     int64_t[:, ::1] tables, uint8_t* top, bitgen_t* rng, _Kept* kept,
 ) noexcept nogil:
-    """The counts in document and topic order, blocks of 16 zeros skipped:
-    ``n >= 64`` drawn by ``_crp_tables`` (unless ``rng`` is NULL); for
-    ``1 <= n < 64``, ``tables[g, k] += 1`` and ``top[g * K + k]`` the largest
-    such ``n``, and ``2 <= n < 64`` kept. Returns -1 when memory runs out.
+    """The counts in document and topic order (``_scan_row`` of each
+    document). Returns -1 when memory runs out."""
+    cdef Py_ssize_t d, K = ndk.shape[1]
+    cdef int32_t g
+    for d in range(ndk.shape[0]):
+        g = doc_group[d]
+        if _scan_row(&ndk[d, 0], K, g, &prior[g, 0], tables, top, rng, kept) != 0:
+            return -1
+    return 0
+
+
+cdef int _scan_row(
+    const int32_t* row, Py_ssize_t K, int32_t g, const double* prior_g,
+    int64_t[:, ::1] tables, uint8_t* top, bitgen_t* rng, _Kept* kept,
+) noexcept nogil:
+    """One document's counts (of collection ``g``) in topic order, blocks of
+    16 zeros skipped: ``n >= 64`` drawn by ``_crp_tables`` (unless ``rng``
+    is NULL); for ``1 <= n < 64``, ``tables[g, k] += 1`` and ``top[g * K +
+    k]`` the largest such ``n``, and ``2 <= n < 64`` kept. Returns -1 when
+    memory runs out.
 
     A block with a count in it is read once without branches into the
     positions of its nonzero counts (``_nonzero_positions``), and each of
     those is handled without a branch on its value (``_small_count``): a
     branch per count (zero or not, kept or not, a new ``top`` or not) is
     mispredicted often, since the values are random."""
-    cdef Py_ssize_t d, k, k0, k1, K = ndk.shape[1]
-    cdef int32_t g, n
+    cdef Py_ssize_t k, k0, k1
+    cdef int32_t n
     cdef int32_t pos[16]
     cdef int i, m
-    cdef const int32_t* row
-    for d in range(ndk.shape[0]):
-        g = doc_group[d]
-        row = &ndk[d, 0]
-        for k0 in range(0, K, 16):
-            k1 = min(k0 + 16, K)
-            if k1 == k0 + 16 and _zeros16(row + k0):
+    for k0 in range(0, K, 16):
+        k1 = min(k0 + 16, K)
+        if k1 == k0 + 16 and _zeros16(row + k0):
+            continue
+        m = _nonzero_positions(row + k0, k1 - k0, pos)
+        if _reserve(kept, m) != 0:
+            return -1
+        for i in range(m):
+            k = k0 + pos[i]
+            n = row[k]
+            if n >= _CRP_HIST:
+                if rng != NULL:
+                    tables[g, k] += _crp_tables(n, prior_g[k], rng)
                 continue
-            m = _nonzero_positions(row + k0, k1 - k0, pos)
-            if _reserve(kept, m) != 0:
-                return -1
-            for i in range(m):
-                k = k0 + pos[i]
-                n = row[k]
-                if n >= _CRP_HIST:
-                    if rng != NULL:
-                        tables[g, k] += _crp_tables(n, prior[g, k], rng)
-                    continue
-                _small_count(g, k, n, K, tables, top, kept)
+            _small_count(g, k, n, K, tables, top, kept)
     return 0
 
 
