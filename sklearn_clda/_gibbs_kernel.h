@@ -46,6 +46,12 @@
    order (no FMA contraction: the module is compiled with
    ``-ffp-contract=off``), so they give bit-identical draws.
 
+   Both skip the weights of a token that repeats the one before it (the
+   same word and topic) when that one stayed: no count has changed, so
+   ``p``, ``cum`` and the total are the same numbers (tokens come grouped
+   by word within a document, so a word used several times in a document
+   gives such runs).
+
    The AVX2 version stores into ``r`` and into the count row in the same
    aligned groups of eight lanes that the next token loads, so the loads
    are served from the store buffer instead of waiting for the stores. */
@@ -177,6 +183,7 @@ static void clda_sweep_document_portable(
     const Py_ssize_t n_groups = (n_blocks + 7) / 8;
     Py_ssize_t k, b, g;
     int64_t i;
+    int32_t last_w = -1, last_k = -1;  /* the token before, if it stayed */
     for (k = 0; k < K; k++)
         r[k] = CLDA_R(ndk_d, prior_g, inv, k);
     for (k = K; k < 8 * n_blocks; k++)
@@ -191,13 +198,16 @@ static void clda_sweep_document_portable(
         int count = 0;
         if (w_next >= 0)
             CLDA_PREFETCH_ROW(nwk, nwk_stride, w_next);
-        for (k = 0; k < K; k++)
-            p[k] = r[k] * ((float)nw[k] + eta);
-        p[k_old] = CLDA_P_OLD(ndk_d, prior_g, invm, nw, eta, k_old);
-        for (g = 0; g < n_groups; g++) {
-            for (b = 0; b < 8; b++)
-                totals[b] = 8 * g + b < n_blocks ? clda_block_total(p + 8 * (8 * g + b)) : 0.0f;
-            clda_scan8(totals, cum[8 * g - 1], cum + 8 * g);
+        if (w != last_w || k_old != last_k) {  /* else p and cum are the last token's */
+            for (k = 0; k < K; k++)
+                p[k] = r[k] * ((float)nw[k] + eta);
+            p[k_old] = CLDA_P_OLD(ndk_d, prior_g, invm, nw, eta, k_old);
+            for (g = 0; g < n_groups; g++) {
+                for (b = 0; b < 8; b++)
+                    totals[b] =
+                        8 * g + b < n_blocks ? clda_block_total(p + 8 * (8 * g + b)) : 0.0f;
+                clda_scan8(totals, cum[8 * g - 1], cum + 8 * g);
+            }
         }
         u = (float)(u_buf[i - i0] * (double)cum[8 * n_groups - 1]);
         for (k = 0; k < 8 * n_groups; k++)
@@ -209,6 +219,8 @@ static void clda_sweep_document_portable(
             count += run[k] <= u;
         k = 8 * b + count;
         k_new = (int32_t)(k < K - 1 ? k : K - 1);
+        last_w = k_new == k_old ? w : -1;
+        last_k = k_old;
         if (k_new == k_old)
             continue;
         z[i] = k_new;
@@ -344,6 +356,8 @@ static void clda_sweep_document_avx2(
     const Py_ssize_t n_groups = (n_blocks + 7) / 8;
     Py_ssize_t k, b, g;
     int64_t i;
+    int32_t last_w = -1, last_k = -1;  /* the token before, if it stayed */
+    float total = 0.0f;
     for (k = 0; k < K; k++)
         r[k] = CLDA_R(ndk_d, prior_g, inv, k);
     for (i = i0; i < i1; i++) {
@@ -352,14 +366,18 @@ static void clda_sweep_document_avx2(
         const int32_t k_old = z[i];
         int32_t k_new;
         const int64_t w_next = i + 1 < i1 ? words[i + 1] : next_word;
-        const __m256 poldv = _mm256_set1_ps(CLDA_P_OLD(ndk_d, prior_g, invm, nw, eta, k_old));
-        const __m256i kov = _mm256_sub_epi32(_mm256_set1_epi32(k_old), lanes);
-        float total;
         __m256 uv;
         int count = 0;
         if (w_next >= 0)
             CLDA_PREFETCH_ROW(nwk, nwk_stride, w_next);
-        total = clda_running_sums_avx2(r, nw, p, cum, n_blocks, etav, poldv, kov);
+        /* A repeat of the token before (same word and topic; it stayed, so
+           no count changed) has its weights: p, cum and total are kept. */
+        if (w != last_w || k_old != last_k) {
+            const __m256 poldv =
+                _mm256_set1_ps(CLDA_P_OLD(ndk_d, prior_g, invm, nw, eta, k_old));
+            const __m256i kov = _mm256_sub_epi32(_mm256_set1_epi32(k_old), lanes);
+            total = clda_running_sums_avx2(r, nw, p, cum, n_blocks, etav, poldv, kov);
+        }
         uv = _mm256_set1_ps((float)(u_buf[i - i0] * (double)total));
         for (g = 0; g < n_groups; g++)
             count += clda_count_le_avx2(_mm256_load_ps(cum + 8 * g), uv, 0xFF);
@@ -368,6 +386,8 @@ static void clda_sweep_document_avx2(
             _mm256_add_ps(clda_scan8_avx2(_mm256_load_ps(p + 8 * b)), _mm256_set1_ps(cum[b - 1])),
             uv, 0x7F);
         k_new = (int32_t)(k < K - 1 ? k : K - 1);
+        last_w = k_new == k_old ? w : -1;
+        last_k = k_old;
         if (k_new == k_old)
             continue;
         z[i] = k_new;
