@@ -420,7 +420,7 @@ def gibbs_sweep(
         raise ValueError("inconsistent array shapes passed to gibbs_sweep")
     if n_docs > 0 and doc_ptr[n_docs] != words.shape[0]:
         raise ValueError("doc_ptr does not cover the token arrays")
-    if nwk.shape[1] > K and np.any(np.asarray(nwk)[:, K:]):
+    if not _padding_is_zero(nwk, K):
         raise ValueError("the padding columns of nwk must be zero")
     cdef bint draw_tables = tables.shape[0] > 0
     cdef double veta = V * eta
@@ -432,7 +432,7 @@ def gibbs_sweep(
     # cum[-1] = 0 and cum[b] the running block sums; u_buf a document's
     # uniforms.
     scratch = _sweep_scratch(n_blocks)
-    max_len = int(np.max(np.diff(np.asarray(doc_ptr)))) if n_docs > 0 else 0
+    max_len = _longest_document(doc_ptr)
     u_arr = _line_buffer(max(max_len, 1))
     cdef double* u_buf = <double*> np.PyArray_DATA(u_arr)
     cdef bitgen_t* rng = _get_bitgen(bit_generator)
@@ -481,6 +481,26 @@ def gibbs_sweep(
             status = _tables_finish(&td, status, prior, tables, rng)
     if status != 0:
         raise MemoryError()
+
+
+cdef bint _padding_is_zero(const int32_t[:, ::1] nwk, Py_ssize_t K) noexcept nogil:
+    """``not np.any(nwk[:, K:])``, without a temporary: ``gibbs_sweep``
+    checks it on every call, and the padded table is ``V`` rows."""
+    cdef Py_ssize_t w, k
+    cdef int32_t seen = 0
+    for w in range(nwk.shape[0]):
+        for k in range(K, nwk.shape[1]):
+            seen |= nwk[w, k]
+    return seen == 0
+
+
+cdef int64_t _longest_document(const int64_t[::1] doc_ptr) noexcept nogil:
+    """``np.max(np.diff(doc_ptr))``, 0 without documents."""
+    cdef Py_ssize_t d
+    cdef int64_t longest = 0
+    for d in range(doc_ptr.shape[0] - 1):
+        longest = max(longest, doc_ptr[d + 1] - doc_ptr[d])
+    return longest
 
 
 def count_assignments(
