@@ -47,7 +47,9 @@ AUTO_DENSE_MAX_COMPONENTS = 100
 # at K = 1000; per sweep the two mix alike at K = 500 and 1000:
 # bench_mixing.py). Earlier dense kernels crossed at 320-330 (double, AVX2)
 # and 340-420 (double, AVX-512); the factor stayed, within 1% of the faster
-# kernel at the crossover;
+# kernel at the crossover. Since both kernels reuse a repeated word's
+# weights they cross at K = 350 on an Intel Xeon VM (0.98-1.01; 0.92-0.94
+# at 300, 1.09-1.11 at 400), where 2.3 gives 361;
 AUTO_SPARSE_LENGTH_FACTOR = 2.3
 # the O(1) MH kernel from this many topics on (on news16 a sparse sweep costs
 # 2.1 MH sweeps at K = 10,000 and 2.5 at 20,000 since it keeps no word-topic
