@@ -24,8 +24,11 @@
        p[k_old] = f((ndk[k_old] - 1 + prior[k_old]) * invm[k_old]) * (f(nw[k_old] - 1) + f(eta)),
 
    with ``inv[k] = 1 / (nk[k] + V eta)``, ``invm[k] = 1 / (nk[k] - 1 + V
-   eta)`` in double (kept up to date, so that nothing is divided unless a
-   topic moves). The topics are grouped in blocks of eight, ``p``
+   eta)`` in double. These and ``invp[k] = 1 / (nk[k] + 1 + V eta)`` are
+   kept up to date: when a topic's total moves by one, two of its new
+   reciprocals are two of its old ones (the same numbers bit for bit), so
+   ``r`` of the moved topics is ready without waiting for a division; the
+   one division per moved topic fills the third. The topics are grouped in blocks of eight, ``p``
    zero-padded to ``8 * n_blocks``; each block total is ``T[b] = ((q0 + q1)
    + (q2 + q3)) + ((q4 + q5) + (q6 + q7))``. Running sums come from
    ``scan8``, the prefix sums of eight values ``x`` in three vector steps:
@@ -100,6 +103,7 @@ typedef struct {
     double veta;             /* V * eta */
     double *inv;             /* 1 / (nk + V eta), kept current */
     double *invm;            /* 1 / (nk - 1 + V eta), kept current */
+    double *invp;            /* 1 / (nk + 1 + V eta), kept current */
     float *r;                /* f((ndk[d] + prior[g]) * inv), per document; 8 * n_blocks */
     float *p;                /* weights of the current token; 8 * n_blocks */
     float *cum;              /* running block sums, 8 * ceil(n_blocks / 8); cum[-1] == 0 */
@@ -123,6 +127,7 @@ typedef void (*clda_sweep_document_fn)(
     const float eta = (float)(ctx)->eta;                                        \
     const double veta = (ctx)->veta;                                            \
     double *const inv = (ctx)->inv, *const invm = (ctx)->invm;                  \
+    double *const invp = (ctx)->invp;                                           \
     float *const r = (ctx)->r, *const p = (ctx)->p, *const cum = (ctx)->cum
 
 /* Prefetch the count row of the word of the next token: its first and
@@ -142,17 +147,47 @@ typedef void (*clda_sweep_document_fn)(
 #define CLDA_P_OLD(ndk_d, prior_g, invm, nw, eta, k)                            \
     ((float)(((ndk_d)[k] - 1 + (prior_g)[k]) * (invm)[k]) * ((float)((nw)[k] - 1) + (eta)))
 
+/* inv, invm and invp of every topic, from the totals nk. */
+static inline void clda_set_reciprocals(const int32_t *nk, Py_ssize_t K, double veta,
+                                        double *inv, double *invm, double *invp)
+{
+    Py_ssize_t k;
+    for (k = 0; k < K; k++) {
+        inv[k] = 1.0 / (nk[k] + veta);
+        invm[k] = 1.0 / (nk[k] - 1 + veta);
+        invp[k] = 1.0 / (nk[k] + 1 + veta);
+    }
+}
+
+/* Add delta (+1 or -1) to the total of topic k and shift its cached
+   reciprocals: after a -1, inv is the old invm and invp the old inv; after
+   a +1, inv is the old invp and invm the old inv; one division fills the
+   third. */
+static inline void clda_shift_reciprocals(int32_t k, int32_t delta, int32_t *nk, double veta,
+                                          double *inv, double *invm, double *invp)
+{
+    const double old = inv[k];
+    nk[k] += delta;
+    if (delta < 0) {
+        inv[k] = invm[k];
+        invp[k] = old;
+        invm[k] = 1.0 / (nk[k] - 1 + veta);
+    } else {
+        inv[k] = invp[k];
+        invm[k] = old;
+        invp[k] = 1.0 / (nk[k] + 1 + veta);
+    }
+}
+
 /* Add delta (+1 or -1) to the counts of topic k and refresh its cached
    reciprocals and r[k]. */
 static inline void clda_move_count(
     int32_t k, int32_t delta, int32_t *ndk_d, int32_t *nk, int32_t *nw,
-    const double *prior_g, double veta, double *inv, double *invm, float *r)
+    const double *prior_g, double veta, double *inv, double *invm, double *invp, float *r)
 {
     ndk_d[k] += delta;
     nw[k] += delta;
-    nk[k] += delta;
-    inv[k] = 1.0 / (nk[k] + veta);
-    invm[k] = 1.0 / (nk[k] - 1 + veta);
+    clda_shift_reciprocals(k, delta, nk, veta, inv, invm, invp);
     r[k] = CLDA_R(ndk_d, prior_g, inv, k);
 }
 
@@ -224,8 +259,8 @@ static void clda_sweep_document_portable(
         if (k_new == k_old)
             continue;
         z[i] = k_new;
-        clda_move_count(k_old, -1, ndk_d, nk, nw, prior_g, veta, inv, invm, r);
-        clda_move_count(k_new, 1, ndk_d, nk, nw, prior_g, veta, inv, invm, r);
+        clda_move_count(k_old, -1, ndk_d, nk, nw, prior_g, veta, inv, invm, invp, r);
+        clda_move_count(k_new, 1, ndk_d, nk, nw, prior_g, veta, inv, invm, invp, r);
     }
 }
 
@@ -286,18 +321,16 @@ static inline int clda_count_le_avx2(__m256 x, __m256 uv, int lanes)
 __attribute__((target("avx2")))
 static inline void clda_move_count_avx2(
     int32_t k, int32_t delta, int32_t *ndk_d, int32_t *nk, int32_t *nw,
-    const double *prior_g, double veta, double *inv, double *invm, float *r)
+    const double *prior_g, double veta, double *inv, double *invm, double *invp, float *r)
 {
     __m256i *cg = (__m256i *)(nw + (k & ~7));
     float *rg = r + (k & ~7);
     const __m256i sel = _mm256_cmpeq_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
                                            _mm256_set1_epi32(k & 7));
     ndk_d[k] += delta;
-    nk[k] += delta;
     _mm256_storeu_si256(cg, _mm256_add_epi32(_mm256_loadu_si256(cg),
                                              _mm256_and_si256(sel, _mm256_set1_epi32(delta))));
-    inv[k] = 1.0 / (nk[k] + veta);
-    invm[k] = 1.0 / (nk[k] - 1 + veta);
+    clda_shift_reciprocals(k, delta, nk, veta, inv, invm, invp);
     _mm256_store_ps(rg, _mm256_blendv_ps(_mm256_load_ps(rg),
                                          _mm256_set1_ps(CLDA_R(ndk_d, prior_g, inv, k)),
                                          _mm256_castsi256_ps(sel)));
@@ -391,8 +424,8 @@ static void clda_sweep_document_avx2(
         if (k_new == k_old)
             continue;
         z[i] = k_new;
-        clda_move_count_avx2(k_old, -1, ndk_d, nk, nw, prior_g, veta, inv, invm, r);
-        clda_move_count_avx2(k_new, 1, ndk_d, nk, nw, prior_g, veta, inv, invm, r);
+        clda_move_count_avx2(k_old, -1, ndk_d, nk, nw, prior_g, veta, inv, invm, invp, r);
+        clda_move_count_avx2(k_new, 1, ndk_d, nk, nw, prior_g, veta, inv, invm, invp, r);
     }
 }
 

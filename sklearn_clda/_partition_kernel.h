@@ -60,12 +60,8 @@ static void clda_sweep_cell(void *arg, Py_ssize_t p, Py_ssize_t q, int32_t *nk)
     const int64_t j1 = c->cell_piece[p * c->steps.P + q + 1];
     const uint64_t key = rng->next_uint64(rng->state);
     int64_t j;
-    Py_ssize_t k;
     local->nk = nk;
-    for (k = 0; k < K; k++) {
-        local->inv[k] = 1.0 / (nk[k] + c->veta);
-        local->invm[k] = 1.0 / (nk[k] - 1 + c->veta);
-    }
+    clda_set_reciprocals(nk, K, c->veta, local->inv, local->invm, local->invp);
     for (j = j0; j < j1; j++) {
         const int64_t i0 = c->piece_start[j], i1 = c->piece_start[j + 1];
         const int32_t d = c->piece_doc[j];
@@ -77,7 +73,7 @@ static void clda_sweep_cell(void *arg, Py_ssize_t p, Py_ssize_t q, int32_t *nk)
 }
 
 /* Thread t's part of one sweep. ``local`` holds the thread's scratch
-   buffers (inv, invm, r, p, cum) and the table fields copied from ``c``;
+   buffers (inv, invm, invp, r, p, cum) and the table fields copied from ``c``;
    ``u_buf`` has room for the longest piece. See clda_substeps_run. */
 static int clda_partition_worker(clda_partition_ctx *c, Py_ssize_t t,
                                  clda_sweep_ctx *local, double *u_buf)

@@ -45,6 +45,7 @@ cdef extern from "_gibbs_kernel.h":
         double veta
         double* inv
         double* invm
+        double* invp
         float* r
         float* p
         float* cum
@@ -58,6 +59,8 @@ cdef extern from "_gibbs_kernel.h":
         const clda_sweep_ctx* ctx, int64_t i0, int64_t i1, int32_t* ndk_d,
         const double* prior_g, const double* u_buf, int64_t next_word) noexcept nogil
     int clda_cpu_has_avx2() noexcept nogil
+    void clda_set_reciprocals(const int32_t* nk, Py_ssize_t K, double veta, double* inv,
+                              double* invm, double* invp) noexcept nogil
 
 cdef extern from "_uniforms.h":
     void clda_fill_uniforms(double* u, int64_t n, uint64_t key, uint64_t c0,
@@ -262,7 +265,7 @@ cdef clda_sweep_document_fn _document_kernel(Py_ssize_t row_length, Py_ssize_t n
 
 def _sweep_scratch(Py_ssize_t n_blocks):
     """One thread's scratch buffers of the document kernel, as
-    ``_set_scratch`` hands them to it: inv and invm (float64, one per
+    ``_set_scratch`` hands them to it: inv, invm and invp (float64, one per
     padded topic), r and p (float32, the same) and the running block sums
     (float32, eight per group of eight blocks, after eight leading zeros
     so that ``cum[-1] == 0`` and ``cum`` stays 32-byte aligned). Each on
@@ -270,7 +273,8 @@ def _sweep_scratch(Py_ssize_t n_blocks):
     sharing between the threads of n_jobs)."""
     cdef Py_ssize_t K_pad = _BLOCK * n_blocks
     cdef Py_ssize_t n_groups = (n_blocks + _BLOCK - 1) // _BLOCK
-    return [_line_buffer(K_pad), _line_buffer(K_pad), _line_buffer(K_pad, np.float32),
+    return [_line_buffer(K_pad), _line_buffer(K_pad), _line_buffer(K_pad),
+            _line_buffer(K_pad, np.float32),
             _line_buffer(K_pad, np.float32), _line_buffer(_BLOCK * (n_groups + 1), np.float32)]
 
 
@@ -278,9 +282,10 @@ cdef void _set_scratch(clda_sweep_ctx* ctx, list buf):
     """Point ``ctx``'s scratch fields at the buffers of ``_sweep_scratch``."""
     ctx.inv = <double*> np.PyArray_DATA(buf[0])
     ctx.invm = <double*> np.PyArray_DATA(buf[1])
-    ctx.r = <float*> np.PyArray_DATA(buf[2])
-    ctx.p = <float*> np.PyArray_DATA(buf[3])
-    ctx.cum = (<float*> np.PyArray_DATA(buf[4])) + _BLOCK
+    ctx.invp = <double*> np.PyArray_DATA(buf[2])
+    ctx.r = <float*> np.PyArray_DATA(buf[3])
+    ctx.p = <float*> np.PyArray_DATA(buf[4])
+    ctx.cum = (<float*> np.PyArray_DATA(buf[5])) + _BLOCK
 
 
 def padded_n_components(Py_ssize_t n_components):
@@ -427,7 +432,7 @@ def gibbs_sweep(
     cdef int64_t n_tokens = words.shape[0]
     cdef clda_sweep_document_fn sweep_document = _document_kernel(nwk.shape[1], K)
     # inv[k] = 1 / (nk + V eta); invm[k] = 1 / (nk - 1 + V eta), the value
-    # when a token of topic k is left out; r[k] = (ndk[d, k] + prior[g, k]) *
+    # when a token of topic k is left out; invp[k] = 1 / (nk + 1 + V eta); r[k] = (ndk[d, k] + prior[g, k]) *
     # inv[k], the document-and-topic part of the weights; p the weights;
     # cum[-1] = 0 and cum[b] the running block sums; u_buf a document's
     # uniforms.
@@ -462,9 +467,7 @@ def gibbs_sweep(
         key = rng.next_uint64(rng.state)
         if draw_tables:
             status = _tables_start(&td, prior.shape[0] * K)
-        for k in range(K):
-            ctx.inv[k] = 1.0 / (nk[k] + veta)
-            ctx.invm[k] = 1.0 / (nk[k] - 1 + veta)
+        clda_set_reciprocals(&nk[0], K, veta, ctx.inv, ctx.invm, ctx.invp)
         for d in range(n_docs):
             g = doc_group[d]
             ndk_d = &ndk[d, 0]
@@ -2045,7 +2048,7 @@ cdef class PartitionedSweep:
         local.eta = self.c.eta
         local.veta = self.c.veta
         _set_scratch(&local, buf)
-        cdef double* u_buf = <double*> np.PyArray_DATA(buf[5])
+        cdef double* u_buf = <double*> np.PyArray_DATA(buf[len(buf) - 1])
         cdef bint draw = self._has_tables and self._tables.shape[1] > 0
         with nogil:
             rc = clda_partition_worker(&self.c, t, &local, u_buf)
