@@ -39,13 +39,17 @@
    The block totals are taken eight blocks at a time (zeros past the last
    block): ``cum[8g:8g + 8] = scan8(T[8g:8g + 8]) + cum[8g - 1]`` (``cum[-1]
    = 0``), and the total is ``cum[8 n_groups - 1]``. With ``u = f(u_buf[i
-   - i0] * total)``, the block ``b`` is the number of ``cum[0 .. 8 n_groups -
+   - i0]) * total``, the block ``b`` is the number of ``cum[0 .. 8 n_groups -
    1]`` that are ``<= u``, capped at ``n_blocks - 1``, then the topic
-   inside it the number of ``(scan8(p[8b:8b + 8]) + cum[b - 1])[0 .. 6]``
-   that are ``<= u``, capped at ``K - 1``: inversion of ``p / sum(p)``,
+   inside it the number of ``scan8(p[8b:8b + 8])[0 .. 6]`` that are ``<= u
+   - cum[b - 1]``, capped at ``K - 1``: inversion of ``p / sum(p)``,
    counting instead of searching, so that it takes a compare and a
-   population count per eight values. Counts change only when the topic
-   moves. Both implementations evaluate exactly these expressions in this
+   population count per eight values. (The uniform is rounded to float32
+   before the product, and ``cum[b - 1]`` taken from ``u`` rather than
+   added to the block's sums, so that neither a conversion nor an add
+   lies between the total and the draw: a token's draw waits on its
+   weights, and the next token's weights on its draw.) Counts change only
+   when the topic moves. Both implementations evaluate exactly these expressions in this
    order (no FMA contraction: the module is compiled with
    ``-ffp-contract=off``), so they give bit-identical draws.
 
@@ -244,11 +248,12 @@ static void clda_sweep_document_portable(
                 clda_scan8(totals, cum[8 * g - 1], cum + 8 * g);
             }
         }
-        u = (float)(u_buf[i - i0] * (double)cum[8 * n_groups - 1]);
+        u = (float)u_buf[i - i0] * cum[8 * n_groups - 1];
         for (k = 0; k < 8 * n_groups; k++)
             count += cum[k] <= u;
         b = count < n_blocks - 1 ? count : n_blocks - 1;
-        clda_scan8(p + 8 * b, cum[b - 1], run);
+        clda_scan8(p + 8 * b, 0.0f, run);
+        u -= cum[b - 1];
         count = 0;
         for (k = 0; k < 7; k++)
             count += run[k] <= u;
@@ -350,9 +355,9 @@ static inline __m256 clda_weights8_avx2(const float *r, const int32_t *nw, Py_ss
 }
 
 /* The weights of one token into p and the running block sums into cum,
-   eight blocks at a time; returns the total. */
+   eight blocks at a time; returns the total in every lane. */
 __attribute__((target("avx2")))
-static inline float clda_running_sums_avx2(const float *r, const int32_t *nw, float *p, float *cum,
+static inline __m256 clda_running_sums_avx2(const float *r, const int32_t *nw, float *p, float *cum,
                                            Py_ssize_t n_blocks, __m256 etav, __m256 poldv,
                                            __m256i kov)
 {
@@ -373,7 +378,7 @@ static inline float clda_running_sums_avx2(const float *r, const int32_t *nw, fl
         _mm256_store_ps(cum + 8 * g, run);
         carry = _mm256_permute_ps(_mm256_permute2f128_ps(run, run, 0x11), 0xFF);
     }
-    return _mm256_cvtss_f32(carry);
+    return carry;
 }
 
 __attribute__((target("avx2")))
@@ -390,7 +395,7 @@ static void clda_sweep_document_avx2(
     Py_ssize_t k, b, g;
     int64_t i;
     int32_t last_w = -1, last_k = -1;  /* the token before, if it stayed */
-    float total = 0.0f;
+    __m256 totalv = _mm256_setzero_ps();
     for (k = 0; k < K; k++)
         r[k] = CLDA_R(ndk_d, prior_g, inv, k);
     for (i = i0; i < i1; i++) {
@@ -400,6 +405,7 @@ static void clda_sweep_document_avx2(
         int32_t k_new;
         const int64_t w_next = i + 1 < i1 ? words[i + 1] : next_word;
         __m256 uv;
+        float u;
         int count = 0;
         if (w_next >= 0)
             CLDA_PREFETCH_ROW(nwk, nwk_stride, w_next);
@@ -409,15 +415,15 @@ static void clda_sweep_document_avx2(
             const __m256 poldv =
                 _mm256_set1_ps(CLDA_P_OLD(ndk_d, prior_g, invm, nw, eta, k_old));
             const __m256i kov = _mm256_sub_epi32(_mm256_set1_epi32(k_old), lanes);
-            total = clda_running_sums_avx2(r, nw, p, cum, n_blocks, etav, poldv, kov);
+            totalv = clda_running_sums_avx2(r, nw, p, cum, n_blocks, etav, poldv, kov);
         }
-        uv = _mm256_set1_ps((float)(u_buf[i - i0] * (double)total));
+        uv = _mm256_mul_ps(_mm256_set1_ps((float)u_buf[i - i0]), totalv);
+        u = _mm256_cvtss_f32(uv);
         for (g = 0; g < n_groups; g++)
             count += clda_count_le_avx2(_mm256_load_ps(cum + 8 * g), uv, 0xFF);
         b = count < n_blocks - 1 ? count : n_blocks - 1;
-        k = 8 * b + clda_count_le_avx2(
-            _mm256_add_ps(clda_scan8_avx2(_mm256_load_ps(p + 8 * b)), _mm256_set1_ps(cum[b - 1])),
-            uv, 0x7F);
+        k = 8 * b + clda_count_le_avx2(clda_scan8_avx2(_mm256_load_ps(p + 8 * b)),
+                                       _mm256_set1_ps(u - cum[b - 1]), 0x7F);
         k_new = (int32_t)(k < K - 1 ? k : K - 1);
         last_w = k_new == k_old ? w : -1;
         last_k = k_old;

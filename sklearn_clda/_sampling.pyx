@@ -325,10 +325,10 @@ def gibbs_sweep(
         for t in T:
             c.append(scan8(t) + carry); carry = c[-1][7]
         c = np.concatenate(c)
-        u = f(U[i] * float(c[-1]))
+        u = f(U[i]) * c[-1]
         b = min(np.count_nonzero(c <= u), n_blocks - 1)
-        s = scan8(B[b]) + (c[b - 1] if b else f(0))   # running sums inside block b
-        z[i] = min(8 * b + np.count_nonzero(s[:7] <= u), K - 1)
+        s = scan8(B[b])                           # running sums inside block b
+        z[i] = min(8 * b + np.count_nonzero(s[:7] <= u - (c[b - 1] if b else f(0))), K - 1)
 
     with the prefix sums of eight values taken in three vector steps::
 

@@ -138,10 +138,10 @@ def _reference_block_search(p, r):
         c.append(_reference_scan8(t) + carry)
         carry = c[-1][7]
     c = np.concatenate(c)
-    u = f(r * float(c[-1]))
+    u = f(r) * c[-1]
     b = min(np.count_nonzero(c <= u), n_blocks - 1)
-    s = _reference_scan8(B[b]) + (c[b - 1] if b else f(0))
-    return min(8 * b + np.count_nonzero(s[:7] <= u), K - 1)
+    s = _reference_scan8(B[b])
+    return min(8 * b + np.count_nonzero(s[:7] <= u - (c[b - 1] if b else f(0))), K - 1)
 
 
 def _kernel_sweep(s, eta, tables, bitgen):
