@@ -341,40 +341,67 @@ static inline void clda_move_count_avx2(
                                          _mm256_castsi256_ps(sel)));
 }
 
-/* The weights of block b (topics 8b .. 8b + 7), the token's own topic
-   replaced by poldv (lanes where 8b + lane == k_old, i.e. 8b == kov). */
+/* The weights of block b (topics 8b .. 8b + 7), as for a token of
+   another topic. */
 __attribute__((target("avx2")))
 static inline __m256 clda_weights8_avx2(const float *r, const int32_t *nw, Py_ssize_t b,
-                                        __m256 etav, __m256 poldv, __m256i kov)
+                                        __m256 etav)
 {
-    const __m256 w = _mm256_mul_ps(
+    return _mm256_mul_ps(
         _mm256_load_ps(r + 8 * b),
         _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(nw + 8 * b))), etav));
-    return _mm256_blendv_ps(w, poldv, _mm256_castsi256_ps(
+}
+
+/* x with the token's own topic's lane (8b + lane == k_old, i.e. 8b ==
+   kov) replaced by poldv. */
+__attribute__((target("avx2")))
+static inline __m256 clda_own_lane_avx2(__m256 x, Py_ssize_t b, __m256 poldv, __m256i kov)
+{
+    return _mm256_blendv_ps(x, poldv, _mm256_castsi256_ps(
         _mm256_cmpeq_epi32(_mm256_set1_epi32(8 * (int32_t)b), kov)));
 }
 
+/* The total of one block of eight weights, in every lane: the same sums
+   in the same order as clda_block_totals_avx2's lane for it. */
+__attribute__((target("avx2")))
+static inline __m256 clda_block_total_avx2(__m256 x)
+{
+    __m256 h = _mm256_hadd_ps(x, x);
+    h = _mm256_hadd_ps(h, h);  /* (q0+q1)+(q2+q3) low, (q4+q5)+(q6+q7) high */
+    return _mm256_add_ps(_mm256_permute2f128_ps(h, h, 0x00), _mm256_permute2f128_ps(h, h, 0x11));
+}
+
 /* The weights of one token into p and the running block sums into cum,
-   eight blocks at a time; returns the total in every lane. */
+   eight blocks at a time; returns the total in every lane. Every block is
+   stored and summed as for a token of another topic; only the token's own
+   block (b_old) has one weight that differs (poldv), so its total is made
+   once from its blended weights and put into its lane of the block totals
+   (p keeps its unblended weights: the draw blends them again). */
 __attribute__((target("avx2")))
 static inline __m256 clda_running_sums_avx2(const float *r, const int32_t *nw, float *p, float *cum,
                                            Py_ssize_t n_blocks, __m256 etav, __m256 poldv,
-                                           __m256i kov)
+                                           __m256i kov, int32_t b_old)
 {
     const __m256 zero = _mm256_setzero_ps();
+    const __m256 own_total = clda_block_total_avx2(
+        clda_own_lane_avx2(clda_weights8_avx2(r, nw, b_old, etav), b_old, poldv, kov));
+    const __m256i own_lane = _mm256_sub_epi32(
+        _mm256_set1_epi32(b_old), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     __m256 carry = zero, a[8];
     Py_ssize_t g, b;
     for (g = 0; 8 * g < n_blocks; g++) {
-        __m256 run;
+        __m256 run, totals;
         for (b = 0; b < 8; b++) {
             if (8 * g + b < n_blocks) {
-                a[b] = clda_weights8_avx2(r, nw, 8 * g + b, etav, poldv, kov);
+                a[b] = clda_weights8_avx2(r, nw, 8 * g + b, etav);
                 _mm256_store_ps(p + 8 * (8 * g + b), a[b]);
             } else {
                 a[b] = zero;
             }
         }
-        run = _mm256_add_ps(clda_scan8_avx2(clda_block_totals_avx2(a)), carry);
+        totals = _mm256_blendv_ps(clda_block_totals_avx2(a), own_total, _mm256_castsi256_ps(
+            _mm256_cmpeq_epi32(_mm256_set1_epi32(8 * (int32_t)g), own_lane)));
+        run = _mm256_add_ps(clda_scan8_avx2(totals), carry);
         _mm256_store_ps(cum + 8 * g, run);
         carry = _mm256_permute_ps(_mm256_permute2f128_ps(run, run, 0x11), 0xFF);
     }
@@ -395,7 +422,8 @@ static void clda_sweep_document_avx2(
     Py_ssize_t k, b, g;
     int64_t i;
     int32_t last_w = -1, last_k = -1;  /* the token before, if it stayed */
-    __m256 totalv = _mm256_setzero_ps();
+    __m256 totalv = _mm256_setzero_ps(), poldv = totalv;
+    __m256i kov = _mm256_setzero_si256();
     for (k = 0; k < K; k++)
         r[k] = CLDA_R(ndk_d, prior_g, inv, k);
     for (i = i0; i < i1; i++) {
@@ -410,20 +438,22 @@ static void clda_sweep_document_avx2(
         if (w_next >= 0)
             CLDA_PREFETCH_ROW(nwk, nwk_stride, w_next);
         /* A repeat of the token before (same word and topic; it stayed, so
-           no count changed) has its weights: p, cum and total are kept. */
+           no count changed) has its weights: p, cum, total, poldv and kov
+           are kept. */
         if (w != last_w || k_old != last_k) {
-            const __m256 poldv =
-                _mm256_set1_ps(CLDA_P_OLD(ndk_d, prior_g, invm, nw, eta, k_old));
-            const __m256i kov = _mm256_sub_epi32(_mm256_set1_epi32(k_old), lanes);
-            totalv = clda_running_sums_avx2(r, nw, p, cum, n_blocks, etav, poldv, kov);
+            poldv = _mm256_set1_ps(CLDA_P_OLD(ndk_d, prior_g, invm, nw, eta, k_old));
+            kov = _mm256_sub_epi32(_mm256_set1_epi32(k_old), lanes);
+            totalv = clda_running_sums_avx2(r, nw, p, cum, n_blocks, etav, poldv, kov,
+                                            k_old >> 3);
         }
         uv = _mm256_mul_ps(_mm256_set1_ps((float)u_buf[i - i0]), totalv);
         u = _mm256_cvtss_f32(uv);
         for (g = 0; g < n_groups; g++)
             count += clda_count_le_avx2(_mm256_load_ps(cum + 8 * g), uv, 0xFF);
         b = count < n_blocks - 1 ? count : n_blocks - 1;
-        k = 8 * b + clda_count_le_avx2(clda_scan8_avx2(_mm256_load_ps(p + 8 * b)),
-                                       _mm256_set1_ps(u - cum[b - 1]), 0x7F);
+        k = 8 * b + clda_count_le_avx2(
+            clda_scan8_avx2(clda_own_lane_avx2(_mm256_load_ps(p + 8 * b), b, poldv, kov)),
+            _mm256_set1_ps(u - cum[b - 1]), 0x7F);
         k_new = (int32_t)(k < K - 1 ? k : K - 1);
         last_w = k_new == k_old ? w : -1;
         last_k = k_old;
