@@ -111,7 +111,7 @@ class LDAGibbs(_BaseGibbsTopicModel):
         of ``n_components`` and of the document lengths, but mixing less
         per sweep (several times the sweeps for the same perplexity). All
         leave the same conditional invariant (exact chains). ``"auto"``
-        runs ``"dense"`` up to 100 topics and below 2.3 times the corpus's
+        runs ``"dense"`` up to 100 topics and below 3 times the corpus's
         token-weighted mean document length, ``"mh"`` from 20,000 topics
         on (and where a document is too long for ``"sparse"``), and
         ``"sparse"`` in between (measured crossovers on news16;

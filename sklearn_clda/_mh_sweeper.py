@@ -40,17 +40,10 @@ SAMPLER_CONSTRAINTS = {
 AUTO_DENSE_MAX_COMPONENTS = 100
 # the sparse kernel from this many times the corpus's token-weighted mean
 # document length on (its cost grows with the topics per document, at most
-# the document length, the dense kernel's with K: on news16, whose
-# token-weighted mean length is 157, the word-major sparse sweep costs the
-# same as the dense one, float32 weights in AVX2, at K = 350 (2.2 times
-# that length; dense/sparse 0.88 at 300, 1.09-1.14 at 400) and 0.39-0.42 of it
-# at K = 1000; per sweep the two mix alike at K = 500 and 1000:
-# bench_mixing.py). Earlier dense kernels crossed at 320-330 (double, AVX2)
-# and 340-420 (double, AVX-512); the factor stayed, within 1% of the faster
-# kernel at the crossover. Since both kernels reuse a repeated word's
-# weights they cross at K = 350 on an Intel Xeon VM (0.98-1.01; 0.92-0.94
-# at 300, 1.09-1.11 at 400), where 2.3 gives 361;
-AUTO_SPARSE_LENGTH_FACTOR = 2.3
+# the document length; the dense kernel's with K). One factor for every CPU,
+# between the crossovers measured (user guide, "Many topics": K = 510-520 on
+# news16, 3.3 times its length 157, on an Intel Xeon VM);
+AUTO_SPARSE_LENGTH_FACTOR = 3.0
 # the O(1) MH kernel from this many topics on (on news16 a sparse sweep costs
 # 2.1 MH sweeps at K = 10,000 and 2.5 at 20,000 since it keeps no word-topic
 # table, 3.0 and 3.9 before; fewer than the 5-8 times the sweeps MH needs at

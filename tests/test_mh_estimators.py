@@ -67,7 +67,7 @@ def test_auto_picks_by_k_and_document_length():
     short, long = [10] * 5, [1000, 1000]  # token-weighted lengths 10 and 1000
     assert [auto_sampler(k, short) for k in (100, 101, 19_999, 20_000)] == [
         "dense", "sparse", "sparse", "mh"]
-    assert [auto_sampler(k, long) for k in (2_299, 2_300, 20_000)] == ["dense", "sparse", "mh"]
+    assert [auto_sampler(k, long) for k in (2_999, 3_000, 20_000)] == ["dense", "sparse", "mh"]
     assert auto_sampler(500, []) == "sparse"  # no tokens: nothing to weigh
 
 
@@ -89,7 +89,7 @@ def test_sparse_takes_documents_as_long_as_its_lists_allow():
 
 
 def test_auto_sweepers_follow_the_pick(corpus):
-    X, _ = corpus  # documents of about 30 tokens: sparse from K = 60 on (and K > 100)
+    X, _ = corpus  # documents of 30 tokens: sparse from K = 90 on (and K > 100)
     assert _sweeper_type(LDAGibbs(101, random_state=0), X) is _MHSweeper
     X_long = make_lda_corpus(4, 10, 50, 100, random_state=0).data  # about 100 tokens each
     assert _sweeper_type(LDAGibbs(150, random_state=0), X_long) is _ShardedSweeper

@@ -323,8 +323,8 @@ MUTATIONS = [
     ),
     Mutation(
         "auto-sparse-factor-of-the-avx2-crossover", "operator", MH,
+        "AUTO_SPARSE_LENGTH_FACTOR = 3.0",
         "AUTO_SPARSE_LENGTH_FACTOR = 2.3",
-        "AUTO_SPARSE_LENGTH_FACTOR = 2.0",
         T_MH_AUTO,
     ),
     Mutation(
