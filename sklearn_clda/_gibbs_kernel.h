@@ -28,9 +28,9 @@
    kept up to date: when a topic's total moves by one, two of its new
    reciprocals are two of its old ones (the same numbers bit for bit), so
    ``r`` of the moved topics is ready without waiting for a division; the
-   one division per moved topic fills the third. The topics are grouped in blocks of eight, ``p``
-   zero-padded to ``8 * n_blocks``; each block total is ``T[b] = ((q0 + q1)
-   + (q2 + q3)) + ((q4 + q5) + (q6 + q7))``. Running sums come from
+   one division per moved topic fills the third. The topics are grouped in
+   blocks of eight, ``p`` zero-padded to ``8 * n_blocks``; each block total
+   is ``T[b] = ((q0 + q1) + (q2 + q3)) + ((q4 + q5) + (q6 + q7))``. Running sums come from
    ``scan8``, the prefix sums of eight values ``x`` in three vector steps:
 
        x[j] += x[j - 1] for j % 4 >= 1;  x[j] += x[j - 2] for j % 4 >= 2;
@@ -49,9 +49,9 @@
    added to the block's sums, so that neither a conversion nor an add
    lies between the total and the draw: a token's draw waits on its
    weights, and the next token's weights on its draw.) Counts change only
-   when the topic moves. Both implementations evaluate exactly these expressions in this
-   order (no FMA contraction: the module is compiled with
-   ``-ffp-contract=off``), so they give bit-identical draws.
+   when the topic moves. Both implementations evaluate exactly these
+   expressions in this order (no FMA contraction: the module is compiled
+   with ``-ffp-contract=off``), so they give bit-identical draws.
 
    Both skip the weights of a token that repeats the one before it (the
    same word and topic) when that one stayed: no count has changed, so
