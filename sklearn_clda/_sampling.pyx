@@ -432,10 +432,10 @@ def gibbs_sweep(
     cdef int64_t n_tokens = words.shape[0]
     cdef clda_sweep_document_fn sweep_document = _document_kernel(nwk.shape[1], K)
     # inv[k] = 1 / (nk + V eta); invm[k] = 1 / (nk - 1 + V eta), the value
-    # when a token of topic k is left out; invp[k] = 1 / (nk + 1 + V eta); r[k] = (ndk[d, k] + prior[g, k]) *
-    # inv[k], the document-and-topic part of the weights; p the weights;
-    # cum[-1] = 0 and cum[b] the running block sums; u_buf a document's
-    # uniforms.
+    # when a token of topic k is left out; invp[k] = 1 / (nk + 1 + V eta);
+    # r[k] = (ndk[d, k] + prior[g, k]) * inv[k], the document-and-topic part
+    # of the weights; p the weights; cum[-1] = 0 and cum[b] the running
+    # block sums; u_buf a document's uniforms.
     scratch = _sweep_scratch(n_blocks)
     max_len = _longest_document(doc_ptr)
     u_arr = _line_buffer(max(max_len, 1))
