@@ -274,8 +274,8 @@ def _sweep_scratch(Py_ssize_t n_blocks):
     cdef Py_ssize_t K_pad = _BLOCK * n_blocks
     cdef Py_ssize_t n_groups = (n_blocks + _BLOCK - 1) // _BLOCK
     return [_line_buffer(K_pad), _line_buffer(K_pad), _line_buffer(K_pad),
-            _line_buffer(K_pad, np.float32),
-            _line_buffer(K_pad, np.float32), _line_buffer(_BLOCK * (n_groups + 1), np.float32)]
+            _line_buffer(K_pad, np.float32), _line_buffer(K_pad, np.float32),
+            _line_buffer(_BLOCK * (n_groups + 1), np.float32)]
 
 
 cdef void _set_scratch(clda_sweep_ctx* ctx, list buf):
