@@ -108,7 +108,7 @@ class _SparsePieces:
         topic lists, from the current topics."""
         sw = self.sweeper
         _mh_sampling.sparse_build_lists(self.lists, sw.z, sw.doc_ptr, sw.doc_tokens,
-                                        sw.state.ndk, sw.blocks[0]["scratch"])
+                                        sw.blocks[0]["scratch"])
         P = len(sw.blocks)
         for p, b in enumerate(sw.blocks):  # its tokens: its P cells, in a row
             b["cells_run"] = 0
@@ -117,15 +117,17 @@ class _SparsePieces:
         return (prior, float(eta), _mh_sampling.sparse_weights(prior, nk, eta, n_features))
 
     def run(self, cells, block):
-        (words, z, piece_start, _, lo, hi, doc_group, doc_ptr, _, nwk, ndk, nk, prior, eta, c,
-         word_ptr, word_tokens, zw, _, mh_steps) = cells
+        (words, z, piece_start, _, lo, hi, doc_group, doc_ptr, doc_tokens, nwk, ndk, nk, prior,
+         eta, c, word_ptr, word_tokens, zw, _, mh_steps) = cells
         _mh_sampling.sparse_mh_sweep_pieces(
             words, z, self.cell_pos, piece_start[lo], piece_start[hi], doc_group, doc_ptr,
             self.lists, nwk, ndk, nk, prior, eta, c, word_ptr, word_tokens, zw,
             *self.word_order, mh_steps, block["scratch"], block["bitgen"])
         block["cells_run"] += 1
         if block["cells_run"] == len(self.sweeper.blocks):  # its documents are done
-            _mh_sampling.sparse_store_lists(self.lists, doc_ptr, ndk, *block["docs"])
+            # (before z, whose topics of the sweep's start it reads, is rewritten)
+            _mh_sampling.sparse_store_lists(self.lists, z, doc_ptr, doc_tokens, ndk,
+                                            *block["docs"])
             lo, hi = block["tokens"]  # and their topics (the kernel keeps zw only)
             _mh_sampling.gather(zw, self.sweeper.word_pos[lo:hi], z[lo:hi])
 

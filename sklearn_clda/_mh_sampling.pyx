@@ -80,7 +80,8 @@ cdef extern from "_sparse_mh_kernel.h":
     void clda_smw_fill_inv(const clda_mh_ctx* ctx, clda_smw_scratch* sc) noexcept nogil
     void clda_smw_build_lists(clda_smw_docs* dl, clda_smw_scratch* sc, const int32_t* z,
                               const int32_t* doc_tok, int64_t d0, int64_t d1) noexcept nogil
-    void clda_smw_store_lists(const clda_smw_docs* dl, int64_t d0, int64_t d1) noexcept nogil
+    void clda_smw_store_lists(const clda_smw_docs* dl, const int32_t* z, const int32_t* doc_tok,
+                              int64_t d0, int64_t d1) noexcept nogil
     void clda_smw_release_row(const clda_mh_ctx* ctx, clda_smw_scratch* sc) noexcept nogil
     void clda_smw_sweep_tokens(const clda_mh_ctx* ctx, clda_smw_docs* dl, clda_smw_scratch* sc,
                                const int32_t* pos, int64_t p0, int64_t p1,
@@ -1015,7 +1016,7 @@ def sparse_mh_sweep(
                 _sweep_word_major(&ctx, &dl, &scratch.sc, scratch.u, NULL, 0, n_tokens, rng)
         finally:  # also when interrupted
             with nogil:
-                clda_smw_store_lists(&dl, 0, n_docs)
+                clda_smw_store_lists(&dl, &z[0], NULL, 0, n_docs)
             scatter(z, word_tokens, zw)
     if tables.shape[0] > 0:  # from the lists: no pass over the dense counts
         _sampling.list_tables(lists.entries, lists.shift, lists.n, doc_ptr, 0, n_docs,
@@ -1024,46 +1025,50 @@ def sparse_mh_sweep(
 
 cdef void _fill_lists(clda_smw_docs* dl, _DocLists lists, const int64_t[::1] doc_ptr,
                       int32_t[:, ::1] ndk) noexcept:
-    """The part of ``clda_smw_docs`` that building and storing the lists use."""
+    """The part of ``clda_smw_docs`` that building and storing the lists use
+    (``ndk`` None: building only)."""
     cdef uint32_t[::1] entries = lists.entries
     cdef int32_t[::1] n = lists.n
     dl.entries = &entries[0]
     dl.shift = lists.shift
     dl.n = &n[0]
     dl.off = &doc_ptr[0]
-    dl.ndk = &ndk[0, 0]
-    dl.ndk_stride = ndk.strides[0] // sizeof(int32_t)
+    dl.ndk = NULL if ndk is None else &ndk[0, 0]
+    dl.ndk_stride = 0 if ndk is None else ndk.strides[0] // sizeof(int32_t)
 
 
 def sparse_build_lists(_DocLists lists, const int32_t[::1] z, const int64_t[::1] doc_ptr,
-                       const int32_t[::1] doc_tokens, int32_t[:, ::1] ndk,
-                       _SparseScratch scratch):
+                       const int32_t[::1] doc_tokens, _SparseScratch scratch):
     """The documents' topic lists from their tokens' topics, for
     ``sparse_mh_sweep_pieces``: document ``d``'s tokens are
     ``doc_tokens[doc_ptr[d]:doc_ptr[d + 1]]`` and its list their distinct
-    topics in the order of their first token, with their counts, which
-    leave ``ndk`` (its rows are 0 until :func:`sparse_store_lists`).
-    Trusted (``_mh_partition._SparsePieces`` builds everything)."""
+    topics in the order of their first token, with their counts (the
+    counts of the sweep until :func:`sparse_store_lists`). Trusted
+    (``_mh_partition._SparsePieces`` builds everything)."""
     cdef clda_smw_docs dl
     cdef Py_ssize_t n_docs = doc_ptr.shape[0] - 1
     if z.shape[0] == 0:
         return
-    _fill_lists(&dl, lists, doc_ptr, ndk)
+    _fill_lists(&dl, lists, doc_ptr, None)
     with nogil:
         clda_smw_build_lists(&dl, &scratch.sc, &z[0], &doc_tokens[0], 0, n_docs)
 
 
-def sparse_store_lists(_DocLists lists, const int64_t[::1] doc_ptr, int32_t[:, ::1] ndk,
-                       int64_t d0, int64_t d1):
+def sparse_store_lists(_DocLists lists, const int32_t[::1] z, const int64_t[::1] doc_ptr,
+                       const int32_t[::1] doc_tokens, int32_t[:, ::1] ndk, int64_t d0,
+                       int64_t d1):
     """The counts of the topic lists of documents ``d0:d1`` back into their
-    rows of ``ndk`` (``ndk[d, topic] = count`` for each entry ``count <<
-    lists.shift | topic`` of the list). Trusted."""
+    rows of ``ndk``, whose counts are those of the topics ``z`` that
+    :func:`sparse_build_lists` built the lists from: equivalent to
+    ``ndk[d, z[doc_tokens[doc_ptr[d]:doc_ptr[d + 1]]]] = 0``, then
+    ``ndk[d, topic] = count`` for each entry ``count << lists.shift |
+    topic`` of the list. Trusted."""
     cdef clda_smw_docs dl
     if d0 >= d1:
         return
     _fill_lists(&dl, lists, doc_ptr, ndk)
     with nogil:
-        clda_smw_store_lists(&dl, d0, d1)
+        clda_smw_store_lists(&dl, &z[0], &doc_tokens[0], d0, d1)
 
 
 def sparse_mh_sweep_pieces(

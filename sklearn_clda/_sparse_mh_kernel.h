@@ -67,10 +67,13 @@
    The topics are kept in word order only (zw; the caller writes them
    back into z afterwards: one pass, not a random write per move), and
    the dense D x K counts are not touched while sampling (a random write
-   per moved token into a table too large for the cache): building the
-   lists sets the listed entries of the documents' rows to 0 (the whole
-   row, since every topic with a count is listed), and
-   clda_smw_store_lists writes the lists' counts back at the end.
+   per moved token into a table too large for the cache):
+   clda_smw_store_lists writes the lists' counts back at the end, a
+   document's row at a time, after setting to 0 the entries of the topics
+   its tokens had when the lists were built (from z, not yet rewritten),
+   which were the row's only nonzero entries. Zeroing them there rather
+   than when the lists are built brings each cache line of the row in
+   once for both writes.
 
    Each step uses two uniforms, drawn whether used or not: u0 picks the
    part and, in the list part, the topic (x = u0 (A + c (n_w + K eta)),
@@ -101,7 +104,8 @@ typedef struct {
                                    capacity off[d + 1] - off[d] */
     const int32_t *wword;       /* word of each word position j (zw's order) */
     const int32_t *wdoc;        /* document of each word position j */
-    int32_t *ndk;               /* dense document-topic counts, D rows of ndk_stride */
+    int32_t *ndk;               /* dense document-topic counts, D rows of ndk_stride
+                                   (NULL where the lists are only built) */
     Py_ssize_t ndk_stride;
     const int32_t *doc_group;   /* collection of each document */
     const double *prior;        /* collections' prior rows, G x K */
@@ -192,8 +196,8 @@ static int32_t *clda_smw_word_counts(const clda_mh_ctx *ctx, clda_smw_scratch *s
 /* The topic lists of documents d0:d1 from their tokens' topics: document
    d's tokens are off[d]:off[d + 1], or doc_tok[off[d] .. off[d + 1] - 1]
    when doc_tok is not NULL; topics in the order of their first token.
-   Their rows of the dense counts are set to 0 (the counts are in the
-   lists until clda_smw_store_lists). sc->mark is all -1 on entry and on
+   (The counts are in the lists until clda_smw_store_lists; the dense rows
+   are left as they are until then.) sc->mark is all -1 on entry and on
    exit. */
 static void clda_smw_build_lists(clda_smw_docs *dl, clda_smw_scratch *sc, const int32_t *z,
                                  const int32_t *doc_tok, int64_t d0, int64_t d1)
@@ -204,7 +208,6 @@ static void clda_smw_build_lists(clda_smw_docs *dl, clda_smw_scratch *sc, const 
     for (d = d0; d < d1; d++) {
         const int64_t off = dl->off[d], len = dl->off[d + 1] - off;
         uint32_t *const entries = dl->entries + off;
-        int32_t *const ndk_d = dl->ndk + (Py_ssize_t)d * dl->ndk_stride;
         int32_t n = 0, r;
         for (m = 0; m < len; m++) {
             const int32_t k = z[doc_tok != NULL ? doc_tok[off + m] : off + m];
@@ -215,24 +218,26 @@ static void clda_smw_build_lists(clda_smw_docs *dl, clda_smw_scratch *sc, const 
             }
             entries[mark[k]] += one;
         }
-        for (r = 0; r < n; r++) {
-            const int32_t k = clda_smw_topic(entries[r], dl->shift);
-            mark[k] = -1;
-            ndk_d[k] = 0;
-        }
+        for (r = 0; r < n; r++)
+            mark[clda_smw_topic(entries[r], dl->shift)] = -1;
         dl->n[d] = n;
     }
 }
 
 /* The lists' counts of documents d0:d1 into their rows of the dense
-   counts (whose other entries are 0). */
-static void clda_smw_store_lists(const clda_smw_docs *dl, int64_t d0, int64_t d1)
+   counts, which hold the counts of the topics in z (the documents'
+   tokens as in clda_smw_build_lists), those the lists were built from:
+   those entries are set to 0 first. */
+static void clda_smw_store_lists(const clda_smw_docs *dl, const int32_t *z,
+                                 const int32_t *doc_tok, int64_t d0, int64_t d1)
 {
-    int64_t d;
+    int64_t d, i;
     int32_t m;
     for (d = d0; d < d1; d++) {
         const uint32_t *const entries = dl->entries + dl->off[d];
         int32_t *const ndk_d = dl->ndk + (Py_ssize_t)d * dl->ndk_stride;
+        for (i = dl->off[d]; i < dl->off[d + 1]; i++)
+            ndk_d[z[doc_tok != NULL ? doc_tok[i] : i]] = 0;
         for (m = 0; m < dl->n[d]; m++)
             ndk_d[clda_smw_topic(entries[m], dl->shift)] = clda_smw_count_of(entries[m], dl->shift);
     }
