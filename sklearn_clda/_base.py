@@ -610,15 +610,19 @@ class _BaseGibbsTopicModel(
         eta = self._eta_value(run)
         fitted = hasattr(self, "components_")
         if fitted:
-            counts = np.maximum(np.asarray(self.components_, dtype=np.float64).T - eta, 0.0)
+            counts = np.asarray(self.components_, dtype=np.float64).T - eta
+            np.maximum(counts, 0.0, out=counts)
         else:
             rng = np.random.default_rng(self._seed_entropy())
             counts = initial_counts(X.shape[1], int(self.n_components), eta, rng)
         mass = float(self.n_tokens_) if fitted else 0.0
         theta, ll, seconds = self._online_pass(X, doc_group, run, counts, mass)
         n_steps = ll.shape[0]
+        # counts' last use; a view of it when counts came from components_
+        components = np.ascontiguousarray(counts.T)
+        components += eta
         return {
-            "components_": np.ascontiguousarray(counts.T) + eta,
+            "components_": components,
             "doc_topic_": theta,
             **self._online_attributes(run),
             "bound_": float(np.exp(-ll.sum() / n_tokens)),

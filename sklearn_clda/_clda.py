@@ -740,11 +740,12 @@ class CompoundLDA(_BaseGibbsTopicModel):
                 f"EM iterations before the bound converged (tol={self.tol}).",
                 ConvergenceWarning,
             )
-        topic_word = result["topic_word"] / result["topic_word"].sum(axis=1, keepdims=True)
+        # the topics' word distributions, (V, K), in one new table
+        topic_word_t = result["topic_word"].T.copy(order="C")
+        topic_word_t /= result["topic_word"].sum(axis=1)
         ll = np.empty(X.shape[0])
-        _sampling.doc_log_likelihood(
-            *_csr_arrays(X), result["doc_topic"], np.ascontiguousarray(topic_word.T), ll
-        )
+        _sampling.doc_log_likelihood(*_csr_arrays(X), result["doc_topic"], topic_word_t, ll)
+        del topic_word_t
         return {
             "bound_": float(np.exp(-ll.sum() / count_tokens(X))),
             "alpha_": float(result["alpha"]),

@@ -161,7 +161,9 @@ def initial_counts(n_features, n_components, eta, rng):
     """The word-topic counts a stream starts from: ``INITIAL_NOISE * eta``
     times uniform draws, topics that differ just enough to break their
     symmetry."""
-    return rng.random((n_features, n_components)) * (INITIAL_NOISE * eta)
+    counts = rng.random((n_features, n_components))
+    counts *= INITIAL_NOISE * eta
+    return counts
 
 
 def online_step(mass, n):

@@ -109,8 +109,11 @@ def _tetragamma(x):
 
 
 def _dirichlet_expectation(alpha):
-    """E[log X] for X ~ Dir(alpha), row-wise: Psi(alpha_k) - Psi(alpha_.)."""
-    return digamma(alpha) - digamma(alpha.sum(axis=-1, keepdims=True))
+    """E[log X] for X ~ Dir(alpha), row-wise: Psi(alpha_k) - Psi(alpha_.)
+    (one new array of alpha's shape)."""
+    e = digamma(alpha)
+    e -= digamma(alpha.sum(axis=-1, keepdims=True))
+    return e
 
 
 # ---------------------------------------------------------------------------
@@ -364,6 +367,19 @@ def _stable_exp_elog(elog, axis):
     return np.exp(elog - m), m
 
 
+def _exp_elog_beta_t(e_log_beta):
+    """``_stable_exp_elog(e_log_beta.T, axis=1)``, the first part C-contiguous
+    (V, K), without temporaries: in ``e_log_beta``'s memory (which it
+    overwrites) when ``e_log_beta.T`` is C-contiguous (lambda's layout after
+    the first E-step), else in one new table. The (K, V) topic-word tables
+    are the largest arrays of a fit."""
+    t = np.ascontiguousarray(e_log_beta.T)
+    m = t.max(axis=1, keepdims=True)
+    t -= m
+    np.exp(t, out=t)
+    return t, m
+
+
 class _Chunk:
     """The CSR slice of a range of documents, with local row indices."""
 
@@ -376,6 +392,8 @@ class _Chunk:
         self.counts = X.data[lo:hi].astype(np.float64)
         self.lengths = np.diff(self.indptr)
         self.rows = np.repeat(np.arange(self.n), self.lengths)
+        # the chunk's words, and each nonzero's index among them
+        self.words, self.local = np.unique(self.indices, return_inverse=True)
 
 
 def _segment_matrix(values, indptr, n_cols):
@@ -386,7 +404,7 @@ def _segment_matrix(values, indptr, n_cols):
     )
 
 
-def _e_step_chunk(chunk, rho, prior, exp_elog_beta_t, max_iter, tol):
+def _e_step_chunk(chunk, rho, prior, exp_elog_beta_t, max_iter, tol, sstats_t):
     """Variational updates for the documents of one chunk (Algorithm alg:vem,
     Step 1, inner loop): alternate the phi update (eq.
     var-multinomial-phi, never stored) and the rho update (eq.
@@ -394,9 +412,10 @@ def _e_step_chunk(chunk, rho, prior, exp_elog_beta_t, max_iter, tol):
 
     ``rho`` (n, K) is updated in place; ``prior`` (n, K) holds
     gamma * E_q[pi_j] = gamma tau_jk / tau_j. for each document's collection.
-    Returns the chunk's ``sum_d n_dw exp(E log theta_dk) / N_dw`` as a (V, K)
-    array (the lambda sufficient statistics before the multiplication by
-    exp(E log beta_kw), see fit_vem) and the number of sweeps done.
+    Adds the chunk's ``sum_d n_dw exp(E log theta_dk) / N_dw`` to the
+    (V, K) ``sstats_t`` in its words' rows (the lambda sufficient
+    statistics before the multiplication by exp(E log beta_kw), see
+    _e_step) and returns the number of sweeps done.
 
     A document is converged once the mean absolute change of its rho_jd in
     a sweep is at most ``tol`` times the mean of rho_jd (relative
@@ -455,10 +474,10 @@ def _e_step_chunk(chunk, rho, prior, exp_elog_beta_t, max_iter, tol):
     exp_theta, _ = _stable_exp_elog(_dirichlet_expectation(rho), axis=1)
     norm = np.einsum("ik,ik->i", np.take(exp_theta, chunk.rows, axis=0), beta_nz)
     ratio = np.divide(chunk.counts, norm, out=np.zeros_like(norm), where=norm > 0)
-    S = sp.csr_matrix((ratio, chunk.indices, chunk.indptr),
-                      shape=(chunk.n, exp_elog_beta_t.shape[0]))
-    sstats_t = S.T @ exp_theta  # (V, K)
-    return sstats_t, n_iter
+    S = sp.csr_matrix((ratio, chunk.local, chunk.indptr),
+                      shape=(chunk.n, chunk.words.shape[0]))
+    sstats_t[chunk.words] += S.T @ exp_theta  # (chunk's words, K)
+    return n_iter
 
 
 def _word_bound_chunk(chunk, rho, exp_elog_beta_t, m_beta_t):
@@ -493,11 +512,15 @@ def _elbo(chunks, lam, tau, rho, doc_group, n_docs_per_group, alpha, gamma, eta)
     """The lower bound L (eq. variational-lowerbound-full with eq. var-exp),
     with phi at its optimum for the current (rho, lambda)."""
     K, V = lam.shape
+    # sum_k E[log p_eta(beta_k)] - E[log q(beta_k | lambda_k)], its (K, V)
+    # temporaries made one at a time
+    sum_gammaln_lam = gammaln(lam).sum()
     e_log_beta = _dirichlet_expectation(lam)
-    # sum_k E[log p_eta(beta_k)] - E[log q(beta_k | lambda_k)]
+    cross = lam - 1.0
+    cross *= e_log_beta
     val = K * (gammaln(V * eta) - V * gammaln(eta)) + (eta - 1.0) * e_log_beta.sum()
-    val -= (gammaln(lam.sum(axis=1)).sum() - gammaln(lam).sum()
-            + ((lam - 1.0) * e_log_beta).sum())
+    val -= gammaln(lam.sum(axis=1)).sum() - sum_gammaln_lam + cross.sum()
+    del cross
     # collections: E log p(pi_j) - E log q(pi_j) + sum_d Kim bound on E log p(theta|pi)
     s, s_dot = _doc_stats(rho, doc_group, tau.shape[0])
     for j in range(tau.shape[0]):
@@ -509,8 +532,8 @@ def _elbo(chunks, lam, tau, rho, doc_group, n_docs_per_group, alpha, gamma, eta)
     val -= (gammaln(rho.sum(axis=1)).sum() - gammaln(rho).sum()
             + ((rho - 1.0) * e_log_theta).sum())
     # phi terms: E log p(z|theta) + E log p(w|z,beta) - E log q(z|phi)
-    exp_beta_t, m_beta_t = _stable_exp_elog(e_log_beta.T, axis=1)
-    exp_beta_t = np.ascontiguousarray(exp_beta_t)
+    exp_beta_t, m_beta_t = _exp_elog_beta_t(e_log_beta)
+    del e_log_beta
     for ch in chunks:
         val += _word_bound_chunk(ch, rho[ch.start:ch.end], exp_beta_t, m_beta_t)
     return float(val)
@@ -546,21 +569,21 @@ def _initial_state(X, doc_group, n_docs_per_group, K, alpha, gamma, eta, random_
 def _e_step(st, chunks, doc_group, max_e_step_iter, e_step_tol):
     """Step 1 (Expectation): rho and phi per document, then lambda; returns
     the largest number of inner sweeps a chunk needed."""
-    e_log_beta = _dirichlet_expectation(st.lam)
-    exp_beta_t, _ = _stable_exp_elog(e_log_beta.T, axis=1)
-    exp_beta_t = np.ascontiguousarray(exp_beta_t)  # (V, K)
+    exp_beta_t, _ = _exp_elog_beta_t(_dirichlet_expectation(st.lam))  # (V, K)
     prior = st.gamma * st.tau / st.tau.sum(axis=1, keepdims=True)  # gamma E_q[pi_j]
     sstats_t = np.zeros(exp_beta_t.shape)
     inner = 0
     for ch in chunks:
-        stats, it = _e_step_chunk(ch, st.rho[ch.start:ch.end],
-                                  prior[doc_group[ch.start:ch.end]],
-                                  exp_beta_t, max_e_step_iter, e_step_tol)
-        sstats_t += stats
+        it = _e_step_chunk(ch, st.rho[ch.start:ch.end], prior[doc_group[ch.start:ch.end]],
+                           exp_beta_t, max_e_step_iter, e_step_tol, sstats_t)
         inner = max(inner, it)
     # lambda update (eq. var-dirichlet-lambda, with the word indicator):
-    # lambda_kv = eta + sum_{d,i: w_di = v} phi_dik
-    st.lam = st.eta + (sstats_t * exp_beta_t).T
+    # lambda_kv = eta + sum_{d,i: w_di = v} phi_dik, in the statistics' memory
+    # (so lambda is (V, K) C-contiguous, transposed: no transposing copy)
+    np.multiply(sstats_t, exp_beta_t, out=sstats_t)
+    del exp_beta_t
+    st.lam = sstats_t.T
+    st.lam += st.eta
     return inner
 
 

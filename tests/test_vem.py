@@ -145,8 +145,9 @@ def test_e_step_matches_per_token_loop():
     rho = rho0.copy()
     exp_beta_t = np.exp(e_log_beta.T - e_log_beta.T.max(axis=1, keepdims=True))
     chunk = _Chunk(X, 0, X.shape[0])
-    sstats_t, n_iter = _e_step_chunk(chunk, rho, gamma * e_pi[groups],
-                                     np.ascontiguousarray(exp_beta_t), n_sweeps, 0.0)
+    sstats_t = np.zeros((V, K))
+    n_iter = _e_step_chunk(chunk, rho, gamma * e_pi[groups], np.ascontiguousarray(exp_beta_t),
+                           n_sweeps, 0.0, sstats_t)
     assert n_iter == n_sweeps
     assert_allclose(rho, rho_ref, rtol=1e-12)
     assert_allclose(eta + (sstats_t * exp_beta_t).T, lam_ref, rtol=1e-12)
