@@ -45,12 +45,12 @@ read and write the run, never ``self``:
 """
 
 import copy
-import os
 import time
 import warnings
 from abc import ABCMeta, abstractmethod
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -60,7 +60,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from . import _sampling
+from . import _memory, _sampling
 from ._chunking import balanced_bounds, budget_pieces, pieces, positive_cells
 from ._corpus import (
     StrictInterval,
@@ -409,17 +409,20 @@ class _BaseGibbsTopicModel(
             )
         return burn_in
 
-    def _plan_run(self, X, n_groups, method="fit"):
-        """Validate the settings against the data; return the run's schedule."""
+    def _plan_run(self, X, n_groups, itemsize=8):
+        """Validate the settings against the data (``itemsize``: the bytes of
+        an entry of the fitted averages); return the run's schedule."""
         self._check_common_params()
         burn_in = self._check_burn_in()
         if count_tokens(X) == 0:
             raise ValueError(
-                f"X passed to {type(self).__name__}.{method} contains no tokens (all "
+                f"X passed to {type(self).__name__}.fit contains no tokens (all "
                 "counts are zero after rounding); a topic model needs words."
             )
-        _check_table_memory(X, int(self.n_components), n_groups, type(self).__name__,
-                            word_table=self._kernel(X) != "sparse", sampler=self.sampler)
+        shape, K = X.shape, int(self.n_components)
+        phases = partial(_memory.gibbs_phases, *shape, K, n_groups, itemsize=itemsize)
+        _memory.check_fit_memory(self, shape, phases(word_table=self._kernel(X) != "sparse"),
+                                 phases(word_table=False))
         return self._schedule(burn_in)
 
     def _schedule(self, burn_in):
@@ -470,7 +473,7 @@ class _BaseGibbsTopicModel(
         chain = self._chain_to_continue(X, fingerprint)
         if chain is not None:
             return self._continue_chain(X, doc_group, n_groups, chain, dtype)
-        run = self._plan_run(X, n_groups)
+        run = self._plan_run(X, n_groups, np.dtype(dtype).itemsize)
         init_rng, sweep_seed, global_rng = self._make_streams()
         self._start_run(run, X.shape[1], n_groups)
         live = self._live_chain(X, doc_group, n_groups, run, init_rng, sweep_seed)
@@ -602,7 +605,8 @@ class _BaseGibbsTopicModel(
                 f"X passed to {type(self).__name__}.partial_fit contains no tokens "
                 "(all counts are zero after rounding); a topic model needs words."
             )
-        _check_table_memory(X, int(self.n_components), n_groups, type(self).__name__)
+        _memory.check_fit_memory(self, X.shape,
+                                 _memory.online_phases(*X.shape, int(self.n_components)))
         run = _FitRun(0, frozenset(), frozenset())
         self._start_run(run, X.shape[1], n_groups)
         for name, value in (carry or {}).items():
@@ -860,33 +864,6 @@ def _as_dtype(fitted, dtype):
     for name in ("components_", "doc_topic_"):
         fitted[name] = fitted[name].astype(dtype, copy=False)
     return fitted
-
-
-def _check_table_memory(X, n_components, n_groups, name, word_table=True, sampler=None):
-    """Refuse a fit whose count tables cannot fit in this machine's memory
-    (``word_table``: whether its sampler keeps a word-topic table; with the
-    estimator's ``sampler`` given, the error says when ``"sparse"``, which
-    keeps none, would fit)."""
-    n_docs, n_features = X.shape
-    table = 4 * n_features * _sampling.padded_n_components(n_components)
-    rest = 4 * n_docs * n_components + 16 * n_groups * n_components
-    needed = rest + table * word_table
-    try:
-        available = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):  # not POSIX: no check
-        return
-    if needed <= available:
-        return
-    hint = ""
-    if word_table and sampler is not None and rest <= available:
-        hint = (f" sampler='sparse' keeps no word-topic table ({table / 2**30:.1f} GiB "
-                f"of it; sampler={sampler!r} runs a kernel that does), or")
-    raise ValueError(
-        f"{name}(n_components={n_components}) on {n_docs} documents and "
-        f"{n_features} words needs {needed / 2**30:.1f} GiB of count tables, "
-        f"more than this machine's {available / 2**30:.1f} GiB of memory;{hint} "
-        "use fewer topics or a smaller vocabulary."
-    )
 
 
 def word_log_likelihood(nwk, nk, eta):

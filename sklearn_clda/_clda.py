@@ -11,7 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from . import _sampling
+from . import _memory, _sampling
 from ._base import (
     _as_dtype,
     _BaseGibbsTopicModel,
@@ -716,6 +716,8 @@ class CompoundLDA(_BaseGibbsTopicModel):
                 "X passed to CompoundLDA.fit contains no tokens (all counts are "
                 "zero after rounding); a topic model needs words."
             )
+        _memory.check_fit_memory(self, X.shape,
+                                 _memory.vem_phases(*X.shape, int(self.n_components)))
         alpha, gamma, eta = self._initial_priors()
         start = time.perf_counter()
         result = fit_vem(

@@ -1,0 +1,112 @@
+"""What a fit must hold in memory at once, and the check that refuses,
+before any work, a fit that cannot fit in this machine's memory.
+
+A fit's arrays live in phases: the sampler's count tables while it
+samples, then (the tables released) the fitted ``components_`` and
+``doc_topic_``; variational EM and ``partial_fit`` hold their topic-word
+tables throughout. Each estimate below counts only the arrays a phase
+cannot do without (not the working arrays of a piece of documents, which
+the chunk budgets bound), so it is a lower bound of the fit's peak
+(``tests/test_memory.py`` holds it to that, and to within a small factor
+of the peak it bounds, against ``tracemalloc``). The check therefore never
+refuses a fit that would run in memory: it turns one that would fail at
+its end, after all its sweeps, or be killed by the system on the way,
+into an immediate ``ValueError`` that says what is too large.
+"""
+
+import os
+
+from . import _sampling
+
+# Variational EM holds lambda, exp(E[log beta]) (transposed) and the
+# sufficient statistics, each (n_components, n_features) float64, through
+# its E-step, and lambda, E[log beta] and exp(E[log beta]) through its bound.
+VEM_TOPIC_TABLES = 3
+# partial_fit holds its word-topic estimate and the new components_ (the
+# old components_ and the estimate, which becomes the new components_ in
+# place, when it updates a fitted model).
+ONLINE_TOPIC_TABLES = 2
+
+
+def gibbs_phases(n_docs, n_features, n_components, n_groups, *, word_table, itemsize):
+    """The phases of a Gibbs fit: ``{phase: {array: bytes}}``.
+
+    ``word_table``: whether the sampler keeps a word-topic count table
+    (all but ``sampler="sparse"``); ``itemsize``: the bytes of an entry of
+    the fitted ``components_`` and ``doc_topic_`` (8, or 4 for float32
+    input).
+    """
+    K = n_components
+    table = 4 * n_features * _sampling.padded_n_components(K) if word_table else 0
+    return {
+        "while sampling": {
+            "the word-topic counts": table,
+            "the document-topic counts and their running mean": 12 * n_docs * K,
+            "the collections' tables": 16 * n_groups * K,
+        },
+        "for the fitted attributes": {
+            "components_": itemsize * K * n_features,
+            "doc_topic_": itemsize * n_docs * K,
+        },
+    }
+
+
+def vem_phases(n_docs, n_features, n_components):
+    """The one phase of a variational EM fit (``algorithm="vem"``)."""
+    K = n_components
+    return {
+        "during variational EM": {
+            "the topic-word tables": VEM_TOPIC_TABLES * 8 * K * n_features,
+            "the document-topic parameters and doc_topic_": 16 * n_docs * K,
+        },
+    }
+
+
+def online_phases(n_docs, n_features, n_components):
+    """The one phase of ``partial_fit``."""
+    K = n_components
+    return {
+        "during partial_fit": {
+            "the topic-word estimates and components_":
+                ONLINE_TOPIC_TABLES * 8 * K * n_features,
+            "doc_topic_": 8 * n_docs * K,
+        },
+    }
+
+
+def physical_memory():
+    """This machine's memory in bytes, or ``None`` where it is not known."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # not POSIX: no check
+        return None
+
+
+def _largest_phase(phases):
+    name = max(phases, key=lambda p: sum(phases[p].values()))
+    return name, sum(phases[name].values())
+
+
+def check_fit_memory(estimator, shape, phases, table_free_phases=None):
+    """``ValueError`` if a phase of the fit needs more than this machine's
+    memory; ``table_free_phases``: the same fit's phases with
+    ``sampler="sparse"`` (no word-topic table), named in the error when
+    those would fit."""
+    available = physical_memory()
+    phase, needed = _largest_phase(phases)
+    if available is None or needed <= available:
+        return
+    parts = phases[phase]
+    largest = max(parts, key=parts.get)
+    hint = ""
+    if table_free_phases is not None and _largest_phase(table_free_phases)[1] <= available:
+        table = phases["while sampling"]["the word-topic counts"]
+        hint = (f" sampler='sparse' keeps no word-topic table ({table / 2**30:.1f} GiB "
+                f"of it; sampler={estimator.sampler!r} runs a kernel that does), or")
+    raise ValueError(
+        f"{type(estimator).__name__}(n_components={estimator.n_components}) on "
+        f"{shape[0]} documents and {shape[1]} words needs at least "
+        f"{needed / 2**30:.1f} GiB {phase} ({largest}: {parts[largest] / 2**30:.1f} "
+        f"GiB), more than this machine's {available / 2**30:.1f} GiB of memory;{hint} "
+        "use fewer topics or a smaller vocabulary."
+    )
