@@ -4,11 +4,13 @@ before any work, a fit that cannot fit in this machine's memory.
 A fit's arrays live in phases: the sampler's count tables while it
 samples, then (the tables released) the fitted ``components_`` and
 ``doc_topic_``; variational EM and ``partial_fit`` hold their topic-word
-tables throughout. Each estimate below counts only the arrays a phase
-cannot do without (not the working arrays of a piece of documents, which
-the chunk budgets bound), so it is a lower bound of the fit's peak
-(``tests/test_memory.py`` holds it to that, and to within a small factor
-of the peak it bounds, against ``tracemalloc``). The check therefore never
+tables throughout; a :mod:`sklearn_clda.dask` fit's client holds the
+global counts and the averages. Each estimate below counts only the
+arrays a phase cannot do without (not the working arrays of a piece of
+documents, which the chunk budgets bound), so it is a lower bound of the
+fit's peak (``tests/test_memory.py`` and ``tests/test_dask.py`` hold it to
+that, and to within a small factor of the peak it bounds, against
+``tracemalloc``). The check therefore never
 refuses a fit that would run in memory: it turns one that would fail at
 its end, after all its sweeps, or be killed by the system on the way,
 into an immediate ``ValueError`` that says what is too large.
@@ -69,6 +71,25 @@ def online_phases(n_docs, n_features, n_components):
         "during partial_fit": {
             "the topic-word estimates and components_":
                 ONLINE_TOPIC_TABLES * 8 * K * n_features,
+            "doc_topic_": 8 * n_docs * K,
+        },
+    }
+
+
+def dask_client_phases(n_docs, n_features, n_components):
+    """The phases of a :mod:`sklearn_clda.dask` fit on its client: the
+    global word-topic counts (int32) with the merge's buffers (int32 sums
+    and a flag a cell) and the kept samples' float64 sums while it samples,
+    then the sums and ``components_``, and the gathered ``doc_topic_``."""
+    K = n_components
+    cells = K * n_features
+    return {
+        "on the client while sampling": {
+            "the word-topic counts and the merge's buffers": 9 * cells,
+            "the kept samples' word-topic sums": 8 * cells,
+        },
+        "on the client for the fitted attributes": {
+            "the word-topic sums and components_": 16 * cells,
             "doc_topic_": 8 * n_docs * K,
         },
     }

@@ -20,6 +20,7 @@ from sklearn.base import _clone_parametrized
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted
 
+from .. import _memory
 from .._base import _as_dtype, _output_dtype, _Trace, word_log_likelihood
 from ._client import fit_client
 from ._cluster import ClusterChain, ShardSet
@@ -51,7 +52,14 @@ class _ClusterAverager:
         chain.keep(prior)
 
     def components(self, eta):
-        return np.ascontiguousarray((self.nwk / self.n_kept).T) + eta
+        """``components_`` (the kept counts' mean, transposed, plus ``eta``),
+        made with one (K, V) table beside the sums, which it consumes."""
+        nwk, self.nwk = self.nwk, None
+        nwk /= self.n_kept
+        components = np.ascontiguousarray(nwk.T)
+        del nwk
+        components += eta
+        return components
 
 
 def _merge_labels(summaries, caller):
@@ -216,6 +224,8 @@ class DistributedFitMixin:
                 "a topic model needs words."
             )
         self._check_collections(n_groups, n_docs)
+        _memory.check_fit_memory(self, (n_docs, n_features), _memory.dask_client_phases(
+            n_docs, n_features, int(self.n_components)))
         self._start_run(run, n_features, n_groups)
         doc_prior_learned = self._doc_prior_name in run.learned
         chain = ClusterChain(
@@ -234,6 +244,9 @@ class DistributedFitMixin:
         prior = self._sweep_prior(run)
         pieces = chain.finish(prior, self._keeps_table_sums)
         chain.warn_if_rebuilt(type(self).__name__)
+        sync = {"sync_bytes_": np.asarray(chain.bytes, dtype=np.int64).reshape(-1, 2),
+                "sync_seconds_": np.asarray(chain.sync_seconds)}
+        del chain  # its (V, K) tables go before components_ is made
         eta = self._eta_value(run)
         fitted = {
             "trace_": trace.finish(),
@@ -249,8 +262,7 @@ class DistributedFitMixin:
             "shard_threads_": np.array(
                 [shards.shard_threads[i] for i in range(len(shards))], dtype=np.int64
             ),
-            "sync_bytes_": np.asarray(chain.bytes, dtype=np.int64).reshape(-1, 2),
-            "sync_seconds_": np.asarray(chain.sync_seconds),
+            **sync,
             "rebuilt_shards_": list(shards.lost_log),
         }
         if self._keeps_table_sums:
