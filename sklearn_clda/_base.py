@@ -320,6 +320,11 @@ class _BaseGibbsTopicModel(
     def _keep_sample(self, run, state):
         """Collect a kept sample's collection-level variables."""
 
+    def _kept_sample_bytes(self, n_groups, n_kept):
+        """The bytes that ``n_kept`` calls of ``_keep_sample`` collect (for
+        the memory check; cLDA: the collections' mixtures)."""
+        return 0
+
     def _final_state_extras(self, run, state):
         """Private fitted attributes computed from the chain's last state
         (cLDA: the collections' expected table counts, for ``partial_fit``)."""
@@ -420,7 +425,9 @@ class _BaseGibbsTopicModel(
                 "counts are zero after rounding); a topic model needs words."
             )
         shape, K = X.shape, int(self.n_components)
-        phases = partial(_memory.gibbs_phases, *shape, K, n_groups, itemsize=itemsize)
+        n_kept = max(1, (int(self.max_iter) - burn_in) // int(self.thin))
+        phases = partial(_memory.gibbs_phases, *shape, K, n_groups, itemsize=itemsize,
+                         kept_samples=self._kept_sample_bytes(n_groups, n_kept))
         _memory.check_fit_memory(self, shape, phases(word_table=self._kernel(X) != "sparse"),
                                  phases(word_table=False))
         return self._schedule(burn_in)

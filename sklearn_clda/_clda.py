@@ -555,6 +555,9 @@ class CompoundLDA(_BaseGibbsTopicModel):
         run.pi_samples.append(run.pi.copy())
         run.alpha_draws.append(run.alpha)
 
+    def _kept_sample_bytes(self, n_groups, n_kept):
+        return 8 * n_kept * n_groups * int(self.n_components)
+
     def _finish_run(self, run):
         samples = np.stack(run.pi_samples)
         alpha = float(np.mean(run.alpha_draws)) if "alpha" in run.learned else run.alpha

@@ -30,13 +30,16 @@ VEM_TOPIC_TABLES = 3
 ONLINE_TOPIC_TABLES = 2
 
 
-def gibbs_phases(n_docs, n_features, n_components, n_groups, *, word_table, itemsize):
+def gibbs_phases(n_docs, n_features, n_components, n_groups, *, word_table, itemsize,
+                 kept_samples=0):
     """The phases of a Gibbs fit: ``{phase: {array: bytes}}``.
 
     ``word_table``: whether the sampler keeps a word-topic count table
     (all but ``sampler="sparse"``); ``itemsize``: the bytes of an entry of
     the fitted ``components_`` and ``doc_topic_`` (8, or 4 for float32
-    input).
+    input); ``kept_samples``: the bytes of the kept samples' collection
+    mixtures (``CompoundLDA``), stacked at the end into
+    ``collection_topic_samples_`` beside them.
     """
     K = n_components
     table = 4 * n_features * _sampling.padded_n_components(K) if word_table else 0
@@ -45,10 +48,12 @@ def gibbs_phases(n_docs, n_features, n_components, n_groups, *, word_table, item
             "the word-topic counts": table,
             "the document-topic counts and their running mean": 12 * n_docs * K,
             "the collections' tables": 16 * n_groups * K,
+            "the kept collection mixtures": kept_samples,
         },
         "for the fitted attributes": {
             "components_": itemsize * K * n_features,
             "doc_topic_": itemsize * n_docs * K,
+            "collection_topic_samples_ and the kept mixtures": 2 * kept_samples,
         },
     }
 

@@ -401,8 +401,11 @@ def _fake_memory(monkeypatch, n_bytes):
 
 def _gibbs(model, X, groups, itemsize=8):
     word_table = model._kernel(X) != "sparse"
-    return _memory.gibbs_phases(*X.shape, model.n_components, 3, word_table=word_table,
-                                itemsize=itemsize)
+    n_groups = np.unique(groups).shape[0] if isinstance(model, CompoundLDA) else 1
+    n_kept = (model.max_iter - model.max_iter // 2) // model.thin
+    return _memory.gibbs_phases(*X.shape, model.n_components, n_groups, word_table=word_table,
+                                itemsize=itemsize,
+                                kept_samples=model._kept_sample_bytes(n_groups, n_kept))
 
 
 # Few tokens and many words, so that the (K, V) tables dominate the peak.
@@ -410,6 +413,9 @@ _FITS = {
     "dense": (lambda: LDAGibbs(200, sampler="dense", max_iter=3), "fit", _gibbs),
     "sparse": (lambda: LDAGibbs(200, sampler="sparse", max_iter=3), "fit", _gibbs),
     "ags": (lambda: CompoundLDA(200, max_iter=3), "fit", _gibbs),
+    # an id column passed as groups: the kept mixtures outweigh the topics
+    "ags-many-collections": (lambda: CompoundLDA(200, max_iter=400, thin=1), "fit-ids",
+                             lambda m, X, g: _gibbs(m, X, np.arange(X.shape[0]))),
     "float32": (lambda: LDAGibbs(200, max_iter=3), "fit32",
                 lambda m, X, g: _gibbs(m, X, g, itemsize=4)),
     "vem": (lambda: CompoundLDA(200, algorithm="vem", max_iter=2), "fit",
@@ -423,6 +429,8 @@ _FITS = {
 
 def _run(model, how, X, groups):
     kw = {"groups": groups} if isinstance(model, CompoundLDA) else {}
+    if how == "fit-ids":
+        return model.fit(X, groups=np.arange(X.shape[0]))
     if how == "fit32":
         return model.fit(X.astype(np.float32), **kw)
     if how == "fit":
@@ -433,6 +441,7 @@ def _run(model, how, X, groups):
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.filterwarnings("ignore::sklearn_clda.exceptions.ManyCollectionsWarning")
 @pytest.mark.parametrize("kind", list(_FITS))
 def test_memory_estimate_is_a_close_lower_bound_of_the_peak(kind):
     """Each estimate is at most the fit's traced peak (so the check never
