@@ -570,6 +570,77 @@ def test_load_documents_errors_are_input_errors(tmp_path):
     assert issubclass(InputError, ValueError)
 
 
+@pytest.fixture(scope="module")
+def tiny_clda():
+    from sklearn_clda.datasets import make_compound_corpus
+
+    corpus = make_compound_corpus(n_topics=3, n_features=20, n_collections=2,
+                                  docs_per_collection=15, doc_length=20, random_state=0)
+    model = CompoundLDA(n_components=3, max_iter=20, thin=1, random_state=0)
+    return model.fit(corpus.data, groups=corpus.groups), corpus
+
+
+@pytest.mark.parametrize("params, name", [
+    ({"top_words": 0}, "top_words"), ({"top_words": "10"}, "top_words"),
+    ({"top_words": True}, "top_words"), ({"n_distinctive": -1}, "n_distinctive"),
+    ({"interval": 0.0}, "interval"), ({"interval": 1.5}, "interval"),
+    ({"dpi": 0}, "dpi"), ({"title": 5}, "title"), ({"fit_seconds": -1.0}, "fit_seconds"),
+    ({"fit_seconds": float("nan")}, "fit_seconds"), ({"settings": ["a"]}, "settings"),
+    ({"texts_info": "csv"}, "texts_info"), ({"model_note": 3}, "model_note"),
+    ({"extension": 1}, "extension"), ({"pipeline": "p"}, "pipeline"),
+])
+def test_write_report_names_a_bad_option_and_writes_nothing(tiny_clda, tmp_path, params, name):
+    """Before validation these were taken (top_words=0, n_distinctive=-1,
+    interval=0, title=5, fit_seconds=-1 wrote a page) or failed deep inside
+    (int("10"), numpy's quantile range, iterating 5)."""
+    model, corpus = tiny_clda
+    words = [f"w{i}" for i in range(20)]
+    with pytest.raises(ValueError, match=f"The '{name}' parameter of write_report"):
+        write_report(model, corpus.data, words, tmp_path / "out", groups=corpus.groups,
+                     **params)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("params, name", [
+    ({"min_ess": 0}, "min_ess"), ({"min_ess": -5.0}, "min_ess"),
+    ({"time_budget": -1.0}, "time_budget"), ({"time_budget": float("inf")}, "time_budget"),
+    ({"time_budget": float("nan")}, "time_budget"), ({"time_budget": "30"}, "time_budget"),
+])
+def test_extend_chain_names_a_bad_option(tiny_clda, params, name):
+    from sklearn_clda.report import extend_chain
+
+    model, corpus = tiny_clda
+    n_iter = model.n_iter_
+    with pytest.raises(ValueError, match=f"The '{name}' parameter of extend_chain"):
+        extend_chain(model, corpus.data, corpus.groups, **params)
+    assert model.n_iter_ == n_iter
+
+
+def test_extend_chain_needs_a_fitted_compound_lda(tiny_clda):
+    """Not an AttributeError deep inside, as before."""
+    from sklearn.exceptions import NotFittedError
+
+    from sklearn_clda import LDAGibbs
+    from sklearn_clda.report import extend_chain
+
+    _, corpus = tiny_clda
+    with pytest.raises(NotFittedError):
+        extend_chain(CompoundLDA(3), corpus.data, corpus.groups)
+    with pytest.raises(ValueError, match="extend_chain needs a fitted CompoundLDA.*LDAGibbs"):
+        extend_chain(LDAGibbs(3, max_iter=4).fit(corpus.data), corpus.data)
+
+
+def test_load_documents_and_output_problem_name_a_bad_argument(tmp_path):
+    from sklearn_clda.report import output_problem
+
+    with pytest.raises(ValueError, match="The 'path' parameter of load_documents"):
+        load_documents(5)
+    with pytest.raises(ValueError, match="The 'group_column' parameter of load_documents"):
+        load_documents(tmp_path / "x.csv", group_column=None)
+    with pytest.raises(ValueError, match="The 'out' parameter of output_problem"):
+        output_problem(None)
+
+
 # ---------------------------------------------------------------------------
 # Help and the news16 demo
 # ---------------------------------------------------------------------------

@@ -132,6 +132,20 @@ def check_topics(topics, n_components, name="topics"):
     return arr.astype(np.intp)
 
 
+def check_clda(model, caller):
+    """``model`` must be a fitted CompoundLDA (it has
+    ``collection_topic_samples_``); returns those draws as float64."""
+    if not hasattr(model, "fit"):
+        raise ValueError(f"{caller} needs a fitted CompoundLDA, got {type(model).__name__}.")
+    check_is_fitted(model, "components_")
+    if not hasattr(model, "collection_topic_samples_"):
+        raise ValueError(
+            f"{caller} needs a fitted CompoundLDA (an estimator with "
+            f"collection_topic_samples_), got {type(model).__name__}."
+        )
+    return np.asarray(model.collection_topic_samples_, dtype=np.float64)
+
+
 def collection_draws(estimator, caller):
     """``(model, samples, labels)``: the kept draws of ``pi`` of a fitted CompoundLDA.
 
@@ -142,15 +156,7 @@ def collection_draws(estimator, caller):
     posterior interval or ESS to compute.
     """
     model, _, _ = unwrap(estimator)
-    if not hasattr(model, "fit"):
-        raise ValueError(f"{caller} needs a fitted CompoundLDA, got {type(model).__name__}.")
-    check_is_fitted(model)
-    if not hasattr(model, "collection_topic_samples_"):
-        raise ValueError(
-            f"{caller} needs a fitted CompoundLDA (an estimator with "
-            f"collection_topic_samples_), got {type(model).__name__}."
-        )
-    samples = np.asarray(model.collection_topic_samples_, dtype=np.float64)
+    samples = check_clda(model, caller)
     if samples.ndim != 3:
         raise ValueError(
             f"{caller} needs collection_topic_samples_ of shape (n_draws, "

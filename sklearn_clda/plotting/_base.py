@@ -7,7 +7,11 @@ from sklearn.utils._param_validation import (
 )
 from sklearn.utils.validation import check_is_fitted
 
-from ..inspection._utils import check_topics, unwrap  # noqa: F401 (re-exported for the displays)
+from ..inspection._utils import (  # noqa: F401 (re-exported for the displays)
+    check_clda,
+    check_topics,
+    unwrap,
+)
 from ..metrics import top_word_indices
 
 __all__ = []
@@ -245,19 +249,6 @@ def check_collections(model, collections):
         raise ValueError(f"collections contains repeated labels: {list(collections)}.")
     positions = np.asarray(positions, dtype=np.intp)
     return positions, labels[positions]
-
-
-def check_clda(model, caller):
-    """``model`` must be a fitted CompoundLDA (has collection_topic_samples_)."""
-    if not hasattr(model, "fit"):
-        raise ValueError(f"{caller} needs a fitted estimator, got {type(model).__name__}.")
-    check_is_fitted(model, "components_")
-    if not hasattr(model, "collection_topic_samples_"):
-        raise ValueError(
-            f"{caller} needs a fitted CompoundLDA (an estimator with "
-            f"collection_topic_samples_), got {type(model).__name__}."
-        )
-    return np.asarray(model.collection_topic_samples_, dtype=np.float64)
 
 
 def text_color_for(rgba):

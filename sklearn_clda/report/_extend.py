@@ -2,9 +2,13 @@
 
 import math
 import time
+from numbers import Real
 
 import numpy as np
+from sklearn.utils._param_validation import validate_params
 
+from .._corpus import StrictInterval
+from ..inspection._utils import check_clda
 from ._analysis import smallest_ess
 from ._stats import MIN_ESS
 
@@ -12,6 +16,17 @@ _SAFETY = 1.25  # sweeps planned beyond the ESS's linear extrapolation
 _BUDGET_USE = 0.9  # share of the remaining time a planned run may take
 
 
+@validate_params(
+    {
+        "model": "no_validation",  # a fitted CompoundLDA: checked below
+        "X": ["array-like", "sparse matrix"],
+        "groups": ["array-like", None],
+        "min_ess": [StrictInterval(Real, 0, np.inf, closed="neither")],
+        "time_budget": [StrictInterval(Real, 0, np.inf, closed="left")],
+    },
+    # the model's fit validates X and groups when the chain runs further
+    prefer_skip_nested_validation=False,
+)
 def extend_chain(model, X, groups=None, *, min_ess=MIN_ESS, time_budget=30.0):
     """Run a fitted CompoundLDA's chain further until its draws of pi suffice.
 
@@ -72,6 +87,7 @@ def extend_chain(model, X, groups=None, *, min_ess=MIN_ESS, time_budget=30.0):
     >>> info["reached"], clda.n_iter_ == info["sweeps_after"] >= 40
     (True, True)
     """
+    check_clda(model, "extend_chain")
     start = time.perf_counter()
     method = "warm_start" if model.get_params().get("warm_start") else "refit"
     ess = smallest_ess(model)

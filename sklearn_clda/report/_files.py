@@ -15,6 +15,8 @@ import secrets
 from importlib import resources
 from pathlib import Path
 
+from sklearn.utils._param_validation import validate_params
+
 from ._load import InputError
 
 #: Figures of the report: key -> file name.
@@ -59,6 +61,7 @@ def _symlink_problem(path):
     )
 
 
+@validate_params({"out": [str, os.PathLike]}, prefer_skip_nested_validation=True)
 def output_problem(out):
     """Why the report cannot be written to the folder ``out``, or None.
 
@@ -67,6 +70,29 @@ def output_problem(out):
     The folder may itself be a symbolic link to a folder (it is then
     written into), but none of the report's files in it may be a symbolic
     link or anything other than a regular file.
+
+    Parameters
+    ----------
+    out : str or path-like
+        The folder the report would be written to (it need not exist yet).
+
+    Returns
+    -------
+    problem : str or None
+        A one-line reason, or ``None`` when the report can be written there.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from sklearn_clda.report import output_problem
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     fine = output_problem(Path(folder) / "report")
+    ...     (Path(folder) / "taken").write_text("not a folder")
+    ...     taken = output_problem(Path(folder) / "taken")
+    12
+    >>> fine is None, taken.startswith("the output path")
+    (True, True)
     """
     out = Path(out)
     if out.is_symlink() and not out.exists():

@@ -10,10 +10,12 @@ import contextlib
 import csv
 import json
 import math
+import os
 import sys
 from pathlib import Path
 
 from sklearn.utils import Bunch
+from sklearn.utils._param_validation import validate_params
 
 __all__ = ["InputError", "load_documents"]
 
@@ -42,6 +44,10 @@ class InputError(ValueError):
 # ---------------------------------------------------------------------------
 
 
+@validate_params(
+    {"path": [str, os.PathLike], "text_column": [str], "group_column": [str]},
+    prefer_skip_nested_validation=True,
+)
 def load_documents(path, text_column="text", group_column="group"):
     r"""Read documents and their collection labels from files.
 

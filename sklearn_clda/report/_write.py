@@ -2,13 +2,16 @@
 
 import json
 import os
+from numbers import Integral, Real
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import Bunch
+from sklearn.utils._param_validation import HasMethods, validate_params
 
-from .._corpus import check_sparse_structure
+from .._corpus import StrictInterval, check_sparse_structure
+from ..inspection._utils import check_clda
 from ._figures import draw_figures
 from ._files import copy_static, output_problem, write_file, write_text
 from ._load import InputError
@@ -17,6 +20,28 @@ from ._summary import build_summary
 from ._tables import write_tables
 
 
+@validate_params(
+    {
+        "model": "no_validation",  # a fitted CompoundLDA or Pipeline: checked below
+        "X": ["array-like", "sparse matrix"],
+        "feature_names": ["array-like"],
+        "out_dir": [str, os.PathLike],
+        "title": [str],
+        "groups": ["array-like", None],
+        "texts": ["array-like", None],
+        "texts_info": [dict, None],
+        "pipeline": [HasMethods(["fit"]), None],
+        "settings": [dict, None],
+        "fit_seconds": [StrictInterval(Real, 0, np.inf, closed="left"), None],
+        "top_words": [StrictInterval(Integral, 1, None, closed="left")],
+        "n_distinctive": [StrictInterval(Integral, 0, None, closed="left")],
+        "interval": [StrictInterval(Real, 0, 1, closed="neither")],
+        "model_note": [str, None],
+        "extension": [dict, None],
+        "dpi": [StrictInterval(Integral, 1, None, closed="left")],
+    },
+    prefer_skip_nested_validation=True,
+)
 def write_report(
     model,
     X,
@@ -224,17 +249,12 @@ def _fit_seconds(model, fit_seconds):
 
 def _check_inputs(model, X, feature_names, groups):
     from sklearn.pipeline import Pipeline
-    from sklearn.utils.validation import check_array, check_is_fitted
+    from sklearn.utils.validation import check_array
 
     pipeline = None
     if isinstance(model, Pipeline):
         pipeline, model = model, model[-1]
-    check_is_fitted(model, "components_")
-    if not hasattr(model, "collection_topic_samples_"):
-        raise ValueError(
-            "write_report needs a fitted CompoundLDA (with collection_topic_), got "
-            f"{type(model).__name__}."
-        )
+    check_clda(model, "write_report")
     X = check_sparse_structure(X, "write_report")
     X = sp.csr_matrix(check_array(X, accept_sparse="csr"))
     n_features = model.components_.shape[1]
