@@ -10,10 +10,10 @@ arrays a phase cannot do without (not the working arrays of a piece of
 documents, which the chunk budgets bound), so it is a lower bound of the
 fit's peak (``tests/test_memory.py`` and ``tests/test_dask.py`` hold it to
 that, and to within a small factor of the peak it bounds, against
-``tracemalloc``). The check therefore never
-refuses a fit that would run in memory: it turns one that would fail at
-its end, after all its sweeps, or be killed by the system on the way,
-into an immediate ``ValueError`` that says what is too large.
+``tracemalloc``). The check therefore never refuses a fit that would run
+in memory: it turns one that would fail at its end, after all its
+sweeps, or be killed by the system on the way, into an immediate
+``ValueError`` that says what is too large.
 """
 
 import os
@@ -22,7 +22,7 @@ from . import _sampling
 
 # Variational EM holds lambda, exp(E[log beta]) (transposed) and the
 # sufficient statistics, each (n_components, n_features) float64, through
-# its E-step, and lambda, E[log beta] and exp(E[log beta]) through its bound.
+# its E-step, and lambda, E[log beta] and one temporary through its bound.
 VEM_TOPIC_TABLES = 3
 # partial_fit holds its word-topic estimate and the new components_ (the
 # old components_ and the estimate, which becomes the new components_ in
