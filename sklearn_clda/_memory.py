@@ -115,9 +115,10 @@ def _largest_phase(phases):
 
 def check_fit_memory(estimator, shape, phases, table_free_phases=None):
     """``ValueError`` if a phase of the fit needs more than this machine's
-    memory; ``table_free_phases``: the same fit's phases with
-    ``sampler="sparse"`` (no word-topic table), named in the error when
-    those would fit."""
+    memory; ``shape``: the data's ``(n_docs, n_features)``, ``n_docs``
+    ``None`` when not known yet; ``table_free_phases``: the same fit's
+    phases with ``sampler="sparse"`` (no word-topic table), named in the
+    error when those would fit."""
     available = physical_memory()
     phase, needed = _largest_phase(phases)
     if available is None or needed <= available:
@@ -129,9 +130,10 @@ def check_fit_memory(estimator, shape, phases, table_free_phases=None):
         table = phases["while sampling"]["the word-topic counts"]
         hint = (f" sampler='sparse' keeps no word-topic table ({table / 2**30:.1f} GiB "
                 f"of it; sampler={estimator.sampler!r} runs a kernel that does), or")
+    docs = "documents" if shape[0] is None else f"{shape[0]} documents"
     raise ValueError(
         f"{type(estimator).__name__}(n_components={estimator.n_components}) on "
-        f"{shape[0]} documents and {shape[1]} words needs at least "
+        f"{docs} and {shape[1]} words needs at least "
         f"{needed / 2**30:.1f} GiB {phase} ({largest}: {parts[largest] / 2**30:.1f} "
         f"GiB), more than this machine's {available / 2**30:.1f} GiB of memory;{hint} "
         "use fewer topics or a smaller vocabulary."

@@ -549,6 +549,18 @@ def test_fit_the_client_cannot_hold_is_refused_before_its_sweeps(client, monkeyp
     assert set(client.run(_count_shards).values()) == {0}
     pages["SC_PHYS_PAGES"] = -(-estimate // 4096)
     model.fit(X)
+    # Rows not known before the shards are built (chunks of unknown size):
+    # the (V, K) tables alone are checked before the build.
+    counts = _dask_counts(X, rows=10)
+    unknown = counts.map_blocks(lambda b: b, chunks=((np.nan,) * 3, (3000,)),
+                                meta=counts._meta)
+    tables = max(sum(p.values()) for p in _memory.dask_client_phases(0, 3000, 200).values())
+    pages["SC_PHYS_PAGES"] = tables // 4096 - 1
+    monkeypatch.setattr(_cluster.ShardSet, "build_all",
+                        lambda *args: pytest.fail("the shards were built first"))
+    with pytest.raises(ValueError, match=r"on documents and 3000 words needs at least"):
+        model.fit(unknown)
+    assert set(client.run(_count_shards).values()) == {0}
 
 
 @pytest.mark.parametrize("params, match", [

@@ -62,6 +62,12 @@ class _ClusterAverager:
         return components
 
 
+def _known_rows(X):
+    """X's number of rows, or ``None`` where a dask array does not know it."""
+    rows = X.shape[0]
+    return int(rows) if isinstance(rows, (int, np.integer)) else None
+
+
 def _merge_labels(summaries, caller):
     """The sorted distinct labels of all shards and each one's document count."""
     parts = [(s["labels"], s["label_counts"]) for s in summaries if s["labels"] is not None]
@@ -198,6 +204,7 @@ class DistributedFitMixin:
                 ) from exc
             n_workers = len(client.scheduler_info(n_workers=-1)["workers"])
             specs, n_features = shard_specs(self, X, groups, n_workers, caller)
+            self._check_client_memory(_known_rows(X), n_features)  # before the build
             entropy = self._seed_entropy()
             shard_ss, global_ss = np.random.SeedSequence(entropy).spawn(2)
             shards = ShardSet(
@@ -213,6 +220,12 @@ class DistributedFitMixin:
                 shards.drop()
         return _as_dtype(result, _output_dtype(X))
 
+    def _check_client_memory(self, n_docs, n_features):
+        """Refuse a fit this client cannot hold (``n_docs``: ``None`` when not
+        known yet, counting the (V, K) tables alone)."""
+        phases = _memory.dask_client_phases(n_docs or 0, n_features, int(self.n_components))
+        _memory.check_fit_memory(self, (n_docs, n_features), phases)
+
     def _run_distributed(self, run, shards, summaries, entropy, global_ss, n_features, caller):
         labels, sizes = _merge_labels(summaries, caller)
         n_groups = 1 if labels is None else labels.shape[0]
@@ -224,8 +237,7 @@ class DistributedFitMixin:
                 "a topic model needs words."
             )
         self._check_collections(n_groups, n_docs)
-        _memory.check_fit_memory(self, (n_docs, n_features), _memory.dask_client_phases(
-            n_docs, n_features, int(self.n_components)))
+        self._check_client_memory(n_docs, n_features)
         self._start_run(run, n_features, n_groups)
         doc_prior_learned = self._doc_prior_name in run.learned
         chain = ClusterChain(
