@@ -88,9 +88,8 @@ def output_problem(out):
     >>> from sklearn_clda.report import output_problem
     >>> with tempfile.TemporaryDirectory() as folder:
     ...     fine = output_problem(Path(folder) / "report")
-    ...     (Path(folder) / "taken").write_text("not a folder")
+    ...     _ = (Path(folder) / "taken").write_text("not a folder")
     ...     taken = output_problem(Path(folder) / "taken")
-    12
     >>> fine is None, taken.startswith("the output path")
     (True, True)
     """
