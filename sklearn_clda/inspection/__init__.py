@@ -7,6 +7,9 @@ differ in what they talk about, in the spirit of R's ``stm``:
   lift, score or relevance (``stm::labelTopics``, LDAvis);
 - :func:`representative_documents`: the documents most about each topic,
   optionally within one collection (``stm::findThoughts``);
+- :func:`topic_words_by_collection`: the words each collection uses in a
+  topic more than the others do (the question of stm's content
+  covariates, by Monroe et al.'s log-odds);
 - :func:`collection_topic_summary`: every collection's topic shares with
   posterior intervals and effective sample sizes;
 - :func:`compare_collections`: the posterior difference of two
@@ -20,6 +23,7 @@ The functions that return tables return pandas DataFrames and need pandas
 (``pip install pandas``), imported only when they are called.
 """
 
+from ._collection_words import topic_words_by_collection
 from ._collections import collection_topic_summary, compare_collections
 from ._documents import representative_documents
 from ._ess import effective_sample_size
@@ -33,4 +37,5 @@ __all__ = [
     "representative_documents",
     "select_n_components",
     "topic_labels",
+    "topic_words_by_collection",
 ]

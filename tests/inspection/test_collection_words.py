@@ -1,0 +1,215 @@
+"""topic_words_by_collection: the expected counts against a dense NumPy
+reference, the z-scores against Monroe et al.'s formula written out, and
+planted collection-specific words recovered."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.decomposition import LatentDirichletAllocation
+from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.pipeline import make_pipeline
+from sklearn.utils._param_validation import InvalidParameterError
+
+from sklearn_clda import CompoundLDA, LDAGibbs
+from sklearn_clda.inspection import _collection_words, topic_words_by_collection
+from sklearn_clda.inspection._collection_words import (
+    _attribution_weights,
+    _log_odds_z,
+    _top_by_z,
+    expected_topic_word_counts,
+)
+
+pytest.importorskip("pandas")
+
+# Two shared topics (sport: words 0-1, politics: words 4-5); each topic has
+# one word per collection (uk: 2 and 6, us: 3 and 7), and word 8 that both
+# collections use alike in sport.
+VOCAB = ["team", "ball", "match", "game", "vote", "party", "parliament", "congress", "play"]
+
+
+def planted_corpus(n_per_kind=12, seed=0):
+    rng = np.random.default_rng(seed)
+    rows, groups = [], []
+    for country, (sport_word, politics_word) in (("uk", (2, 6)), ("us", (3, 7))):
+        for _ in range(n_per_kind):
+            sport = np.zeros(len(VOCAB), dtype=np.int64)
+            sport[[0, 1, 8]] = rng.integers(4, 7, size=3)
+            sport[sport_word] = rng.integers(2, 4)
+            politics = np.zeros(len(VOCAB), dtype=np.int64)
+            politics[[4, 5]] = rng.integers(4, 7, size=2)
+            politics[politics_word] = rng.integers(2, 4)
+            rows += [sport, politics]
+            groups += [country, country]
+    return sp.csr_matrix(np.array(rows)), np.array(groups)
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return planted_corpus()
+
+
+@pytest.fixture(scope="module")
+def clda(corpus):
+    X, groups = corpus
+    return CompoundLDA(n_components=2, max_iter=200, random_state=0).fit(X, groups=groups)
+
+
+def sport_topic(model):
+    return int(np.argmax(model.components_[:, VOCAB.index("ball")]))
+
+
+@pytest.mark.parametrize("chunk_bytes", [None, 1])
+def test_expected_counts_match_dense_reference(chunk_bytes, monkeypatch):
+    if chunk_bytes is not None:  # one token at a time
+        monkeypatch.setattr(_collection_words, "_CHUNK_BYTES", chunk_bytes)
+    rng = np.random.default_rng(1)
+    D, V, K = 30, 17, 5
+    dense = rng.integers(0, 4, size=(D, V)) * (rng.random((D, V)) < 0.4)
+    theta = rng.dirichlet(np.ones(K), size=D)
+    phi = rng.dirichlet(np.ones(V), size=K)
+    label = rng.integers(0, 3, size=D)
+    members = [np.flatnonzero(label == j) for j in range(3)]
+    topics = np.array([4, 1, 2])
+    weights = _attribution_weights(sp.csr_matrix(dense.astype(float)), theta, phi)
+    got = expected_topic_word_counts(weights, theta, phi, members, topics)
+    S = theta @ phi
+    want = np.zeros_like(got)
+    for j, rows in enumerate(members):
+        for t, k in enumerate(topics):
+            for d in rows:
+                want[j, t] += dense[d] * theta[d, k] * phi[k] / S[d]
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
+    # Over every topic, the expected counts are the counts.
+    every = expected_topic_word_counts(weights, theta, phi, members, np.arange(K))
+    for j, rows in enumerate(members):
+        np.testing.assert_allclose(every[j].sum(axis=0), dense[rows].sum(axis=0), rtol=1e-12)
+
+
+def test_tokens_no_topic_can_explain_get_no_weight():
+    theta = np.array([[1.0, 0.0], [0.5, 0.5]])
+    phi = np.array([[0.0, 1.0], [0.5, 0.5]])  # word 0 only in topic 1
+    counts = sp.csr_matrix(np.array([[2.0, 1.0], [1.0, 1.0]]))
+    weights = _attribution_weights(counts, theta, phi)
+    assert np.all(np.isfinite(weights.toarray()))
+    assert weights[0, 0] == 0.0
+
+
+def test_z_scores_follow_monroe_et_al():
+    counts = np.array([[30.0, 5.0, 0.0, 15.0], [10.0, 20.0, 1.0, 9.0], [2.0, 3.0, 0.5, 4.0]])
+    phi_k = np.array([0.4, 0.3, 0.05, 0.25])
+    prior = 50.0
+    z, rest, n_own, n_rest = _log_odds_z(counts, phi_k, prior)
+    for j in range(3):
+        for w in range(4):
+            a = prior * phi_k[w]
+            y_j, y_r = counts[j, w], counts.sum(axis=0)[w] - counts[j, w]
+            n_j, n_r = counts[j].sum(), counts.sum() - counts[j].sum()
+            delta = (np.log((y_j + a) / (n_j + prior - y_j - a))
+                     - np.log((y_r + a) / (n_r + prior - y_r - a)))
+            want = delta / np.sqrt(1 / (y_j + a) + 1 / (y_r + a))
+            assert z[j, w] == pytest.approx(want, rel=1e-12)
+            assert rest[j, w] == pytest.approx(y_r)
+        assert n_own[j] == pytest.approx(counts[j].sum())
+        assert n_rest[j] == pytest.approx(counts.sum() - counts[j].sum())
+
+
+def test_z_scores_finite_where_the_topic_has_no_word():
+    z, *_ = _log_odds_z(np.array([[3.0, 0.0], [1.0, 0.0]]), np.array([1.0, 0.0]), 10.0)
+    assert np.all(np.isfinite(z)) and abs(z[0, 1]) < 1e-100
+
+
+def test_top_by_z_breaks_ties_by_index():
+    rng = np.random.default_rng(2)
+    z = rng.integers(0, 5, size=(6, 40)).astype(float)  # many ties
+    for n in (1, 3, 7, 40, 50):
+        want = np.argsort(-z, axis=1, kind="stable")[:, :n]
+        np.testing.assert_array_equal(_top_by_z(z, n), want)
+
+
+def test_planted_words_of_each_collection(corpus, clda):
+    X, groups = corpus
+    table = topic_words_by_collection(clda, X, groups, n_words=2, feature_names=VOCAB)
+    assert table.columns.tolist() == [
+        "topic", "collection", "collection_tokens", "rank", "word", "z", "count",
+        "rate", "rest_rate",
+    ]
+    assert table["topic"].tolist() == [0] * 4 + [1] * 4
+    assert table["collection"].tolist() == ["uk", "uk", "us", "us"] * 2
+    assert table["rank"].tolist() == [1, 2] * 4
+    first = table[table["rank"] == 1].set_index(["topic", "collection"])["word"]
+    sport, politics = sport_topic(clda), 1 - sport_topic(clda)
+    assert first[(sport, "uk")] == "match" and first[(sport, "us")] == "game"
+    assert first[(politics, "uk")] == "parliament" and first[(politics, "us")] == "congress"
+    top = table[table["rank"] == 1]
+    assert (top["z"] > 3).all()
+    assert np.allclose(top["rest_rate"], 0.0, atol=0.01) and (top["rate"] > 0.1).all()
+    # The topic's shared words are neither collection's mark.
+    everything = topic_words_by_collection(clda, X, groups, topic=sport, n_words=len(VOCAB),
+                                           feature_names=VOCAB)
+    for word in ("team", "ball", "play"):
+        assert (everything[everything["word"] == word]["z"].abs() < 2.5).all()
+    # Each collection's tokens in the topic are its counts' share of it.
+    tokens = everything.groupby("collection")["collection_tokens"].first()
+    assert tokens.sum() == pytest.approx(everything.groupby("collection")["count"].sum().sum())
+
+
+def test_components_left_alone(corpus):
+    X, groups = corpus
+    model = LDAGibbs(n_components=2, max_iter=30, random_state=0).fit(X)
+    before = model.components_.copy()
+    topic_words_by_collection(model, X, groups)
+    np.testing.assert_array_equal(model.components_, before)
+
+
+def test_blocks_and_chunks_give_the_same_table(corpus, clda, monkeypatch):
+    X, groups = corpus
+    whole = topic_words_by_collection(clda, X, groups, n_words=4)
+    monkeypatch.setattr(_collection_words, "_BLOCK_BYTES", 1)  # one topic at a time
+    monkeypatch.setattr(_collection_words, "_CHUNK_BYTES", 1)  # one token at a time
+    pieces = topic_words_by_collection(clda, X, groups, n_words=4)
+    np.testing.assert_array_equal(whole["word"], pieces["word"])
+    np.testing.assert_allclose(whole["z"], pieces["z"], rtol=1e-12)
+
+
+def test_topic_subset_in_the_order_asked(corpus, clda):
+    X, groups = corpus
+    table = topic_words_by_collection(clda, X, groups, topic=[1, 0], n_words=1)
+    assert table["topic"].tolist() == [1, 1, 0, 0]
+    assert table["word"].str.startswith("word ").all()
+
+
+def test_pipeline_of_texts_and_scikit_learn_lda(corpus):
+    X, groups = corpus
+    dense = X.toarray()
+    texts = [" ".join(np.repeat(VOCAB, row)) for row in dense]
+    pipe = make_pipeline(
+        CountVectorizer(),
+        LatentDirichletAllocation(n_components=2, max_iter=50, random_state=0),
+    ).fit(texts)
+    table = topic_words_by_collection(pipe, texts, groups, n_words=1)
+    lda = pipe[-1]
+    names = pipe[0].get_feature_names_out()
+    sport = int(np.argmax(lda.components_[:, list(names).index("ball")]))
+    first = table[table["topic"] == sport].set_index("collection")["word"]
+    assert first["uk"] == "match" and first["us"] == "game"
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        (dict(groups=["uk"] * 48), ValueError, "one label"),
+        (dict(groups=["uk", "us"] * 10), ValueError, "groups"),
+        (dict(topic=2), ValueError, "out of range"),
+        (dict(prior=0.0), InvalidParameterError, "prior"),
+        (dict(n_words=0), InvalidParameterError, "n_words"),
+        (dict(groups=None), InvalidParameterError, "groups"),
+        (dict(feature_names=["a", "b"]), ValueError, "feature_names"),
+    ],
+)
+def test_bad_input_raises_clear_errors(corpus, kwargs, error, match):
+    X, groups = corpus
+    model = LDAGibbs(n_components=2, max_iter=5, random_state=0).fit(X)
+    args = dict(groups=groups, **kwargs) if "groups" not in kwargs else kwargs
+    groups_arg = args.pop("groups")
+    with pytest.raises(error, match=match):
+        topic_words_by_collection(model, X, groups_arg, **args)
