@@ -65,8 +65,9 @@ _REPORT_DESCRIPTION = """\
 Fit compound LDA on your own documents, split into collections (news
 outlets, years, authors, ...), and write an HTML report for people to --out:
 index.html (summary; topics with their FREX and most probable words, sizes,
-coherence and representative documents; topic proportions of each collection
-as a heatmap, bars, a table with intervals and, for ordered labels, trends;
+coherence, representative documents and each collection's own words in them;
+topic proportions of each collection as a heatmap, bars, a table with
+intervals and, for ordered labels, trends;
 what distinguishes each collection; pairwise comparisons; fit diagnostics),
 the figures as PNG files, every table as CSV, report.json with the page's
 numbers, model.npz with vocabulary.txt (the fitted CompoundLDA as plain

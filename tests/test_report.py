@@ -194,6 +194,75 @@ def test_csv_report_writes_page_figures_and_summary(csv_report):
     assert set(FIGURES) <= set(summary["files"])
 
 
+def _check_collection_words(out, collections):
+    """The report's "How each collection words a topic": every topic in the
+    table's order with every collection; a collection's expected tokens over
+    the topics add up to its tokens; the page shows the words that reach the
+    z-score threshold (or "none stands out"), the CSV file every kept word.
+    Returns the words shown, ``{(topic, collection): [word, ...]}``."""
+    summary = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    entries = summary["collection_words"]
+    assert [entry["topic"] for entry in entries] == summary["topic_order"]
+    tokens = dict.fromkeys(collections, 0.0)
+    for entry in entries:
+        assert [c["name"] for c in entry["collections"]] == sorted(collections)
+        for c in entry["collections"]:
+            tokens[c["name"]] += c["tokens"]
+    for collection in summary["collections"]:
+        assert tokens[collection["name"]] == pytest.approx(collection["tokens"], rel=1e-9)
+    page = (out / "index.html").read_text(encoding="utf-8")
+    section = page.split("<h3>How each collection words a topic</h3>")[1].split("</section>")[0]
+    cells = re.findall(r'<tr><td>(.*?)</td><td class="num">.*?</td>\s*<td>(.*?)</td></tr>',
+                       section, re.S)
+    min_z = summary["collection_words_min_z"]
+    shown = {(entry["topic"], c["name"]): [w["word"] for w in c["words"] if w["z"] >= min_z]
+             for entry in entries for c in entry["collections"]}
+    assert len(cells) == len(shown)
+    for (name, cell), (key, words) in zip(cells, shown.items()):
+        assert html.unescape(name) == key[1]
+        if words:
+            assert re.sub(r"<[^>]*>", "", cell) == " ".join(words)
+        else:
+            assert "none stands out" in cell
+    with open(out / "collection_words.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    kept = [(entry["topic"], c["name"], w["word"], w["z"])
+            for entry in entries for c in entry["collections"] for w in c["words"]]
+    assert [(int(r["topic"]), r["collection"], r["word"], float(r["z"])) for r in rows] == kept
+    return shown
+
+
+def test_csv_report_shows_each_collection_s_words(csv_report):
+    # Each collection keeps to a topic of its own: no collection's words
+    # stand out within a topic the others barely use.
+    shown = _check_collection_words(csv_report["out"], COLLECTIONS)
+    assert not any(shown.values())
+
+
+def test_report_shows_how_collections_word_a_shared_topic(tmp_path):
+    # Both collections write on sport and politics, each with its own word
+    # for a match and for the legislature.
+    vocab = ["team", "ball", "match", "game", "vote", "party", "parliament", "congress"]
+    rng = np.random.default_rng(0)
+    rows, groups = [], []
+    for country, own in (("uk", (2, 6)), ("us", (3, 7))):
+        for _ in range(15):
+            for shared, word in (((0, 1), own[0]), ((4, 5), own[1])):
+                row = np.zeros(len(vocab), dtype=np.int64)
+                row[list(shared)] = rng.integers(4, 7, size=2)
+                row[word] = rng.integers(2, 4)
+                rows.append(row)
+                groups.append(country)
+    X = np.array(rows)
+    model = CompoundLDA(n_components=2, max_iter=100, random_state=0).fit(X, groups=groups)
+    write_report(model, X, vocab, tmp_path / "r", groups=groups)
+    shown = _check_collection_words(tmp_path / "r", ["uk", "us"])
+    sport = int(np.argmax(model.components_[:, vocab.index("ball")]))
+    assert shown[(sport, "uk")][0] == "match" and shown[(sport, "us")][0] == "game"
+    assert shown[(1 - sport, "uk")][0] == "parliament"
+    assert shown[(1 - sport, "us")][0] == "congress"
+
+
 def test_csv_report_numbers_are_the_model_s(csv_report):
     out = csv_report["out"]
     summary = json.loads((out / "report.json").read_text(encoding="utf-8"))

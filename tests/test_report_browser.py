@@ -46,6 +46,8 @@ CSV_HEADERS = {
                                "difference_upper", "difference_ess", "verdict"],
     "representative_documents.csv": ["topic", "within_collection", "row", "collection",
                                      "weight", "snippet"],
+    "collection_words.csv": ["topic", "collection", "collection_tokens", "rank", "word", "z",
+                             "rate", "rest_rate"],
 }
 N_TOPICS = 12  # topic numbers 10 and 11 sort after 9 as numbers, before 2 as text
 CSV_HEADERS["document_topics.csv"] = (

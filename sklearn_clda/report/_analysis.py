@@ -92,6 +92,38 @@ def representative(model, X, groups, n, topics, collection=None):
     return out
 
 
+#: Words kept per topic and collection, and the z-score of the log-odds
+#: a word needs to be shown on the page (about the 97.7% normal quantile).
+COLLECTION_WORDS = 8
+MIN_WORD_Z = 2.0
+
+
+def collection_words(model, X, groups, names, order):
+    """How each collection words each topic, topics in ``order``.
+
+    ``[{"topic": k, "collections": [{"name", "tokens", "words"}, ...]}, ...]``
+    where ``words`` are the collection's :data:`COLLECTION_WORDS` words of
+    highest z-score in the topic (``{"word", "z", "rate", "rest_rate"}``,
+    :func:`~sklearn_clda.inspection.topic_words_by_collection`) and
+    ``tokens`` its expected tokens in the topic. Empty with fewer than two
+    collections.
+    """
+    from ..inspection import topic_words_by_collection
+
+    if groups is None or len(np.unique(np.asarray(groups))) < 2:
+        return []
+    table = topic_words_by_collection(model, X, groups, n_words=COLLECTION_WORDS,
+                                      feature_names=names)
+    by_topic = {}
+    for (k, label), rows in table.groupby(["topic", "collection"], sort=False):
+        by_topic.setdefault(int(k), []).append({
+            "name": str(label),
+            "tokens": float(rows["collection_tokens"].iloc[0]),
+            "words": rows[["word", "z", "rate", "rest_rate"]].to_dict("records"),
+        })
+    return [{"topic": int(k), "collections": by_topic[int(k)]} for k in order]
+
+
 def compare(model, stats, a, b, interval):
     """Rows comparing collections ``a`` and ``b`` (positions) topic by topic."""
     from ..inspection import compare_collections

@@ -38,6 +38,7 @@ TABLE_FILES = {
     "distinctive": "distinctive_topics.csv",
     "comparisons": "collection_comparisons.csv",
     "representative": "representative_documents.csv",
+    "collection_words": "collection_words.csv",
     "documents": "document_topics.csv",
 }
 

@@ -26,6 +26,8 @@ def write_tables(out_dir, summary, theta, groups):
             for entry in summary["distinctive"] for row in entry["topics"]]),
         "representative": _representative(summary),
     }
+    if summary["collection_words"]:
+        tables["collection_words"] = _collection_words(summary)
     pairs = summary["comparisons"]["pairs"]
     if pairs:
         keys = [key for key in pairs[0]["rows"][0]]
@@ -66,6 +68,16 @@ def _representative(summary):
     rows += [[row["topic"], entry["collection"]] + [doc[key] for key in _DOCUMENT]
              for entry in summary["distinctive"] for row in entry["topics"]
              for doc in row["documents"]]
+    return header, rows
+
+
+def _collection_words(summary):
+    header = ("topic", "collection", "collection_tokens", "rank", "word", "z", "rate",
+              "rest_rate")
+    rows = [[entry["topic"], c["name"], c["tokens"], rank, w["word"], w["z"], w["rate"],
+             w["rest_rate"]]
+            for entry in summary["collection_words"] for c in entry["collections"]
+            for rank, w in enumerate(c["words"], start=1)]
     return header, rows
 
 
