@@ -21,16 +21,24 @@ _BLOCK_BYTES = 64 << 20
 _TINY = np.finfo(np.float64).tiny
 
 
-def _attribution_weights(counts, theta, phi):
+def _word_topic(components):
+    """``phi.T``, shape (V, K): each word's probability in each topic (rows
+    of ``components`` normalized), made in one new array."""
+    phi_t = np.array(components.T, dtype=np.float64, order="C")
+    phi_t /= components.sum(axis=1)
+    return phi_t
+
+
+def _attribution_weights(counts, theta, phi_t):
     """``counts`` (CSR) divided, at each non-zero ``(d, w)``, by
-    ``sum_k theta[d, k] * phi[k, w]``: token ``(d, w)`` then belongs to
-    topic ``k`` with probability ``theta[d, k] * phi[k, w]`` times it.
-    Non-zeros whose sum is 0 (no topic can have made them) get weight 0."""
+    ``sum_k theta[d, k] * phi[k, w]`` (``phi_t = phi.T``): token ``(d, w)``
+    then belongs to topic ``k`` with probability ``theta[d, k] * phi[k, w]``
+    times it. Non-zeros whose sum is 0 (no topic can have made them) get
+    weight 0."""
     rows = np.repeat(np.arange(counts.shape[0]), np.diff(counts.indptr))
     cols = counts.indices
-    phi_t = np.ascontiguousarray(phi.T)
     norms = np.full(counts.nnz, np.nan)  # (a token left out shows as NaN)
-    step = max(1, _CHUNK_BYTES // (16 * phi.shape[0]))
+    step = max(1, _CHUNK_BYTES // (16 * phi_t.shape[1]))
     for a in range(0, counts.nnz, step):
         b = min(a + step, counts.nnz)
         norms[a:b] = np.einsum("ik,ik->i", theta[rows[a:b]], phi_t[cols[a:b]])
@@ -38,20 +46,21 @@ def _attribution_weights(counts, theta, phi):
     return sp.csr_matrix((data, cols, counts.indptr), shape=counts.shape)
 
 
-def expected_topic_word_counts(weights, theta, phi, members, topics):
+def expected_topic_word_counts(weights, theta, phi_t, members, topics):
     """Expected tokens of each word in each topic, by collection: shape
     ``(len(members), len(topics), V)``, from :func:`_attribution_weights`.
 
-    NumPy equivalent, with ``C`` the dense counts and ``S = theta @ phi``::
+    NumPy equivalent, with ``C`` the dense counts, ``phi = phi_t.T`` and
+    ``S = theta @ phi``::
 
         n[j, t, w] = sum(C[d, w] * theta[d, topics[t]] * phi[topics[t], w]
                          / S[d, w] for d in members[j])
     """
-    out = np.empty((len(members), len(topics), phi.shape[1]))
+    out = np.empty((len(members), len(topics), phi_t.shape[0]))
     for j, rows in enumerate(members):
         # (Q_j.T @ theta_j) is (V, T): sum over the collection's documents.
         out[j] = np.asarray(weights[rows].T @ theta[np.ix_(rows, topics)]).T
-    out *= phi[topics][None]
+    out *= phi_t[:, topics].T[None]
     return out
 
 
@@ -114,11 +123,11 @@ def _counts_as_model_sees(estimator, X, n_features):
     return counts
 
 
-def _rows(pd, topic, names, words, stats, n):
-    """The table's rows of one topic: ``stats`` = (z, counts, rest, n_own, n_rest)."""
+def _rows(topic, names, words, stats, n):
+    """The table's columns for one topic: ``stats`` = (z, counts, rest, n_own, n_rest)."""
     z, counts, rest, n_own, n_rest = stats
     top = _top_by_z(z, n)
-    frame = {
+    return {
         "topic": np.full(top.size, topic),
         "collection": np.repeat(names, top.shape[1]),
         "collection_tokens": np.repeat(n_own, top.shape[1]),
@@ -131,7 +140,6 @@ def _rows(pd, topic, names, words, stats, n):
         "rest_rate": (np.take_along_axis(rest, top, axis=1)
                       / np.maximum(n_rest, _TINY)[:, None]).ravel(),
     }
-    return pd.DataFrame(frame)
 
 
 @validate_params(
@@ -275,21 +283,22 @@ def topic_words_by_collection(estimator, X, groups, *, topic=None, n_words=10,
     pd = require_pandas(caller)
     model, _, pipeline_names = unwrap(estimator)
     theta = _doc_topic(estimator, X, groups)
-    components = topic_word(model, caller)  # (may be the model's own array)
-    phi = components / components.sum(axis=1, keepdims=True)
+    phi_t = _word_topic(topic_word(model, caller))
+    V, K = phi_t.shape
     names, members = _check_collections(groups, theta.shape[0], caller)
-    words = resolve_feature_names(model, feature_names, pipeline_names, phi.shape[1])
-    topics = (np.arange(phi.shape[0]) if topic is None
-              else check_topics(topic, phi.shape[0], name=f"topic passed to {caller}"))
-    weights = _attribution_weights(_counts_as_model_sees(estimator, X, phi.shape[1]), theta, phi)
-    n = min(n_words, phi.shape[1])
-    block = max(1, _BLOCK_BYTES // (8 * len(members) * phi.shape[1]))
-    frames = []
+    words = resolve_feature_names(model, feature_names, pipeline_names, V)
+    topics = (np.arange(K) if topic is None
+              else check_topics(topic, K, name=f"topic passed to {caller}"))
+    weights = _attribution_weights(_counts_as_model_sees(estimator, X, V), theta, phi_t)
+    n = min(n_words, V)
+    block = max(1, _BLOCK_BYTES // (8 * len(members) * V))
+    parts = []
     for a in range(0, topics.size, block):
         chunk = topics[a:a + block]
-        expected = expected_topic_word_counts(weights, theta, phi, members, chunk)
+        expected = expected_topic_word_counts(weights, theta, phi_t, members, chunk)
         for t, k in enumerate(chunk):
-            z, rest, n_own, n_rest = _log_odds_z(expected[:, t], phi[k], float(prior))
-            frames.append(_rows(pd, int(k), names, words,
-                                (z, expected[:, t], rest, n_own, n_rest), n))
-    return pd.concat(frames, ignore_index=True)
+            z, rest, n_own, n_rest = _log_odds_z(expected[:, t], phi_t[:, k], float(prior))
+            parts.append(_rows(int(k), names, words,
+                               (z, expected[:, t], rest, n_own, n_rest), n))
+    return pd.DataFrame({key: np.concatenate([part[key] for part in parts])
+                         for key in parts[0]})

@@ -70,8 +70,8 @@ def test_expected_counts_match_dense_reference(chunk_bytes, monkeypatch):
     label = rng.integers(0, 3, size=D)
     members = [np.flatnonzero(label == j) for j in range(3)]
     topics = np.array([4, 1, 2])
-    weights = _attribution_weights(sp.csr_matrix(dense.astype(float)), theta, phi)
-    got = expected_topic_word_counts(weights, theta, phi, members, topics)
+    weights = _attribution_weights(sp.csr_matrix(dense.astype(float)), theta, phi.T.copy())
+    got = expected_topic_word_counts(weights, theta, phi.T.copy(), members, topics)
     S = theta @ phi
     want = np.zeros_like(got)
     for j, rows in enumerate(members):
@@ -80,7 +80,7 @@ def test_expected_counts_match_dense_reference(chunk_bytes, monkeypatch):
                 want[j, t] += dense[d] * theta[d, k] * phi[k] / S[d]
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
     # Over every topic, the expected counts are the counts.
-    every = expected_topic_word_counts(weights, theta, phi, members, np.arange(K))
+    every = expected_topic_word_counts(weights, theta, phi.T.copy(), members, np.arange(K))
     for j, rows in enumerate(members):
         np.testing.assert_allclose(every[j].sum(axis=0), dense[rows].sum(axis=0), rtol=1e-12)
 
@@ -89,7 +89,7 @@ def test_tokens_no_topic_can_explain_get_no_weight():
     theta = np.array([[1.0, 0.0], [0.5, 0.5]])
     phi = np.array([[0.0, 1.0], [0.5, 0.5]])  # word 0 only in topic 1
     counts = sp.csr_matrix(np.array([[2.0, 1.0], [1.0, 1.0]]))
-    weights = _attribution_weights(counts, theta, phi)
+    weights = _attribution_weights(counts, theta, phi.T.copy())
     assert np.all(np.isfinite(weights.toarray()))
     assert weights[0, 0] == 0.0
 
