@@ -31,6 +31,7 @@ import numpy as np
 
 from sklearn_clda import CompoundLDA
 from sklearn_clda.datasets import load_news16
+from sklearn_clda.plotting import CollectionWordsDisplay
 from sklearn_clda.inspection import (
     collection_topic_summary,
     compare_collections,
@@ -152,6 +153,15 @@ for k in (topic, int(evenness.idxmax())):
     for collection, rows in words.groupby("collection"):
         listed = ", ".join(f"{w} ({z:.1f})" for w, z in zip(rows["word"], rows["z"]))
         print(f"  {collection:<9} {rows['collection_tokens'].iloc[0]:>7.0f} tokens: {listed}")
+
+# %%
+# The same for the evenly shared topic, as a figure: one panel per
+# collection, the dotted line at a z-score of 2.
+CollectionWordsDisplay.from_estimator(
+    clda, news.data, news.groups, int(evenness.idxmax()), feature_names=news.feature_names,
+    n_words=8,
+)
+plt.show()
 
 # %%
 # How many draws the intervals rest on

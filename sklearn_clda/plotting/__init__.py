@@ -9,6 +9,8 @@ with a ``from_estimator`` class method:
   :class:`~sklearn_clda.CompoundLDA`, as grouped bars with posterior
   intervals or as a heatmap;
 - :class:`TopicWordsDisplay`: the top words of each topic;
+- :class:`CollectionWordsDisplay`: the words each collection uses in one
+  topic more than the others do;
 - :class:`PiTraceDisplay`: trace plots and autocorrelations of the kept
   draws of the collection mixtures;
 - :class:`PerplexityDisplay`: held-out perplexity (or any score) against
@@ -28,6 +30,7 @@ matplotlib``); :func:`autocorrelation` needs only NumPy.
 
 from ._acf import autocorrelation
 from ._collection_topic import CollectionTopicDisplay
+from ._collection_words import CollectionWordsDisplay
 from ._perplexity import PerplexityDisplay
 from ._pi_trace import PiTraceDisplay
 from ._select import SelectNComponentsDisplay
@@ -37,6 +40,7 @@ from ._trend import CollectionTrendDisplay
 
 __all__ = [
     "CollectionTopicDisplay",
+    "CollectionWordsDisplay",
     "CollectionTrendDisplay",
     "PerplexityDisplay",
     "PiTraceDisplay",

@@ -22,6 +22,48 @@ __all__ = ["TopicWordsDisplay"]
 _POSITIVE_INT = StrictInterval(Integral, 1, None, closed="left")
 
 
+def draw_word_bars(display, ax, words, values, titles, *, n_cols, sharex, bar_kw, figsize,
+                   xlabel):
+    """Panels of horizontal word bars (first word on top), one per row of
+    ``words`` and ``values`` (2-D, the same shape): ``display``'s
+    ``axes_``, ``bounding_ax_``, ``bars_`` and ``figure_`` are set, and it
+    is returned. The value axis starts at 0 unless a value is negative."""
+    n_panels, n_words = words.shape
+    n_cols = min(4 if n_cols is None else n_cols, n_panels)
+    n_rows = -(-n_panels // n_cols)
+    if figsize is None:
+        longest = max((len(str(w)) for w in words.ravel()), default=4)
+        figsize = (n_cols * (1.9 + 0.075 * longest), n_rows * (0.6 + 0.2 * n_words) + 0.2)
+    fig, axes, panels, bounding = axes_grid(ax, n_panels, n_cols, figsize=figsize,
+                                            sharex=sharex)
+    y = np.arange(n_words)
+    # Each value axis starts at 0, or at the lowest value (of all panels, when shared).
+    lows = np.minimum(0.0, values.min(axis=1, initial=0.0))
+    if sharex:
+        lows[:] = lows.min(initial=0.0)
+    display.bars_ = []
+    for i, panel in enumerate(panels):
+        bars = panel.barh(y, values[i], **merge_kw({"color": "C0", "height": 0.7}, bar_kw))
+        display.bars_.append(bars)
+        panel.set_yticks(y, [str(w) for w in words[i]])
+        panel.set_ylim(n_words - 0.5, -0.5)  # first word on top
+        panel.set_xlim(left=lows[i])
+        panel.set_title(titles[i])
+        panel.tick_params(axis="y", length=0)
+        panel.tick_params(axis="x", labelsize="small")
+        panel.xaxis.grid(True, color="0.9")
+        panel.set_axisbelow(True)
+        for side in ("top", "right"):
+            panel.spines[side].set_visible(False)
+        # The value axis is labelled once per column, on the bottom panels.
+        if i + n_cols >= n_panels:
+            panel.set_xlabel(xlabel)
+    display.axes_ = axes
+    display.bounding_ax_ = bounding
+    display.figure_ = fig
+    return display
+
+
 class TopicWordsDisplay:
     """Top words of each topic with their probabilities.
 
@@ -136,7 +178,7 @@ class TopicWordsDisplay:
                 "words and weights must be 2-D arrays of the same shape "
                 f"(n_topics, n_words), got {words.shape} and {weights.shape}."
             )
-        n_topics, n_words = words.shape
+        n_topics = words.shape[0]
         topics = np.arange(n_topics) if self.topics is None else np.asarray(self.topics)
         if self.topic_labels is None:
             titles = [f"Topic {k}" for k in topics]
@@ -144,42 +186,8 @@ class TopicWordsDisplay:
             titles = [str(label) for label in self.topic_labels]
         if len(titles) != n_topics:
             raise ValueError(f"topic_labels has {len(titles)} entries for {n_topics} topics.")
-        n_cols = min(4 if n_cols is None else n_cols, n_topics)
-        n_rows = -(-n_topics // n_cols)
-        if figsize is None:
-            longest = max((len(str(w)) for w in words.ravel()), default=4)
-            figsize = (
-                n_cols * (1.9 + 0.075 * longest),
-                n_rows * (0.6 + 0.2 * n_words) + 0.2,
-            )
-        fig, axes, panels, bounding = axes_grid(
-            ax, n_topics, n_cols, figsize=figsize, sharex=sharex
-        )
-        y = np.arange(n_words)
-        self.bars_ = []
-        for i, panel in enumerate(panels):
-            bars = panel.barh(
-                y, weights[i], **merge_kw({"color": "C0", "height": 0.7}, bar_kw)
-            )
-            self.bars_.append(bars)
-            panel.set_yticks(y, [str(w) for w in words[i]])
-            panel.set_ylim(n_words - 0.5, -0.5)  # most probable word on top
-            panel.set_xlim(left=0)
-            panel.set_title(titles[i])
-            panel.tick_params(axis="y", length=0)
-            panel.tick_params(axis="x", labelsize="small")
-            panel.xaxis.grid(True, color="0.9")
-            panel.set_axisbelow(True)
-            for side in ("top", "right"):
-                panel.spines[side].set_visible(False)
-        # Label the probability axis once per column, on the bottom panels.
-        for i, panel in enumerate(panels):
-            if i + n_cols >= n_topics:
-                panel.set_xlabel("Probability")
-        self.axes_ = axes
-        self.bounding_ax_ = bounding
-        self.figure_ = fig
-        return self
+        return draw_word_bars(self, ax, words, weights, titles, n_cols=n_cols, sharex=sharex,
+                              bar_kw=bar_kw, figsize=figsize, xlabel="Probability")
 
     @classmethod
     @validate_params(
