@@ -100,6 +100,22 @@ def dask_client_phases(n_docs, n_features, n_components):
     }
 
 
+def dask_worker_phases(n_docs, n_features, n_components):
+    """The phase of a :mod:`sklearn_clda.dask` fit on a worker holding one
+    shard of ``n_docs`` documents (0 when not known before the build): the
+    shard's word-topic counts (int32, rows padded for the kernels) and its
+    document-topic counts; not its tokens (8 bytes each), unknown until the
+    shard is built."""
+    K = n_components
+    return {
+        "on a Dask worker": {
+            "the shard's word-topic counts":
+                4 * n_features * _sampling.padded_n_components(K),
+            "the shard's document-topic counts": 4 * n_docs * K,
+        },
+    }
+
+
 def physical_memory():
     """This machine's memory in bytes, or ``None`` where it is not known."""
     try:
@@ -113,13 +129,16 @@ def _largest_phase(phases):
     return name, sum(phases[name].values())
 
 
-def check_fit_memory(estimator, shape, phases, table_free_phases=None):
+def check_fit_memory(estimator, shape, phases, table_free_phases=None, *, limit=None):
     """``ValueError`` if a phase of the fit needs more than this machine's
     memory; ``shape``: the data's ``(n_docs, n_features)``, ``n_docs``
     ``None`` when not known yet; ``table_free_phases``: the same fit's
     phases with ``sampler="sparse"`` (no word-topic table), named in the
-    error when those would fit."""
-    available = physical_memory()
+    error when those would fit. ``limit``: ``(bytes, what)`` to compare
+    with instead, ``what`` naming it with ``{gib}`` for its size, e.g.
+    ``(2**30, "the {gib} memory_limit of Dask worker tcp://...")``."""
+    available, what = ((physical_memory(), "this machine's {gib} of memory") if limit is None
+                       else limit)
     phase, needed = _largest_phase(phases)
     if available is None or needed <= available:
         return
@@ -131,10 +150,17 @@ def check_fit_memory(estimator, shape, phases, table_free_phases=None):
         hint = (f" sampler='sparse' keeps no word-topic table ({table / 2**30:.1f} GiB "
                 f"of it; sampler={estimator.sampler!r} runs a kernel that does), or")
     docs = "documents" if shape[0] is None else f"{shape[0]} documents"
+    more = "" if limit is None else ", or give the workers more memory"
+    # Two decimals where one would show the need and the memory alike and two tell them apart.
+    one, two = ([f"{n / 2**30:.{d}f}" for n in (needed, available)] for d in (1, 2))
+    digits = 2 if one[0] == one[1] and two[0] != two[1] else 1
+
+    def gib(n):
+        return f"{n / 2**30:.{digits}f} GiB"
+
     raise ValueError(
         f"{type(estimator).__name__}(n_components={estimator.n_components}) on "
-        f"{docs} and {shape[1]} words needs at least "
-        f"{needed / 2**30:.1f} GiB {phase} ({largest}: {parts[largest] / 2**30:.1f} "
-        f"GiB), more than this machine's {available / 2**30:.1f} GiB of memory;{hint} "
-        "use fewer topics or a smaller vocabulary."
+        f"{docs} and {shape[1]} words needs at least {gib(needed)} {phase} ({largest}: "
+        f"{gib(parts[largest])}), more than {what.format(gib=gib(available))};{hint} "
+        f"use fewer topics or a smaller vocabulary{more}."
     )

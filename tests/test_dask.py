@@ -34,7 +34,7 @@ import sklearn_clda  # noqa: E402
 from sklearn_clda import _memory  # noqa: E402
 from sklearn_clda.datasets import load_news16, make_compound_corpus  # noqa: E402
 from sklearn_clda.dask import CompoundLDA, LDAGibbs  # noqa: E402
-from sklearn_clda.dask import _cluster  # noqa: E402
+from sklearn_clda.dask import _cluster, _fit, _input  # noqa: E402
 from sklearn_clda.exceptions import ShardRebuiltWarning  # noqa: E402
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -561,6 +561,45 @@ def test_fit_the_client_cannot_hold_is_refused_before_its_sweeps(client, monkeyp
     with pytest.raises(ValueError, match=r"on documents and 3000 words needs at least"):
         model.fit(unknown)
     assert set(client.run(_count_shards).values()) == {0}
+
+
+def test_fit_a_worker_cannot_hold_is_refused_before_the_build(monkeypatch):
+    """A shard's word-topic table larger than a worker's memory_limit: the
+    nanny would restart the worker at every build until the fit gave up;
+    the fit is refused before any shard is built, naming the worker. A
+    fit that fits runs on the same cluster."""
+    n_features = 1 << 20  # HashingVectorizer's default; 416 MiB of table at K = 100
+    X = _wide_counts(30, n_features)
+    with LocalCluster(n_workers=1, processes=True, threads_per_worker=1, memory_limit="400MiB",
+                      dashboard_address=None, silence_logs=50) as cluster, \
+            Client(cluster, set_as_default=False) as c:
+        build_all = _cluster.ShardSet.build_all
+        monkeypatch.setattr(_cluster.ShardSet, "build_all",
+                            lambda *args: pytest.fail("the shards were built first"))
+        model = LDAGibbs(n_components=100, max_iter=2, random_state=0, client=c, timeout=60)
+        with pytest.raises(ValueError, match=(
+                r"LDAGibbs\(n_components=100\) on 30 documents and 1048576 words needs at "
+                r"least 0\.41 GiB on a Dask worker \(the shard's word-topic counts: 0\.41 "
+                r"GiB\), more than the 0\.39 GiB memory_limit of Dask worker tcp://.*give the "
+                r"workers more memory")):
+            model.fit(X)
+        assert not hasattr(model, "components_")
+        monkeypatch.setattr(_cluster.ShardSet, "build_all", build_all)
+        small = LDAGibbs(n_components=3, max_iter=2, random_state=0, client=c, timeout=60)
+        assert small.fit(X[:, :2000]).components_.shape == (3, 2000)
+
+
+def test_shard_rows_known_and_unknown():
+    X = _wide_counts(60, 500)
+    specs, _ = _input.shard_specs(LDAGibbs(), X, None, 3, "LDAGibbs.fit")
+    assert _fit._shard_rows(X, specs) == [block[0].shape[0] for block, _, _ in specs]
+    counts = _dask_counts(X, rows=10)
+    specs, _ = _input.shard_specs(LDAGibbs(), counts, None, 3, "LDAGibbs.fit")
+    assert _fit._shard_rows(counts, specs) == [20, 20, 20]
+    unknown = counts.map_blocks(lambda b: b, chunks=((np.nan,) * 6, (500,)),
+                                meta=counts._meta)
+    specs, _ = _input.shard_specs(LDAGibbs(), unknown, None, 3, "LDAGibbs.fit")
+    assert _fit._shard_rows(unknown, specs) == [0, 0, 0]
 
 
 @pytest.mark.parametrize("params, match", [

@@ -68,6 +68,19 @@ def _known_rows(X):
     return int(rows) if isinstance(rows, (int, np.integer)) else None
 
 
+def _shard_rows(X, specs):
+    """The documents of each shard; 0 for a shard with a block of unknown size."""
+    chunks = getattr(X, "chunks", None)
+    rows = []
+    for blocks, _, first in specs:
+        if chunks is None:  # in-memory input: the blocks themselves
+            rows.append(sum(int(b.shape[0]) for b in blocks))
+            continue
+        sizes = chunks[0][first:first + len(blocks)]
+        rows.append(0 if any(np.isnan(s) for s in sizes) else int(sum(sizes)))
+    return rows
+
+
 def _merge_labels(summaries, caller):
     """The sorted distinct labels of all shards and each one's document count."""
     parts = [(s["labels"], s["label_counts"]) for s in summaries if s["labels"] is not None]
@@ -205,6 +218,7 @@ class DistributedFitMixin:
             n_workers = len(client.scheduler_info(n_workers=-1)["workers"])
             specs, n_features = shard_specs(self, X, groups, n_workers, caller)
             self._check_client_memory(_known_rows(X), n_features)  # before the build
+            self._check_worker_memory(client, X, specs, n_features)
             entropy = self._seed_entropy()
             shard_ss, global_ss = np.random.SeedSequence(entropy).spawn(2)
             shards = ShardSet(
@@ -225,6 +239,24 @@ class DistributedFitMixin:
         known yet, counting the (V, K) tables alone)."""
         phases = _memory.dask_client_phases(n_docs or 0, n_features, int(self.n_components))
         _memory.check_fit_memory(self, (n_docs, n_features), phases)
+
+    def _check_worker_memory(self, client, X, specs, n_features):
+        """Refuse a fit whose largest shard cannot fit in the smallest
+        ``memory_limit`` of the workers (those without a limit are not
+        checked): the worker would be restarted by its nanny, again and
+        again, instead of building the shard."""
+        workers = client.scheduler_info(n_workers=-1)["workers"]
+        limits = {a: int(w.get("memory_limit") or 0) for a, w in workers.items()}
+        limits = {a: m for a, m in limits.items() if m > 0}
+        if not limits:
+            return
+        smallest = min(limits, key=lambda a: (limits[a], a))
+        rows = max(_shard_rows(X, specs), default=0)
+        phases = _memory.dask_worker_phases(rows, n_features, int(self.n_components))
+        _memory.check_fit_memory(
+            self, (_known_rows(X), n_features), phases,
+            limit=(limits[smallest], f"the {{gib}} memory_limit of Dask worker {smallest}"),
+        )
 
     def _run_distributed(self, run, shards, summaries, entropy, global_ss, n_features, caller):
         labels, sizes = _merge_labels(summaries, caller)
