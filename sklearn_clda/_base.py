@@ -424,13 +424,31 @@ class _BaseGibbsTopicModel(
                 f"X passed to {type(self).__name__}.fit contains no tokens (all "
                 "counts are zero after rounding); a topic model needs words."
             )
+        self._check_memory(X, n_groups, itemsize,
+                           max(1, (int(self.max_iter) - burn_in) // int(self.thin)))
+        return self._schedule(burn_in)
+
+    def _check_memory(self, X, n_groups, itemsize, n_kept):
+        """Refuse, before any work, a Gibbs fit keeping ``n_kept`` samples
+        that this machine cannot hold (see ``_memory``)."""
         shape, K = X.shape, int(self.n_components)
-        n_kept = max(1, (int(self.max_iter) - burn_in) // int(self.thin))
         phases = partial(_memory.gibbs_phases, *shape, K, n_groups, itemsize=itemsize,
-                         kept_samples=self._kept_sample_bytes(n_groups, n_kept))
+                         kept_samples=self._kept_sample_bytes(n_groups, n_kept),
+                         previous=self._previous_fit_bytes(), keeps_chain=self.warm_start)
         _memory.check_fit_memory(self, shape, phases(word_table=self._kernel(X) != "sparse"),
                                  phases(word_table=False))
-        return self._schedule(burn_in)
+
+    def _previous_fit_bytes(self):
+        """Bytes of the arrays this estimator holds from its last fit: its
+        fitted arrays and the chain a ``warm_start`` fit kept."""
+        arrays = [v for k, v in vars(self).items() if k.endswith("_") and hasattr(v, "nbytes")]
+        chain = getattr(self, "_warm_chain", None)
+        if chain is not None:
+            sums = chain.averager.nwk
+            arrays += [chain.z, chain.averager.doc_topic, *getattr(chain.run, "pi_samples", [])]
+            if sums is not None:
+                arrays += [sums.data, sums.indices, sums.indptr]
+        return sum(a.nbytes for a in arrays if a is not None)
 
     def _schedule(self, burn_in):
         """The run's schedule: burn-in, the priors to learn and the Gibbs-EM
@@ -479,6 +497,10 @@ class _BaseGibbsTopicModel(
         fingerprint = data_fingerprint(X, doc_group, labels) if self.warm_start else None
         chain = self._chain_to_continue(X, fingerprint)
         if chain is not None:
+            # The kept chain counts as the previous fit's; its copy goes on
+            # with this fit's samples.
+            self._check_memory(X, n_groups, np.dtype(dtype).itemsize,
+                               chain.averager.n_kept + int(self.max_iter) // int(self.thin))
             return self._continue_chain(X, doc_group, n_groups, chain, dtype)
         run = self._plan_run(X, n_groups, np.dtype(dtype).itemsize)
         init_rng, sweep_seed, global_rng = self._make_streams()

@@ -719,8 +719,8 @@ class CompoundLDA(_BaseGibbsTopicModel):
                 "X passed to CompoundLDA.fit contains no tokens (all counts are "
                 "zero after rounding); a topic model needs words."
             )
-        _memory.check_fit_memory(self, X.shape,
-                                 _memory.vem_phases(*X.shape, int(self.n_components)))
+        _memory.check_fit_memory(self, X.shape, _memory.vem_phases(
+            *X.shape, int(self.n_components), self._previous_fit_bytes()))
         alpha, gamma, eta = self._initial_priors()
         start = time.perf_counter()
         result = fit_vem(

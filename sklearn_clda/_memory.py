@@ -31,7 +31,7 @@ ONLINE_TOPIC_TABLES = 2
 
 
 def gibbs_phases(n_docs, n_features, n_components, n_groups, *, word_table, itemsize,
-                 kept_samples=0):
+                 kept_samples=0, previous=0, keeps_chain=False):
     """The phases of a Gibbs fit: ``{phase: {array: bytes}}``.
 
     ``word_table``: whether the sampler keeps a word-topic count table
@@ -39,11 +39,14 @@ def gibbs_phases(n_docs, n_features, n_components, n_groups, *, word_table, item
     the fitted ``components_`` and ``doc_topic_`` (8, or 4 for float32
     input); ``kept_samples``: the bytes of the kept samples' collection
     mixtures (``CompoundLDA``), stacked at the end into
-    ``collection_topic_samples_`` beside them.
+    ``collection_topic_samples_`` beside them; ``previous``: see
+    :func:`with_previous_fit`; ``keeps_chain``: ``warm_start``, whose kept
+    chain holds on to the documents' running sums (``doc_topic_`` is a
+    copy).
     """
     K = n_components
     table = 4 * n_features * _sampling.padded_n_components(K) if word_table else 0
-    return {
+    return with_previous_fit(previous, {
         "while sampling": {
             "the word-topic counts": table,
             "the document-topic counts and their running mean": 12 * n_docs * K,
@@ -54,19 +57,32 @@ def gibbs_phases(n_docs, n_features, n_components, n_groups, *, word_table, item
             "components_": itemsize * K * n_features,
             "doc_topic_": itemsize * n_docs * K,
             "collection_topic_samples_ and the kept mixtures": 2 * kept_samples,
+            "the kept chain's document sums": 8 * n_docs * K if keeps_chain else 0,
         },
-    }
+    })
 
 
-def vem_phases(n_docs, n_features, n_components):
-    """The one phase of a variational EM fit (``algorithm="vem"``)."""
+def vem_phases(n_docs, n_features, n_components, previous=0):
+    """The one phase of a variational EM fit (``algorithm="vem"``);
+    ``previous``: see :func:`with_previous_fit`."""
     K = n_components
-    return {
+    return with_previous_fit(previous, {
         "during variational EM": {
             "the topic-word tables": VEM_TOPIC_TABLES * 8 * K * n_features,
             "the document-topic parameters and doc_topic_": 16 * n_docs * K,
         },
-    }
+    })
+
+
+def with_previous_fit(previous, phases):
+    """``phases`` with, in each, the ``previous`` bytes that the estimator
+    holds from its last fit (its fitted arrays and a ``warm_start`` chain):
+    a fit publishes its attributes only once it has succeeded, so the old
+    ones live through all of it."""
+    if previous:
+        for parts in phases.values():
+            parts["the previous fit's arrays, kept until this one succeeds"] = previous
+    return phases
 
 
 def online_phases(n_docs, n_features, n_components):
