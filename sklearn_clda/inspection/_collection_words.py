@@ -112,14 +112,17 @@ def _check_collections(groups, n_docs, caller):
     return names, [np.flatnonzero(index == j) for j in range(names.size)]
 
 
-def _counts_as_model_sees(estimator, X, n_features):
-    """The document-word counts that ``transform`` saw, as float64 CSR."""
+def _word_counts(estimator, X, n_features):
+    """The document-word counts of ``X`` (after a Pipeline's first steps),
+    as canonical float64 CSR; the caller's arrays are left as they are."""
     _, pre, _ = unwrap(estimator)
     Xt = X if pre is None else pre.transform(X)
     counts = sp.csr_matrix(check_array(Xt, accept_sparse="csr", dtype=np.float64))
     if counts.shape[1] != n_features:  # pragma: no cover - transform checked it
         raise ValueError(f"X has {counts.shape[1]} features, the model {n_features}.")
-    counts.sum_duplicates()
+    if not counts.has_canonical_format:
+        counts = counts.copy()  # (may share the caller's arrays)
+        counts.sum_duplicates()
     return counts
 
 
@@ -289,7 +292,7 @@ def topic_words_by_collection(estimator, X, groups, *, topic=None, n_words=10,
     words = resolve_feature_names(model, feature_names, pipeline_names, V)
     topics = (np.arange(K) if topic is None
               else check_topics(topic, K, name=f"topic passed to {caller}"))
-    weights = _attribution_weights(_counts_as_model_sees(estimator, X, V), theta, phi_t)
+    weights = _attribution_weights(_word_counts(estimator, X, V), theta, phi_t)
     n = min(n_words, V)
     block = max(1, _BLOCK_BYTES // (8 * len(members) * V))
     parts = []

@@ -153,12 +153,22 @@ def test_planted_words_of_each_collection(corpus, clda):
     assert tokens.sum() == pytest.approx(everything.groupby("collection")["count"].sum().sum())
 
 
-def test_components_left_alone(corpus):
+def test_components_and_input_left_alone(corpus):
     X, groups = corpus
     model = LDAGibbs(n_components=2, max_iter=30, random_state=0).fit(X)
     before = model.components_.copy()
-    topic_words_by_collection(model, X, groups)
+    # Float counts with unsorted indices (not canonical), left as given.
+    messy = sp.csr_matrix((np.r_[X.data, 1].astype(float), np.r_[X.indices, X.indices[0]],
+                           np.r_[X.indptr[:-1], X.indptr[-1] + 1]), shape=X.shape)
+    messy.indices[-2:] = messy.indices[-2:][::-1].copy()
+    arrays = [a.copy() for a in (messy.data, messy.indices, messy.indptr)]
+    tidy = topic_words_by_collection(model, X, groups)
+    assert not messy.has_canonical_format
+    pass_messy = topic_words_by_collection(model, messy, groups)
     np.testing.assert_array_equal(model.components_, before)
+    for a, b in zip(arrays, (messy.data, messy.indices, messy.indptr)):
+        np.testing.assert_array_equal(a, b)
+    assert pass_messy.shape == tidy.shape
 
 
 def test_blocks_and_chunks_give_the_same_table(corpus, clda, monkeypatch):
