@@ -24,6 +24,7 @@ import scipy.sparse as sp
 pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
 
+import dask  # noqa: E402
 import sklearn  # noqa: E402
 from distributed import Client, LocalCluster, Worker  # noqa: E402
 from sklearn.base import clone  # noqa: E402
@@ -567,11 +568,18 @@ def test_fit_a_worker_cannot_hold_is_refused_before_the_build(monkeypatch):
     """A shard's word-topic table larger than a worker's memory_limit: the
     nanny would restart the worker at every build until the fit gave up;
     the fit is refused before any shard is built, naming the worker. A
-    fit that fits runs on the same cluster."""
+    fit that fits runs on the same cluster: its worker neither pauses nor
+    stops near the limit (a worker process with the package imported
+    holds about 260 MiB, past the default pause at 80% of 400 MiB on some
+    machines), so the limit is only the number the check reads."""
     n_features = 1 << 20  # HashingVectorizer's default; 416 MiB of table at K = 100
     X = _wide_counts(30, n_features)
-    with LocalCluster(n_workers=1, processes=True, threads_per_worker=1, memory_limit="400MiB",
-                      dashboard_address=None, silence_logs=50) as cluster, \
+    no_pause = {f"distributed.worker.memory.{k}": False
+                for k in ("target", "spill", "pause", "terminate")}
+    with dask.config.set(no_pause), \
+            LocalCluster(n_workers=1, processes=True, threads_per_worker=1,
+                         memory_limit="400MiB", dashboard_address=None,
+                         silence_logs=50) as cluster, \
             Client(cluster, set_as_default=False) as c:
         build_all = _cluster.ShardSet.build_all
         monkeypatch.setattr(_cluster.ShardSet, "build_all",
@@ -587,6 +595,32 @@ def test_fit_a_worker_cannot_hold_is_refused_before_the_build(monkeypatch):
         monkeypatch.setattr(_cluster.ShardSet, "build_all", build_all)
         small = LDAGibbs(n_components=3, max_iter=2, random_state=0, client=c, timeout=60)
         assert small.fit(X[:, :2000]).components_.shape == (3, 2000)
+
+
+def test_a_worker_paused_for_memory_is_named_not_waited_out(monkeypatch):
+    """A worker whose memory passes the pause fraction of its memory_limit
+    starts no task, and a shard's arrays (not Dask data) never let it
+    resume: the fit raises, naming the worker, once it has been paused for
+    _PAUSED_SECONDS, not after its whole timeout. Here the worker pauses at
+    30% of 400 MiB, which the package's imports by the first build pass."""
+    monkeypatch.setattr(_cluster, "_PAUSED_SECONDS", 2.0)
+    monkeypatch.setattr(_cluster, "_PAUSE_CHECK_SECONDS", 0.5)
+    X = _wide_counts(30, 2000)
+    config = {"distributed.worker.memory.pause": 0.3, "distributed.worker.memory.spill": False,
+              "distributed.worker.memory.target": False,
+              "distributed.worker.memory.terminate": False}
+    with dask.config.set(config), \
+            LocalCluster(n_workers=1, processes=True, threads_per_worker=1,
+                         memory_limit="400MiB", dashboard_address=None,
+                         silence_logs=50) as cluster, \
+            Client(cluster, set_as_default=False) as c:
+        model = LDAGibbs(n_components=3, max_iter=2, random_state=0, client=c, timeout=40)
+        start = time.monotonic()
+        with pytest.raises(RuntimeError, match=r"cannot start: Dask worker\(s\) \['tcp://.*"
+                           r"paused for over 2 s.*memory_limit.*more memory"):
+            model.fit(X)
+        assert time.monotonic() - start < 30
+        assert not hasattr(model, "components_")
 
 
 def test_shard_rows_known_and_unknown():

@@ -29,6 +29,51 @@ _POLL_SECONDS = 0.2
 _SCATTER_BYTES = 1 << 18
 # Rebuild attempts per lost shard before the fit gives up.
 _MAX_REBUILDS = 3
+# Seconds a worker may stay paused (its memory above the pause fraction of
+# its memory_limit) while a shard's task waits on it, and between checks.
+_PAUSED_SECONDS = 60.0
+_PAUSE_CHECK_SECONDS = 2.0
+
+
+class _PausedWatch:
+    """Notices a worker that stays paused while a shard's task waits on it.
+
+    A worker pauses when its memory passes the ``distributed.worker.memory.pause``
+    fraction of its ``memory_limit``, and starts no task until it drops
+    below. A shard's arrays are not Dask data that the worker could spill,
+    so a worker paused by them would never resume: after
+    ``_PAUSED_SECONDS`` (at most the fit's timeout) the wait raises,
+    naming the worker, instead of waiting out the timeout.
+    """
+
+    def __init__(self, shards, what):
+        self.shards, self.what = shards, what
+        self.since = {}
+        self.checked = time.monotonic()
+
+    def check(self, pending):
+        now = time.monotonic()
+        if not pending or now - self.checked < _PAUSE_CHECK_SECONDS:
+            return
+        self.checked = now
+        info = self.shards.client.scheduler_info(n_workers=-1)["workers"]
+        waited_on = {self.shards.workers[i] for i in pending}
+        paused = {a for a, w in info.items() if w.get("status") == "paused"} & waited_on
+        self.since = {a: self.since.get(a, now) for a in paused}
+        limit = min(_PAUSED_SECONDS, self.shards.timeout)
+        stuck = sorted(a for a, t in self.since.items() if now - t >= limit)
+        if not stuck:
+            return
+        ShardSet._cancel(pending)
+        shards = sorted(i for i in pending if self.shards.workers[i] in stuck)
+        raise RuntimeError(
+            f"{self.shards.caller}: {self.what} of shard(s) {shards} cannot start: Dask "
+            f"worker(s) {stuck} have been paused for over {limit:g} s, their memory above the "
+            "'distributed.worker.memory.pause' fraction of their memory_limit, and a "
+            "shard's arrays stay in memory, so they would not resume. Give the workers "
+            "more memory, or use more workers (smaller shards), fewer topics or a "
+            "smaller vocabulary."
+        )
 
 
 class ShardSet:
@@ -165,6 +210,7 @@ class ShardSet:
         deadline = time.monotonic() + self.timeout
         pending, results, lost = dict(futures), {}, []
         fetch = _POLL_SECONDS
+        paused = _PausedWatch(self, what)
         while pending:
             try:
                 self._wait(list(pending.values()), _POLL_SECONDS)
@@ -187,6 +233,7 @@ class ShardSet:
             for i in [i for i in pending if self.workers[i] not in alive]:
                 pending.pop(i).cancel()
                 lost.append(i)
+            paused.check(pending)
             if pending and time.monotonic() > deadline:
                 self._cancel(pending)
                 slow = sorted(pending)
