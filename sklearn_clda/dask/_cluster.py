@@ -352,6 +352,16 @@ class ClusterChain:
         if lost:
             self._recover(lost)
 
+    def release(self):
+        """Drop the (V, K) tables: the global counts and the merge's buffers.
+
+        The chain itself may outlive its last use for a while (a frame of
+        one of its rounds held by a caught exception's traceback, until the
+        garbage collector breaks the cycle), so the fit releases them
+        explicitly before it makes ``components_``.
+        """
+        self.nwk = self.merger = self.sync = None
+
     @property
     def n_features(self):
         return self.nwk.shape[0]

@@ -290,7 +290,8 @@ class DistributedFitMixin:
         chain.warn_if_rebuilt(type(self).__name__)
         sync = {"sync_bytes_": np.asarray(chain.bytes, dtype=np.int64).reshape(-1, 2),
                 "sync_seconds_": np.asarray(chain.sync_seconds)}
-        del chain  # its (V, K) tables go before components_ is made
+        chain.release()  # its (V, K) tables go before components_ is made
+        del chain
         eta = self._eta_value(run)
         fitted = {
             "trace_": trace.finish(),
