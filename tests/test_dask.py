@@ -627,7 +627,7 @@ def test_a_worker_paused_for_memory_is_named_not_waited_out(monkeypatch):
             Client(cluster, set_as_default=False) as c:
         model = LDAGibbs(n_components=3, max_iter=2, random_state=0, client=c, timeout=40)
         start = time.monotonic()
-        with pytest.raises(RuntimeError, match=r"cannot start: Dask worker\(s\) \['tcp://.*"
+        with pytest.raises(RuntimeError, match=r"is held up: Dask worker\(s\) \['tcp://.*"
                            r"paused for over 2 s.*memory_limit.*more memory"):
             model.fit(X)
         assert time.monotonic() - start < 30

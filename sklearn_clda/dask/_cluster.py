@@ -67,12 +67,12 @@ class _PausedWatch:
         ShardSet._cancel(pending)
         shards = sorted(i for i in pending if self.shards.workers[i] in stuck)
         raise RuntimeError(
-            f"{self.shards.caller}: {self.what} of shard(s) {shards} cannot start: Dask "
+            f"{self.shards.caller}: {self.what} of shard(s) {shards} is held up: Dask "
             f"worker(s) {stuck} have been paused for over {limit:g} s, their memory above the "
-            "'distributed.worker.memory.pause' fraction of their memory_limit, and a "
-            "shard's arrays stay in memory, so they would not resume. Give the workers "
-            "more memory, or use more workers (smaller shards), fewer topics or a "
-            "smaller vocabulary."
+            "'distributed.worker.memory.pause' fraction of their memory_limit; a paused "
+            "worker starts no task, and a shard's arrays stay in memory, so they would not "
+            "resume. Give the workers more memory, or use more workers (smaller shards), "
+            "fewer topics or a smaller vocabulary."
         )
 
 
