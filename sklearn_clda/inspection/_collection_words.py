@@ -64,13 +64,16 @@ def expected_topic_word_counts(weights, theta, phi_t, members, topics):
     return out
 
 
-def _log_odds_z(counts, phi_k, prior):
+def _log_odds_z(counts, phi_k, prior, against=None):
     """z-scores of each collection's log-odds of every word against the
     other collections' (Monroe, Colaresi and Quinn 2008, eq. 16 and 22),
-    with the prior ``prior * phi_k``; ``counts`` of shape (J, V)."""
+    or against collection ``against`` (a row index) alone, with the prior
+    ``prior * phi_k``; ``counts`` of shape (J, V)."""
     alpha = np.maximum(prior * phi_k, _TINY)
-    total = counts.sum(axis=0)
-    rest = np.maximum(total[None] - counts, 0.0)
+    if against is None:
+        rest = np.maximum(counts.sum(axis=0)[None] - counts, 0.0)
+    else:
+        rest = np.broadcast_to(counts[against], counts.shape)
     n_own = counts.sum(axis=1, keepdims=True)
     n_rest = rest.sum(axis=1, keepdims=True)
 
@@ -112,6 +115,18 @@ def _check_collections(groups, n_docs, caller):
     return names, [np.flatnonzero(index == j) for j in range(names.size)]
 
 
+def _collection_index(names, label, caller):
+    """Position of collection ``label`` among the sorted labels ``names``."""
+    hits = [j for j, name in enumerate(names.tolist()) if name == label]
+    if isinstance(label, (bool, np.bool_)) or not hits:
+        shown = names.tolist()
+        raise ValueError(
+            f"against={label!r} passed to {caller} labels none of the documents; "
+            f"the labels in groups are {shown[:20]}{'...' if len(shown) > 20 else ''}."
+        )
+    return hits[0]
+
+
 def _word_counts(estimator, X, n_features):
     """The document-word counts of ``X`` (after a Pipeline's first steps),
     as canonical float64 CSR; the caller's arrays are left as they are."""
@@ -126,9 +141,11 @@ def _word_counts(estimator, X, n_features):
     return counts
 
 
-def _rows(topic, names, words, stats, n):
-    """The table's columns for one topic: ``stats`` = (z, counts, rest, n_own, n_rest)."""
-    z, counts, rest, n_own, n_rest = stats
+def _rows(topic, names, words, stats, n, keep):
+    """The table's columns for one topic: ``stats`` = (z, counts, rest, n_own,
+    n_rest), of the collections ``keep`` (a boolean mask)."""
+    z, counts, rest, n_own, n_rest = (a[keep] for a in stats)
+    names = names[keep]
     top = _top_by_z(z, n)
     return {
         "topic": np.full(top.size, topic),
@@ -154,12 +171,13 @@ def _rows(topic, names, words, stats, n):
         "n_words": [StrictInterval(Integral, 1, None, closed="left")],
         "prior": [StrictInterval(Real, 0, None, closed="neither")],
         "feature_names": ["array-like", None],
+        "against": [str, Integral, None],
     },
     # The estimator's transform validates X itself.
     prefer_skip_nested_validation=False,
 )
 def topic_words_by_collection(estimator, X, groups, *, topic=None, n_words=10,
-                              prior=100.0, feature_names=None):
+                              prior=100.0, feature_names=None, against=None):
     """The words each collection uses in a topic more than the others do.
 
     Compound LDA shares one set of topics across the collections; its
@@ -223,6 +241,13 @@ def topic_words_by_collection(estimator, X, groups, *, topic=None, n_words=10,
         The vocabulary. ``None`` uses the Pipeline's vocabulary, else the
         model's ``feature_names_in_``, else ``"word 0"``, ``"word 1"``, ...
 
+    against : str or int, default=None
+        A collection's label in ``groups``: compare every other collection
+        with this one alone (``y_r``, ``n_r`` its counts) instead of with
+        all the others together, as stm contrasts two covariate levels.
+        The rows then cover the other collections; with two collections
+        the words of one against the other are those of ``None``.
+
     Returns
     -------
     words : pandas.DataFrame
@@ -238,7 +263,8 @@ def topic_words_by_collection(estimator, X, groups, *, topic=None, n_words=10,
         - ``count``: ``y_j``, the expected number of the collection's
           tokens of the word in the topic;
         - ``rate`` and ``rest_rate``: the word's share of the collection's
-          tokens in the topic, and of the other collections'.
+          tokens in the topic, and of the other collections' (of
+          ``against``'s).
 
     See Also
     --------
@@ -289,6 +315,8 @@ def topic_words_by_collection(estimator, X, groups, *, topic=None, n_words=10,
     phi_t = _word_topic(topic_word(model, caller))
     V, K = phi_t.shape
     names, members = _check_collections(groups, theta.shape[0], caller)
+    base = None if against is None else _collection_index(names, against, caller)
+    keep = np.arange(names.size) != (-1 if base is None else base)
     words = resolve_feature_names(model, feature_names, pipeline_names, V)
     topics = (np.arange(K) if topic is None
               else check_topics(topic, K, name=f"topic passed to {caller}"))
@@ -300,8 +328,9 @@ def topic_words_by_collection(estimator, X, groups, *, topic=None, n_words=10,
         chunk = topics[a:a + block]
         expected = expected_topic_word_counts(weights, theta, phi_t, members, chunk)
         for t, k in enumerate(chunk):
-            z, rest, n_own, n_rest = _log_odds_z(expected[:, t], phi_t[:, k], float(prior))
+            z, rest, n_own, n_rest = _log_odds_z(expected[:, t], phi_t[:, k], float(prior),
+                                                 base)
             parts.append(_rows(int(k), names, words,
-                               (z, expected[:, t], rest, n_own, n_rest), n))
+                               (z, expected[:, t], rest, n_own, n_rest), n, keep))
     return pd.DataFrame({key: np.concatenate([part[key] for part in parts])
                          for key in parts[0]})

@@ -47,6 +47,11 @@ class CollectionWordsDisplay:
         Each collection's expected number of tokens in the topic, shown in
         the panel titles.
 
+    against : str or int, default=None
+        The one collection the z-scores compare with (see
+        :func:`~sklearn_clda.inspection.topic_words_by_collection`), named
+        on the value axis; ``None``: all the others.
+
     Attributes
     ----------
     axes_ : ndarray of matplotlib Axes
@@ -90,12 +95,13 @@ class CollectionWordsDisplay:
     >>> plt.close("all")
     """
 
-    def __init__(self, words, z, *, collections, topic=None, tokens=None):
+    def __init__(self, words, z, *, collections, topic=None, tokens=None, against=None):
         self.words = words
         self.z = z
         self.collections = collections
         self.topic = topic
         self.tokens = tokens
+        self.against = against
 
     def _titles(self, n_panels):
         labels = [str(c) for c in np.asarray(self.collections, dtype=object).ravel()]
@@ -152,8 +158,9 @@ class CollectionWordsDisplay:
         if not np.all(np.isfinite(z)):
             raise ValueError("z must hold finite z-scores.")
         titles = self._titles(words.shape[0])
+        others = "the others" if self.against is None else str(self.against)
         draw_word_bars(self, ax, words, z, titles, n_cols=n_cols, sharex=sharex,
-                       bar_kw=bar_kw, figsize=figsize, xlabel="z-score against the others")
+                       bar_kw=bar_kw, figsize=figsize, xlabel=f"z-score against {others}")
         for panel in np.ravel(self.axes_)[: words.shape[0]]:
             panel.axvline(2.0, color="0.5", linestyle=":", linewidth=1)
         return self
@@ -168,13 +175,14 @@ class CollectionWordsDisplay:
             "feature_names": ["array-like", None],
             "n_words": [_POSITIVE_INT],
             "prior": [StrictInterval(Real, 0, None, closed="neither")],
+            "against": [str, Integral, None],
             "n_cols": [_POSITIVE_INT, None],
         },
         # topic_words_by_collection checks the rest, plot its keywords.
         prefer_skip_nested_validation=False,
     )
     def from_estimator(cls, estimator, X, groups, topic, *, feature_names=None, n_words=10,
-                       prior=100.0, n_cols=None, ax=None, **plot_kw):
+                       prior=100.0, against=None, n_cols=None, ax=None, **plot_kw):
         """Plot how each collection words one topic of a fitted topic model.
 
         Parameters
@@ -203,6 +211,11 @@ class CollectionWordsDisplay:
             Pseudo-tokens of the informative prior; see
             :func:`~sklearn_clda.inspection.topic_words_by_collection`.
 
+        against : str or int, default=None
+            Compare every other collection with this one alone (its label in
+            ``groups``), which then gets no panel; ``None``: each with all
+            the others.
+
         n_cols : int, default=None
             Number of columns of the grid; ``None`` means
             ``min(4, n_collections)``.
@@ -222,7 +235,8 @@ class CollectionWordsDisplay:
 
         check_matplotlib(f"{cls.__name__}.from_estimator")
         table = topic_words_by_collection(estimator, X, groups, topic=topic, n_words=n_words,
-                                          prior=prior, feature_names=feature_names)
+                                          prior=prior, feature_names=feature_names,
+                                          against=against)
         by = table.groupby("collection", sort=False)
         display = cls(
             np.array([rows["word"].to_numpy() for _, rows in by], dtype=object),
@@ -230,5 +244,6 @@ class CollectionWordsDisplay:
             collections=[label for label, _ in by],
             topic=int(topic),
             tokens=by["collection_tokens"].first().to_numpy(),
+            against=against,
         )
         return display.plot(ax=ax, n_cols=n_cols, **plot_kw)

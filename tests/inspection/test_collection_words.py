@@ -94,23 +94,25 @@ def test_tokens_no_topic_can_explain_get_no_weight():
     assert weights[0, 0] == 0.0
 
 
-def test_z_scores_follow_monroe_et_al():
+@pytest.mark.parametrize("against", [None, 1])
+def test_z_scores_follow_monroe_et_al(against):
     counts = np.array([[30.0, 5.0, 0.0, 15.0], [10.0, 20.0, 1.0, 9.0], [2.0, 3.0, 0.5, 4.0]])
     phi_k = np.array([0.4, 0.3, 0.05, 0.25])
     prior = 50.0
-    z, rest, n_own, n_rest = _log_odds_z(counts, phi_k, prior)
+    z, rest, n_own, n_rest = _log_odds_z(counts, phi_k, prior, against)
     for j in range(3):
+        others = counts.sum(axis=0) - counts[j] if against is None else counts[against]
         for w in range(4):
             a = prior * phi_k[w]
-            y_j, y_r = counts[j, w], counts.sum(axis=0)[w] - counts[j, w]
-            n_j, n_r = counts[j].sum(), counts.sum() - counts[j].sum()
+            y_j, y_r = counts[j, w], others[w]
+            n_j, n_r = counts[j].sum(), others.sum()
             delta = (np.log((y_j + a) / (n_j + prior - y_j - a))
                      - np.log((y_r + a) / (n_r + prior - y_r - a)))
             want = delta / np.sqrt(1 / (y_j + a) + 1 / (y_r + a))
             assert z[j, w] == pytest.approx(want, rel=1e-12)
             assert rest[j, w] == pytest.approx(y_r)
         assert n_own[j] == pytest.approx(counts[j].sum())
-        assert n_rest[j] == pytest.approx(counts.sum() - counts[j].sum())
+        assert n_rest[j] == pytest.approx(others.sum())
 
 
 def test_z_scores_finite_where_the_topic_has_no_word():
@@ -179,6 +181,22 @@ def test_blocks_and_chunks_give_the_same_table(corpus, clda, monkeypatch):
     pieces = topic_words_by_collection(clda, X, groups, n_words=4)
     np.testing.assert_array_equal(whole["word"], pieces["word"])
     np.testing.assert_allclose(whole["z"], pieces["z"], rtol=1e-12)
+
+
+def test_against_one_collection(corpus, clda):
+    """Against one collection, its rows go; with two collections the other's
+    words and z-scores are those against all the others."""
+    X, groups = corpus
+    everyone = topic_words_by_collection(clda, X, groups, n_words=3, feature_names=VOCAB)
+    against = topic_words_by_collection(clda, X, groups, n_words=3, feature_names=VOCAB,
+                                        against="uk")
+    assert set(against["collection"]) == {"us"}
+    us = everyone[everyone["collection"] == "us"].reset_index(drop=True)
+    assert us["word"].tolist() == against["word"].tolist()
+    np.testing.assert_allclose(us["z"], against["z"], rtol=1e-12)
+    np.testing.assert_allclose(us["rest_rate"], against["rest_rate"], rtol=1e-12)
+    with pytest.raises(ValueError, match=r"against='fr' .* labels in groups are \['uk', 'us'\]"):
+        topic_words_by_collection(clda, X, groups, against="fr")
 
 
 def test_topic_subset_in_the_order_asked(corpus, clda):

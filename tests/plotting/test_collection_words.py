@@ -55,6 +55,16 @@ def test_draws_the_table_s_z_scores(fitted):
         assert low <= min(0.0, rows["z"].min())  # a negative z-score is not cut off
     assert disp.axes_[0, 2].get_xlabel() == "z-score against the others"
     assert disp.figure_ is disp.axes_[0, 0].figure
+    # Against one collection: the others' panels, that collection on the axis.
+    disp = CollectionWordsDisplay.from_estimator(model, X, groups, 1, feature_names=VOCAB,
+                                                 n_words=4, against="b")
+    table = topic_words_by_collection(model, X, groups, topic=1, n_words=4,
+                                      feature_names=VOCAB, against="b")
+    assert disp.axes_.shape == (1, 2)
+    assert [ax.get_title().split(" (")[0] for ax in disp.axes_.ravel()] == [
+        "Topic 1 in a", "Topic 1 in c"]
+    assert_allclose([b.get_width() for bars in disp.bars_ for b in bars], table["z"])
+    assert disp.axes_[0, 1].get_xlabel() == "z-score against b"
 
 
 def test_layout_and_precomputed_values():
