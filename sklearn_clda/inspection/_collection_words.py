@@ -10,7 +10,14 @@ from sklearn.utils.validation import check_array
 
 from .._corpus import StrictInterval, check_group_labels
 from ._documents import _doc_topic
-from ._utils import check_topics, require_pandas, resolve_feature_names, topic_word, unwrap
+from ._utils import (
+    check_topics,
+    collection_position,
+    require_pandas,
+    resolve_feature_names,
+    topic_word,
+    unwrap,
+)
 
 __all__ = ["expected_topic_word_counts", "topic_words_by_collection"]
 
@@ -113,18 +120,6 @@ def _check_collections(groups, n_docs, caller):
             f"({names.tolist()[0]!r}); pass documents of two collections or more."
         )
     return names, [np.flatnonzero(index == j) for j in range(names.size)]
-
-
-def _collection_index(names, label, caller):
-    """Position of collection ``label`` among the sorted labels ``names``."""
-    hits = [j for j, name in enumerate(names.tolist()) if name == label]
-    if isinstance(label, (bool, np.bool_)) or not hits:
-        shown = names.tolist()
-        raise ValueError(
-            f"against={label!r} passed to {caller} labels none of the documents; "
-            f"the labels in groups are {shown[:20]}{'...' if len(shown) > 20 else ''}."
-        )
-    return hits[0]
 
 
 def _word_counts(estimator, X, n_features):
@@ -315,7 +310,8 @@ def topic_words_by_collection(estimator, X, groups, *, topic=None, n_words=10,
     phi_t = _word_topic(topic_word(model, caller))
     V, K = phi_t.shape
     names, members = _check_collections(groups, theta.shape[0], caller)
-    base = None if against is None else _collection_index(names, against, caller)
+    base = None if against is None else collection_position(
+        names, against, "against", caller, among="X; the labels in groups are")
     keep = np.arange(names.size) != (-1 if base is None else base)
     words = resolve_feature_names(model, feature_names, pipeline_names, V)
     topics = (np.arange(K) if topic is None

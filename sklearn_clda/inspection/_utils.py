@@ -90,8 +90,10 @@ def accepts(method, name):
         return False
 
 
-def collection_position(labels, label, name, caller):
-    """Index of collection ``label`` in ``labels`` (a fitted model's ``groups_``)."""
+def collection_position(labels, label, name, caller,
+                        among="the model; its collections (groups_) are"):
+    """Index of collection ``label`` in ``labels`` (a fitted model's
+    ``groups_``, or what ``among`` says they are, for the message)."""
     if isinstance(label, (bool, np.bool_)) or not isinstance(label, (str, Integral)):
         raise ValueError(
             f"{name} passed to {caller} must be a collection label (str or int "
@@ -101,8 +103,8 @@ def collection_position(labels, label, name, caller):
     if not hits:
         shown = labels.tolist()
         raise ValueError(
-            f"{name}={label!r} passed to {caller} is not a collection of the "
-            f"model; its collections (groups_) are {shown[:20]}"
+            f"{name}={label!r} passed to {caller} is not a collection of "
+            f"{among} {shown[:20]}"
             f"{'...' if len(shown) > 20 else ''}."
         )
     return hits[0]

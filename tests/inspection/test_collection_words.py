@@ -195,7 +195,8 @@ def test_against_one_collection(corpus, clda):
     assert us["word"].tolist() == against["word"].tolist()
     np.testing.assert_allclose(us["z"], against["z"], rtol=1e-12)
     np.testing.assert_allclose(us["rest_rate"], against["rest_rate"], rtol=1e-12)
-    with pytest.raises(ValueError, match=r"against='fr' .* labels in groups are \['uk', 'us'\]"):
+    with pytest.raises(ValueError, match=r"against='fr' .* not a collection of X; the labels in groups are "
+                       r"\['uk', 'us'\]"):
         topic_words_by_collection(clda, X, groups, against="fr")
 
 
