@@ -30,6 +30,8 @@ read and write the run, never ``self``:
   sweep's statistics and running the M-step when ``update``;
 - ``_trace_values(run)``: prior values and sampler statistics for ``trace_``;
 - ``_log_prior_extra(run)``: log density of the collection-level variables;
+- ``_reserve_samples(run, n_kept)``: make room for the ``n_kept``
+  samples that the coming sweeps keep;
 - ``_keep_sample(run, state)``: collect a kept sample's collection-level
   variables (the topics and documents are averaged here);
 - ``_finish_run(run)``: the subclass's fitted attributes, as a dict;
@@ -317,6 +319,9 @@ class _BaseGibbsTopicModel(
         """Log density of sampled collection-level variables (cLDA: pi)."""
         return 0.0
 
+    def _reserve_samples(self, run, n_kept):
+        """Make room for ``n_kept`` more calls of ``_keep_sample``."""
+
     def _keep_sample(self, run, state):
         """Collect a kept sample's collection-level variables."""
 
@@ -445,7 +450,7 @@ class _BaseGibbsTopicModel(
         chain = getattr(self, "_warm_chain", None)
         if chain is not None:
             sums = chain.averager.nwk
-            arrays += [chain.z, chain.averager.doc_topic, *getattr(chain.run, "pi_samples", [])]
+            arrays += [chain.z, chain.averager.doc_topic, getattr(chain.run, "pi_samples", None)]
             if sums is not None:
                 arrays += [sums.data, sums.indices, sums.indptr]
         return sum(a.nbytes for a in arrays if a is not None)
@@ -564,7 +569,7 @@ class _BaseGibbsTopicModel(
         # The count tables go before the averages' output tables are made.
         del state
         live.release()
-        return {
+        result = {
             **fitted,
             "bound_": bound,
             **averager.finish(self._eta_value(run), fingerprint is None, dtype),
@@ -574,6 +579,12 @@ class _BaseGibbsTopicModel(
             "burn_in_": run.burn_in,
             "n_tokens_": n_tokens,
         }
+        if fingerprint is not None and fitted["_warm_chain"].run is run:
+            # The kept chain goes on with its own run: the fitted attributes
+            # just made from this one (its kept draws) must not share arrays
+            # with it. Copied now that the count tables are gone.
+            fitted["_warm_chain"].run = copy.deepcopy(run)
+        return result
 
     # ------------------------------------------------------- continued chains
     def _chain_to_continue(self, X, fingerprint):
@@ -726,6 +737,7 @@ class _BaseGibbsTopicModel(
         evaluate = every > 0
         learning = bool(run.learned - {"alpha"})
         last = done + int(self.max_iter)
+        self._reserve_samples(run, _n_kept(done, last, burn_in, thin))
         sweep_times = []
         with _verbose_logging(self.verbose), _progress(
             last - done, self.verbose, type(self).__name__
@@ -879,6 +891,14 @@ class _BaseGibbsTopicModel(
         tags.input_tags.sparse = True
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
+
+
+def _n_kept(done, last, burn_in, thin):
+    """How many of sweeps ``done + 1 .. last`` are kept: those after
+    ``burn_in`` whose distance from it is a multiple of ``thin``."""
+    if last <= burn_in:
+        return 0
+    return (last - burn_in) // thin - (max(done, burn_in) - burn_in) // thin
 
 
 def _output_dtype(X):

@@ -502,7 +502,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
         update = PI_UPDATES.get(self.algorithm)
         run.update = None if update is None else update(self, run)
         run.alpha_draws = []
-        run.pi_samples = []
+        run.pi_samples = _KeptMixtures(n_groups, self.n_components)
         run.em_stats = {"cells": [], "topics": [], "docs": [], "lengths": []}
 
     def _draw_tables(self, run):
@@ -551,15 +551,18 @@ class CompoundLDA(_BaseGibbsTopicModel):
             n_groups * (gammaln(K * a) - K * gammaln(a)) + (a - 1.0) * np.log(run.pi).sum()
         )
 
+    def _reserve_samples(self, run, n_kept):
+        run.pi_samples.reserve(n_kept)
+
     def _keep_sample(self, run, state):
-        run.pi_samples.append(run.pi.copy())
+        run.pi_samples.append(run.pi)
         run.alpha_draws.append(run.alpha)
 
     def _kept_sample_bytes(self, n_groups, n_kept):
         return 8 * n_kept * n_groups * int(self.n_components)
 
     def _finish_run(self, run):
-        samples = np.stack(run.pi_samples)
+        samples = run.pi_samples.array()
         alpha = float(np.mean(run.alpha_draws)) if "alpha" in run.learned else run.alpha
         return {
             "collection_topic_samples_": samples,
@@ -1026,3 +1029,38 @@ def _warn_many_collections(n_groups, n_docs, method="fit"):
             ManyCollectionsWarning,
             stacklevel=4,
         )
+
+
+class _KeptMixtures:
+    """The collections' mixtures at a chain's kept samples, each written
+    into its row of one array reserved for them, so that the fitted
+    ``collection_topic_samples_`` is that array (stacking a list of draws
+    at the end would hold every draw twice: with an id column as the
+    collections, the draws outweigh the topics)."""
+
+    def __init__(self, n_groups, n_components):
+        self.rows = np.empty((0, n_groups, int(n_components)))
+        self.n = 0
+
+    @property
+    def nbytes(self):
+        return self.rows.nbytes
+
+    def reserve(self, n_more):
+        """Room for ``n_more`` more draws (a call's kept sweeps)."""
+        need = self.n + n_more
+        if need > self.rows.shape[0]:
+            rows = np.empty((need, *self.rows.shape[1:]))
+            rows[: self.n] = self.rows[: self.n]
+            self.rows = rows
+
+    def append(self, pi):
+        if self.n == self.rows.shape[0]:
+            self.reserve(max(1, self.n))
+        self.rows[self.n] = pi
+        self.n += 1
+
+    def array(self):
+        """The kept draws, ``(n_kept, n_groups, n_components)``: the reserved
+        array itself once every row is filled."""
+        return self.rows if self.n == self.rows.shape[0] else self.rows[: self.n].copy()

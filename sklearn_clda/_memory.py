@@ -38,11 +38,10 @@ def gibbs_phases(n_docs, n_features, n_components, n_groups, *, word_table, item
     (all but ``sampler="sparse"``); ``itemsize``: the bytes of an entry of
     the fitted ``components_`` and ``doc_topic_`` (8, or 4 for float32
     input); ``kept_samples``: the bytes of the kept samples' collection
-    mixtures (``CompoundLDA``), stacked at the end into
-    ``collection_topic_samples_`` beside them; ``previous``: see
-    :func:`with_previous_fit`; ``keeps_chain``: ``warm_start``, whose kept
-    chain holds on to the documents' running sums (``doc_topic_`` is a
-    copy).
+    mixtures (``CompoundLDA``), which become ``collection_topic_samples_``;
+    ``previous``: see :func:`with_previous_fit`; ``keeps_chain``:
+    ``warm_start``, whose kept chain holds on to the documents' running
+    sums (``doc_topic_`` is a copy) and a copy of the kept mixtures.
     """
     K = n_components
     table = 4 * n_features * _sampling.padded_n_components(K) if word_table else 0
@@ -50,13 +49,17 @@ def gibbs_phases(n_docs, n_features, n_components, n_groups, *, word_table, item
         "while sampling": {
             "the word-topic counts": table,
             "the document-topic counts and their running mean": 12 * n_docs * K,
-            "the collections' tables": 16 * n_groups * K,
+            # a sweep's table counts and prior, the mixtures and the next
+            # draw's gamma variates and their parameters, (n_groups, K) each
+            "the collections' tables and mixtures": 40 * n_groups * K,
             "the kept collection mixtures": kept_samples,
         },
         "for the fitted attributes": {
             "components_": itemsize * K * n_features,
             "doc_topic_": itemsize * n_docs * K,
-            "collection_topic_samples_ and the kept mixtures": 2 * kept_samples,
+            # the kept mixtures are published as they are; a warm_start
+            # chain keeps a copy of them
+            "collection_topic_samples_": kept_samples * (2 if keeps_chain else 1),
             "the kept chain's document sums": 8 * n_docs * K if keeps_chain else 0,
         },
     })

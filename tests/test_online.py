@@ -111,6 +111,19 @@ def test_warm_start_keeps_the_samples_and_counts_sweeps_of_the_chain(corpus):
     assert m._warm_chain.z.dtype == np.int32 and m._warm_chain.z.shape == (m.n_tokens_,)
 
 
+def test_warm_fit_publishes_draws_that_its_kept_chain_does_not_share(corpus):
+    # The chain keeps its own copy of the kept mixtures: a caller writing
+    # into collection_topic_samples_ does not change what the next fit
+    # continues from.
+    X, g = corpus
+    m = CompoundLDA(n_components=3, max_iter=20, burn_in=10, thin=5, warm_start=True,
+                    random_state=0).fit(X, groups=g)
+    first = m.collection_topic_samples_.copy()
+    m.collection_topic_samples_[:] = 0.0
+    m.fit(X, groups=g)
+    assert_array_equal(m.collection_topic_samples_[:2], first)
+
+
 def test_warm_start_refuses_to_continue_on_other_data_or_settings(corpus):
     X, g = corpus
     m = CompoundLDA(n_components=3, max_iter=20, warm_start=True, random_state=0)
