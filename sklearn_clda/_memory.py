@@ -119,20 +119,29 @@ def dask_client_phases(n_docs, n_features, n_components):
     }
 
 
-def dask_worker_phases(n_docs, n_features, n_components):
-    """The phase of a :mod:`sklearn_clda.dask` fit on a worker holding one
-    shard of ``n_docs`` documents (0 when not known before the build): the
-    shard's word-topic counts (int32, rows padded for the kernels) and its
-    document-topic counts; not its tokens (8 bytes each), unknown until the
-    shard is built."""
+def dask_worker_phases(n_docs, n_features, n_components, n_tokens=0, rebuild=False):
+    """The phases of a :mod:`sklearn_clda.dask` fit on a worker holding one
+    shard of ``n_docs`` documents and ``n_tokens`` tokens (each 0 when not
+    known before the build): the shard's word-topic counts (int32, rows
+    padded for the kernels), its document-topic counts and its tokens'
+    words and topics; ``rebuild``: a shard rebuilt after its worker was
+    lost first draws its topics from a ``(V, K)`` float64 table of the
+    current topics."""
     K = n_components
-    return {
+    tokens = {"the shard's tokens and their topics": 8 * n_tokens}
+    phases = {
         "on a Dask worker": {
             "the shard's word-topic counts":
                 4 * n_features * _sampling.padded_n_components(K),
             "the shard's document-topic counts": 4 * n_docs * K,
+            **tokens,
         },
     }
+    if rebuild:
+        phases["drawing a rebuilt shard's topics"] = {
+            "the current topics": 8 * n_features * K, **tokens,
+        }
+    return phases
 
 
 def physical_memory():
@@ -143,7 +152,8 @@ def physical_memory():
         return None
 
 
-def _largest_phase(phases):
+def largest_phase(phases):
+    """``(name, bytes)`` of the phase that needs the most."""
     name = max(phases, key=lambda p: sum(phases[p].values()))
     return name, sum(phases[name].values())
 
@@ -158,13 +168,13 @@ def check_fit_memory(estimator, shape, phases, table_free_phases=None, *, limit=
     ``(2**30, "the {gib} memory_limit of Dask worker tcp://...")``."""
     available, what = ((physical_memory(), "this machine's {gib} of memory") if limit is None
                        else limit)
-    phase, needed = _largest_phase(phases)
+    phase, needed = largest_phase(phases)
     if available is None or needed <= available:
         return
     parts = phases[phase]
     largest = max(parts, key=parts.get)
     hint = ""
-    if table_free_phases is not None and _largest_phase(table_free_phases)[1] <= available:
+    if table_free_phases is not None and largest_phase(table_free_phases)[1] <= available:
         table = phases["while sampling"]["the word-topic counts"]
         hint = (f" sampler='sparse' keeps no word-topic table ({table / 2**30:.1f} GiB "
                 f"of it; sampler={estimator.sampler!r} runs a kernel that does), or")

@@ -608,6 +608,33 @@ def test_fit_a_worker_cannot_hold_is_refused_before_the_build(monkeypatch):
         assert small.fit(X[:, :2000]).components_.shape == (3, 2000)
 
 
+def test_a_shard_that_fits_the_limit_but_not_beside_the_worker_is_refused_by_its_build():
+    """The check before the build compares a shard's table with the whole
+    memory_limit; the build itself compares what it still allocates with
+    what the worker has left (a worker process with the package imported
+    holds well over 100 MiB): a 0.30 GiB table passes the first against
+    400 MiB and is refused by the second, naming the shard, the worker and
+    what it holds, before the table is allocated (pause and terminate are
+    off, so without the check the fit would run)."""
+    X = _wide_counts(30, 1 << 19)  # K = 150: 304 MiB of table
+    no_pause = {f"distributed.worker.memory.{k}": False
+                for k in ("target", "spill", "pause", "terminate")}
+    with dask.config.set(no_pause), \
+            LocalCluster(n_workers=1, processes=True, threads_per_worker=1,
+                         memory_limit="400MiB", dashboard_address=None,
+                         silence_logs=50) as cluster, \
+            Client(cluster, set_as_default=False) as c:
+        model = LDAGibbs(n_components=150, max_iter=2, random_state=0, client=c, timeout=60)
+        with pytest.raises(ValueError, match=(
+                r"LDAGibbs\.fit: shard 0 \(30 documents, \d+ tokens\) needs 0\.30 GiB more "
+                r"on a Dask worker \(the shard's word-topic counts: 0\.30 GiB\), but Dask "
+                r"worker tcp://\S+ holds 0\.\d\d GiB already of its 0\.39 GiB memory_limit; "
+                r"use more workers")):
+            model.fit(X)
+        assert not hasattr(model, "components_")
+        assert set(c.run(_count_shards).values()) == {0}
+
+
 def test_a_worker_paused_for_memory_is_named_not_waited_out(monkeypatch):
     """A worker whose memory passes the pause fraction of its memory_limit
     starts no task, and a shard's arrays (not Dask data) never let it

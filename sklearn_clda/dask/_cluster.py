@@ -161,9 +161,11 @@ class ShardSet:
     def submit_build(self, i, seed, topics=None):
         x_blocks, group_blocks, first = self.specs[i]
         addr = self.workers[i]
+        info = self.client.scheduler_info(n_workers=-1)["workers"].get(addr, {})
         task = dask.delayed(_shard.build_shard, pure=False)(
             self.key(i), self._ship(x_blocks, addr), self._ship(group_blocks, addr),
             *self.build_args, seed, self.caller, first, topics, threads=self._threads_of(i),
+            limit=(addr, int(info.get("memory_limit") or 0)),
         )
         return self.client.compute(task, workers=[self.workers[i]], allow_other_workers=False)
 

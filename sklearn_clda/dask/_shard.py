@@ -31,7 +31,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from .. import _sampling
+from .. import _memory, _sampling
 from .._base import _csr_arrays, doc_log_likelihood
 from .._corpus import check_group_labels
 from .._chunking import capped_bounds, pieces
@@ -47,9 +47,6 @@ __all__ = ["build_shard", "shard_setup", "shard_round", "shard_log_likelihood", 
 
 # The shards that live in this process, by (fit id, shard index).
 _SHARDS = {}
-
-# Tokens per block when drawing a rebuilt shard's topics (block x K doubles).
-_DRAW_BLOCK = 1 << 15
 
 
 def _row_pieces(n_rows, width):
@@ -112,7 +109,7 @@ def _check_labels(group_blocks, x_blocks, first_block, caller):
 
 
 def build_shard(key, x_blocks, group_blocks, n_features, n_components, seed, caller,
-                first_block=0, topics=None, *, threads=1):
+                first_block=0, topics=None, *, threads=1, limit=None):
     """Build shard ``key`` from its blocks and keep it in this process.
 
     ``seed``: the shard's ``numpy.random.SeedSequence``. ``threads``: the
@@ -124,6 +121,10 @@ def build_shard(key, x_blocks, group_blocks, n_features, n_components, seed, cal
     ``(idx, vals)``, the topic totals, ``eta`` and the document prior rows,
     from which each token's topic is drawn (``z ~ phi[w] * prior[g]``).
 
+    ``limit``: ``(worker, memory_limit)``, the address and memory limit of
+    the worker that runs the build (``None``: not checked): see
+    :func:`_check_room`.
+
     The blocks are read in pieces (:func:`~sklearn_clda.dask._blocks.block_tokens`):
     besides the blocks, the build holds the shard's arrays, its table and
     the returned counts. The shard's table is left at zero: the first
@@ -134,6 +135,9 @@ def build_shard(key, x_blocks, group_blocks, n_features, n_components, seed, cal
     document lengths and its word-topic counts (sparse).
     """
     words, doc_ptr = block_tokens(x_blocks, first_block, n_features, caller)
+    if limit is not None:
+        _check_room(limit, key, words, doc_ptr, (n_features, n_components), topics is not None,
+                    caller)
     labels = _check_labels(group_blocks, x_blocks, first_block, caller)
     distinct, counts = (None, None) if labels is None else np.unique(labels, return_counts=True)
     init_ss, sweep_ss = seed.spawn(2)
@@ -166,21 +170,64 @@ def build_shard(key, x_blocks, group_blocks, n_features, n_components, seed, cal
     return summary
 
 
+def _check_room(limit, key, words, doc_ptr, shape, rebuild, caller):
+    """``ValueError`` if the worker cannot hold the shard it is building:
+    what the process holds (the interpreter, the shard's blocks and the
+    words just read from them) and what the build still allocates exceed
+    the worker's ``memory_limit`` (``limit = (worker, bytes)``; a worker
+    without a limit is not checked). Dask's nanny would restart the worker
+    instead, again at every rebuild. Resident memory is what the nanny
+    measures too."""
+    import psutil  # a dependency of distributed, which runs this
+
+    worker, memory_limit = limit
+    if not memory_limit:
+        return
+    n_docs, n_tokens = doc_ptr.shape[0] - 1, words.shape[0]
+    phases = _memory.dask_worker_phases(n_docs, *shape, n_tokens=n_tokens, rebuild=rebuild)
+    phase, needed = _memory.largest_phase(phases)
+    more = needed - words.nbytes  # read already
+    held = psutil.Process().memory_info().rss
+    if held + more <= memory_limit:
+        return
+    parts = phases[phase]
+    largest = max(parts, key=parts.get)
+
+    def gib(n):
+        return f"{n / 2**30:.2f} GiB"
+
+    raise ValueError(
+        f"{caller}: shard {key.rsplit('-', 1)[-1]} ({n_docs} documents, {n_tokens} tokens) "
+        f"needs {gib(more)} more {phase} ({largest}: {gib(parts[largest])}), but Dask "
+        f"worker {worker} holds {gib(held)} already of its {gib(memory_limit)} "
+        "memory_limit; use more workers (each holds one shard), fewer topics or a "
+        "smaller vocabulary, or give the workers more memory."
+    )
+
+
 def _draw_topics(words, doc_ptr, *, n_features, codes, table, nk, eta, prior, rng):
     """Topics of a rebuilt shard's tokens, ``z ~ phi[w] * prior[g]`` with
-    ``phi = (n_wk + eta) / (n_k + V eta)`` from the current global counts."""
+    ``phi = (n_wk + eta) / (n_k + V eta)`` from the current global counts.
+
+    Besides ``phi`` and ``z``, only pieces of at most ``PIECE`` cells: the
+    table is scattered by pieces, the tokens drawn ``PIECE // K`` at a time
+    (the uniforms are one stream whatever the pieces)."""
     V, K = n_features, prior.shape[1]
     idx, vals = table
     phi = np.zeros(V * K, dtype=np.float64)
-    phi[idx.astype(np.int64)] = vals
+    for a in range(0, idx.shape[0], PIECE):
+        phi[idx[a:a + PIECE]] = vals[a:a + PIECE]
     phi = phi.reshape(V, K)
     phi += eta
     phi /= np.asarray(nk, dtype=np.float64) + V * eta
     z = np.empty(words.shape[0], dtype=np.int32)
-    for lo in range(0, words.shape[0], _DRAW_BLOCK):
-        hi = min(lo + _DRAW_BLOCK, words.shape[0])
+    step = max(1, PIECE // K)
+    for lo in range(0, words.shape[0], step):
+        hi = min(lo + step, words.shape[0])
         doc = np.searchsorted(doc_ptr, np.arange(lo, hi), side="right") - 1
-        cum = np.cumsum(phi[words[lo:hi]] * prior[codes[doc]], axis=1)
+        cum = phi[words[lo:hi]]
+        cum *= prior[codes[doc]]
+        np.cumsum(cum, axis=1, out=cum)
         u = rng.random(hi - lo) * cum[:, -1]
         z[lo:hi] = np.minimum((cum < u[:, None]).sum(axis=1), K - 1)
     return z
