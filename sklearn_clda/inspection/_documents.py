@@ -3,7 +3,9 @@
 from numbers import Integral
 
 import numpy as np
+from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, validate_params
+from sklearn.utils.validation import _num_samples
 
 from .._corpus import StrictInterval, check_group_labels
 from ._utils import accepts, check_topics, require_pandas, unwrap
@@ -149,21 +151,24 @@ def representative_documents(estimator, X, groups=None, *, n=3, topic=None, coll
     """
     caller = "representative_documents"
     pd = require_pandas(caller)
-    theta = _doc_topic(estimator, X, groups)
-    labels = None if groups is None else check_group_labels(
-        groups, theta.shape[0], method=caller
-    )
+    n_docs = _num_samples(X)
+    labels = None if groups is None else check_group_labels(groups, n_docs, method=caller)
     rows = _candidate_rows(labels, collection, caller)
     if rows is None:
-        rows = np.arange(theta.shape[0])
+        rows = np.arange(n_docs)
+        theta = _doc_topic(estimator, X, groups)
+    else:
+        # Only the collection's documents are folded in (each document's
+        # proportions depend on it and its collection alone).
+        theta = _doc_topic(estimator, _safe_indexing(X, rows), _safe_indexing(groups, rows))
     topics = (np.arange(theta.shape[1]) if topic is None
               else check_topics(topic, theta.shape[1], name=f"topic passed to {caller}"))
     columns = {"topic": [], "rank": [], "document": [], "theta": []}
     for k in topics:
-        best = rows[np.argsort(-theta[rows, k], kind="stable")[:n]]
+        best = np.argsort(-theta[:, k], kind="stable")[:n]
         columns["topic"].extend([int(k)] * best.size)
         columns["rank"].extend(range(1, best.size + 1))
-        columns["document"].extend(best.tolist())
+        columns["document"].extend(rows[best].tolist())
         columns["theta"].extend(theta[best, k].tolist())
     out = pd.DataFrame(columns)
     if labels is not None:

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from numpy.testing import assert_array_equal
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.pipeline import make_pipeline
 from sklearn.utils._param_validation import InvalidParameterError
@@ -117,6 +118,38 @@ def test_pipeline_on_texts():
     for _, rows in docs.groupby("topic"):
         themes = {"fruit" if "apple" in texts[d] else "pet" for d in rows["document"]}
         assert len(themes) == 1
+
+
+def test_collection_folds_in_its_own_documents_only():
+    """With ``collection``, only that collection's rows are folded in (a
+    report asks once per collection): the same proportions, bit for bit, as
+    folding in everything, from raw texts in a list and labels in a pandas
+    Series whose index is not its positions."""
+    pd = pytest.importorskip("pandas")
+    texts = ["apple banana apple pear", "banana apple", "dog cat dog", "cat dog dog fish",
+             "apple dog", "pear pear banana", "fish cat", "banana cat apple"] * 3
+    groups = pd.Series(list("abcabcab") * 3, index=np.arange(24)[::-1])
+    pipe = make_pipeline(CountVectorizer(), CompoundLDA(n_components=2, max_iter=50,
+                                                        random_state=0))
+    pipe.fit(texts, compoundlda__groups=groups.to_numpy())
+    theta = pipe[-1].transform(pipe[:-1].transform(texts), groups=groups.to_numpy())
+    seen = []
+    model = pipe[-1]
+    transform = type(model).transform
+
+    def recording(self, X, groups=None):
+        seen.append(X.shape[0])
+        return transform(self, X, groups=groups)
+
+    model.transform = recording.__get__(model)
+    docs = representative_documents(pipe, texts, groups, n=3, collection="b")
+    assert seen == [9]
+    rows = np.flatnonzero(groups.to_numpy() == "b")
+    best = rows[np.argsort(-theta[rows][:, 0], kind="stable")[:3]]
+    first = docs[docs["topic"] == 0]
+    assert first["document"].tolist() == best.tolist()
+    assert_array_equal(docs["theta"], theta[docs["document"], docs["topic"]])
+    assert set(docs["collection"]) == {"b"}
 
 
 def test_errors(corpus, lda):
