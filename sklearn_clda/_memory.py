@@ -152,6 +152,11 @@ def physical_memory():
         return None
 
 
+def gib(n, digits=1):
+    """``n`` bytes in GiB, as an error message shows them."""
+    return f"{n / 2**30:.{digits}f} GiB"
+
+
 def largest_phase(phases):
     """``(name, bytes)`` of the phase that needs the most."""
     name = max(phases, key=lambda p: sum(phases[p].values()))
@@ -176,20 +181,16 @@ def check_fit_memory(estimator, shape, phases, table_free_phases=None, *, limit=
     hint = ""
     if table_free_phases is not None and largest_phase(table_free_phases)[1] <= available:
         table = phases["while sampling"]["the word-topic counts"]
-        hint = (f" sampler='sparse' keeps no word-topic table ({table / 2**30:.1f} GiB "
+        hint = (f" sampler='sparse' keeps no word-topic table ({gib(table)} "
                 f"of it; sampler={estimator.sampler!r} runs a kernel that does), or")
     docs = "documents" if shape[0] is None else f"{shape[0]} documents"
     more = "" if limit is None else ", or give the workers more memory"
     # Two decimals where one would show the need and the memory alike and two tell them apart.
-    one, two = ([f"{n / 2**30:.{d}f}" for n in (needed, available)] for d in (1, 2))
-    digits = 2 if one[0] == one[1] and two[0] != two[1] else 1
-
-    def gib(n):
-        return f"{n / 2**30:.{digits}f} GiB"
-
+    one, two = ([gib(n, d) for n in (needed, available)] for d in (1, 2))
+    d = 2 if one[0] == one[1] and two[0] != two[1] else 1
     raise ValueError(
         f"{type(estimator).__name__}(n_components={estimator.n_components}) on "
-        f"{docs} and {shape[1]} words needs at least {gib(needed)} {phase} ({largest}: "
-        f"{gib(parts[largest])}), more than {what.format(gib=gib(available))};{hint} "
+        f"{docs} and {shape[1]} words needs at least {gib(needed, d)} {phase} ({largest}: "
+        f"{gib(parts[largest], d)}), more than {what.format(gib=gib(available, d))};{hint} "
         f"use fewer topics or a smaller vocabulary{more}."
     )

@@ -192,10 +192,7 @@ def _check_room(limit, key, words, doc_ptr, shape, rebuild, caller):
         return
     parts = phases[phase]
     largest = max(parts, key=parts.get)
-
-    def gib(n):
-        return f"{n / 2**30:.2f} GiB"
-
+    gib = functools.partial(_memory.gib, digits=2)
     raise ValueError(
         f"{caller}: shard {key.rsplit('-', 1)[-1]} ({n_docs} documents, {n_tokens} tokens) "
         f"needs {gib(more)} more {phase} ({largest}: {gib(parts[largest])}), but Dask "
