@@ -1273,6 +1273,34 @@ def test_trend_figure_for_ordered_collections(small_corpus, tmp_path, labels, or
         assert "trend" not in summary["figures"] and not trend.exists()
 
 
+def test_many_collections_get_a_panel_per_topic_not_grouped_bars(small_corpus, tmp_path,
+                                                                  monkeypatch):
+    """Grouped bars give each collection a color and a legend row: past
+    MAX_BAR_COLLECTIONS they repeat colors and overflow the figure. Then the
+    figure has a panel per topic and a row per collection, and says so."""
+    from sklearn_clda.plotting import CollectionTopicDisplay
+    from sklearn_clda.report import _summary
+
+    X, groups, names = small_corpus
+    many = [f"{g}-{i % 4}" for i, g in enumerate(groups)]  # 12 collections
+    assert len(set(many)) == _summary.MAX_BAR_COLLECTIONS + 2
+    drawn = []
+    plot = CollectionTopicDisplay.plot
+    monkeypatch.setattr(CollectionTopicDisplay, "plot",
+                        lambda self, *a, **kw: drawn.append(self.kind) or plot(self, *a, **kw))
+    for labels, chart, caption in ((groups, "bars", "one bar per collection"),
+                                   (many, "points", "a panel per topic and a row per\ncollection")):
+        model = CompoundLDA(n_components=3, max_iter=40, thin=2, random_state=0)
+        model.fit(X, groups=labels)
+        drawn.clear()
+        out = tmp_path / chart
+        summary = write_report(model, X, names, out, groups=labels)
+        assert summary["collection_topic"]["chart"] == chart
+        assert drawn == ["heatmap", chart]
+        assert caption in (out / "index.html").read_text(encoding="utf-8")
+        _check_pngs(out, ["collection_topics_bars.png"])
+
+
 def test_collection_documents_come_from_the_collection(tmp_path):
     # Collection "A" mixes sport (60%) with money; "B" is money but holds three
     # purely sport documents, the corpus' most sporty ones. A's documents on

@@ -10,6 +10,7 @@ from ..inspection._labels import LABEL_METHODS, word_scores
 from ..metrics._topics import _top_indices
 from ._base import (
     DEFAULT_N_TOPICS,
+    axes_grid,
     check_attribute,
     check_clda,
     check_matplotlib,
@@ -26,17 +27,19 @@ from ._base import (
 
 __all__ = ["CollectionTopicDisplay"]
 
-_KINDS = ("bars", "heatmap")
+_KINDS = ("bars", "points", "heatmap")
 _KIND = StrOptions(set(_KINDS))
 
 
 class CollectionTopicDisplay:
     """Collection topic proportions ``pi_j`` of a compound LDA model.
 
-    Two views of the estimated mixtures (``collection_topic_``): grouped
+    Three views of the estimated mixtures (``collection_topic_``): grouped
     bars of a few topics with one bar per collection and posterior
-    intervals as error bars (the paper's Figure 1), or a heatmap of every
-    topic in every collection.
+    intervals as error bars (the paper's Figure 1); points, one panel per
+    topic with a row per collection, its posterior mean and interval (for
+    many collections, where grouped bars and their legend no longer
+    read); or a heatmap of every topic in every collection.
 
     Use :meth:`from_estimator` to build it from a fitted
     :class:`~sklearn_clda.CompoundLDA`; the constructor takes precomputed
@@ -69,13 +72,16 @@ class CollectionTopicDisplay:
     interval : float, default=None
         Probability mass of the intervals, only used in the title.
 
-    kind : {"bars", "heatmap"}, default="bars"
+    kind : {"bars", "points", "heatmap"}, default="bars"
         View drawn by :meth:`plot` when its ``kind`` is not given.
 
     Attributes
     ----------
     ax_ : matplotlib Axes
-        Axes with the plot.
+        Axes with the plot (``kind="points"``: the first panel).
+
+    axes_ : ndarray of matplotlib Axes or None
+        ``kind="points"``: the grid of panels, one per topic.
 
     figure_ : matplotlib Figure
         Figure containing the plot.
@@ -89,6 +95,10 @@ class CollectionTopicDisplay:
 
     legend_ : matplotlib Legend or None
         ``kind="bars"``: the legend of the collections.
+
+    points_ : list of matplotlib ErrorbarContainer or None
+        ``kind="points"``: one container per topic, with a marker per
+        collection and, with intervals, its interval.
 
     im_ : matplotlib AxesImage or None
         ``kind="heatmap"``: the image of the topics x collections matrix.
@@ -175,7 +185,10 @@ class CollectionTopicDisplay:
         return names, collections, words
 
     # ------------------------------------------------------------------ plot
-    @validate_params({"kind": [_KIND, None]}, prefer_skip_nested_validation=False)
+    @validate_params(
+        {"kind": [_KIND, None], "n_cols": [StrictInterval(Integral, 1, None, closed="left"), None]},
+        prefer_skip_nested_validation=False,
+    )
     def plot(
         self,
         ax=None,
@@ -184,6 +197,7 @@ class CollectionTopicDisplay:
         bar_kw=None,
         errorbar_kw=None,
         legend=True,
+        n_cols=None,
         cmap="Blues",
         colorbar=True,
         annotate="auto",
@@ -195,23 +209,33 @@ class CollectionTopicDisplay:
 
         Parameters
         ----------
-        ax : matplotlib Axes, default=None
+        ax : matplotlib Axes or array-like of Axes, default=None
             Axes to draw on. ``None`` creates a new figure sized to the
-            number of topics and collections.
+            number of topics and collections. ``kind="points"`` divides one
+            Axes (created as a subplot) into its panels, or takes an
+            array-like of one Axes per topic.
 
-        kind : {"bars", "heatmap"}, default=None
+        kind : {"bars", "points", "heatmap"}, default=None
             ``"bars"``: for each topic a group of bars, one per collection,
-            with the intervals as error bars. ``"heatmap"``: a topics x
+            with the intervals as error bars. ``"points"``: a panel per
+            topic, a row per collection (in the order given, top to
+            bottom) with its proportion and interval; the panels share the
+            rows and each starts its axis at 0. ``"heatmap"``: a topics x
             collections image with a colorbar. ``None`` uses ``self.kind``.
 
         bar_kw : dict, default=None
             Keyword arguments of :meth:`matplotlib.axes.Axes.bar`.
 
         errorbar_kw : dict, default=None
-            Keyword arguments of :meth:`matplotlib.axes.Axes.errorbar`.
+            Keyword arguments of :meth:`matplotlib.axes.Axes.errorbar` (bars'
+            intervals, or the points and their intervals).
 
         legend : bool, default=True
             Whether to add a legend of the collections (bars).
+
+        n_cols : int, default=None
+            ``kind="points"``: the number of columns of panels; ``None``
+            means ``min(6, n_topics)``.
 
         cmap : str or matplotlib Colormap, default="Blues"
             Colormap of the heatmap.
@@ -246,10 +270,13 @@ class CollectionTopicDisplay:
         names, collections, words = self._labels(n_collections, n_topics)
 
         self.bars_ = self.errorbars_ = self.legend_ = None
+        self.points_ = self.axes_ = None
         self.im_ = self.colorbar_ = self.text_ = None
         if kind == "bars":
             self._plot_bars(ax, props, names, collections, words, bar_kw,
                             errorbar_kw, legend)
+        elif kind == "points":
+            self._plot_points(ax, props, names, collections, words, errorbar_kw, n_cols)
         else:
             self._plot_heatmap(ax, props, names, collections, words, cmap,
                                colorbar, annotate, values_format, imshow_kw, text_kw)
@@ -268,15 +295,8 @@ class CollectionTopicDisplay:
             ticklabels = names
         x = np.arange(n_topics)
         width = 0.8 / n_collections
-        has_interval = self.lower is not None and self.upper is not None
-        if has_interval:
-            lower = np.atleast_2d(np.asarray(self.lower, dtype=np.float64))
-            upper = np.atleast_2d(np.asarray(self.upper, dtype=np.float64))
-            if lower.shape != props.shape or upper.shape != props.shape:
-                raise ValueError(
-                    f"lower and upper must have the shape of proportions "
-                    f"{props.shape}, got {lower.shape} and {upper.shape}."
-                )
+        arms = self._interval_arms(props)
+        has_interval = arms is not None
 
         self.bars_ = []
         self.errorbars_ = [] if has_interval else None
@@ -288,14 +308,8 @@ class CollectionTopicDisplay:
             )
             self.bars_.append(bars)
             if has_interval:
-                # A posterior mean can fall outside a narrow equal-tailed
-                # interval of a skewed posterior: clip the arms at zero.
-                yerr = np.vstack([
-                    np.maximum(props[j] - lower[j], 0.0),
-                    np.maximum(upper[j] - props[j], 0.0),
-                ])
                 err = ax.errorbar(
-                    pos, props[j], yerr=yerr,
+                    pos, props[j], yerr=arms[:, j],
                     **merge_kw(
                         {"fmt": "none", "ecolor": "0.2", "elinewidth": 1.0,
                          "capsize": max(1.5, 6.0 * width), "zorder": 3},
@@ -309,16 +323,71 @@ class CollectionTopicDisplay:
         ax.set_ylabel("Topic proportion")
         ax.yaxis.grid(True, color="0.9", zorder=0)
         ax.set_axisbelow(True)
-        title = "Topic proportions" + (" by collection" if n_collections > 1 else "")
-        if has_interval and self.interval is not None:
-            title += f" ({self.interval:.0%} posterior intervals)"
-        ax.set_title(title)
+        ax.set_title(self._title(n_collections, has_interval))
         if legend:
             self.legend_ = ax.legend(
                 title="Collection", loc="upper left", bbox_to_anchor=(1.01, 1.0),
                 frameon=False,
             )
         self.ax_ = ax
+        self.figure_ = fig
+
+    def _interval_arms(self, props):
+        """The intervals as error-bar arms, ``(2, n_collections, n_topics)``
+        (below and above the proportion), or ``None`` without intervals.
+
+        A posterior mean can fall outside a narrow equal-tailed interval of
+        a skewed posterior: the arms are clipped at zero."""
+        if self.lower is None or self.upper is None:
+            return None
+        lower = np.atleast_2d(np.asarray(self.lower, dtype=np.float64))
+        upper = np.atleast_2d(np.asarray(self.upper, dtype=np.float64))
+        if lower.shape != props.shape or upper.shape != props.shape:
+            raise ValueError(
+                f"lower and upper must have the shape of proportions "
+                f"{props.shape}, got {lower.shape} and {upper.shape}."
+            )
+        return np.stack([np.maximum(props - lower, 0.0), np.maximum(upper - props, 0.0)])
+
+    def _title(self, n_collections, has_interval):
+        title = "Topic proportions" + (" by collection" if n_collections > 1 else "")
+        if has_interval and self.interval is not None:
+            title += f" ({self.interval:.0%} posterior intervals)"
+        return title
+
+    def _plot_points(self, ax, props, names, collections, words, errorbar_kw, n_cols):
+        from matplotlib.ticker import MaxNLocator
+
+        n_collections, n_topics = props.shape
+        n_cols = min(6, n_topics) if n_cols is None else n_cols
+        n_rows = -(-n_topics // min(n_cols, n_topics))
+        longest = max(len(label) for label in collections)
+        fig, axes, panels, _ = axes_grid(
+            ax, n_topics, n_cols, sharey=True,
+            figsize=(0.075 * longest + 2.4 * min(n_cols, n_topics) + 0.4,
+                     n_rows * (0.22 * n_collections + 1.3) + 0.4),
+        )
+        arms = self._interval_arms(props)
+        rows = np.arange(n_collections)[::-1]  # the first collection on top
+        self.points_ = []
+        for k, panel in enumerate(panels):
+            self.points_.append(panel.errorbar(
+                props[:, k], rows, xerr=None if arms is None else arms[:, :, k],
+                **merge_kw({"fmt": "o", "markersize": 4, "color": "C0", "ecolor": "0.35",
+                            "elinewidth": 1.2, "capsize": 0, "zorder": 3}, errorbar_kw),
+            ))
+            panel.set_xlim(left=0)
+            panel.xaxis.set_major_locator(MaxNLocator(nbins=4))
+            panel.xaxis.grid(True, color="0.9", zorder=0)
+            panel.set_axisbelow(True)
+            title = names[k] if not words else f"{names[k]}\n{' '.join(map(str, words[k]))}"
+            panel.set_title(title, fontsize="medium")
+            panel.set_xlabel("Topic proportion")
+            panel.set_yticks(rows, collections)
+            panel.set_ylim(-0.7, n_collections - 0.3)
+        fig.suptitle(self._title(n_collections, arms is not None))
+        self.axes_ = axes
+        self.ax_ = panels[0]
         self.figure_ = fig
 
     def _plot_heatmap(self, ax, props, names, collections, words, cmap, colorbar,
@@ -418,15 +487,18 @@ class CollectionTopicDisplay:
 
         topics : array-like of int, default=None
             Indices of the topics to show, in this order. ``None`` shows,
-            for ``kind="bars"``, the ``n_topics`` topics whose proportions
-            differ most across collections (largest max - min spread; with
-            one collection, the largest proportions) and, for
-            ``kind="heatmap"``, every topic.
+            for ``kind="bars"`` and ``"points"``, the ``n_topics`` topics
+            whose proportions differ most across collections (largest max -
+            min spread; with one collection, the largest proportions) and,
+            for ``kind="heatmap"``, every topic.
 
-        kind : {"bars", "heatmap"}, default="bars"
+        kind : {"bars", "points", "heatmap"}, default="bars"
             ``"bars"``: grouped bars of the chosen topics, one bar per
-            collection, with posterior intervals. ``"heatmap"``: the topics
-            x collections matrix.
+            collection, with posterior intervals (up to about ten
+            collections: their colors and legend stop reading beyond).
+            ``"points"``: a panel per chosen topic, a row per collection
+            with its proportion and posterior interval (any number of
+            collections). ``"heatmap"``: the topics x collections matrix.
 
         interval : float or None, default=0.9
             Mass of the equal-tailed posterior intervals, computed from the
@@ -452,11 +524,11 @@ class CollectionTopicDisplay:
             probable words.
 
         n_topics : int, default=6
-            Number of topics chosen when ``topics=None`` and
-            ``kind="bars"``.
+            Number of topics chosen when ``topics=None`` and ``kind`` is
+            ``"bars"`` or ``"points"``.
 
-        ax : matplotlib Axes, default=None
-            Axes to draw on; ``None`` creates a new figure.
+        ax : matplotlib Axes or array-like of Axes, default=None
+            Where to draw; see :meth:`plot`.
 
         **plot_kw : dict
             Further keyword arguments of :meth:`plot`.
@@ -473,7 +545,7 @@ class CollectionTopicDisplay:
         pi = np.asarray(model.collection_topic_, dtype=np.float64)
         n_components = pi.shape[1]
         if topics is None:
-            if kind == "bars":
+            if kind != "heatmap":
                 topics = select_topics(pi, n_topics)
             else:
                 topics = np.arange(n_components)

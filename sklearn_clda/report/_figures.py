@@ -23,7 +23,7 @@ def draw_figures(model, names, out_dir, parts, summary, dpi):
     words = [list(label[:_LABEL_WORDS]) for label in parts.labels.label_words]
     saver = _Saver(out_dir, dpi)
     saver.save("heatmap", lambda: _heatmap(stats, order, words))
-    saver.save("bars", lambda: _bars(stats, words, summary["collection_topic"]["interval"]))
+    saver.save("bars", lambda: _bars(stats, words, summary["collection_topic"]))
     if summary["trend"]["ordered"]:
         saver.save("trend", lambda: _analysis.trend_display(
             model, names, summary["collection_topic"]["interval"]))
@@ -72,19 +72,22 @@ def _heatmap(stats, order, words):
     ).plot()
 
 
-def _bars(stats, words, interval):
+def _bars(stats, words, collection_topic):
+    """The topics that differ most, as grouped bars or, for many
+    collections, a panel per topic (``collection_topic["chart"]``)."""
     from ..plotting import CollectionTopicDisplay
     from ..plotting._base import select_topics
 
     topics = select_topics(stats.pi, _BAR_TOPICS)
     intervals = stats.samples.shape[0] > 1
+    interval = collection_topic["interval"]
     return CollectionTopicDisplay(
         stats.pi[:, topics],
         lower=stats.lower[:, topics] if intervals else None,
         upper=stats.upper[:, topics] if intervals else None,
         topics=topics, topic_words=[words[k] for k in topics],
         collection_labels=stats.labels, interval=interval if intervals else None,
-        kind="bars",
+        kind=collection_topic["chart"],
     ).plot()
 
 

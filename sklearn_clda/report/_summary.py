@@ -27,6 +27,7 @@ _SNIPPET_WORDS = 25  # words shown for a document given as counts only
 _TOPIC_DOCUMENTS = 3  # representative documents per topic
 _COLLECTION_DOCUMENTS = 2  # ... per distinctive topic of a collection
 MAX_COMPARED = 12  # collections compared pairwise (all pairs) at most
+MAX_BAR_COLLECTIONS = 10  # collections drawn as grouped bars (a color each) at most
 
 
 def jsonable(value):
@@ -175,8 +176,12 @@ def _topics(model, X, names, groups, labels, stats):
 
 
 def _collection_topic(stats, interval):
+    many = len(stats.labels) > MAX_BAR_COLLECTIONS
     return {
         "collections": stats.labels,
+        # grouped bars up to MAX_BAR_COLLECTIONS collections, then a panel
+        # per topic with a row per collection (colors and legend stop reading)
+        "chart": "points" if many else "bars",
         "mean": stats.pi,
         "lower": stats.lower,
         "upper": stats.upper,

@@ -88,7 +88,8 @@ def write_report(
     topics with their label words (FREX when the analysis API provides it,
     beside the most probable words), size, coherence and representative
     documents; the collections' topic mixtures as a heatmap (in the topic
-    table's order), as bars and as a table with posterior intervals, and,
+    table's order), as bars (past ten collections, points in a panel per
+    topic) and as a table with posterior intervals, and,
     for ordered collection labels (numbers or dates), as trends; for each
     collection the topics most over-represented relative to the
     corpus-wide mixture, with documents; every pair of collections compared

@@ -204,6 +204,54 @@ def test_collection_topic_heatmap(clda):
     assert disp.im_.get_array().shape == (2, J)
 
 
+def test_collection_topic_points(clda):
+    """A panel per topic, a row per collection (the first on top): each
+    marker at the collection's proportion, its interval's ends at the
+    quantiles of the kept draws."""
+    disp = CollectionTopicDisplay.from_estimator(clda, kind="points", interval=0.9)
+    pi = clda.collection_topic_
+    lower, upper = np.quantile(
+        clda.collection_topic_samples_[:, :, disp.topics], [0.05, 0.95], axis=0
+    )
+    assert disp.axes_.shape == (1, K) and len(disp.points_) == K
+    assert disp.ax_ is disp.axes_[0, 0] and disp.bars_ is None and disp.legend_ is None
+    rows = np.arange(J)[::-1]
+    for i, (panel, points) in enumerate(zip(disp.axes_.ravel(), disp.points_)):
+        k = disp.topics[i]
+        x, y = points.lines[0].get_data()
+        assert_allclose(x, pi[:, k])
+        assert_allclose(y, rows)
+        segments = points.lines[2][0].get_segments()
+        assert_allclose([seg[0, 0] for seg in segments], lower[:, i])
+        assert_allclose([seg[1, 0] for seg in segments], upper[:, i])
+        assert_allclose([seg[0, 1] for seg in segments], rows)
+        assert panel.get_xlim()[0] == 0
+        assert panel.get_title().startswith(f"Topic {k}")
+        assert_array_equal(panel.get_yticks(), rows)
+    # The rows are named once, left of the first panel (the panels share them).
+    assert [t.get_text() for t in disp.ax_.get_yticklabels()] == ["0", "1", "2"]
+    assert "90%" in disp.figure_.get_suptitle()
+
+
+def test_collection_topic_points_layout_and_axes(clda):
+    disp = CollectionTopicDisplay.from_estimator(clda, kind="points", n_cols=2,
+                                                 interval=None)
+    assert disp.axes_.shape == (2, 2)
+    assert all(not p.lines[1] and not p.lines[2] for p in disp.points_)  # no intervals
+    fig, axes = plt.subplots(1, 2)
+    disp = CollectionTopicDisplay.from_estimator(clda, kind="points", topics=[2, 0],
+                                                 ax=axes)
+    assert disp.figure_ is fig and disp.ax_ is axes[0]
+    assert_allclose(disp.points_[1].lines[0].get_xdata(), clda.collection_topic_[:, 0])
+    with pytest.raises(ValueError, match="exactly 2"):
+        CollectionTopicDisplay.from_estimator(clda, kind="points", topics=[2, 0],
+                                              ax=axes[:1])
+    with pytest.raises(ValueError, match="n_cols"):
+        CollectionTopicDisplay.from_estimator(clda, kind="points", n_cols=0)
+    with pytest.raises(ValueError, match="shape of proportions"):
+        CollectionTopicDisplay([[0.5, 0.5]], lower=[[0.1]], upper=[[0.9]]).plot(kind="points")
+
+
 def test_collection_topic_single_collection(clda_single):
     disp = CollectionTopicDisplay.from_estimator(clda_single)
     assert len(disp.bars_) == 1
