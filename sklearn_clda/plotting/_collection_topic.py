@@ -29,6 +29,7 @@ __all__ = ["CollectionTopicDisplay"]
 
 _KINDS = ("bars", "points", "heatmap")
 _KIND = StrOptions(set(_KINDS))
+_WIDE_HEATMAP_COLLECTIONS = 12  # more: the heatmap's collection labels stand upright
 
 
 class CollectionTopicDisplay:
@@ -400,11 +401,15 @@ class CollectionTopicDisplay:
         else:
             ticklabels = names
         longest = max(len(label) for label in ticklabels)
+        # Many collections: narrow columns under upright labels, so that the
+        # figure keeps a width a page can show.
+        upright = n_collections > _WIDE_HEATMAP_COLLECTIONS
+        label_height = 0.075 * max(len(c) for c in collections) if upright else 0.0
         fig, ax = single_axes(
             ax,
             figsize=(
-                max(4.5, 0.9 * n_collections + 0.075 * longest + 2.5),
-                max(3.0, 0.3 * n_topics + 1.6),
+                max(4.5, (0.3 if upright else 0.9) * n_collections + 0.075 * longest + 2.5),
+                max(3.0, 0.3 * n_topics + 1.6 + label_height),
             ),
         )
         matrix = props.T
@@ -417,7 +422,8 @@ class CollectionTopicDisplay:
                 imshow_kw,
             ),
         )
-        ax.set_xticks(np.arange(n_collections), collections)
+        ax.set_xticks(np.arange(n_collections), collections,
+                      rotation=90 if upright else None)
         ax.set_yticks(np.arange(n_topics), ticklabels)
         ax.set_xlabel("Collection")
         ax.tick_params(length=0)

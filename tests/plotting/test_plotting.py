@@ -252,6 +252,20 @@ def test_collection_topic_points_layout_and_axes(clda):
         CollectionTopicDisplay([[0.5, 0.5]], lower=[[0.1]], upper=[[0.9]]).plot(kind="points")
 
 
+@pytest.mark.parametrize("n_collections, upright", [(12, False), (13, True)])
+def test_heatmap_of_many_collections_stands_their_labels_upright(n_collections, upright):
+    """Past 12 collections the columns narrow and their labels stand
+    upright, so that 48 collections make a figure a page can show (it was
+    45 inches wide)."""
+    props = np.full((n_collections, 3), 1 / 3)
+    labels = [f"outlet {j}" for j in range(n_collections)]
+    disp = CollectionTopicDisplay(props, collection_labels=labels).plot(kind="heatmap")
+    rotations = {t.get_rotation() for t in disp.ax_.get_xticklabels()}
+    assert rotations == ({90.0} if upright else {0.0})
+    width = disp.figure_.get_size_inches()[0]
+    assert width < (0.4 if upright else 1.0) * n_collections + 4
+
+
 def test_collection_topic_single_collection(clda_single):
     disp = CollectionTopicDisplay.from_estimator(clda_single)
     assert len(disp.bars_) == 1
