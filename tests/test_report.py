@@ -1301,6 +1301,60 @@ def test_many_collections_get_a_panel_per_topic_not_grouped_bars(small_corpus, t
         _check_pngs(out, ["collection_topics_bars.png"])
 
 
+def test_page_shows_the_largest_collections_and_the_csv_all(small_corpus, tmp_path,
+                                                            monkeypatch):
+    """Past MAX_PAGE_COLLECTIONS the page's per-collection parts (the
+    collection-topic table, the figures, each collection's card and words)
+    show the collections with the most documents, say so, and the CSV
+    tables and report.json keep every collection (1,000 collections of ten
+    documents made an 11 MB page)."""
+    from collections import Counter
+
+    from sklearn_clda.plotting import CollectionTopicDisplay
+    from sklearn_clda.report import _summary
+
+    monkeypatch.setattr(_summary, "MAX_PAGE_COLLECTIONS", 5)
+    X, groups, names = small_corpus
+    counts = [2, 2, 2, 2, 3, 4, 5, 6, 7, 8, 9, 10]  # 12 collections, 60 documents
+    labels = [f"c{j:02d}" for j, n in enumerate(counts) for _ in range(n)]
+    random.Random(0).shuffle(labels)
+    assert len(labels) == len(groups)
+    sizes = Counter(labels)
+    J = len(sizes)
+    ranked = sorted(sizes, key=lambda c: (-sizes[c], c))
+    expected = sorted(ranked[:5])
+    drawn = []
+    plot = CollectionTopicDisplay.plot
+    monkeypatch.setattr(CollectionTopicDisplay, "plot", lambda self, *a, **kw: drawn.append(
+        list(self.collection_labels)) or plot(self, *a, **kw))
+    model = CompoundLDA(n_components=3, max_iter=40, thin=2, random_state=0)
+    model.fit(X, groups=labels)
+    out = tmp_path / "r"
+    summary = write_report(model, X, names, out, groups=labels)
+    assert summary["shown_collections"] == expected
+    assert drawn == [expected, expected]  # the heatmap and the chart
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert page.count(f"With {J} collections, this section shows the\n5 with") == 3
+    table = page.split('id="collection-topic-table"')[1].split("</thead>")[0]
+    assert re.findall(r">(c\d\d)</th>", table) == expected
+    cards = re.findall(r'<div class="card"><h3>(c\d\d) ', page)
+    assert cards == expected
+    words = page.split("How each collection words a topic")[1].split("</section>")[0]
+    assert set(re.findall(r"<tr><td>(c\d\d)</td>", words)) <= set(expected)
+    with open(out / "collection_topics.csv", newline="", encoding="utf-8") as fh:
+        assert {row["collection"] for row in csv.DictReader(fh)} == set(sizes)
+    with open(out / "distinctive_topics.csv", newline="", encoding="utf-8") as fh:
+        assert {row["collection"] for row in csv.DictReader(fh)} > set(expected)
+    assert len(json.loads((out / "report.json").read_text())["collections"]) == J
+    # Up to the limit, everything is shown and nothing is said.
+    monkeypatch.setattr(_summary, "MAX_PAGE_COLLECTIONS", J)
+    summary = write_report(model, X, names, tmp_path / "all", groups=labels)
+    assert summary["shown_collections"] is None
+    page = (tmp_path / "all" / "index.html").read_text(encoding="utf-8")
+    assert "this section shows the" not in page
+    assert len(re.findall(r'<div class="card"><h3>(c\d\d) ', page)) == J
+
+
 def test_collection_documents_come_from_the_collection(tmp_path):
     # Collection "A" mixes sport (60%) with money; "B" is money but holds three
     # purely sport documents, the corpus' most sporty ones. A's documents on

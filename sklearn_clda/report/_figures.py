@@ -22,8 +22,9 @@ def draw_figures(model, names, out_dir, parts, summary, dpi):
     n_draws = stats.samples.shape[0]
     words = [list(label[:_LABEL_WORDS]) for label in parts.labels.label_words]
     saver = _Saver(out_dir, dpi)
-    saver.save("heatmap", lambda: _heatmap(stats, order, words))
-    saver.save("bars", lambda: _bars(stats, words, summary["collection_topic"]))
+    shown = parts.shown
+    saver.save("heatmap", lambda: _heatmap(stats, shown, order, words))
+    saver.save("bars", lambda: _bars(stats, shown, words, summary["collection_topic"]))
     if summary["trend"]["ordered"]:
         saver.save("trend", lambda: _analysis.trend_display(
             model, names, summary["collection_topic"]["interval"]))
@@ -63,31 +64,34 @@ class _Saver:
         self.files[key] = FIGURE_FILES[key]
 
 
-def _heatmap(stats, order, words):
+def _heatmap(stats, shown, order, words):
+    """Every topic (table order) in the collections the page shows."""
     from ..plotting import CollectionTopicDisplay
 
     return CollectionTopicDisplay(
-        stats.pi[:, order], topics=order, topic_words=[words[k] for k in order],
-        collection_labels=stats.labels, kind="heatmap",
+        stats.pi[np.ix_(shown, order)], topics=order, topic_words=[words[k] for k in order],
+        collection_labels=[stats.labels[j] for j in shown], kind="heatmap",
     ).plot()
 
 
-def _bars(stats, words, collection_topic):
-    """The topics that differ most, as grouped bars or, for many
-    collections, a panel per topic (``collection_topic["chart"]``)."""
+def _bars(stats, shown, words, collection_topic):
+    """The topics that differ most (over every collection), in the
+    collections the page shows, as grouped bars or, for many collections,
+    a panel per topic (``collection_topic["chart"]``)."""
     from ..plotting import CollectionTopicDisplay
     from ..plotting._base import select_topics
 
     topics = select_topics(stats.pi, _BAR_TOPICS)
+    cells = np.ix_(shown, topics)
     intervals = stats.samples.shape[0] > 1
     interval = collection_topic["interval"]
     return CollectionTopicDisplay(
-        stats.pi[:, topics],
-        lower=stats.lower[:, topics] if intervals else None,
-        upper=stats.upper[:, topics] if intervals else None,
+        stats.pi[cells],
+        lower=stats.lower[cells] if intervals else None,
+        upper=stats.upper[cells] if intervals else None,
         topics=topics, topic_words=[words[k] for k in topics],
-        collection_labels=stats.labels, interval=interval if intervals else None,
-        kind=collection_topic["chart"],
+        collection_labels=[stats.labels[j] for j in shown],
+        interval=interval if intervals else None, kind=collection_topic["chart"],
     ).plot()
 
 

@@ -28,6 +28,9 @@ _TOPIC_DOCUMENTS = 3  # representative documents per topic
 _COLLECTION_DOCUMENTS = 2  # ... per distinctive topic of a collection
 MAX_COMPARED = 12  # collections compared pairwise (all pairs) at most
 MAX_BAR_COLLECTIONS = 10  # collections drawn as grouped bars (a color each) at most
+# Collections the page's per-collection tables, cards and figures show at most
+# (those with the most documents); the CSV tables and report.json hold all.
+MAX_PAGE_COLLECTIONS = 40
 
 
 def jsonable(value):
@@ -53,8 +56,9 @@ def build_summary(model, X, names, options):
     ``options`` is the Bunch of :func:`~sklearn_clda.report.write_report`'s
     arguments. Returns ``(summary, parts)``; ``parts`` holds the collection
     statistics (``stats``), the topics' words (``labels``), the table order
-    of the topics (``order``) and the documents' topic proportions from the
-    fit (``theta``, or None).
+    of the topics (``order``), the documents' topic proportions from the
+    fit (``theta``, or None) and the positions of the collections the page
+    shows (``shown``).
     """
     from .. import __version__
 
@@ -64,6 +68,7 @@ def build_summary(model, X, names, options):
     theta = _analysis.document_topics(model, X)
     docs = _DocumentPicker(model, X, names, options)
     info = _input_info(options.texts_info)
+    shown = shown_collections(stats)
     summary = {
         "title": options.title,
         "generated": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z").strip(),
@@ -74,6 +79,7 @@ def build_summary(model, X, names, options):
         "vocabulary_size": names.shape[0],
         "n_components": model.components_.shape[0],
         "collections": _collections(stats),
+        "shown_collections": None if shown is None else [stats.labels[j] for j in shown],
         "groups": [] if model.groups_ is None else model.groups_.tolist(),
         "settings": dict(options.settings or {}),
         "model": _model_settings(model),
@@ -98,8 +104,18 @@ def build_summary(model, X, names, options):
         "safe_model_file": "model.npz",
         "safe_model_file_contents": "CompoundLDA, read with sklearn_clda.load_model",
     }
-    parts = Bunch(stats=stats, labels=labels, order=np.asarray(topics.order), theta=theta)
+    parts = Bunch(stats=stats, labels=labels, order=np.asarray(topics.order), theta=theta,
+                  shown=np.arange(len(stats.labels)) if shown is None else shown)
     return jsonable(summary), parts
+
+
+def shown_collections(stats):
+    """Positions of the collections the page shows one by one, in label
+    order: the :data:`MAX_PAGE_COLLECTIONS` with the most documents (ties:
+    the first label), or ``None`` for all of them."""
+    if len(stats.labels) <= MAX_PAGE_COLLECTIONS:
+        return None
+    return np.sort(np.argsort(-np.asarray(stats.docs), kind="stable")[:MAX_PAGE_COLLECTIONS])
 
 
 def _input_info(texts_info):

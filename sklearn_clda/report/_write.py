@@ -96,6 +96,8 @@ def write_report(
     topic by topic; and fit diagnostics. A difference is called clear only
     when its interval excludes 0 and rests on an effective sample size of
     at least 100 draws; the page names the intervals that rest on fewer.
+    Past 40 collections, the per-collection parts of the page show the 40
+    with the most documents (the CSV tables and report.json hold all).
     Tables sort by a click on their headers. All user text (words, labels,
     title, document snippets) is HTML-escaped by the templates.
 
