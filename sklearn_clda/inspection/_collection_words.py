@@ -139,8 +139,9 @@ def _word_counts(estimator, X, n_features):
 def _rows(topic, names, words, stats, n, keep):
     """The table's columns for one topic: ``stats`` = (z, counts, rest, n_own,
     n_rest), of the collections ``keep`` (a boolean mask)."""
-    z, counts, rest, n_own, n_rest = (a[keep] for a in stats)
-    names = names[keep]
+    if not keep.all():  # (a copy of every (J, V) array otherwise)
+        stats, names = [a[keep] for a in stats], names[keep]
+    z, counts, rest, n_own, n_rest = stats
     top = _top_by_z(z, n)
     return {
         "topic": np.full(top.size, topic),

@@ -5,6 +5,7 @@ labels, representative documents, posterior summaries, comparisons) and
 the ordering of :class:`~sklearn_clda.plotting.CollectionTrendDisplay`.
 """
 
+import itertools
 import warnings
 
 import numpy as np
@@ -114,12 +115,18 @@ def collection_words(model, X, groups, names, order):
         return []
     table = topic_words_by_collection(model, X, groups, n_words=COLLECTION_WORDS,
                                       feature_names=names)
+    columns = ["topic", "collection", "collection_tokens", "word", "z", "rate", "rest_rate"]
     by_topic = {}
-    for (k, label), rows in table.groupby(["topic", "collection"], sort=False):
+    # The table's rows of a (topic, collection) are consecutive, ranked: one
+    # pass over them (a pandas group per pair took 16 s for 1,000 collections).
+    for (k, label), rows in itertools.groupby(table[columns].itertuples(index=False),
+                                              key=lambda row: row[:2]):
+        rows = list(rows)
         by_topic.setdefault(int(k), []).append({
             "name": str(label),
-            "tokens": float(rows["collection_tokens"].iloc[0]),
-            "words": rows[["word", "z", "rate", "rest_rate"]].to_dict("records"),
+            "tokens": float(rows[0].collection_tokens),
+            "words": [{"word": r.word, "z": float(r.z), "rate": float(r.rate),
+                       "rest_rate": float(r.rest_rate)} for r in rows],
         })
     return [{"topic": int(k), "collections": by_topic[int(k)]} for k in order]
 
