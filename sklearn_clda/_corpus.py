@@ -456,6 +456,22 @@ def _is_missing(label):
         return True
 
 
+def _refuse_bad_labels(arr, method):
+    """``ValueError`` naming missing labels (None or NaN) or, failing that,
+    the first label that is neither str nor int."""
+    missing = [i for i, v in enumerate(arr) if _is_missing(v)]
+    if missing:
+        raise ValueError(
+            f"groups passed to {method} has missing labels (None or NaN) at "
+            f"positions {missing[:5]}{'...' if len(missing) > 5 else ''}."
+        )
+    bad = next(v for v in arr if not isinstance(v, (str, numbers.Integral)))
+    raise ValueError(
+        f"groups passed to {method} must hold str or int labels, got "
+        f"{type(bad).__name__} {bad!r}."
+    )
+
+
 def check_group_labels(groups, n_samples, *, method):
     """Validate collection labels: one hashable label (str or int) per document.
 
@@ -489,20 +505,12 @@ def check_group_labels(groups, n_samples, *, method):
             f"groups passed to {method} has {arr.shape[0]} labels but X has "
             f"{n_samples} documents; pass one label per document."
         )
-    missing = [i for i, v in enumerate(arr) if _is_missing(v)]
-    if missing:
-        raise ValueError(
-            f"groups passed to {method} has missing labels (None or NaN) at "
-            f"positions {missing[:5]}{'...' if len(missing) > 5 else ''}."
-        )
-    kinds = {"str" if isinstance(v, str) else "int" if isinstance(v, numbers.Integral)
-             else "other" for v in arr}
-    if "other" in kinds:
-        bad = next(v for v in arr if not isinstance(v, (str, numbers.Integral)))
-        raise ValueError(
-            f"groups passed to {method} must hold str or int labels, got "
-            f"{type(bad).__name__} {bad!r}."
-        )
+    # By the labels' types (one C-level pass): only a type that is neither
+    # str nor int needs a look at each label (missing ones, bad ones).
+    types = set(map(type, arr))
+    if any(not issubclass(t, (str, numbers.Integral)) for t in types):
+        _refuse_bad_labels(arr, method)
+    kinds = {"str" if issubclass(t, str) else "int" for t in types}
     if len(kinds) > 1:
         raise ValueError(
             f"groups passed to {method} mixes str and int labels; use one type."
