@@ -7,6 +7,7 @@ fit, check reproducibility, metadata routing of ``groups`` and the errors
 on wrong input.
 """
 
+import contextlib
 import gc
 import os
 import pickle
@@ -575,6 +576,22 @@ def test_fit_the_client_cannot_hold_is_refused_before_its_sweeps(client, monkeyp
     assert set(client.run(_count_shards).values()) == {0}
 
 
+@contextlib.contextmanager
+def _limited_worker(memory_config):
+    """A client of one worker process with a 400 MiB memory_limit, the
+    worker's memory settings (pause, spill, ...) set by ``memory_config``."""
+    config = {f"distributed.worker.memory.{k}": v for k, v in memory_config.items()}
+    with dask.config.set(config), \
+            LocalCluster(n_workers=1, processes=True, threads_per_worker=1,
+                         memory_limit="400MiB", dashboard_address=None,
+                         silence_logs=50) as cluster, \
+            Client(cluster, set_as_default=False) as client:
+        yield client
+
+
+_NO_PAUSE = dict.fromkeys(("target", "spill", "pause", "terminate"), False)
+
+
 def test_fit_a_worker_cannot_hold_is_refused_before_the_build(monkeypatch):
     """A shard's word-topic table larger than a worker's memory_limit: the
     nanny would restart the worker at every build until the fit gave up;
@@ -585,13 +602,7 @@ def test_fit_a_worker_cannot_hold_is_refused_before_the_build(monkeypatch):
     machines), so the limit is only the number the check reads."""
     n_features = 1 << 20  # HashingVectorizer's default; 416 MiB of table at K = 100
     X = _wide_counts(30, n_features)
-    no_pause = {f"distributed.worker.memory.{k}": False
-                for k in ("target", "spill", "pause", "terminate")}
-    with dask.config.set(no_pause), \
-            LocalCluster(n_workers=1, processes=True, threads_per_worker=1,
-                         memory_limit="400MiB", dashboard_address=None,
-                         silence_logs=50) as cluster, \
-            Client(cluster, set_as_default=False) as c:
+    with _limited_worker(_NO_PAUSE) as c:
         build_all = _cluster.ShardSet.build_all
         monkeypatch.setattr(_cluster.ShardSet, "build_all",
                             lambda *args: pytest.fail("the shards were built first"))
@@ -617,13 +628,7 @@ def test_a_shard_that_fits_the_limit_but_not_beside_the_worker_is_refused_by_its
     what it holds, before the table is allocated (pause and terminate are
     off, so without the check the fit would run)."""
     X = _wide_counts(30, 1 << 19)  # K = 150: 304 MiB of table
-    no_pause = {f"distributed.worker.memory.{k}": False
-                for k in ("target", "spill", "pause", "terminate")}
-    with dask.config.set(no_pause), \
-            LocalCluster(n_workers=1, processes=True, threads_per_worker=1,
-                         memory_limit="400MiB", dashboard_address=None,
-                         silence_logs=50) as cluster, \
-            Client(cluster, set_as_default=False) as c:
+    with _limited_worker(_NO_PAUSE) as c:
         model = LDAGibbs(n_components=150, max_iter=2, random_state=0, client=c, timeout=60)
         with pytest.raises(ValueError, match=(
                 r"LDAGibbs\.fit: shard 0 \(30 documents, \d+ tokens\) needs 0\.30 GiB more "
@@ -644,14 +649,7 @@ def test_a_worker_paused_for_memory_is_named_not_waited_out(monkeypatch):
     monkeypatch.setattr(_cluster, "_PAUSED_SECONDS", 2.0)
     monkeypatch.setattr(_cluster, "_PAUSE_CHECK_SECONDS", 0.5)
     X = _wide_counts(30, 2000)
-    config = {"distributed.worker.memory.pause": 0.3, "distributed.worker.memory.spill": False,
-              "distributed.worker.memory.target": False,
-              "distributed.worker.memory.terminate": False}
-    with dask.config.set(config), \
-            LocalCluster(n_workers=1, processes=True, threads_per_worker=1,
-                         memory_limit="400MiB", dashboard_address=None,
-                         silence_logs=50) as cluster, \
-            Client(cluster, set_as_default=False) as c:
+    with _limited_worker({**_NO_PAUSE, "pause": 0.3}) as c:
         model = LDAGibbs(n_components=3, max_iter=2, random_state=0, client=c, timeout=40)
         start = time.monotonic()
         with pytest.raises(RuntimeError, match=r"is held up: Dask worker\(s\) \['tcp://.*"

@@ -123,6 +123,22 @@ def axes_grid(ax, n_panels, n_cols, figsize=None, sharex=False, sharey=False):
     return axes.ravel()[0].figure, axes, list(axes.ravel()), None
 
 
+def interval_bounds(display, props):
+    """A display's ``(lower, upper)`` intervals as float arrays of the shape
+    of ``props`` (``ValueError`` otherwise), or ``(None, None)`` when it
+    has none."""
+    if display.lower is None or display.upper is None:
+        return None, None
+    lower = np.atleast_2d(np.asarray(display.lower, dtype=np.float64))
+    upper = np.atleast_2d(np.asarray(display.upper, dtype=np.float64))
+    if lower.shape != props.shape or upper.shape != props.shape:
+        raise ValueError(
+            f"lower and upper must have the shape of proportions "
+            f"{props.shape}, got {lower.shape} and {upper.shape}."
+        )
+    return lower, upper
+
+
 def merge_kw(defaults, user):
     """``defaults`` updated with the user's keyword dict (which may be None)."""
     out = dict(defaults)

@@ -16,6 +16,7 @@ from ._base import (
     check_matplotlib,
     check_topics,
     collection_labels,
+    interval_bounds,
     merge_kw,
     resolve_feature_names,
     select_topics,
@@ -339,15 +340,9 @@ class CollectionTopicDisplay:
 
         A posterior mean can fall outside a narrow equal-tailed interval of
         a skewed posterior: the arms are clipped at zero."""
-        if self.lower is None or self.upper is None:
+        lower, upper = interval_bounds(self, props)
+        if lower is None:
             return None
-        lower = np.atleast_2d(np.asarray(self.lower, dtype=np.float64))
-        upper = np.atleast_2d(np.asarray(self.upper, dtype=np.float64))
-        if lower.shape != props.shape or upper.shape != props.shape:
-            raise ValueError(
-                f"lower and upper must have the shape of proportions "
-                f"{props.shape}, got {lower.shape} and {upper.shape}."
-            )
         return np.stack([np.maximum(props - lower, 0.0), np.maximum(upper - props, 0.0)])
 
     def _title(self, n_collections, has_interval):

@@ -16,6 +16,7 @@ from ._base import (
     check_collections,
     check_matplotlib,
     check_topics,
+    interval_bounds,
     merge_kw,
     resolve_feature_names,
     select_topics,
@@ -199,15 +200,7 @@ class CollectionTrendDisplay:
                 f"x has shape {x.shape} for {n_collections} collections; pass one "
                 "position per row of proportions."
             )
-        lower = upper = None
-        if self.lower is not None and self.upper is not None:
-            lower = np.atleast_2d(np.asarray(self.lower, dtype=np.float64))
-            upper = np.atleast_2d(np.asarray(self.upper, dtype=np.float64))
-            if lower.shape != props.shape or upper.shape != props.shape:
-                raise ValueError(
-                    f"lower and upper must have the shape of proportions "
-                    f"{props.shape}, got {lower.shape} and {upper.shape}."
-                )
+        lower, upper = interval_bounds(self, props)
         topics = np.arange(n_topics) if self.topics is None else np.asarray(self.topics)
         labels = (
             [f"Topic {k}" for k in topics] if self.topic_labels is None
