@@ -135,6 +135,9 @@ class CollectionTopicDisplay:
     >>> disp = CollectionTopicDisplay.from_estimator(clda, kind="heatmap")
     >>> disp.im_.get_array().shape  # topics x collections
     (4, 3)
+    >>> disp = CollectionTopicDisplay.from_estimator(clda, kind="points", n_cols=2)
+    >>> disp.axes_.shape, len(disp.points_)  # a panel per topic, in a 2 x 2 grid
+    ((2, 2), 4)
     >>> plt.close("all")
     """
 
