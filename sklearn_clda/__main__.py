@@ -2,7 +2,7 @@
 
 Without a command, fits :class:`~sklearn_clda.CompoundLDA` on the bundled
 16-newsgroups corpus (four collections: comp, politics, rec, sci) and
-prints the top words of every topic beside each collection's topic
+prints the FREX words of every topic beside each collection's topic
 proportions, the view of the compound LDA paper's Figure 1; ``--report DIR``
 also writes the HTML report of the fit.
 
@@ -119,7 +119,7 @@ def _build_parser():
         usage=_usage(),
         description=(
             "Fit compound LDA on the bundled 16-newsgroups corpus (10,764 "
-            "documents in 4 collections) and print each topic's top words "
+            "documents in 4 collections) and print each topic's FREX words "
             "with every collection's topic proportions. With the report "
             "command, fit your own documents and write an HTML report."
         ),
