@@ -38,7 +38,8 @@ MAX_SEED = 2**32 - 1  # seeds are those of numpy.random.RandomState
 TIME_BUDGET = 25.0
 _TIME_BUDGET_HELP = (
     "seconds the report may spend running the chain further, until every "
-    "collection's topic proportions have an effective sample size of 100; "
+    "collection's topic proportions have an effective sample size of 100 "
+    "(it stops early if the sample size does not grow with the chain); "
     "0 runs no further sweeps (default: %(default)g)"
 )
 
@@ -75,9 +76,10 @@ arrays: load it with sklearn_clda.load_model, which runs no code from the
 file) and model.joblib, the fitted scikit-learn pipeline (CountVectorizer +
 CompoundLDA; joblib.load runs code stored in the file: load it only if you
 trust its source). Before writing, the chain runs further until every
-collection's topic proportions have an effective sample size of 100 or
---time-budget ends; intervals resting on fewer effective draws are marked
-and never called clear. The page works offline: its style sheet, script,
+collection's topic proportions have an effective sample size of 100, or
+--time-budget ends, or the sample size stops growing with the chain (some
+proportions drift: compare fits with other --seed values); intervals
+resting on fewer effective draws are marked and never called clear. The page works offline: its style sheet, script,
 figures and tables sit in the same folder.
 """
 
@@ -609,9 +611,19 @@ def _extend_for_report(args, model, X, groups):
         print(
             f"{extension['sweeps_after']:,} sweeps in all; smallest effective sample "
             f"size {'n/a' if ess is None else f'{ess:.0f}'} "
-            f"({'reached' if extension['reached'] else 'the time budget ended first'})."
+            f"({_extension_outcome(extension)})."
         )
     return extension
+
+
+def _extension_outcome(extension):
+    """How :func:`~sklearn_clda.report.extend_chain` ended, in words."""
+    if extension["reached"]:
+        return "reached"
+    if extension.get("stalled"):
+        return ("stopped: it does not grow with the chain, some topic proportions drift; "
+                "compare fits with other --seed values")
+    return "the time budget ended first"
 
 
 def _write_report_folder(out, fail, model, X, names, **kwargs):

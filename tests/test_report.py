@@ -1156,6 +1156,70 @@ def test_extend_chain_continues_a_kept_chain(small_corpus):
     np.testing.assert_array_equal(model.components_, whole.components_)
 
 
+@pytest.mark.parametrize("before, after, growth, stalled", [
+    (10.0, 17.5, 4.0, False),  # a quarter of linear growth: enough
+    (10.0, 17.4, 4.0, True),
+    (10.0, 40.0, 4.0, False),
+    (10.0, 9.0, 2.0, True),    # the ESS fell
+    (None, 5.0, 4.0, False),   # nothing to compare with
+])
+def test_a_round_stalls_below_a_quarter_of_linear_growth(before, after, growth, stalled):
+    from sklearn_clda.report._extend import _stalled
+
+    assert _stalled(before, after, growth) is stalled
+
+
+def test_extend_chain_stops_when_the_ess_does_not_grow(small_corpus, monkeypatch):
+    """A chain whose smallest ESS stays put (pi drifting over more sweeps
+    than it has) is extended by one round of at most MAX_ROUND_GROWTH times
+    its kept sweeps, not until the budget is spent."""
+    from sklearn_clda.report import _extend, extend_chain
+
+    X, groups, _ = small_corpus
+    model = CompoundLDA(n_components=3, max_iter=200, thin=1, random_state=0,
+                        warm_start=True).fit(X, groups=groups)
+    assert model.collection_topic_samples_.shape[0] == _extend.MIN_STALL_DRAWS
+    monkeypatch.setattr(_extend, "smallest_ess", lambda model: 5.0)
+    extension = extend_chain(model, X, groups, min_ess=100, time_budget=600)
+    assert extension["stalled"] and not extension["reached"]
+    assert extension["rounds"] == 1
+    # 100 kept sweeps became at most 4 x 100: 500 sweeps in all.
+    assert extension["sweeps_after"] == model.n_iter_ == 100 + 100 * _extend.MAX_ROUND_GROWTH
+    assert extension["seconds"] < 60
+
+
+def test_extend_chain_does_not_judge_a_stall_on_few_draws(small_corpus, monkeypatch):
+    """With fewer than MIN_STALL_DRAWS kept draws the ESS is too noisy to
+    call a stall: the rounds go on (at most 4x each) until there are enough."""
+    from sklearn_clda.report import _extend, extend_chain
+
+    X, groups, _ = small_corpus
+    model = CompoundLDA(n_components=3, max_iter=40, thin=1, random_state=0,
+                        warm_start=True).fit(X, groups=groups)
+    monkeypatch.setattr(_extend, "smallest_ess", lambda model: 5.0)
+    extension = extend_chain(model, X, groups, min_ess=100, time_budget=600)
+    # 20 kept sweeps, then 80 and 320 (rounds from fewer than 100 draws: not
+    # judged), then 1280 (from 320: judged, stalled).
+    assert extension["stalled"] and extension["rounds"] == 3
+    assert extension["sweeps_after"] == 20 + 1280
+
+
+def test_the_report_says_a_stalled_chain_needs_other_seeds(small_corpus, tmp_path):
+    X, groups, names = small_corpus
+    model = CompoundLDA(n_components=3, max_iter=24, thin=1, random_state=0)
+    model.fit(X, groups=groups)
+    extension = {"target": 100.0, "budget": 30.0, "method": "warm_start", "rounds": 1,
+                 "sweeps_before": 12, "sweeps_after": 24, "seconds": 1.0,
+                 "ess_before": 5.0, "ess_after": 5.5, "reached": False, "stalled": True}
+    write_report(model, X, names, tmp_path / "r", groups=groups, extension=extension)
+    page = " ".join((tmp_path / "r" / "index.html").read_text(encoding="utf-8").split())
+    assert "It stopped early" in page and "<code>--seed</code>" in page
+    assert "The time budget of" not in page
+    from sklearn_clda.__main__ import _extension_outcome
+
+    assert _extension_outcome(extension).startswith("stopped: it does not grow")
+
+
 def test_topics_are_labelled_by_frex_with_probable_words_beside(csv_report):
     from sklearn_clda.inspection import topic_labels
 

@@ -14,6 +14,15 @@ from ._stats import MIN_ESS
 
 _SAFETY = 1.25  # sweeps planned beyond the ESS's linear extrapolation
 _BUDGET_USE = 0.9  # share of the remaining time a planned run may take
+#: A round at most multiplies the kept sweeps by this, so that a chain whose
+#: ESS does not grow is found out before the whole budget is spent.
+MAX_ROUND_GROWTH = 4.0
+#: The share of linear growth (ESS in proportion to the kept sweeps) a round
+#: must show; below it the chain has stalled and extending stops.
+MIN_GROWTH_SHARE = 0.25
+#: Kept draws a round must start from to be judged: the ESS of fewer is too
+#: noisy (it fell from 6 to 4.6 while 20 draws of a tiny corpus became 80).
+MIN_STALL_DRAWS = 100
 
 
 @validate_params(
@@ -34,8 +43,15 @@ def extend_chain(model, X, groups=None, *, min_ess=MIN_ESS, time_budget=30.0):
     proportion ``pi_jk`` should reach ``min_ess``. While it does not and
     the time budget allows, the chain runs further: the number of sweeps
     is extrapolated from the ESS so far (which grows about linearly with
-    the kept sweeps) and capped by what the remaining time affords at the
-    sweep rate measured so far.
+    the kept sweeps), capped by what the remaining time affords at the
+    sweep rate measured so far, and by four times the kept sweeps, so the
+    run goes in rounds. After each round the ESS must have grown by at
+    least a quarter of what linear growth gives (from 10 to at least 17.5
+    when the kept sweeps quadruple), once the round starts from 100 kept
+    draws or more; otherwise extending stops early and says the chain has
+    stalled. A stall means that some ``pi_jk`` drift over more sweeps than
+    the chain has: their intervals from this one chain understate the
+    uncertainty, and fits with other seeds are the way to see by how much.
 
     The chain continues in one of two ways. If the model was fitted with
     ``warm_start=True`` (where the estimator has that parameter), the kept
@@ -71,7 +87,8 @@ def extend_chain(model, X, groups=None, *, min_ess=MIN_ESS, time_budget=30.0):
         (``"warm_start"``, ``"refit"`` or ``None`` when no sweep was
         added), ``rounds``, ``sweeps_before``, ``sweeps_after``,
         ``seconds`` (spent), ``ess_before`` and ``ess_after`` (smallest
-        ESS, ``None`` with fewer than 4 draws).
+        ESS, ``None`` with fewer than 4 draws), ``stalled`` (bool: the last
+        round did not raise the ESS enough, and extending stopped).
 
     Examples
     --------
@@ -95,24 +112,39 @@ def extend_chain(model, X, groups=None, *, min_ess=MIN_ESS, time_budget=30.0):
         "target": float(min_ess), "budget": float(time_budget), "method": None,
         "rounds": 0, "sweeps_before": int(model.n_iter_), "ess_before": ess,
     }
-    rate = _seconds_per_sweep(model)
-    while not (ess is not None and ess >= min_ess):
+    rate, stalled = _seconds_per_sweep(model), False
+    while not (ess is not None and ess >= min_ess) and not stalled:
         remaining = time_budget - (time.perf_counter() - start)
         total = _planned_sweeps(model, ess, min_ess, remaining / rate, method)
         if total is None:
             break
-        run_start, done = time.perf_counter(), int(model.n_iter_)
+        run_start, done, kept = time.perf_counter(), int(model.n_iter_), _kept(model)
+        judged = model.collection_topic_samples_.shape[0] >= MIN_STALL_DRAWS
         _run_to(model, X, groups, total, method)
         swept = total - done if method == "warm_start" else total
         rate = (time.perf_counter() - run_start) / swept
-        ess = smallest_ess(model)
+        ess, ess_before = smallest_ess(model), ess
+        stalled = judged and _stalled(ess_before, ess, _kept(model) / kept)
         info["rounds"] += 1
         info["method"] = method
     info.update(
         reached=bool(ess is not None and ess >= min_ess), sweeps_after=int(model.n_iter_),
-        seconds=time.perf_counter() - start, ess_after=ess,
+        seconds=time.perf_counter() - start, ess_after=ess, stalled=stalled,
     )
     return info
+
+
+def _kept(model):
+    """Sweeps after burn-in (at least 1)."""
+    return max(int(model.n_iter_) - int(model.burn_in_), 1)
+
+
+def _stalled(before, after, growth):
+    """Whether a round that multiplied the kept sweeps by ``growth`` raised
+    the smallest ESS by less than ``MIN_GROWTH_SHARE`` of that."""
+    if before is None or after is None:
+        return False
+    return after < before * (1.0 + MIN_GROWTH_SHARE * (growth - 1.0))
 
 
 def _seconds_per_sweep(model):
@@ -129,8 +161,10 @@ def _planned_sweeps(model, ess, target, sweeps_left, method):
     ``sweeps_left`` is how many sweeps the remaining time affords.
     """
     done, burn_in, thin = int(model.n_iter_), int(model.burn_in_), int(model.thin)
-    kept = max(done - burn_in, 1)
-    factor = 4.0 if ess is None else _SAFETY * target / max(ess, 1.0)
+    kept = _kept(model)
+    factor = MAX_ROUND_GROWTH
+    if ess is not None:
+        factor = min(_SAFETY * target / max(ess, 1.0), MAX_ROUND_GROWTH)
     wanted = burn_in + math.ceil(kept * factor)
     affordable = math.floor(max(sweeps_left, 0.0) * _BUDGET_USE)
     total = min(wanted, done + affordable if method == "warm_start" else affordable)
