@@ -15,7 +15,13 @@ differ in what they talk about, in the spirit of R's ``stm``:
 - :func:`compare_collections`: the posterior difference of two
   collections' topic shares, from the joint draws
   (``stm::estimateEffect``);
-- :func:`effective_sample_size`: the effective sample size of MCMC draws;
+- :func:`effective_sample_size`: the effective sample size of MCMC draws,
+  of one chain or several;
+- :func:`rhat`: whether chains (or the halves of one) agree, the
+  rank-normalized split R-hat;
+- :func:`align_chains`: several fits of one CompoundLDA with their topics
+  lined up, so that the two summaries above can pool them (the question
+  of stm's ``selectModel``: how much do the results move with the seed);
 - :func:`select_n_components`: held-out perplexity, coherence, exclusivity
   and fit time against the number of topics (``stm::searchK``).
 
@@ -23,18 +29,22 @@ The functions that return tables return pandas DataFrames and need pandas
 (``pip install pandas``), imported only when they are called.
 """
 
+from ._chains import align_chains
 from ._collection_words import topic_words_by_collection
 from ._collections import collection_topic_summary, compare_collections
 from ._documents import representative_documents
 from ._ess import effective_sample_size
 from ._labels import topic_labels
+from ._rhat import rhat
 from ._select import select_n_components
 
 __all__ = [
+    "align_chains",
     "collection_topic_summary",
     "compare_collections",
     "effective_sample_size",
     "representative_documents",
+    "rhat",
     "select_n_components",
     "topic_labels",
     "topic_words_by_collection",

@@ -6,8 +6,10 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, validate_params
 
 from .._corpus import StrictInterval
+from ._chains import chain_draws
 from ._ess import effective_sample_size
-from ._utils import collection_draws, collection_position, require_pandas
+from ._rhat import rhat
+from ._utils import collection_draws, collection_position, require_pandas, unwrap
 
 __all__ = ["collection_topic_summary", "compare_collections"]
 
@@ -26,9 +28,33 @@ def pi_summary(samples, ci):
     return samples.mean(axis=0), lower, upper, effective_sample_size(samples)
 
 
+def _draws(estimator, caller):
+    """``(model, chains, labels, unstable)`` of a fit or a list of fits (chains):
+    ``chains`` the draws of ``pi`` of shape (n_chains, n_draws, J, K), topics
+    lined up with the first fit's, ``unstable`` the topics some fit lacks."""
+    if isinstance(estimator, (list, tuple)):
+        found = chain_draws(estimator, caller)
+        return unwrap(estimator[0])[0], found.draws, found.collections, found.unstable
+    model, samples, labels = collection_draws(estimator, caller)
+    return model, samples[None], labels, np.array([], dtype=np.int64)
+
+
+def _chain_stats(chains, ci):
+    """``(mean, lower, upper, ess, rhat)`` over chains of shape (n_chains, n_draws, ...):
+    the pooled draws' mean and interval, the ESS (of one chain, or Stan's
+    multi-chain one) and the rank-normalized split R-hat."""
+    pooled = chains.reshape(-1, *chains.shape[2:])
+    lower, upper = equal_tailed_interval(pooled, ci)
+    if chains.shape[0] == 1:
+        ess = effective_sample_size(chains[0])
+    else:
+        ess = effective_sample_size(chains, multichain=True)
+    return pooled.mean(axis=0), lower, upper, ess, rhat(chains)
+
+
 @validate_params(
     {
-        "estimator": [HasMethods(["fit"])],
+        "estimator": [HasMethods(["fit"]), list, tuple],
         "ci": [StrictInterval(Real, 0, 1, closed="neither")],
     },
     prefer_skip_nested_validation=True,
@@ -40,15 +66,20 @@ def collection_topic_summary(estimator, ci=0.9):
     collection's topic mixture ``pi_j`` (``collection_topic_samples_``).
     This summarizes them in one tidy table: for every collection and
     topic, the posterior mean of the topic's share, an equal-tailed
-    posterior interval, and the effective sample size (ESS) of the draws
-    behind them.
+    posterior interval, the effective sample size (ESS) of the draws
+    behind them and their R-hat. Given several fits (chains that differ
+    only in ``random_state``), it pools their draws, topics lined up by
+    :func:`align_chains`: the intervals then carry the uncertainty that
+    one chain cannot show, and R-hat says whether the chains agree.
 
     Parameters
     ----------
-    estimator : CompoundLDA or Pipeline
+    estimator : CompoundLDA, Pipeline, or list of them
         A fitted :class:`~sklearn_clda.CompoundLDA` (Gibbs sampler,
         ``algorithm="ags"`` or ``"mgs"``) with at least 4 kept draws, or a
-        fitted Pipeline ending with one.
+        fitted Pipeline ending with one; or a list of two or more such fits
+        of the same model and data (:func:`align_chains`), whose topics
+        come out in the first fit's order.
 
     ci : float, default=0.9
         Probability mass of the intervals, in (0, 1): 0.9 spans the 5% to
@@ -67,9 +98,15 @@ def collection_topic_summary(estimator, ci=0.9):
           ``collection_topic_``);
         - ``lower``, ``upper``: the interval's ends;
         - ``ess``: the effective sample size of the draws of ``pi_jk``
-          (:func:`effective_sample_size`).
+          (:func:`effective_sample_size`; over all chains with
+          ``multichain=True`` for a list of fits);
+        - ``rhat``: the rank-normalized split R-hat of those draws
+          (:func:`rhat`): above 1.01, the chain's halves (or the chains)
+          disagree and the interval is not to be trusted.
 
-        ``summary.attrs["ci"]`` holds ``ci``.
+        ``summary.attrs`` holds ``ci``, ``n_chains`` and ``unstable_topics``
+        (the topics some fit has no counterpart of, from
+        :func:`align_chains`; empty for one fit).
 
     Raises
     ------
@@ -88,7 +125,9 @@ def collection_topic_summary(estimator, ci=0.9):
     -----
     An interval whose ESS is small (tens) has ends that are themselves
     uncertain: keep more draws (more sweeps, or a smaller ``thin``) before
-    reading much into it.
+    reading much into it. A large R-hat of one chain means that ``pi_jk``
+    drifts over the chain; more sweeps may not cure that, and fits with
+    other seeds show how far the shares move.
 
     Examples
     --------
@@ -102,18 +141,30 @@ def collection_topic_summary(estimator, ci=0.9):
     >>> clda = clda.fit(corpus.data, groups=corpus.groups)
     >>> summary = collection_topic_summary(clda, ci=0.9)
     >>> summary.columns.tolist()
-    ['collection', 'topic', 'mean', 'lower', 'upper', 'ess']
+    ['collection', 'topic', 'mean', 'lower', 'upper', 'ess', 'rhat']
     >>> summary[["collection", "topic"]].values.tolist()
     [[0, 0], [0, 1], [0, 2], [1, 0], [1, 1], [1, 2]]
     >>> summary.groupby("collection")["mean"].sum().round(6).tolist()
     [1.0, 1.0]
     >>> bool(((summary.lower <= summary["mean"]) & (summary["mean"] <= summary.upper)).all())
     True
+
+    Three chains pooled. They found the same topics, but split collection
+    1 differently between topics 0 and 2: R-hat says so, and the pooled
+    intervals of those shares are wider than one chain's:
+
+    >>> fits = [clda] + [CompoundLDA(n_components=3, max_iter=200, thin=2, random_state=seed)
+    ...                  .fit(corpus.data, groups=corpus.groups) for seed in (1, 2)]
+    >>> pooled = collection_topic_summary(fits)
+    >>> pooled.attrs["n_chains"], pooled.attrs["unstable_topics"]
+    (3, [])
+    >>> pooled[pooled.rhat > 1.1][["collection", "topic"]].values.tolist()
+    [[1, 0], [1, 2]]
     """
     caller = "collection_topic_summary"
     pd = require_pandas(caller)
-    _, samples, labels = collection_draws(estimator, caller)
-    mean, lower, upper, ess = pi_summary(samples, ci)
+    _, chains, labels, unstable = _draws(estimator, caller)
+    mean, lower, upper, ess, rhats = _chain_stats(chains, ci)
     n_collections, n_components = mean.shape
     out = pd.DataFrame({
         "collection": np.repeat(labels, n_components),
@@ -122,14 +173,16 @@ def collection_topic_summary(estimator, ci=0.9):
         "lower": lower.ravel(),
         "upper": upper.ravel(),
         "ess": ess.ravel(),
+        "rhat": rhats.ravel(),
     })
-    out.attrs["ci"] = float(ci)
+    out.attrs.update(ci=float(ci), n_chains=int(chains.shape[0]),
+                     unstable_topics=unstable.tolist())
     return out
 
 
 @validate_params(
     {
-        "estimator": [HasMethods(["fit"])],
+        "estimator": [HasMethods(["fit"]), list, tuple],
         "a": [str, Integral],
         "b": [str, Integral],
         "ci": [StrictInterval(Real, 0, 1, closed="neither")],
@@ -153,10 +206,12 @@ def compare_collections(estimator, a, b, ci=0.9):
 
     Parameters
     ----------
-    estimator : CompoundLDA or Pipeline
+    estimator : CompoundLDA, Pipeline, or list of them
         A fitted :class:`~sklearn_clda.CompoundLDA` (Gibbs sampler) with
         groups and at least 4 kept draws, or a fitted Pipeline ending with
-        one.
+        one; or a list of two or more such fits of the same model and data
+        (chains differing in ``random_state``), whose lined-up draws are
+        pooled (:func:`align_chains`).
 
     a, b : str or int
         Two different collection labels, as in ``groups_``.
@@ -174,9 +229,11 @@ def compare_collections(estimator, a, b, ci=0.9):
         - ``lower``, ``upper``: the equal-tailed interval of the difference;
         - ``prob_greater``: ``P(pi_ak > pi_bk | data)``, the share of draws
           in which ``a``'s share is the larger;
-        - ``ess``: effective sample size of the draws of the difference.
+        - ``ess``: effective sample size of the draws of the difference;
+        - ``rhat``: their rank-normalized split R-hat (:func:`rhat`).
 
-        ``comparison.attrs`` holds ``a``, ``b`` and ``ci``.
+        ``comparison.attrs`` holds ``a``, ``b``, ``ci``, ``n_chains`` and
+        ``unstable_topics`` (as in :func:`collection_topic_summary`).
 
     Raises
     ------
@@ -217,7 +274,7 @@ def compare_collections(estimator, a, b, ci=0.9):
     >>> clda = clda.fit(corpus.data, groups=corpus.groups)
     >>> diff = compare_collections(clda, 0, 1)
     >>> diff.columns.tolist()
-    ['topic', 'mean', 'lower', 'upper', 'prob_greater', 'ess']
+    ['topic', 'mean', 'lower', 'upper', 'prob_greater', 'ess', 'rhat']
 
     The mean difference is the difference of the posterior means:
 
@@ -243,7 +300,7 @@ def compare_collections(estimator, a, b, ci=0.9):
     """
     caller = "compare_collections"
     pd = require_pandas(caller)
-    model, samples, labels = collection_draws(estimator, caller)
+    model, chains, labels, unstable = _draws(estimator, caller)
     if getattr(model, "groups_", None) is None:
         raise ValueError(
             f"{caller} needs a model fitted with groups (several collections); "
@@ -253,15 +310,17 @@ def compare_collections(estimator, a, b, ci=0.9):
     ib = collection_position(labels, b, "b", caller)
     if ia == ib:
         raise ValueError(f"a and b passed to {caller} must differ, got {a!r} twice.")
-    diff = samples[:, ia] - samples[:, ib]
-    lower, upper = equal_tailed_interval(diff, ci)
+    diff = chains[:, :, ia] - chains[:, :, ib]
+    mean, lower, upper, ess, rhats = _chain_stats(diff, ci)
     out = pd.DataFrame({
-        "topic": np.arange(diff.shape[1]),
-        "mean": diff.mean(axis=0),
+        "topic": np.arange(diff.shape[2]),
+        "mean": mean,
         "lower": lower,
         "upper": upper,
-        "prob_greater": (diff > 0).mean(axis=0),
-        "ess": effective_sample_size(diff),
+        "prob_greater": (diff > 0).mean(axis=(0, 1)),
+        "ess": ess,
+        "rhat": rhats,
     })
-    out.attrs.update({"a": a, "b": b, "ci": float(ci)})
+    out.attrs.update({"a": a, "b": b, "ci": float(ci), "n_chains": int(chains.shape[0]),
+                      "unstable_topics": unstable.tolist()})
     return out

@@ -1,4 +1,5 @@
-"""Effective sample size of MCMC draws (Geyer's initial monotone sequence)."""
+"""Effective sample size of MCMC draws (Geyer's initial monotone sequence),
+of one chain or several."""
 
 import numpy as np
 from sklearn.utils._param_validation import validate_params
@@ -30,9 +31,29 @@ def _integrated_time(rho):
     return -1.0 + 2.0 * np.where(initial, monotone, 0.0).sum(axis=0)
 
 
-@validate_params({"draws": ["array-like"]}, prefer_skip_nested_validation=True)
-def effective_sample_size(draws):
-    """Effective sample size (ESS) of the draws of one Markov chain.
+def _multichain_correlations(x):
+    """Autocorrelations ``rho_t`` of chains of shape (M, n, ...), lags on axis 0,
+    that count the variance between the chains (Stan's estimator)::
+
+        rho_t = 1 - (W - mean_c(acov_c[t])) / var_plus,   rho_0 = 1
+
+    with ``W`` the mean within-chain variance and ``var_plus = (n - 1) / n
+    * W + var(chain means)``. Also returns where ``var_plus`` is 0."""
+    n = x.shape[1]
+    acov = np.stack([_autocovariance(chain - chain.mean(axis=0)) for chain in x])
+    within = acov[:, 0].mean(axis=0) * n / (n - 1)
+    between = x.mean(axis=1).var(axis=0, ddof=1) if x.shape[0] > 1 else 0.0
+    var_plus = (n - 1) / n * within + between
+    constant = var_plus == 0
+    rho = 1.0 - (within - acov.mean(axis=0)) / np.where(constant, 1.0, var_plus)
+    rho[0] = 1.0
+    return rho, constant
+
+
+@validate_params({"draws": ["array-like"], "multichain": ["boolean"]},
+                 prefer_skip_nested_validation=True)
+def effective_sample_size(draws, *, multichain=False):
+    """Effective sample size (ESS) of the draws of one or several Markov chains.
 
     The number of independent draws that would estimate the mean as
     precisely as the given autocorrelated ones::
@@ -58,6 +79,14 @@ def effective_sample_size(draws):
     ``tau`` is bounded below by ``1 / log10(n)``, so that ``ESS <= n
     log10(n)`` (and ``ESS <= n`` for fewer than 10 draws).
 
+    With ``multichain=True``, ``draws`` holds ``M`` chains of ``n`` draws
+    and ``rho_t`` is Stan's multi-chain estimate, ``1 - (W - mean_c
+    c_{c,t}) / var_plus``, where ``W`` is the mean within-chain variance
+    and ``var_plus = (n - 1) / n * W + var(chain means)``: chains that
+    disagree raise ``var_plus`` and lower the ESS, so that draws pooled
+    from chains stuck in different places do not pass for independent
+    ones. Then ``ESS = M n / tau``.
+
     Parameters
     ----------
     draws : array-like of shape (n_draws,) or (n_draws, ...)
@@ -65,18 +94,26 @@ def effective_sample_size(draws):
         Further axes are independent scalar chains, e.g. the kept draws
         ``collection_topic_samples_`` of a
         :class:`~sklearn_clda.CompoundLDA`, of shape ``(n_draws,
-        n_collections, n_components)``.
+        n_collections, n_components)``. With ``multichain=True``, of shape
+        ``(n_chains, n_draws, ...)``: several chains of the same length
+        (e.g. :func:`align_chains`' draws).
+
+    multichain : bool, default=False
+        Whether the first axis of ``draws`` indexes chains (and the second
+        the draws).
 
     Returns
     -------
     ess : float or ndarray of shape ``draws.shape[1:]``
-        The effective sample size of each chain. A chain whose draws are
-        all equal has no defined ESS: NaN.
+        The effective sample size of each chain (``draws.shape[2:]`` and
+        of all chains together with ``multichain=True``). A chain whose
+        draws are all equal has no defined ESS: NaN.
 
     See Also
     --------
     sklearn_clda.plotting.autocorrelation : The autocorrelations ``rho_t``.
     collection_topic_summary : Posterior intervals of ``pi`` with their ESS.
+    rhat : Whether several chains agree.
 
     Notes
     -----
@@ -124,19 +161,34 @@ def effective_sample_size(draws):
 
     >>> effective_sample_size(rng.random((500, 2, 3))).shape
     (2, 3)
+
+    Four chains of 500 independent draws count about 2000; four chains
+    that each sit in their own place count far fewer:
+
+    >>> chains = rng.standard_normal((4, 500))
+    >>> bool(1800 < effective_sample_size(chains, multichain=True) < 2200)
+    True
+    >>> bool(effective_sample_size(chains + 3 * np.arange(4)[:, None], multichain=True) < 50)
+    True
     """
     x = np.asarray(draws, dtype=np.float64)
-    if x.ndim == 0 or x.shape[0] < MIN_DRAWS:
+    axis = 1 if multichain else 0
+    if x.ndim <= axis or x.shape[axis] < MIN_DRAWS or x.shape[0] < 1:
+        shape = "(n_chains, n_draws, ...)" if multichain else "(n_draws, ...)"
         raise ValueError(
-            f"effective_sample_size needs at least {MIN_DRAWS} draws along the "
-            f"first axis, got an array of shape {x.shape}."
+            f"effective_sample_size needs draws of shape {shape} with at least "
+            f"{MIN_DRAWS} draws, got an array of shape {x.shape}."
         )
     if not np.all(np.isfinite(x)):
         raise ValueError("effective_sample_size got NaN or infinite draws.")
-    n = x.shape[0]
-    acov = _autocovariance(x - x.mean(axis=0))
-    constant = np.ptp(x, axis=0) == 0
-    rho = acov / np.where(constant, 1.0, acov[0])
+    if multichain:
+        n = x.shape[0] * x.shape[1]
+        rho, constant = _multichain_correlations(x)
+    else:
+        n = x.shape[0]
+        acov = _autocovariance(x - x.mean(axis=0))
+        constant = np.ptp(x, axis=0) == 0
+        rho = acov / np.where(constant, 1.0, acov[0])
     tau = np.maximum(_integrated_time(rho), 1.0 / max(np.log10(n), 1.0))
     ess = np.where(constant, np.nan, n / tau)
     return ess[()] if ess.ndim == 0 else ess

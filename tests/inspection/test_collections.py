@@ -51,7 +51,8 @@ def correlated_draws():
 def test_summary_of_known_draws():
     clda, u, _ = correlated_draws()
     summary = collection_topic_summary(clda, ci=0.9)
-    assert summary.columns.tolist() == ["collection", "topic", "mean", "lower", "upper", "ess"]
+    assert summary.columns.tolist() == ["collection", "topic", "mean", "lower", "upper", "ess",
+                                       "rhat"]
     assert summary[["collection", "topic"]].values.tolist() == [
         ["a", 0], ["a", 1], ["b", 0], ["b", 1]]
     # pi_a0 is the grid 0.2..0.6 (step 0.004): mean 0.4, 5% and 95% quantiles
@@ -70,7 +71,8 @@ def test_summary_of_known_draws():
 def test_difference_comes_from_the_joint_draws():
     clda, _, d = correlated_draws()
     diff = compare_collections(clda, "a", "b", ci=0.9)
-    assert diff.columns.tolist() == ["topic", "mean", "lower", "upper", "prob_greater", "ess"]
+    assert diff.columns.tolist() == ["topic", "mean", "lower", "upper", "prob_greater", "ess",
+                                    "rhat"]
     # pi_a0 - pi_b0 = d, the grid 0.009..0.011: mean 0.01, 90% interval from
     # its 5th to its 95th value, 0.0091 to 0.0109; a is larger in every draw.
     assert_allclose(diff.loc[0, ["mean", "lower", "upper", "prob_greater"]].to_numpy(float),
@@ -82,7 +84,7 @@ def test_difference_comes_from_the_joint_draws():
     summary = collection_topic_summary(clda, ci=0.9)
     a, b = summary.iloc[0], summary.iloc[2]
     assert a["lower"] < b["upper"] and b["lower"] < a["upper"]
-    assert diff.attrs == {"a": "a", "b": "b", "ci": 0.9}
+    assert diff.attrs == {"a": "a", "b": "b", "ci": 0.9, "n_chains": 1, "unstable_topics": []}
 
 
 def test_anticorrelated_draws_widen_the_difference():
