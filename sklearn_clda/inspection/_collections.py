@@ -39,6 +39,24 @@ def _draws(estimator, caller):
     return model, samples[None], labels, np.array([], dtype=np.int64)
 
 
+def _other_side(model, chains, labels, ia, b, caller):
+    """Draws of ``pi_b`` of shape (n_chains, n_draws, K); with ``b=None`` the
+    other collections' draws weighted by their numbers of documents."""
+    if b is not None:
+        ib = collection_position(labels, b, "b", caller)
+        if ia == ib:
+            raise ValueError(f"a and b passed to {caller} must differ, got {b!r} twice.")
+        return chains[:, :, ib]
+    if labels.size < 2:
+        raise ValueError(
+            f"{caller} with b=None compares a collection with the others, but the "
+            f"model has one collection ({labels.tolist()[0]!r})."
+        )
+    weights = np.asarray(model.collection_sizes_, dtype=np.float64).copy()
+    weights[ia] = 0.0
+    return np.einsum("cnjk,j->cnk", chains, weights / weights.sum())
+
+
 def _chain_stats(chains, ci):
     """``(mean, lower, upper, ess, rhat)`` over chains of shape (n_chains, n_draws, ...):
     the pooled draws' mean and interval, the ESS (of one chain, or Stan's
@@ -184,18 +202,20 @@ def collection_topic_summary(estimator, ci=0.9):
     {
         "estimator": [HasMethods(["fit"]), list, tuple],
         "a": [str, Integral],
-        "b": [str, Integral],
+        "b": [str, Integral, None],
         "ci": [StrictInterval(Real, 0, 1, closed="neither")],
     },
     prefer_skip_nested_validation=True,
 )
-def compare_collections(estimator, a, b, ci=0.9):
+def compare_collections(estimator, a, b=None, ci=0.9):
     """Posterior difference of two collections' topic shares, ``pi_a - pi_b``.
 
     For every topic ``k``: the posterior mean of ``pi_ak - pi_bk``, its
     equal-tailed interval, the posterior probability that collection ``a``
-    gives the topic a larger share than ``b``, and the effective sample
-    size of the difference's draws.
+    gives the topic a larger share than ``b``, the effective sample size
+    of the difference's draws and their R-hat. Without ``b``, collection
+    ``a`` is compared with the rest of the corpus: which topics does it
+    use more than the other collections do?
 
     Everything is computed from the joint posterior draws: each kept draw
     of ``pi`` gives one draw of the difference, ``pi_ak^(s) - pi_bk^(s)``,
@@ -213,8 +233,13 @@ def compare_collections(estimator, a, b, ci=0.9):
         (chains differing in ``random_state``), whose lined-up draws are
         pooled (:func:`align_chains`).
 
-    a, b : str or int
-        Two different collection labels, as in ``groups_``.
+    a : str or int
+        A collection label, as in ``groups_``.
+
+    b : str, int or None, default=None
+        Another collection label; or None for the rest of the corpus: the
+        other collections' mixtures averaged draw by draw, each weighted by
+        its number of training documents (``collection_sizes_``).
 
     ci : float, default=0.9
         Probability mass of the intervals, in (0, 1).
@@ -239,8 +264,9 @@ def compare_collections(estimator, a, b, ci=0.9):
     ------
     ValueError
         If ``a`` or ``b`` is not a collection of the model, if they are
-        equal, if the model was fitted without groups, or if it has fewer
-        than 4 draws of ``pi`` (a VEM fit has no posterior draws).
+        equal, if the model was fitted without groups or with one
+        collection, or if it has fewer than 4 draws of ``pi`` (a VEM fit
+        has no posterior draws).
 
     See Also
     --------
@@ -297,6 +323,12 @@ def compare_collections(estimator, a, b, ci=0.9):
     [0.34, 1.0, 0.0]
     >>> bool(diff.loc[0, "lower"] < 0 < diff.loc[0, "upper"])
     True
+
+    Without ``b``, collection 0 against the rest of the corpus, here the
+    other collection:
+
+    >>> bool(np.allclose(compare_collections(clda, 0)["mean"], diff["mean"]))
+    True
     """
     caller = "compare_collections"
     pd = require_pandas(caller)
@@ -307,10 +339,7 @@ def compare_collections(estimator, a, b, ci=0.9):
             "this one was fitted without groups, as one collection."
         )
     ia = collection_position(labels, a, "a", caller)
-    ib = collection_position(labels, b, "b", caller)
-    if ia == ib:
-        raise ValueError(f"a and b passed to {caller} must differ, got {a!r} twice.")
-    diff = chains[:, :, ia] - chains[:, :, ib]
+    diff = chains[:, :, ia] - _other_side(model, chains, labels, ia, b, caller)
     mean, lower, upper, ess, rhats = _chain_stats(diff, ci)
     out = pd.DataFrame({
         "topic": np.arange(diff.shape[2]),

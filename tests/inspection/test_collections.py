@@ -175,3 +175,32 @@ def test_errors(fitted):
     short = model_with_draws(clda.collection_topic_samples_[:3], [2019, 2020, 2021])
     with pytest.raises(ValueError, match="has 3: refit keeping more draws"):
         collection_topic_summary(short)
+
+
+def test_a_collection_against_the_rest_weighs_the_others_by_documents():
+    corpus = make_compound_corpus(n_topics=3, n_features=30, n_collections=3,
+                                  docs_per_collection=20, doc_length=40, random_state=0)
+    # Collection sizes 20, 10 and 30 documents: the rest of "a" is 1/4 "b", 3/4 "c".
+    keep = np.flatnonzero((corpus.groups != 1) | (np.arange(corpus.groups.size) % 2 == 0))
+    extra = np.flatnonzero(corpus.groups == 2)[:10]
+    rows = np.concatenate([keep, extra])
+    labels = np.array(["a", "b", "c"])[corpus.groups[rows]]
+    clda = CompoundLDA(n_components=3, max_iter=60, thin=2, random_state=0)
+    clda.fit(corpus.data[rows], groups=labels)
+    assert clda.collection_sizes_.tolist() == [20, 10, 30]
+    draws = clda.collection_topic_samples_
+    rest = 0.25 * draws[:, 1] + 0.75 * draws[:, 2]
+    diff = compare_collections(clda, "a")
+    assert_allclose(diff["mean"], (draws[:, 0] - rest).mean(axis=0))
+    assert_allclose(diff["prob_greater"], (draws[:, 0] > rest).mean(axis=0))
+    assert_allclose(diff["ess"], effective_sample_size(draws[:, 0] - rest))
+    assert diff.attrs["b"] is None
+    # With two collections, the rest is the other one.
+    two = CompoundLDA(n_components=3, max_iter=40, thin=2, random_state=0)
+    two.fit(corpus.data[:40], groups=corpus.groups[:40])
+    assert_allclose(compare_collections(two, 0)["mean"], compare_collections(two, 0, 1)["mean"])
+    one = CompoundLDA(n_components=3, max_iter=40, thin=2, random_state=0)
+    one.fit(corpus.data[:20], groups=corpus.groups[:20])
+    with pytest.raises(ValueError, match="with b=None compares a collection with the others, "
+                                         "but the model has one collection"):
+        compare_collections(one, 0)
