@@ -5,7 +5,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, validate_params
-from sklearn.utils.validation import _num_samples
+from sklearn.utils.validation import _num_samples, check_array
 
 from .._corpus import StrictInterval, check_group_labels
 from ._utils import accepts, check_topics, require_pandas, unwrap
@@ -16,12 +16,36 @@ __all__ = ["representative_documents"]
 def _doc_topic(estimator, X, groups):
     """``transform`` of a model or Pipeline, passing ``groups`` when it takes them."""
     model, pre, _ = unwrap(estimator)
-    Xt = X if pre is None else pre.transform(X)
+    return _fold_in(model, X if pre is None else pre.transform(X), groups)
+
+
+def _fold_in(model, counts, groups):
+    """``model.transform(counts)``, with ``groups`` when it takes them, as float64."""
     if groups is not None and accepts(model.transform, "groups"):
-        theta = model.transform(Xt, groups=groups)
+        theta = model.transform(counts, groups=groups)
     else:
-        theta = model.transform(Xt)
+        theta = model.transform(counts)
     return np.asarray(theta, dtype=np.float64)
+
+
+def _long_enough(estimator, X, groups, rows, min_length, caller, collection):
+    """``(rows, theta)``: the rows (of the caller's X) among ``rows`` whose
+    documents have ``min_length`` tokens or more, and their proportions."""
+    model, pre, _ = unwrap(estimator)
+    Xt = X if pre is None else pre.transform(X)
+    counts = check_array(Xt, accept_sparse="csr", dtype=None)
+    lengths = np.asarray(counts.sum(axis=1)).ravel()
+    keep = np.flatnonzero(lengths >= min_length)
+    if keep.size == 0:
+        where = "X" if collection is None else f"collection {collection!r}"
+        raise ValueError(
+            f"{caller} found no document of {where} with min_length={min_length} "
+            f"tokens or more; the longest has {lengths.max(initial=0):g}."
+        )
+    if keep.size < lengths.size:
+        Xt = _safe_indexing(Xt, keep)
+        groups = None if groups is None else _safe_indexing(groups, keep)
+    return rows[keep], _fold_in(model, Xt, groups)
 
 
 def _candidate_rows(labels, collection, caller):
@@ -52,11 +76,14 @@ def _candidate_rows(labels, collection, caller):
         "n": [StrictInterval(Integral, 1, None, closed="left")],
         "topic": [Integral, "array-like", None],
         "collection": [str, Integral, None],
+        "min_length": [StrictInterval(Integral, 1, None, closed="left")],
+        "texts": ["array-like", None],
     },
     # The estimator's transform validates X itself.
     prefer_skip_nested_validation=False,
 )
-def representative_documents(estimator, X, groups=None, *, n=3, topic=None, collection=None):
+def representative_documents(estimator, X, groups=None, *, n=3, topic=None, collection=None,
+                             min_length=1, texts=None):
     """The documents with the largest share of each topic.
 
     Reading a topic's most typical documents tells more than its words.
@@ -97,15 +124,27 @@ def representative_documents(estimator, X, groups=None, *, n=3, topic=None, coll
         Only consider the documents whose label in ``groups`` equals
         ``collection``.
 
+    min_length : int, default=1
+        Only consider the documents with at least this many tokens (after
+        a Pipeline's vectorizer). Short documents get extreme proportions
+        easily: a signature line of three words can be "100% about" a
+        topic. The default leaves out empty documents only.
+
+    texts : array-like of shape (n_samples,), default=None
+        The documents' texts (or any description of them), row by row
+        with ``X``; they are returned in a ``text`` column, to read beside
+        the proportions as stm's ``findThoughts`` prints them. With a
+        Pipeline that takes raw texts, pass ``texts=X``.
+
     Returns
     -------
     documents : pandas.DataFrame
         One row per (topic, rank), topics in the order asked and ranks
         increasing, with columns ``topic``, ``rank`` (1 for the document
         with the largest share), ``document`` (row index into ``X``),
-        ``theta`` (the document's proportion of the topic) and, when
-        ``groups`` is given, ``collection`` (the document's label). Ties
-        rank the lower row first.
+        ``theta`` (the document's proportion of the topic), when
+        ``groups`` is given ``collection`` (the document's label), and
+        when ``texts`` is given ``text``. Ties rank the lower row first.
 
     See Also
     --------
@@ -116,8 +155,8 @@ def representative_documents(estimator, X, groups=None, *, n=3, topic=None, coll
     The proportions come from ``transform`` (the fold-in, with the topics
     held fixed), not from the training chain's ``doc_topic_``, so ``X``
     need not be the training corpus. Short documents get extreme
-    proportions easily; drop very short documents from ``X`` to see
-    typical rather than tiny ones.
+    proportions easily; raise ``min_length`` to see typical rather than
+    tiny ones.
 
     References
     ----------
@@ -148,19 +187,32 @@ def representative_documents(estimator, X, groups=None, *, n=3, topic=None, coll
     >>> docs = representative_documents(lda, X, groups, n=1, collection="b")
     >>> sorted(docs["document"].tolist()), docs["collection"].tolist()
     ([1, 3], ['b', 'b'])
+
+    With the texts beside, and only documents of 10 tokens or more:
+
+    >>> texts = ["sport", "politics", "mixed", "sport again", "politics again"]
+    >>> docs = representative_documents(lda, X, n=1, min_length=10, texts=texts)
+    >>> sorted(docs["text"].tolist())
+    ['politics again', 'sport again']
     """
     caller = "representative_documents"
     pd = require_pandas(caller)
     n_docs = _num_samples(X)
     labels = None if groups is None else check_group_labels(groups, n_docs, method=caller)
+    if texts is not None and _num_samples(texts) != n_docs:
+        raise ValueError(
+            f"texts passed to {caller} has {_num_samples(texts)} entries, but X has "
+            f"{n_docs} documents; pass one text per row of X."
+        )
     rows = _candidate_rows(labels, collection, caller)
     if rows is None:
-        rows = np.arange(n_docs)
-        theta = _doc_topic(estimator, X, groups)
+        rows, candidates, candidate_groups = np.arange(n_docs), X, groups
     else:
         # Only the collection's documents are folded in (each document's
         # proportions depend on it and its collection alone).
-        theta = _doc_topic(estimator, _safe_indexing(X, rows), _safe_indexing(groups, rows))
+        candidates, candidate_groups = _safe_indexing(X, rows), _safe_indexing(groups, rows)
+    rows, theta = _long_enough(estimator, candidates, candidate_groups, rows, min_length,
+                               caller, collection)
     topics = (np.arange(theta.shape[1]) if topic is None
               else check_topics(topic, theta.shape[1], name=f"topic passed to {caller}"))
     columns = {"topic": [], "rank": [], "document": [], "theta": []}
@@ -173,4 +225,6 @@ def representative_documents(estimator, X, groups=None, *, n=3, topic=None, coll
     out = pd.DataFrame(columns)
     if labels is not None:
         out["collection"] = labels[out["document"].to_numpy(dtype=np.intp)]
+    if texts is not None:
+        out["text"] = list(_safe_indexing(texts, out["document"].to_numpy(dtype=np.intp)))
     return out

@@ -166,3 +166,37 @@ def test_errors(corpus, lda):
         representative_documents(lda, X, groups[:2])
     with pytest.raises(InvalidParameterError, match="'n'"):
         representative_documents(lda, X, n=0)
+
+
+def test_min_length_leaves_out_short_documents_and_texts_come_beside():
+    """A three-word document can be all about a topic; min_length drops it
+    before the fold-in, and the rows returned are still rows of X, with
+    the caller's texts (a pandas Series with a shuffled index) beside."""
+    pd = pytest.importorskip("pandas")
+    texts = ["apple banana apple pear banana", "apple", "dog cat dog fish cat", "dog",
+             "apple banana pear pear apple", "cat fish dog dog cat"] * 3
+    series = pd.Series(texts, index=np.arange(len(texts))[::-1])
+    pipe = make_pipeline(CountVectorizer(), LDAGibbs(n_components=2, max_iter=100,
+                                                     random_state=0)).fit(texts)
+    lengths = np.array([len(t.split()) for t in texts])
+    everything = representative_documents(pipe, series, n=18, texts=series)
+    assert (lengths[everything["document"]] == 1).any()
+    docs = representative_documents(pipe, series, n=18, min_length=2, texts=series)
+    assert len(docs) == 2 * 12 and (lengths[docs["document"]] == 5).all()
+    assert docs["text"].tolist() == [texts[d] for d in docs["document"]]
+    # The proportions are those of folding everything in.
+    kept = everything[lengths[everything["document"]] > 1]
+    for k in (0, 1):
+        assert_array_equal(docs[docs.topic == k]["document"], kept[kept.topic == k]["document"])
+
+
+def test_min_length_and_texts_errors(corpus, lda):
+    X, groups = corpus
+    with pytest.raises(ValueError, match=r"found no document of collection 'odd' with "
+                                         r"min_length=1000 tokens or more; the longest has"):
+        representative_documents(lda, X, groups, collection="odd", min_length=1000)
+    with pytest.raises(ValueError, match="texts passed to representative_documents has 2 "
+                                         "entries, but X has 30 documents"):
+        representative_documents(lda, X, texts=["a", "b"])
+    with pytest.raises(InvalidParameterError, match="'min_length'"):
+        representative_documents(lda, X, min_length=0)
