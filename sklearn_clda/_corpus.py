@@ -355,7 +355,11 @@ def to_count_csr(X, name, input_name="X"):
     X = sp.csr_matrix(X)
     if not X.has_canonical_format:
         # Canonicalize a copy: the caller's arrays may be shared or read-only.
+        # Duplicates are summed in 64 bits, each entry first held to the
+        # count limit, so that no sum wraps around in the input's dtype.
         X = X.copy()
+        _check_count_limit(X.data, where)
+        X.data = X.data.astype(np.int64 if X.data.dtype.kind in "biu" else np.float64)
         X.sum_duplicates()
     data = X.data
     if data.dtype.kind == "f":
@@ -369,11 +373,7 @@ def to_count_csr(X, name, input_name="X"):
                 stacklevel=_caller_stacklevel(),
             )
         data = rounded
-    if data.size and data.max() > _INT32_MAX:
-        raise ValueError(
-            f"{where} has a count larger than {_INT32_MAX}; counts "
-            "must fit in 32-bit integers."
-        )
+    _check_count_limit(data, where)
     out = sp.csr_matrix(
         (data.astype(np.int64), X.indices.astype(np.int32), X.indptr.astype(np.int64)),
         shape=X.shape,
@@ -385,6 +385,15 @@ def to_count_csr(X, name, input_name="X"):
     if not out.has_sorted_indices:
         out.sort_indices()
     return out
+
+
+def _check_count_limit(data, where):
+    """Raise if a count (an entry of ``data``) does not fit in 32 bits."""
+    if data.size and data.max() > _INT32_MAX:
+        raise ValueError(
+            f"{where} has a count larger than {_INT32_MAX}; counts "
+            "must fit in 32-bit integers."
+        )
 
 
 def count_tokens(X):

@@ -104,6 +104,33 @@ def test_check_counts_sums_coo_duplicates():
     assert C.nnz == 3
 
 
+@pytest.mark.parametrize("dtype, values", [
+    (np.int32, [2**31 - 1, 2**31 - 1, 3]),  # sums to 2**32 + 1: wraps to 1 in int32
+    (np.int64, [2**62] * 4 + [1]),          # sums to 2**64 + 1: wraps to 1 in int64
+    (np.int32, [2**30, 2**30]),             # each fits, the sum does not
+    (np.uint32, [2**31, 5]),
+])
+def test_duplicates_never_wrap_around_when_summed(dtype, values):
+    """Duplicate entries of one cell are summed in 64 bits after each is held
+    to the count limit: a sum past 2**31 - 1 is refused, never wrapped."""
+    X = sp.csr_matrix((np.array(values, dtype=dtype), np.zeros(len(values), dtype=np.int32),
+                       np.array([0, len(values)])), shape=(1, 2))
+    X.has_canonical_format = False
+    with pytest.raises(ValueError, match="has a count larger than 2147483647"):
+        LDAGibbs(n_components=2, max_iter=2, random_state=0).fit(X)
+
+
+def test_duplicates_in_narrow_dtypes_sum_exactly():
+    X = sp.csr_matrix((np.array([100, 100, 100], dtype=np.int8), np.array([1, 1, 1]),
+                       np.array([0, 3])), shape=(1, 2))
+    X.has_canonical_format = False
+    assert_array_equal(canon(X).toarray(), [[0, 300]])
+    X = sp.csr_matrix((np.array([2**24, 1, 1], dtype=np.float32), np.array([0, 0, 0]),
+                       np.array([0, 3])), shape=(1, 2))
+    X.has_canonical_format = False
+    assert_array_equal(canon(X).toarray(), [[2**24 + 2, 0]])
+
+
 def test_check_counts_int64_index_arrays_are_converted():
     X = sp.csr_matrix(random_counts())
     X.indices = X.indices.astype(np.int64)
