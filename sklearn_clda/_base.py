@@ -438,6 +438,7 @@ class _BaseGibbsTopicModel(
         that this machine cannot hold (see ``_memory``)."""
         shape, K = X.shape, int(self.n_components)
         phases = partial(_memory.gibbs_phases, *shape, K, n_groups, itemsize=itemsize,
+                         n_tokens=count_tokens(X),
                          kept_samples=self._kept_sample_bytes(n_groups, n_kept),
                          previous=self._previous_fit_bytes(), keeps_chain=self.warm_start)
         _memory.check_fit_memory(self, shape, phases(word_table=self._kernel(X) != "sparse"),

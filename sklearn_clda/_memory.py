@@ -31,13 +31,14 @@ ONLINE_TOPIC_TABLES = 2
 
 
 def gibbs_phases(n_docs, n_features, n_components, n_groups, *, word_table, itemsize,
-                 kept_samples=0, previous=0, keeps_chain=False):
+                 n_tokens=0, kept_samples=0, previous=0, keeps_chain=False):
     """The phases of a Gibbs fit: ``{phase: {array: bytes}}``.
 
     ``word_table``: whether the sampler keeps a word-topic count table
     (all but ``sampler="sparse"``); ``itemsize``: the bytes of an entry of
     the fitted ``components_`` and ``doc_topic_`` (8, or 4 for float32
-    input); ``kept_samples``: the bytes of the kept samples' collection
+    input); ``n_tokens``: the corpus' tokens, each with a word and a topic
+    (int32 each) while sampling; ``kept_samples``: the bytes of the kept samples' collection
     mixtures (``CompoundLDA``), which become ``collection_topic_samples_``;
     ``previous``: see :func:`with_previous_fit`; ``keeps_chain``:
     ``warm_start``, whose kept chain holds on to the documents' running
@@ -48,6 +49,7 @@ def gibbs_phases(n_docs, n_features, n_components, n_groups, *, word_table, item
     return with_previous_fit(previous, {
         "while sampling": {
             "the word-topic counts": table,
+            "the tokens' words and topics": 8 * n_tokens,
             "the document-topic counts and their running mean": 12 * n_docs * K,
             # a sweep's table counts and prior, the mixtures and the next
             # draw's gamma variates and their parameters, (n_groups, K) each

@@ -408,7 +408,7 @@ def _gibbs(model, X, groups, itemsize=8):
     else:
         n_kept = max(1, (model.max_iter - model.max_iter // 2) // model.thin)
     return _memory.gibbs_phases(*X.shape, model.n_components, n_groups, word_table=word_table,
-                                itemsize=itemsize,
+                                itemsize=itemsize, n_tokens=int(X.sum()),
                                 kept_samples=model._kept_sample_bytes(n_groups, n_kept),
                                 previous=model._previous_fit_bytes(),
                                 keeps_chain=model.warm_start)
@@ -426,6 +426,8 @@ _FITS = {
     # the peak, and must not be held twice
     "ags-draws": (lambda: CompoundLDA(200, max_iter=20, thin=1), "fit-ids",
                   lambda m, X, g: _gibbs(m, X, np.arange(X.shape[0]))),
+    # few topics and many tokens: the tokens' words and topics are the peak
+    "many-tokens": (lambda: LDAGibbs(3, max_iter=2), "fit", _gibbs),
     "float32": (lambda: LDAGibbs(200, max_iter=3), "fit32",
                 lambda m, X, g: _gibbs(m, X, g, itemsize=4)),
     "vem": (lambda: CompoundLDA(200, algorithm="vem", max_iter=2), "fit",
@@ -489,9 +491,12 @@ def test_memory_estimate_is_a_close_lower_bound_of_the_peak(kind):
     3,000 documents and 300 words (1.55 without the kept chain's arrays);
     3,000 collections of one document each, whose kept mixtures are most
     of the peak, 1.01 (1.47 if the published draws were a copy of the
-    kept ones)."""
+    kept ones); 3.6 million tokens at K = 3, 1.06 (the tokens' words and
+    topics, 8 bytes a token, were not counted before)."""
     many_docs = kind in ("warm-many-docs", "ags-draws")
     X, groups = _corpus(3000, 300, 15) if many_docs else _corpus(60, 30000, 15)
+    if kind == "many-tokens":
+        X = X * 4000  # about 3.6 million tokens
     make, how, phases = _FITS[kind]
     model = make()
     before = 0
@@ -547,7 +552,8 @@ def test_memory_error_names_the_sparse_sampler_where_only_the_word_table_is_too_
     ``sampler="sparse"`` (no table) fits; it runs there. With no room even
     for the document-topic counts, no such hint."""
     X, groups = _corpus(2000, 200, 30)
-    phases = _memory.gibbs_phases(*X.shape, 100, 1, word_table=False, itemsize=8)
+    phases = _memory.gibbs_phases(*X.shape, 100, 1, word_table=False, itemsize=8,
+                                  n_tokens=int(X.sum()))
     without_table = max(sum(p.values()) for p in phases.values())
     _fake_memory(monkeypatch, without_table)
     for sampler in ("dense", "mh"):
