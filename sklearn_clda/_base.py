@@ -837,6 +837,7 @@ class _BaseGibbsTopicModel(
         check_is_fitted(self)
         dtype = _output_dtype(X)
         X = check_counts(self, X, reset=False, method=method)
+        _memory.check_transform_memory(self, X.shape[0], method, np.dtype(dtype).itemsize)
         prior_rows, doc_rows = self._inference_prior(groups, X.shape[0], method)
         theta = self._fold_in(X, prior_rows, doc_rows, self._topic_word_parts())
         if not normalize:

@@ -196,3 +196,20 @@ def check_fit_memory(estimator, shape, phases, table_free_phases=None, *, limit=
         f"{gib(parts[largest], d)}), more than {what.format(gib=gib(available, d))};{hint} "
         f"use fewer topics or a smaller vocabulary{more}."
     )
+
+
+def check_transform_memory(estimator, n_docs, method, itemsize):
+    """``ValueError`` if the ``(n_docs, K)`` topic proportions that
+    ``method`` returns (float64, and a copy in the output's ``itemsize``
+    when it is not 8) need more than this machine's memory."""
+    K = int(estimator.components_.shape[0])
+    needed = n_docs * K * (8 + (itemsize if itemsize != 8 else 0))
+    available = physical_memory()
+    if available is None or needed <= available:
+        return
+    raise ValueError(
+        f"{type(estimator).__name__}.{method} of {n_docs} documents with "
+        f"{K} topics needs at least {gib(needed)} for their topic proportions, "
+        f"more than this machine's {gib(available)} of memory; pass the documents "
+        "in batches."
+    )

@@ -566,3 +566,20 @@ def test_memory_error_names_the_sparse_sampler_where_only_the_word_table_is_too_
     with pytest.raises(ValueError, match="memory; use fewer topics") as err:
         LDAGibbs(100, sampler="sparse", max_iter=1, burn_in=0).fit(X)
     assert "sampler=" not in str(err.value)
+
+
+@pytest.mark.parametrize("dtype, per_cell", [(np.float64, 8), (np.float32, 12)])
+def test_transform_is_refused_when_its_proportions_do_not_fit(monkeypatch, dtype, per_cell):
+    """transform returns an (n_docs, K) array: past this machine's memory it
+    says so, and how to get around it, before any work (not numpy's
+    MemoryError at the allocation); at exactly that size it runs."""
+    X, _ = _corpus(400, 50, 20)
+    model = LDAGibbs(50, max_iter=2).fit(X)
+    needed = 400 * 50 * per_cell
+    _fake_memory(monkeypatch, needed - 4096)
+    with pytest.raises(ValueError, match=r"LDAGibbs.transform of 400 documents with 50 topics "
+                       r"needs at least 0\.0 GiB for their topic proportions, more than this "
+                       r"machine's 0\.0 GiB of memory; pass the documents in batches"):
+        model.transform(X.astype(dtype))
+    _fake_memory(monkeypatch, needed)
+    assert model.transform(X.astype(dtype)).dtype == dtype
