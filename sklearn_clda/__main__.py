@@ -274,12 +274,36 @@ def _time_budget_problem(seconds):
     return None
 
 
+def _n_components_problem(n_components):
+    from sklearn_clda._base import MAX_COMPONENTS
+
+    if not 1 <= n_components <= MAX_COMPONENTS:
+        return f"--n-components must be in [1, {MAX_COMPONENTS}], got {n_components}"
+    return None
+
+
+def _inside_input_problem(out, source):
+    """Why ``--out`` may not be ``out`` given a folder ``--input``, or None:
+    the report's files would be read as documents by the next run."""
+    source = Path(source)
+    try:
+        if not source.is_dir():
+            return None
+    except OSError:  # the input's own problem, said when it is read
+        return None
+    inside = Path(out).resolve()
+    if inside == source.resolve() or source.resolve() in inside.parents:
+        return (f"--out {out} is inside the --input folder {source}: the next run would "
+                "read the report's files as documents; write the report elsewhere")
+    return None
+
+
 def _check_args(parser, args):
     """Exit with a usage error for an invalid demo option."""
     from sklearn_clda.report import output_problem
 
-    if args.n_components < 1:
-        parser.error("--n-components must be at least 1")
+    if _n_components_problem(args.n_components):
+        parser.error(_n_components_problem(args.n_components))
     if args.max_iter < 2:
         parser.error("--max-iter must be at least 2")
     if args.top_words < 1:
@@ -343,8 +367,8 @@ def format_topic_table(model, feature_names, top_words=8, method="prob"):
 
 def _check_report_args(args):
     """One-line message for an invalid report option, or None."""
-    if args.n_components < 1:
-        return "--n-components must be at least 1"
+    if _n_components_problem(args.n_components):
+        return _n_components_problem(args.n_components)
     if args.max_iter < 2:
         return "--max-iter must be at least 2"
     if args.top_words < 1:
@@ -365,7 +389,7 @@ def _check_report_args(args):
         return "--out is empty; name the folder to write the report to, e.g. --out report"
     from sklearn_clda.report import output_problem
 
-    return output_problem(args.out)
+    return output_problem(args.out) or _inside_input_problem(args.out, args.input)
 
 
 def _fail(message):

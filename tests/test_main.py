@@ -93,7 +93,8 @@ def test_help_exits_zero(capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["-k", "0"], "--n-components must be at least 1"),
+        (["-k", "0"], "--n-components must be in [1, 1048576], got 0"),
+        (["-k", "99999999999"], "--n-components must be in [1, 1048576], got 99999999999"),
         (["-n", "1"], "--max-iter must be at least 2"),
         (["--gamma", "-1"], "--gamma must be positive"),
         (["--gamma", "0"], "--gamma must be positive"),

@@ -509,7 +509,9 @@ def _bad_inputs(tmp):
                                  "--max-df", "0.5"],
          "at least 13.5 and at most 7.5 of the 15 documents", "lower --min-df")
     case("n-components 0", ["--input", str(good), "--n-components", "0"],
-         "--n-components must be at least 1")
+         "--n-components must be in [1, 1048576], got 0")
+    case("n-components too many", ["--input", str(good), "-k", "99999999999"],
+         "--n-components must be in [1, 1048576], got 99999999999")
     case("max-df out of range", ["--input", str(good), "--max-df", "1.5"],
          "--max-df must be")
     (tmp / "taken").write_text("a file", encoding="utf-8")
@@ -544,6 +546,21 @@ def _bad_inputs(tmp):
     (tmp / "holder" / "model.npz").mkdir()
     case("output file a folder", ["--input", str(good), "--out", str(tmp / "holder")],
          "model.npz exists and is not a file")
+    case("output name too long", ["--input", str(good), "--out", str(tmp / ("y" * 300))],
+         "cannot use the output folder", "File name too long")
+    case("input name too long", ["--input", str(tmp / ("y" * 300 + ".csv"))],
+         "cannot read", "File name too long")
+    rows = "".join(f'{{"text": "a b c", "group": "x", "id": 1{"0" * 5000}}}\n' for _ in range(3))
+    (tmp / "bignum.jsonl").write_text(rows, encoding="utf-8")
+    case("JSON integer too long", ["--input", str(tmp / "bignum.jsonl")],
+         "bignum.jsonl, line 1: cannot read the JSON", "4300 digits")
+    (tmp / "corpus" / "a").mkdir(parents=True)
+    case("output inside the input folder", ["--input", str(tmp / "corpus"),
+                                            "--out", str(tmp / "corpus" / "report")],
+         "is inside the --input folder", "write the report elsewhere")
+    case("output is the input folder", ["--input", str(tmp / "corpus"),
+                                        "--out", str(tmp / "corpus")],
+         "is inside the --input folder")
     return cases
 
 
@@ -557,6 +574,8 @@ _BAD_CASE_NAMES = [
     "same column twice", "deeply nested JSON", "deeply nested JSON line", "negative seed",
     "seed too large", "empty output path", "output folder a dangling link",
     "output file a folder", "negative time budget", "time budget not a number",
+    "n-components too many", "output name too long", "input name too long",
+    "JSON integer too long", "output inside the input folder", "output is the input folder",
 ]
 
 
@@ -1186,6 +1205,17 @@ def test_extend_chain_stops_when_the_ess_does_not_grow(small_corpus, monkeypatch
     # 100 kept sweeps became at most 4 x 100: 500 sweeps in all.
     assert extension["sweeps_after"] == model.n_iter_ == 100 + 100 * _extend.MAX_ROUND_GROWTH
     assert extension["seconds"] < 60
+
+
+def test_a_budget_past_any_sweep_count_plans_a_finite_run(small_corpus):
+    """--time-budget 1e308 affords infinitely many sweeps: the plan is the
+    extrapolated run (math.floor(inf) raised OverflowError)."""
+    from sklearn_clda.report._extend import _planned_sweeps
+
+    X, groups, _ = small_corpus
+    model = CompoundLDA(n_components=3, max_iter=40, thin=1, random_state=0).fit(X, groups=groups)
+    for method in ("warm_start", "refit"):
+        assert _planned_sweeps(model, 10.0, 100.0, 1e308 / 1e-9, method) == 20 + 4 * 20
 
 
 def test_extend_chain_does_not_judge_a_stall_on_few_draws(small_corpus, monkeypatch):

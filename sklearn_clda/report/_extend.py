@@ -166,7 +166,8 @@ def _planned_sweeps(model, ess, target, sweeps_left, method):
     if ess is not None:
         factor = min(_SAFETY * target / max(ess, 1.0), MAX_ROUND_GROWTH)
     wanted = burn_in + math.ceil(kept * factor)
-    affordable = math.floor(max(sweeps_left, 0.0) * _BUDGET_USE)
+    # (capped: a budget of 1e308 s affords an infinite number of sweeps)
+    affordable = math.floor(min(max(sweeps_left, 0.0) * _BUDGET_USE, 2.0**62))
     total = min(wanted, done + affordable if method == "warm_start" else affordable)
     # More sweeps only pay off if they add a fair share of kept draws.
     if total < done + max(2 * thin, math.ceil(0.25 * kept)):

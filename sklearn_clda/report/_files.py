@@ -95,6 +95,14 @@ def output_problem(out):
     (True, True)
     """
     out = Path(out)
+    try:
+        return _folder_problem(out)
+    except OSError as exc:  # e.g. a name too long for the file system
+        return f"cannot use the output folder {out}: {exc.strerror}"
+
+
+def _folder_problem(out):
+    """:func:`output_problem` of a Path, which may raise OSError."""
     if out.is_symlink() and not out.exists():
         return f"the output folder {out} is a symbolic link to a missing folder"
     if not out.exists():

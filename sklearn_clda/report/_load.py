@@ -117,7 +117,11 @@ def load_documents(path, text_column="text", group_column="group"):
     (['goals and matches', 'rates and bonds'], ['sport', 'money'], 1)
     """
     path = Path(path)
-    if not path.exists():
+    try:
+        exists = path.exists()
+    except OSError as exc:  # e.g. a name too long for the file system
+        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+    if not exists:
         raise InputError(f"no such file or folder: {path}")
     if path.is_dir():
         fmt = "folder of .txt files"
@@ -321,6 +325,9 @@ def _parse_json(text, path, lineno):
     except json.JSONDecodeError as exc:
         line = lineno or exc.lineno
         raise InputError(f"{path}, line {line}: not valid JSON ({exc.msg}){hint}") from None
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        where = f", line {lineno}" if lineno else ""
+        raise InputError(f"{path}{where}: cannot read the JSON ({exc})") from None
     except RecursionError:
         where = f", line {lineno}" if lineno else ""
         raise InputError(
