@@ -632,6 +632,17 @@ class _BaseGibbsTopicModel(
         )
 
     # -------------------------------------------------------------- streaming
+    def _check_partial_fit_topics(self):
+        """``ValueError`` if ``n_components`` was changed since the fit that
+        ``partial_fit`` would continue."""
+        if hasattr(self, "components_") and self.components_.shape[0] != self.n_components:
+            raise ValueError(
+                f"{type(self).__name__}.partial_fit continues the fitted model, which has "
+                f"{self.components_.shape[0]} topics, but n_components is now "
+                f"{self.n_components}; set it back, or call fit to start a model with "
+                f"{self.n_components} topics."
+            )
+
     def _partial_fit_online(self, X, doc_group, n_groups, carry):
         """Fold one batch into the model by the online method (SCVB0, see
         ``_online``); returns the fitted attributes.
@@ -816,7 +827,7 @@ class _BaseGibbsTopicModel(
     def _fold_in(self, X, prior_rows, doc_rows, parts):
         """theta for each CSR row of X by the deterministic fold-in fixed point;
         ``parts``: the topics as ``_sampling.topic_word_parts`` gives them."""
-        theta = np.empty((X.shape[0], self.n_components), dtype=np.float64)
+        theta = np.empty((X.shape[0], self._n_features_out), dtype=np.float64)
         indptr, indices, data = _csr_arrays(X)
         prior_rows = np.ascontiguousarray(prior_rows, dtype=np.float64)
         doc_rows = np.ascontiguousarray(doc_rows, dtype=np.int32)
@@ -835,6 +846,9 @@ class _BaseGibbsTopicModel(
 
     def _transform(self, X, groups, normalize=True, method="transform"):
         check_is_fitted(self)
+        # Inference reads n_jobs, max_doc_update_iter and mean_change_tol,
+        # which set_params may have changed since fit validated them.
+        self._validate_params()
         dtype = _output_dtype(X)
         X = check_counts(self, X, reset=False, method=method)
         _memory.check_transform_memory(self, X.shape[0], method, np.dtype(dtype).itemsize)
@@ -850,6 +864,7 @@ class _BaseGibbsTopicModel(
     def _score_docs(self, X, groups, method):
         """Per-document completion log-likelihood and the number of tokens scored."""
         check_is_fitted(self)
+        self._validate_params()  # (as in _transform)
         X = check_counts(self, X, reset=False, method=method)
         prior_rows, doc_rows = self._inference_prior(groups, X.shape[0], method)
         parts = self._topic_word_parts()
@@ -858,7 +873,7 @@ class _BaseGibbsTopicModel(
         for observed, held_out in ((X_a, X_b), (X_b, X_a)):
             part = np.empty(X.shape[0])
             # By pieces of documents: their proportions are never all there.
-            for lo, hi in budget_pieces(np.arange(X.shape[0] + 1), 8 * self.n_components):
+            for lo, hi in budget_pieces(np.arange(X.shape[0] + 1), 8 * self._n_features_out):
                 theta = self._fold_in(observed[lo:hi], prior_rows, doc_rows[lo:hi], parts)
                 _sampling.parts_log_likelihood(*_csr_arrays(held_out[lo:hi]), theta, *parts,
                                                part[lo:hi])

@@ -437,7 +437,7 @@ class LDAGibbs(_BaseGibbsTopicModel):
         }
 
     def _inference_prior(self, groups, n_docs, method):
-        return _prior_row(self.doc_topic_prior_, self.n_components), np.zeros(
+        return _prior_row(self.doc_topic_prior_, self._n_features_out), np.zeros(
             n_docs, dtype=np.int32
         )
 
@@ -510,6 +510,7 @@ class LDAGibbs(_BaseGibbsTopicModel):
         with self._fit_transaction("partial_fit"):
             dtype = _output_dtype(X)
             first = not hasattr(self, "components_")
+            self._check_partial_fit_topics()
             X = check_counts(self, X, reset=first, method="partial_fit")
             self._doc_topic_prior_value()
             carry = None if first else {

@@ -416,3 +416,40 @@ def test_local_step_matches_a_token_by_token_cvb0_update():
         assert_allclose(theta[d], (Nd + prior[0]) / (n.sum() + prior.sum()))
         assert_allclose(log_none[d], (n[:, None] * np.log1p(-r)).sum(axis=0))
     assert_allclose(word_topic.sum(axis=0), doc_topic.sum(axis=0))
+
+
+@pytest.mark.parametrize("Est", [LDAGibbs, CompoundLDA])
+@pytest.mark.parametrize("new_k", [2, 5])
+def test_a_changed_n_components_is_named_by_partial_fit_and_ignored_by_inference(
+    corpus, Est, new_k
+):
+    """The fitted model has 3 topics whatever n_components says after it:
+    transform and score use the fitted ones (as scikit-learn's LDA does), and
+    partial_fit, which would continue them, says what changed and leaves the
+    model as it was (it failed deep in numpy or the fold-in kernel)."""
+    X, groups = corpus
+    model = Est(n_components=3, max_iter=20, random_state=0)
+    kw = _fit_kwargs(model, groups)
+    model.fit(X, **kw)
+    theta, score = model.transform(X, **kw), model.score(X, **kw)
+    before = {k: v for k, v in vars(model).items() if k.endswith("_")}
+    model.set_params(n_components=new_k)
+    assert_array_equal(model.transform(X, **kw), theta)
+    assert model.score(X, **kw) == score
+    with pytest.raises(ValueError, match=rf"partial_fit continues the fitted model, which has "
+                                         rf"3 topics, but n_components is now {new_k}"):
+        model.partial_fit(X, **kw)
+    assert all(vars(model)[k] is v for k, v in before.items())
+
+
+@pytest.mark.parametrize("param, value", [("n_jobs", "x"), ("max_doc_update_iter", 0),
+                                          ("mean_change_tol", np.nan)])
+def test_inference_validates_settings_changed_after_fit(corpus, param, value):
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    X, _ = corpus
+    model = LDAGibbs(n_components=3, max_iter=5, random_state=0).fit(X)
+    model.set_params(**{param: value})
+    for call in (model.transform, model.score, model.perplexity):
+        with pytest.raises(InvalidParameterError, match=f"'{param}' parameter of LDAGibbs"):
+            call(X)
