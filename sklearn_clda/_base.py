@@ -632,9 +632,9 @@ class _BaseGibbsTopicModel(
         )
 
     # -------------------------------------------------------------- streaming
-    def _check_partial_fit_topics(self):
-        """``ValueError`` if ``n_components`` was changed since the fit that
-        ``partial_fit`` would continue."""
+    def _check_partial_fit(self, X):
+        """``ValueError`` for what ``partial_fit`` cannot take: here, an
+        ``n_components`` changed since the fit that it would continue."""
         if hasattr(self, "components_") and self.components_.shape[0] != self.n_components:
             raise ValueError(
                 f"{type(self).__name__}.partial_fit continues the fitted model, which has "

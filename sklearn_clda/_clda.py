@@ -822,7 +822,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
         with self._fit_transaction("partial_fit"):
             dtype = _output_dtype(X)
             first = not hasattr(self, "components_")
-            self._check_partial_fit_topics()
+            self._check_partial_fit(X)
             X = check_counts(self, X, reset=first, method="partial_fit")
             self._check_common_params()
             self._learned_priors()

@@ -147,9 +147,17 @@ def test_counts_stay_consistent_and_to_local_is_the_in_memory_model(client, corp
     # partial_fit continues from the collections' table counts.
     local.partial_fit(corpus.data[:50], groups=corpus.groups[:50])
     # Inference is local: a dask array is refused, not computed whole.
-    for method in (model.transform, model.score, model.perplexity):
-        with pytest.raises(ValueError, match="dask collection"):
+    for method, hint in ((model.transform, "X.map_blocks"), (model.score, "add up"),
+                         (model.perplexity, "add up")):
+        with pytest.raises(ValueError, match=f"dask collection.*{hint}"):
             method(X)
+    # So is it by partial_fit, which runs here too, and the model stays as it was.
+    before = dict(vars(model))
+    with pytest.raises(ValueError, match=r"CompoundLDA.partial_fit is a dask collection.*"
+                                         r"for block in X.blocks"):
+        model.partial_fit(X, groups=corpus.groups)
+    assert vars(model).keys() == before.keys()
+    assert all(vars(model)[k] is v for k, v in before.items())
 
 
 def test_client_by_address_and_embedded_cluster(client, corpus, monkeypatch):

@@ -99,13 +99,20 @@ def _merge_labels(summaries, caller):
 def _refuse_dask_input(X, name, method):
     """Inference runs here on in-memory data: a dask collection is refused
     rather than computed whole behind the user's back."""
-    if hasattr(X, "__dask_graph__"):
-        raise ValueError(
-            f"X passed to {name}.{method} is a dask collection; {method} runs in "
-            "this process on in-memory counts. Pass X.compute() if it fits, or "
-            "apply it block by block, e.g. X.map_blocks(model.to_local().transform, "
-            "dtype=float, chunks=(X.chunks[0], (model.n_components,)))."
-        )
+    if not hasattr(X, "__dask_graph__"):
+        return
+    how = {
+        "partial_fit": "feed it block by block, e.g. for block in X.blocks: "
+                       "model.partial_fit(block.compute()); or fit the whole "
+                       "collection on the cluster with fit",
+        "transform": "apply it block by block, e.g. X.map_blocks(model.to_local()."
+                     "transform, dtype=float, chunks=(X.chunks[0], (model.n_components,)))",
+    }.get(method, "score it block by block: score sums over the documents, so the "
+                  "blocks' scores add up")
+    raise ValueError(
+        f"X passed to {name}.{method} is a dask collection; {method} runs in "
+        f"this process on in-memory counts. Pass X.compute() if it fits, or {how}."
+    )
 
 
 class DistributedFitMixin:
@@ -173,6 +180,10 @@ class DistributedFitMixin:
     def _score_docs(self, X, groups, method):
         _refuse_dask_input(X, type(self).__name__, method)
         return super()._score_docs(X, groups, method)
+
+    def _check_partial_fit(self, X):
+        _refuse_dask_input(X, type(self).__name__, "partial_fit")
+        super()._check_partial_fit(X)
 
     # ------------------------------------------------------------------- hooks
     def _keep(self, run, state, averager):
