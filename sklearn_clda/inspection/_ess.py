@@ -31,6 +31,16 @@ def _integrated_time(rho):
     return -1.0 + 2.0 * np.where(initial, monotone, 0.0).sum(axis=0)
 
 
+def _rescaled(x, axis):
+    """``x`` shifted and scaled so that each quantity's draws (over ``axis``)
+    lie in [-1, 1] around 0: the ESS does not change, and products of
+    draws near the float limits (1e-170, 1e200) neither underflow nor
+    overflow."""
+    centred = x - x.mean(axis=axis, keepdims=True)
+    scale = np.abs(centred).max(axis=axis, keepdims=True)
+    return centred / np.where(scale > 0, scale, 1.0)
+
+
 def _multichain_correlations(x):
     """Autocorrelations ``rho_t`` of chains of shape (M, n, ...), lags on axis 0,
     that count the variance between the chains (Stan's estimator)::
@@ -181,6 +191,7 @@ def effective_sample_size(draws, *, multichain=False):
         )
     if not np.all(np.isfinite(x)):
         raise ValueError("effective_sample_size got NaN or infinite draws.")
+    x = _rescaled(x, axis=tuple(range(axis + 1)))
     if multichain:
         n = x.shape[0] * x.shape[1]
         rho, constant = _multichain_correlations(x)

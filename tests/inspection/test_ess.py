@@ -89,3 +89,17 @@ def test_constant_chain_has_no_ess():
 def test_bad_draws_raise(draws, match):
     with pytest.raises(ValueError, match=match):
         effective_sample_size(draws)
+
+
+@pytest.mark.parametrize("scale", [1e-200, 1e-170, 1e-5, 1e160, 1e200])
+def test_ess_does_not_depend_on_the_scale_of_the_draws(scale):
+    """Draws near the float limits gave the n log10(n) ceiling (their
+    autocovariances underflowed or overflowed): the ESS is that of the
+    same draws at unit scale, for one chain and for several."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((200, 3))
+    np.testing.assert_allclose(effective_sample_size(scale * x + 3 * scale),
+                               effective_sample_size(x), rtol=1e-9)
+    chains = rng.standard_normal((3, 200))
+    np.testing.assert_allclose(effective_sample_size(scale * chains, multichain=True),
+                               effective_sample_size(chains, multichain=True), rtol=1e-9)
