@@ -532,4 +532,11 @@ def check_group_labels(groups, n_samples, *, method):
                 f"groups passed to {method} has integer labels outside the int64 "
                 "range; use smaller integers or strings."
             ) from exc
+    if "\x00" in "".join(arr):  # (one C-level pass)
+        bad = next(label for label in arr if "\x00" in label)
+        raise ValueError(
+            f"groups passed to {method} has a label with a NUL character ({bad!r}); "
+            "NumPy's strings drop trailing NULs, so it could not be told apart from "
+            "another label. Remove NUL characters from the labels."
+        )
     return arr.astype(str)

@@ -497,6 +497,14 @@ def test_check_group_labels_missing_raises(groups):
         check_group_labels(groups, 3, method="fit")
 
 
+@pytest.mark.parametrize("groups", [["a", "a\x00"] * 2, ["a", "b\x00c", "b", "a"]])
+def test_check_group_labels_refuses_nul_characters(groups):
+    """NumPy's str arrays drop trailing NULs: "a" and "a\x00" became one
+    collection without a word."""
+    with pytest.raises(ValueError, match=r"has a label with a NUL character \('.*\\x00"):
+        check_group_labels(groups, 4, method="fit")
+
+
 def test_check_group_labels_mixed_types_raise():
     with pytest.raises(ValueError, match="mixes str and int"):
         check_group_labels(["a", 1, "b"], 3, method="fit")
