@@ -360,9 +360,9 @@ class LDAGibbs(_BaseGibbsTopicModel):
         prior = self.doc_topic_prior
         if prior is None:
             return 1.0 / K
-        if np.ndim(prior) == 0:
-            return float(prior)
         try:
+            if np.ndim(prior) == 0:  # (a dict, say, is 0-d too)
+                return float(prior)
             prior = np.asarray(prior, dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise ValueError(

@@ -196,6 +196,9 @@ def test_concentrations_beyond_the_supported_range_are_refused(Est, name):
     if name == "doc_topic_prior":
         with pytest.raises(ValueError, match="doc_topic_prior must be"):
             Est(n_components=2, max_iter=4, doc_topic_prior=[0.1, 1e308]).fit(X)
+        for value in ({"a": 1}, ["a", "b"]):  # (a dict passes as array-like)
+            with pytest.raises(ValueError, match="doc_topic_prior must be a float or an array"):
+                Est(n_components=2, max_iter=4, doc_topic_prior=value).fit(X)
 
 
 @pytest.mark.parametrize("value", [1e-100, MAX_CONCENTRATION])

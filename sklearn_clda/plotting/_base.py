@@ -123,6 +123,24 @@ def axes_grid(ax, n_panels, n_cols, figsize=None, sharex=False, sharey=False):
     return axes.ravel()[0].figure, axes, list(axes.ravel()), None
 
 
+def finite_values(display, name, value, what):
+    """A display's ``value`` (its attribute ``name``) as a float array of at
+    least 2 dimensions, each non-empty, all finite; ``ValueError`` saying
+    which otherwise. ``what`` names the axes, e.g. "(n_collections, n_topics)"."""
+    array = np.atleast_2d(np.asarray(value, dtype=np.float64))
+    if array.ndim != 2 or 0 in array.shape:
+        raise ValueError(
+            f"{type(display).__name__} needs {name} of shape {what}, with at least one "
+            f"row and one column; got shape {array.shape}."
+        )
+    if not np.all(np.isfinite(array)):
+        raise ValueError(
+            f"{type(display).__name__} got NaN or infinite values in {name}; there is "
+            "nothing to draw for them."
+        )
+    return array
+
+
 def interval_bounds(display, props):
     """A display's ``(lower, upper)`` intervals as float arrays of the shape
     of ``props`` (``ValueError`` otherwise), or ``(None, None)`` when it

@@ -14,6 +14,7 @@ from ._base import (
     check_attribute,
     check_clda,
     check_matplotlib,
+    finite_values,
     check_topics,
     collection_labels,
     interval_bounds,
@@ -270,7 +271,8 @@ class CollectionTopicDisplay:
         check_matplotlib(f"{type(self).__name__}.plot")
         if kind is None:
             kind = check_attribute(self, "kind", [_KIND])
-        props = np.atleast_2d(np.asarray(self.proportions, dtype=np.float64))
+        props = finite_values(self, "proportions", self.proportions,
+                              "(n_collections, n_topics)")
         n_collections, n_topics = props.shape
         names, collections, words = self._labels(n_collections, n_topics)
 

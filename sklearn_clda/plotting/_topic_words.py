@@ -9,6 +9,7 @@ from .._corpus import StrictInterval
 from ._base import (
     axes_grid,
     check_matplotlib,
+    finite_values,
     check_topics,
     merge_kw,
     resolve_feature_names,
@@ -172,7 +173,7 @@ class TopicWordsDisplay:
         """
         check_matplotlib(f"{type(self).__name__}.plot")
         words = np.asarray(self.words, dtype=object)
-        weights = np.asarray(self.weights, dtype=np.float64)
+        weights = finite_values(self, "weights", self.weights, "(n_topics, n_words)")
         if words.ndim != 2 or words.shape != weights.shape:
             raise ValueError(
                 "words and weights must be 2-D arrays of the same shape "
