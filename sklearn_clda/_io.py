@@ -23,6 +23,7 @@ import numpy as np
 from sklearn.utils._param_validation import validate_params
 from sklearn.utils.validation import check_is_fitted
 
+from ._base import MAX_CONCENTRATION, MIN_CONCENTRATION
 from ._clda import CompoundLDA
 from ._lda_gibbs import LDAGibbs
 
@@ -407,8 +408,17 @@ def _array(attrs, name, ndim, kinds, path):
     return value
 
 
-def _values(name, value, path, *, positive=False, nonnegative=False):
-    """``value`` (array or scalar) after checking it is finite (and its sign)."""
+#: The range of a fitted prior (a Dirichlet concentration), as the
+#: estimators' parameters allow it.
+CONCENTRATION = (MIN_CONCENTRATION, MAX_CONCENTRATION)
+#: The largest pseudo-count of ``components_`` taken: far above what a fit
+#: gives (tokens plus a prior), far below what overflows a row's sum.
+MAX_PSEUDO_COUNT = 1e100
+
+
+def _values(name, value, path, *, positive=False, nonnegative=False, within=None):
+    """``value`` (array or scalar) after checking it is finite (and its sign,
+    and that it lies in the closed interval ``within``)."""
     a = np.asarray(value, dtype=np.float64)
     if not np.all(np.isfinite(a)):
         raise _bad(path, f"{name} has NaN or infinite values")
@@ -416,14 +426,17 @@ def _values(name, value, path, *, positive=False, nonnegative=False):
         raise _bad(path, f"{name} must be positive")
     if nonnegative and not np.all(a >= 0):
         raise _bad(path, f"{name} must not be negative")
+    if within is not None and not np.all((a >= within[0]) & (a <= within[1])):
+        raise _bad(path, f"{name} must be in [{within[0]:g}, {within[1]:g}], as a fit "
+                         "gives it")
     return value
 
 
-def _scalar(attrs, name, kind, path, *, positive=False, minimum=None):
+def _scalar(attrs, name, kind, path, *, positive=False, minimum=None, within=None):
     value = attrs.get(name)
     if not isinstance(value, kind) or isinstance(value, bool):
         raise _bad(path, f"{name} must be a {kind.__name__}")
-    _values(name, value, path, positive=positive)
+    _values(name, value, path, positive=positive, within=within)
     if minimum is not None and value < minimum:
         raise _bad(path, f"{name} must be at least {minimum}")
     return value
@@ -432,7 +445,8 @@ def _scalar(attrs, name, kind, path, *, positive=False, minimum=None):
 def _check_common(attrs, n_components, path):
     """Checks shared by both estimators; the arrays are cast to their dtypes."""
     comp = _array(attrs, "components_", 2, "f", path).astype(np.float64)
-    attrs["components_"] = _values("components_", comp, path, positive=True)
+    attrs["components_"] = _values("components_", comp, path, positive=True,
+                                   within=(0.0, MAX_PSEUDO_COUNT))
     if comp.shape[0] != n_components or comp.shape[1] < 1:
         raise _bad(path, f"components_ has shape {comp.shape}, expected "
                          f"(n_components={n_components}, n_features >= 1)")
@@ -466,15 +480,16 @@ def _check_lda(attrs, n_components, path):
         prior = _array(attrs, "doc_topic_prior_", 1, "f", path).astype(np.float64)
         if prior.shape != (n_components,):
             raise _bad(path, "doc_topic_prior_ has not n_components values")
-        attrs["doc_topic_prior_"] = _values("doc_topic_prior_", prior, path, positive=True)
+        attrs["doc_topic_prior_"] = _values("doc_topic_prior_", prior, path,
+                                            within=CONCENTRATION)
     else:
-        _scalar(attrs, "doc_topic_prior_", float, path, positive=True)
-    _scalar(attrs, "topic_word_prior_", float, path, positive=True)
+        _scalar(attrs, "doc_topic_prior_", float, path, within=CONCENTRATION)
+    _scalar(attrs, "topic_word_prior_", float, path, within=CONCENTRATION)
 
 
 def _check_clda(attrs, n_components, path):
     for name in ("alpha_", "gamma_", "eta_"):
-        _scalar(attrs, name, float, path, positive=True)
+        _scalar(attrs, name, float, path, within=CONCENTRATION)
     pi = _array(attrs, "collection_topic_", 2, "f", path).astype(np.float64)
     attrs["collection_topic_"] = _values("collection_topic_", pi, path, nonnegative=True)
     n_groups = pi.shape[0]

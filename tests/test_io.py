@@ -275,7 +275,13 @@ HOSTILE = {
                                                   e["fitted/doc_topic_"][:, :2]),
                           "doc_topic_ has not n_components columns"),
     "infinite gamma": (_set("fitted/gamma_", np.inf), "gamma_ has NaN or infinite"),
-    "zero eta": (_set("fitted/eta_", 0.0), "eta_ must be positive"),
+    "zero eta": (_set("fitted/eta_", 0.0), "eta_ must be in [1e-100, 1e+10]"),
+    # finite and positive, but out of any fit's range: scores and proportions
+    # came out NaN or rows of zeros
+    "huge eta": (_set("fitted/eta_", 1e308), "eta_ must be in [1e-100, 1e+10]"),
+    "huge gamma": (_set("fitted/gamma_", 1e11), "gamma_ must be in [1e-100, 1e+10]"),
+    "huge components": (_scaled("fitted/components_", 1e300),
+                        "components_ must be in [0, 1e+100]"),
     "pi not summing to 1": (_scaled("fitted/collection_topic_", 2.0), "collection_topic_"),
     "pi draws mismatch": (lambda e: e.__setitem__(
         "fitted/collection_topic_samples_", e["fitted/collection_topic_samples_"][:, :2]),
@@ -416,3 +422,15 @@ def test_load_model_random_corruptions(saved, tmp_path):
 def test_load_model_missing_file(tmp_path):
     with pytest.raises(FileNotFoundError):
         load_model(tmp_path / "nope.npz")
+
+
+@pytest.mark.parametrize("key", ["fitted/doc_topic_prior_", "fitted/topic_word_prior_"])
+def test_load_model_refuses_lda_priors_no_fit_gives(corpus, tmp_path, key):
+    """A prior of 1e308 gave transform rows of zeros and a NaN score."""
+    X = corpus.data
+    path = tmp_path / "lda.npz"
+    save_model(LDAGibbs(n_components=3, max_iter=5, random_state=0).fit(X), path)
+    entries = dict(np.load(path))
+    entries[key] = np.float64(1e308)
+    with pytest.raises(ValueError, match=rf"{key.split('/')[1]} must be in \[1e-100, 1e\+10\]"):
+        load_model(_write_entries(tmp_path / "hostile.npz", entries))
