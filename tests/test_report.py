@@ -1486,3 +1486,27 @@ def test_saved_model_carries_no_kept_chain(csv_report):
     assert model.get_params()["warm_start"] is False
     assert not hasattr(model, "_warm_chain")
     assert model.max_iter == model.n_iter_ and model.burn_in == model.burn_in_
+
+
+def test_figures_of_every_topic_draw_the_largest_forty(small_corpus, tmp_path):
+    """The heatmap and the word panels grew with K (43 s and a 14,000-pixel
+    image at K = 400): past MAX_FIGURE_TOPICS they draw the largest topics,
+    the page says so, and the tables keep every topic."""
+    from sklearn_clda.report._summary import MAX_FIGURE_TOPICS
+
+    X, groups, names = small_corpus
+    heights, pages = {}, {}
+    for K in (MAX_FIGURE_TOPICS, MAX_FIGURE_TOPICS + 8):
+        model = CompoundLDA(n_components=K, max_iter=6, thin=1, random_state=0)
+        model.fit(X, groups=groups)
+        out = tmp_path / str(K)
+        summary = write_report(model, X, names, out, groups=groups, dpi=30)
+        assert len(summary["topics"]) == K
+        heights[K] = {key: imread(out / summary["figures"][key]).shape[0]
+                      for key in ("words", "heatmap")}
+        pages[K] = " ".join((out / "index.html").read_text(encoding="utf-8").split())
+    assert summary["figure_topics"] == MAX_FIGURE_TOPICS
+    assert heights[MAX_FIGURE_TOPICS] == heights[MAX_FIGURE_TOPICS + 8]
+    assert "largest of the" not in pages[MAX_FIGURE_TOPICS]
+    assert pages[MAX_FIGURE_TOPICS + 8].count(
+        f"It shows the {MAX_FIGURE_TOPICS} largest of the {MAX_FIGURE_TOPICS + 8} topics") == 2

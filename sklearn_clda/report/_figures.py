@@ -13,12 +13,13 @@ _BAR_TOPICS = 6  # topics in the bar chart
 def draw_figures(model, names, out_dir, parts, summary, dpi):
     """Draw and save every figure; return ``{key: file name}``.
 
-    The heatmap and the word panels follow the topic table's order; topic
-    labels use the table's label words (FREX when available).
+    The heatmap and the word panels follow the topic table's order (its
+    first ``MAX_FIGURE_TOPICS``, ``parts.figure_order``); topic labels use
+    the table's label words (FREX when available).
     """
     from ..plotting import TraceDisplay
 
-    stats, order = parts.stats, parts.order
+    stats, order = parts.stats, parts.figure_order
     n_draws = stats.samples.shape[0]
     words = [list(label[:_LABEL_WORDS]) for label in parts.labels.label_words]
     saver = _Saver(out_dir, dpi)
@@ -28,7 +29,7 @@ def draw_figures(model, names, out_dir, parts, summary, dpi):
     if summary["trend"]["ordered"]:
         saver.save("trend", lambda: _analysis.trend_display(
             model, names, summary["collection_topic"]["interval"]))
-    saver.save("words", lambda: _words(model, names, parts, words))
+    saver.save("words", lambda: _words(model, names, parts, order, words))
     saver.save("trace", lambda: TraceDisplay.from_estimator(model, keys=["log_likelihood"]),
                parse_math=True)
     if n_draws >= 2:
@@ -65,7 +66,7 @@ class _Saver:
 
 
 def _heatmap(stats, shown, order, words):
-    """Every topic (table order) in the collections the page shows."""
+    """The topics ``order`` in the collections the page shows."""
     from ..plotting import CollectionTopicDisplay
 
     return CollectionTopicDisplay(
@@ -95,13 +96,12 @@ def _bars(stats, shown, words, collection_topic):
     ).plot()
 
 
-def _words(model, names, parts, words):
-    """Most probable words of each topic (table order), titled with its label."""
+def _words(model, names, parts, order, words):
+    """Most probable words of the topics ``order``, titled with their labels."""
     from ..plotting import TopicWordsDisplay
     from ..plotting._base import topic_word_distributions
 
     phi = topic_word_distributions(model, "write_report")
-    order = parts.order
     idx = parts.labels.prob_idx[order]
     return TopicWordsDisplay(
         names[idx], np.take_along_axis(phi[order], idx, axis=1), topics=order,

@@ -19,6 +19,11 @@ from . import _analysis
 from ._analysis import MIN_DRAWS
 from ._stats import MIN_ESS, collection_statistics, trend_after_burn_in
 
+#: Topics drawn, the largest first, in the figures with a panel or row per
+#: topic (the heatmap, the words): drawing a figure grows with its topics
+#: (43 s at K = 400), and past this a figure is too tall to read.
+MAX_FIGURE_TOPICS = 40
+
 # Keys of ``texts_info`` shown in the page and kept in report.json.
 _INFO_KEYS = ("source", "format", "text_column", "group_column", "n_read", "n_skipped",
               "notes")
@@ -56,9 +61,10 @@ def build_summary(model, X, names, options):
     ``options`` is the Bunch of :func:`~sklearn_clda.report.write_report`'s
     arguments. Returns ``(summary, parts)``; ``parts`` holds the collection
     statistics (``stats``), the topics' words (``labels``), the table order
-    of the topics (``order``), the documents' topic proportions from the
-    fit (``theta``, or None) and the positions of the collections the page
-    shows (``shown``).
+    of the topics (``order``) and its first :data:`MAX_FIGURE_TOPICS`, which
+    the figures of every topic draw (``figure_order``), the documents' topic
+    proportions from the fit (``theta``, or None) and the positions of the
+    collections the page shows (``shown``).
     """
     from .. import __version__
 
@@ -104,7 +110,11 @@ def build_summary(model, X, names, options):
         "safe_model_file": "model.npz",
         "safe_model_file_contents": "CompoundLDA, read with sklearn_clda.load_model",
     }
-    parts = Bunch(stats=stats, labels=labels, order=np.asarray(topics.order), theta=theta,
+    order = np.asarray(topics.order)
+    K = order.size
+    summary["figure_topics"] = None if K <= MAX_FIGURE_TOPICS else MAX_FIGURE_TOPICS
+    parts = Bunch(stats=stats, labels=labels, order=order, theta=theta,
+                  figure_order=order[:MAX_FIGURE_TOPICS],
                   shown=np.arange(len(stats.labels)) if shown is None else shown)
     return jsonable(summary), parts
 
