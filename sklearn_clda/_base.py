@@ -60,6 +60,7 @@ import scipy.sparse as sp
 from scipy.special import gammaln
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import validate_parameter_constraints
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from . import _memory, _sampling
@@ -804,6 +805,16 @@ class _BaseGibbsTopicModel(
         return float(ll + self._log_prior_extra(run))
 
     # -------------------------------------------------------------- inference
+    def _check_inference_params(self):
+        """Validate the parameters that inference reads besides the fitted
+        attributes: ``set_params`` may have changed them since ``fit``
+        validated them (the others are left to the next fit)."""
+        names = ("n_jobs", "max_doc_update_iter", "mean_change_tol")
+        validate_parameter_constraints(
+            {name: self._parameter_constraints[name] for name in names},
+            {name: getattr(self, name) for name in names}, caller_name=type(self).__name__,
+        )
+
     def _topic_word_parts(self):
         """The topics' probabilities as ``_sampling.topic_word_parts`` gives
         them (a floor per topic and each word's part above it), with no
@@ -846,9 +857,7 @@ class _BaseGibbsTopicModel(
 
     def _transform(self, X, groups, normalize=True, method="transform"):
         check_is_fitted(self)
-        # Inference reads n_jobs, max_doc_update_iter and mean_change_tol,
-        # which set_params may have changed since fit validated them.
-        self._validate_params()
+        self._check_inference_params()
         dtype = _output_dtype(X)
         X = check_counts(self, X, reset=False, method=method)
         _memory.check_transform_memory(self, X.shape[0], method, np.dtype(dtype).itemsize)
@@ -864,7 +873,7 @@ class _BaseGibbsTopicModel(
     def _score_docs(self, X, groups, method):
         """Per-document completion log-likelihood and the number of tokens scored."""
         check_is_fitted(self)
-        self._validate_params()  # (as in _transform)
+        self._check_inference_params()
         X = check_counts(self, X, reset=False, method=method)
         prior_rows, doc_rows = self._inference_prior(groups, X.shape[0], method)
         parts = self._topic_word_parts()

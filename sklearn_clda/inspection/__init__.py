@@ -15,6 +15,9 @@ differ in what they talk about, in the spirit of R's ``stm``:
 - :func:`compare_collections`: the posterior difference of two
   collections' topic shares, from the joint draws
   (``stm::estimateEffect``);
+- :func:`collection_trend`: each topic's linear trend across ordered
+  collections (years, ratings), with its posterior (stm's
+  ``estimateEffect`` with a continuous covariate);
 - :func:`effective_sample_size`: the effective sample size of MCMC draws,
   of one chain or several;
 - :func:`rhat`: whether chains (or the halves of one) agree, the
@@ -31,7 +34,7 @@ The functions that return tables return pandas DataFrames and need pandas
 
 from ._chains import align_chains
 from ._collection_words import topic_words_by_collection
-from ._collections import collection_topic_summary, compare_collections
+from ._collections import collection_topic_summary, collection_trend, compare_collections
 from ._documents import representative_documents
 from ._ess import effective_sample_size
 from ._labels import topic_labels
@@ -41,6 +44,7 @@ from ._select import select_n_components
 __all__ = [
     "align_chains",
     "collection_topic_summary",
+    "collection_trend",
     "compare_collections",
     "effective_sample_size",
     "representative_documents",

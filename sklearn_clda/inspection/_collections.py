@@ -11,7 +11,7 @@ from ._ess import effective_sample_size
 from ._rhat import rhat
 from ._utils import collection_draws, collection_position, require_pandas, unwrap
 
-__all__ = ["collection_topic_summary", "compare_collections"]
+__all__ = ["collection_topic_summary", "collection_trend", "compare_collections"]
 
 
 def equal_tailed_interval(draws, ci):
@@ -353,3 +353,148 @@ def compare_collections(estimator, a, b=None, ci=0.9):
     out.attrs.update({"a": a, "b": b, "ci": float(ci), "n_chains": int(chains.shape[0]),
                       "unstable_topics": unstable.tolist()})
     return out
+
+
+@validate_params(
+    {
+        "estimator": [HasMethods(["fit"]), list, tuple],
+        "order": ["array-like", None],
+        "ci": [StrictInterval(Real, 0, 1, closed="neither")],
+    },
+    prefer_skip_nested_validation=True,
+)
+def collection_trend(estimator, *, order=None, ci=0.9):
+    """Posterior of each topic's linear trend across ordered collections.
+
+    When the collections are ordered (years, months, review stars), the
+    question is often whether a topic rises or falls along them. For every
+    kept draw of ``pi`` this fits, topic by topic, the least-squares line
+    of the shares ``pi_jk`` against the collections' positions ``x_j``;
+    the draws of its slope give the trend's posterior mean, interval and
+    the probability that it is positive. It is the analogue of regressing
+    topic prevalence on a continuous covariate with stm's
+    ``estimateEffect``, with the uncertainty of the shares carried over
+    draw by draw.
+
+    Parameters
+    ----------
+    estimator : CompoundLDA, Pipeline, or list of them
+        A fitted :class:`~sklearn_clda.CompoundLDA` (Gibbs sampler) with at
+        least two collections and 4 kept draws, a Pipeline ending with one,
+        or a list of fits of the same model (:func:`align_chains`).
+
+    order : array-like of collection labels, default=None
+        The collections to use, in their order, evenly spaced (one step
+        apart). ``None`` uses every collection, placed at its label's
+        value: the labels must all be numbers (``2019``, ``"4.5"``) or ISO
+        dates (``"2021-05"``), which are measured in years.
+
+    ci : float, default=0.9
+        Probability mass of the intervals, in (0, 1).
+
+    Returns
+    -------
+    trend : pandas.DataFrame
+        One row per topic, with columns:
+
+        - ``topic``: the topic index;
+        - ``slope``: posterior mean of the change in the topic's share per
+          unit of ``x`` (per year for dates, per step with ``order``);
+        - ``lower``, ``upper``: its equal-tailed interval;
+        - ``prob_positive``: the posterior probability that it is positive;
+        - ``ess``, ``rhat``: the effective sample size and R-hat of its
+          draws (as in :func:`collection_topic_summary`).
+
+        ``trend.attrs`` holds ``collections`` (the labels in order), ``x``
+        (their positions), ``unit`` (``"label"``, ``"year"`` or
+        ``"step"``), ``ci``, ``n_chains`` and ``unstable_topics``.
+
+    Raises
+    ------
+    ValueError
+        If the model has fewer than two collections, if ``order`` names
+        unknown collections or fewer than two, if the labels are neither
+        all numbers nor all dates (and no ``order`` is given), or if all
+        collections sit at one position.
+
+    See Also
+    --------
+    sklearn_clda.plotting.CollectionTrendDisplay : The shares along the
+        collections, drawn with their bands.
+    compare_collections : The difference between two collections.
+
+    Notes
+    -----
+    A straight line summarizes a trend; it does not say the shares follow
+    one. Look at :class:`~sklearn_clda.plotting.CollectionTrendDisplay`
+    before reading much into a slope, and compare first and last
+    collections with :func:`compare_collections` for a change that is not
+    linear.
+
+    Examples
+    --------
+    Three yearly collections in which topic 0 grows and topic 1 shrinks:
+
+    >>> import numpy as np
+    >>> from sklearn_clda import CompoundLDA
+    >>> from sklearn_clda.inspection import collection_trend
+    >>> vocab = 12
+    >>> rng = np.random.default_rng(0)
+    >>> def docs(share, n=30):
+    ...     rows = []
+    ...     for _ in range(n):
+    ...         topic = 0 if rng.random() < share else 1
+    ...         row = np.zeros(vocab, dtype=int)
+    ...         np.add.at(row, rng.integers(0, 6, 20) + 6 * topic, 1)
+    ...         rows.append(row)
+    ...     return rows
+    >>> X = np.array(docs(0.2) + docs(0.5) + docs(0.8))
+    >>> years = [2019] * 30 + [2020] * 30 + [2021] * 30
+    >>> clda = CompoundLDA(n_components=2, max_iter=200, random_state=0).fit(X, groups=years)
+    >>> trend = collection_trend(clda)
+    >>> trend.attrs["unit"], trend.attrs["collections"]
+    ('label', [2019, 2020, 2021])
+    >>> rising = int(np.argmax(clda.components_[:, 0]))
+    >>> bool(trend.loc[rising, "prob_positive"] == 1.0), bool(trend.loc[1 - rising, "upper"] < 0)
+    (True, True)
+    """
+    caller = "collection_trend"
+    pd = require_pandas(caller)
+    model, chains, labels, unstable = _draws(estimator, caller)
+    positions, x, unit = _trend_positions(model, order, caller)
+    centred = x - x.mean()
+    slopes = np.einsum("cnjk,j->cnk", chains[:, :, positions], centred) / (centred @ centred)
+    mean, lower, upper, ess, rhats = _chain_stats(slopes, ci)
+    out = pd.DataFrame({
+        "topic": np.arange(slopes.shape[2]),
+        "slope": mean,
+        "lower": lower,
+        "upper": upper,
+        "prob_positive": (slopes > 0).mean(axis=(0, 1)),
+        "ess": ess,
+        "rhat": rhats,
+    })
+    out.attrs.update({"collections": [labels[j].item() for j in positions], "x": x.tolist(),
+                      "unit": unit, "ci": float(ci), "n_chains": int(chains.shape[0]),
+                      "unstable_topics": unstable.tolist()})
+    return out
+
+
+def _trend_positions(model, order, caller):
+    """``(positions, x, unit)``: the collections along the trend, their
+    positions as floats (dates in years) and the unit of ``x``."""
+    from ..plotting._trend import ordered_positions
+
+    positions, x, _ = ordered_positions(model, None if order is None else list(order), caller)
+    unit = "label" if order is None else "step"
+    if np.asarray(x).dtype.kind == "M":
+        days = np.asarray(x).astype("datetime64[D]")  # (months and years too)
+        x = (days - days[0]) / np.timedelta64(1, "D") / 365.2425
+        unit = "year"
+    x = np.asarray(x, dtype=np.float64)
+    if positions.size < 2 or np.ptp(x) == 0:
+        raise ValueError(
+            f"{caller} needs collections at two positions or more, got "
+            f"{positions.size} at {np.unique(x).size} position(s)."
+        )
+    return positions, x, unit

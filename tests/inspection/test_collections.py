@@ -11,6 +11,7 @@ from sklearn_clda import CompoundLDA, LDAGibbs
 from sklearn_clda.datasets import make_compound_corpus
 from sklearn_clda.inspection import (
     collection_topic_summary,
+    collection_trend,
     compare_collections,
     effective_sample_size,
 )
@@ -204,3 +205,57 @@ def test_a_collection_against_the_rest_weighs_the_others_by_documents():
     with pytest.raises(ValueError, match="with b=None compares a collection with the others, "
                                          "but the model has one collection"):
         compare_collections(one, 0)
+
+
+def trend_model(labels, draws):
+    """A CompoundLDA holding ``draws`` of pi for collections ``labels``."""
+    clda = model_with_draws(draws, labels)
+    clda.collection_sizes_ = np.full(1 if labels is None else len(labels), 10)
+    return clda
+
+
+def test_trend_is_the_least_squares_slope_of_every_draw():
+    rng = np.random.default_rng(0)
+    years = [2019, 2020, 2022]  # unevenly spaced: placed at their values
+    draws = rng.dirichlet([2.0, 3.0, 1.0], size=(50, 3))
+    trend = collection_trend(trend_model(years, draws), ci=0.8)
+    x = np.array(years, dtype=float)
+    slopes = np.array([np.polyfit(x, draws[s], 1)[0] for s in range(50)])  # (50, K)
+    assert_allclose(trend["slope"], slopes.mean(axis=0))
+    assert_allclose(trend["lower"], np.quantile(slopes, 0.1, axis=0))
+    assert_allclose(trend["prob_positive"], (slopes > 0).mean(axis=0))
+    assert_allclose(trend["ess"], effective_sample_size(slopes))
+    assert trend.attrs["unit"] == "label" and trend.attrs["collections"] == years
+    # Shares sum to one in every draw, so the slopes sum to zero.
+    assert_allclose(slopes.sum(axis=1), 0.0, atol=1e-12)
+
+
+def test_trend_along_dates_is_per_year_and_along_an_order_per_step():
+    rng = np.random.default_rng(1)
+    draws = rng.dirichlet([1.0, 1.0], size=(20, 3))
+    months = trend_model(["2020-01", "2020-07", "2021-01"], draws)
+    trend = collection_trend(months)
+    x = np.array([0.0, 182.0, 366.0]) / 365.2425
+    assert trend.attrs["unit"] == "year"
+    assert_allclose(trend.attrs["x"], x)
+    assert_allclose(trend["slope"],
+                    np.mean([np.polyfit(x, d, 1)[0] for d in draws], axis=0))
+    stars = trend_model(["bad", "good", "ok"], draws)
+    trend = collection_trend(stars, order=["bad", "ok", "good"])
+    assert trend.attrs["unit"] == "step" and trend.attrs["collections"] == ["bad", "ok", "good"]
+    ordered = draws[:, [0, 2, 1]]
+    assert_allclose(trend["slope"],
+                    np.mean([np.polyfit([0, 1, 2], d, 1)[0] for d in ordered], axis=0))
+
+
+def test_trend_errors():
+    rng = np.random.default_rng(2)
+    draws = rng.dirichlet([1.0, 1.0], size=(20, 3))
+    with pytest.raises(ValueError, match="labels, which must be numbers or ISO dates"):
+        collection_trend(trend_model(["a", "b", "c"], draws))
+    with pytest.raises(ValueError, match="needs collections at two positions or more, got 1"):
+        collection_trend(trend_model(["a", "b", "c"], draws), order=["a"])
+    with pytest.raises(ValueError, match="'z'"):
+        collection_trend(trend_model(["a", "b", "c"], draws), order=["a", "z"])
+    with pytest.raises(ValueError, match="single collection"):
+        collection_trend(trend_model(None, draws[:, :1]))
