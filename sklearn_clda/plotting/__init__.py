@@ -8,6 +8,9 @@ with a ``from_estimator`` class method:
 - :class:`CollectionTopicDisplay`: topic proportions of each collection of a
   :class:`~sklearn_clda.CompoundLDA`, as grouped bars with posterior
   intervals or as a heatmap;
+- :class:`CollectionDifferenceDisplay`: how two collections' topic shares
+  differ (or one collection's from the rest), a row per topic with its
+  posterior interval;
 - :class:`TopicWordsDisplay`: the top words of each topic;
 - :class:`CollectionWordsDisplay`: the words each collection uses in one
   topic more than the others do;
@@ -30,6 +33,7 @@ matplotlib``); :func:`autocorrelation` needs only NumPy.
 
 from ._acf import autocorrelation
 from ._collection_topic import CollectionTopicDisplay
+from ._difference import CollectionDifferenceDisplay
 from ._collection_words import CollectionWordsDisplay
 from ._perplexity import PerplexityDisplay
 from ._pi_trace import PiTraceDisplay
@@ -39,6 +43,7 @@ from ._trace import TraceDisplay
 from ._trend import CollectionTrendDisplay
 
 __all__ = [
+    "CollectionDifferenceDisplay",
     "CollectionTopicDisplay",
     "CollectionWordsDisplay",
     "CollectionTrendDisplay",
