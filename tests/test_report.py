@@ -283,6 +283,12 @@ def test_csv_report_numbers_are_the_model_s(csv_report):
     assert np.all(np.array(mixtures["mean"]) <= np.array(mixtures["upper"]))
     weights = model.collection_sizes_ / model.collection_sizes_.sum()
     np.testing.assert_allclose(mixtures["corpus_wide"], weights @ model.collection_topic_)
+    from sklearn_clda.inspection import rhat
+
+    np.testing.assert_allclose(mixtures["rhat"], rhat(model.collection_topic_samples_[None]))
+    diag = summary["diagnostics"]
+    assert diag["rhat_max"] == pytest.approx(np.max(mixtures["rhat"]))
+    assert diag["n_rhat_above"] == int(np.sum(np.array(mixtures["rhat"]) > 1.01))
     expected = top_words(model.components_, vocabulary, n=10).tolist()
     assert [t["top_words"] for t in summary["topics"]] == expected
     sizes = topic_sizes(model.doc_topic_, X)
@@ -1510,3 +1516,23 @@ def test_figures_of_every_topic_draw_the_largest_forty(small_corpus, tmp_path):
     assert "largest of the" not in pages[MAX_FIGURE_TOPICS]
     assert pages[MAX_FIGURE_TOPICS + 8].count(
         f"It shows the {MAX_FIGURE_TOPICS} largest of the {MAX_FIGURE_TOPICS + 8} topics") == 2
+
+
+def test_the_report_says_when_the_chain_halves_disagree(small_corpus, tmp_path):
+    """A share whose split R-hat passes 1.01 drifts along the chain: the
+    diagnostics say how many, and that other seeds show the uncertainty."""
+    X, groups, names = small_corpus
+    model = CompoundLDA(n_components=3, max_iter=40, thin=1, random_state=0)
+    model.fit(X, groups=groups)
+    # The second half of the kept draws moves away from the first.
+    drift = model.collection_topic_samples_.copy()
+    half = drift.shape[0] // 2
+    drift[half:] = drift[half:] * 0.5 + 0.5 * drift[half:, :, ::-1]
+    model.collection_topic_samples_ = drift
+    summary = write_report(model, X, names, tmp_path / "r", groups=groups)
+    diag = summary["diagnostics"]
+    assert diag["n_rhat_above"] > 0 and diag["rhat_max"] > 1.01
+    page = " ".join((tmp_path / "r" / "index.html").read_text(encoding="utf-8").split())
+    assert (f"For {diag['n_rhat_above']} of the 9 topic proportions the first and second "
+            "halves of the kept chain disagree") in page
+    assert "R-hat of &pi; (the chain's two halves)" in page

@@ -40,7 +40,7 @@ CSV_HEADERS = {
     "topics.csv": ["rank", "topic", "label_words", "top_words", "share", "tokens",
                    "coherence", "largest_in", "largest_share"],
     "collection_topics.csv": ["collection", "topic", "mean", "lower", "upper", "ess",
-                              "corpus_wide"],
+                              "rhat", "corpus_wide"],
     "distinctive_topics.csv": ["collection", "topic", "share", "lower", "upper", "ess",
                                "corpus_share", "ratio", "difference", "difference_lower",
                                "difference_upper", "difference_ess", "verdict"],

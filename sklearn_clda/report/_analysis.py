@@ -38,18 +38,22 @@ def topic_words(model, names, n_words):
 
 
 def summarize_draws(draws, interval):
-    """Posterior mean, equal-tailed interval and ESS of draws of shape (n, J, K).
+    """Posterior mean, equal-tailed interval, ESS and split R-hat of draws of
+    shape (n, J, K).
 
-    The ESS is NaN with fewer draws than the estimator needs.
+    The ESS and R-hat are NaN with fewer draws than the estimators need.
     """
+    from ..inspection import rhat
     from ..inspection._collections import equal_tailed_interval, pi_summary
 
     if draws.shape[0] >= MIN_DRAWS:
         mean, lower, upper, ess = pi_summary(draws, interval)
+        rhats = rhat(draws[None])
     else:
         lower, upper = equal_tailed_interval(draws, interval)
         mean, ess = draws.mean(axis=0), np.full(draws.shape[1:], np.nan)
-    return Bunch(mean=mean, lower=lower, upper=upper, ess=ess)
+        rhats = np.full(draws.shape[1:], np.nan)
+    return Bunch(mean=mean, lower=lower, upper=upper, ess=ess, rhat=rhats)
 
 
 def smallest_ess(model):

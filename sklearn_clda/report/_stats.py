@@ -8,6 +8,8 @@ from ._analysis import summarize_draws
 #: Effective sample size below which an interval is not trusted to call a
 #: difference clear.
 MIN_ESS = 100
+#: Split R-hat above which the two halves of the chain disagree about a share.
+MAX_RHAT = 1.01
 
 
 def trend_after_burn_in(trace, burn_in):
@@ -49,7 +51,7 @@ def collection_statistics(model, X, groups, interval):
     pis = summarize_draws(samples, interval)
     return Bunch(
         labels=labels, docs=docs, tokens=_collection_tokens(model, X, groups, labels),
-        pi=pi, samples=samples, lower=pis.lower, upper=pis.upper, ess=pis.ess,
+        pi=pi, samples=samples, lower=pis.lower, upper=pis.upper, ess=pis.ess, rhat=pis.rhat,
         weights=weights, corpus=weights @ pi, corpus_draws=corpus_draws,
         diff=summarize_draws(samples - corpus_draws[:, None, :], interval),
     )

@@ -17,7 +17,7 @@ from sklearn.utils import Bunch
 
 from . import _analysis
 from ._analysis import MIN_DRAWS
-from ._stats import MIN_ESS, collection_statistics, trend_after_burn_in
+from ._stats import MAX_RHAT, MIN_ESS, collection_statistics, trend_after_burn_in
 
 #: Topics drawn, the largest first, in the figures with a panel or row per
 #: topic (the heatmap, the words): drawing a figure grows with its topics
@@ -212,6 +212,7 @@ def _collection_topic(stats, interval):
         "lower": stats.lower,
         "upper": stats.upper,
         "ess": stats.ess,
+        "rhat": stats.rhat,
         "interval": interval,
         "corpus_wide": stats.corpus,
         "corpus_weights": "documents per collection",
@@ -294,6 +295,7 @@ def _diagnostics(model, stats, extension):
     ll = np.asarray(trace.get("log_likelihood", [np.nan]), dtype=np.float64)
     seconds = trace.get("seconds")
     ess = stats.ess if np.isfinite(stats.ess).all() else None
+    rhat = stats.rhat[np.isfinite(stats.rhat)]
     trend = trend_after_burn_in(trace, model.burn_in_)
     return {
         "n_iter": int(model.n_iter_),
@@ -309,6 +311,9 @@ def _diagnostics(model, stats, extension):
         "ess_target": MIN_ESS,
         "n_below_target": int(np.sum(~(stats.ess >= MIN_ESS))),
         "n_intervals": int(stats.ess.size),
+        "rhat_max": float(rhat.max()) if rhat.size else None,
+        "rhat_limit": MAX_RHAT,
+        "n_rhat_above": int(np.sum(rhat > MAX_RHAT)),
         "extension": None if extension is None else dict(extension),
     }
 

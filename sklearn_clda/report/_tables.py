@@ -51,10 +51,10 @@ def _topics(summary):
 
 
 def _collection_topics(table):
-    header = ("collection", "topic", "mean", "lower", "upper", "ess", "corpus_wide")
+    header = ("collection", "topic", "mean", "lower", "upper", "ess", "rhat", "corpus_wide")
     rows = [
         [label, k, table["mean"][j][k], table["lower"][j][k], table["upper"][j][k],
-         table["ess"][j][k], table["corpus_wide"][k]]
+         table["ess"][j][k], table["rhat"][j][k], table["corpus_wide"][k]]
         for j, label in enumerate(table["collections"])
         for k in range(len(table["corpus_wide"]))
     ]
