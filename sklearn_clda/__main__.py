@@ -79,8 +79,9 @@ trust its source). Before writing, the chain runs further until every
 collection's topic proportions have an effective sample size of 100, or
 --time-budget ends, or the sample size stops growing with the chain (some
 proportions drift: compare fits with other --seed values); intervals
-resting on fewer effective draws are marked and never called clear. The page works offline: its style sheet, script,
-figures and tables sit in the same folder.
+resting on fewer effective draws are marked and never called clear. The
+page works offline: its style sheet, script, figures and tables sit in the
+same folder.
 """
 
 _REPORT_EPILOG = """\

@@ -38,8 +38,9 @@ def gibbs_phases(n_docs, n_features, n_components, n_groups, *, word_table, item
     (all but ``sampler="sparse"``); ``itemsize``: the bytes of an entry of
     the fitted ``components_`` and ``doc_topic_`` (8, or 4 for float32
     input); ``n_tokens``: the corpus' tokens, each with a word and a topic
-    (int32 each) while sampling; ``kept_samples``: the bytes of the kept samples' collection
-    mixtures (``CompoundLDA``), which become ``collection_topic_samples_``;
+    (int32 each) while sampling; ``kept_samples``: the bytes of the kept
+    samples' collection mixtures (``CompoundLDA``), which become
+    ``collection_topic_samples_``;
     ``previous``: see :func:`with_previous_fit`; ``keeps_chain``:
     ``warm_start``, whose kept chain holds on to the documents' running
     sums (``doc_topic_`` is a copy) and a copy of the kept mixtures.

@@ -199,7 +199,8 @@ def test_align_chains_names_what_differs(fitted):
         align_chains([clda, four])
     shorter = CompoundLDA(n_components=3, max_iter=100, thin=2, random_state=1)
     shorter.fit(corpus.data, groups=corpus.groups)
-    with pytest.raises(ValueError, match="fit 2 does not match fit 0: fit 0 has 30 kept draws of pi, fit 2 has 25"):
+    with pytest.raises(ValueError, match="fit 2 does not match fit 0: fit 0 has 30 kept "
+                                         "draws of pi, fit 2 has 25"):
         align_chains([clda, clda, shorter])
     relabelled = CompoundLDA(n_components=3, max_iter=120, thin=2, random_state=1)
     relabelled.fit(corpus.data, groups=np.where(corpus.groups == 0, "a", "b"))
