@@ -1536,3 +1536,29 @@ def test_the_report_says_when_the_chain_halves_disagree(small_corpus, tmp_path):
     assert (f"For {diag['n_rhat_above']} of the 9 topic proportions the first and second "
             "halves of the kept chain disagree") in page
     assert "R-hat of &pi; (the chain's two halves)" in page
+
+
+def test_extend_chain_needs_the_data_and_collections_of_the_fit(small_corpus):
+    """Running further refits on X and groups: other collections (or none)
+    would make it another model, in place; a VEM fit has no chain."""
+    from sklearn_clda.report import extend_chain
+
+    X, groups, _ = small_corpus
+    model = CompoundLDA(n_components=3, max_iter=20, thin=1, random_state=0)
+    model.fit(X, groups=groups)
+    before = dict(vars(model))
+    for args, message in [
+        ((X, None), r"needs the collections the model was fitted with \(\['<b>Lab</b> & Sky', "
+                    r"'Daily Sport', 'Money Times'\]\), got none \(groups=None\)"),
+        ((X, ["a"] * X.shape[0]), r"got \['a'\]"),
+        ((X[:10], groups[:10]), r"needs the data the model was fitted on: X has shape \(10, "),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            extend_chain(model, *args, time_budget=5)
+        assert all(vars(model)[k] is v for k, v in before.items())
+    vem = CompoundLDA(n_components=3, algorithm="vem", max_iter=5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        vem.fit(X, groups=groups)
+    with pytest.raises(ValueError, match="fitted with algorithm='vem', which keeps no draws"):
+        extend_chain(vem, X, groups, time_budget=5)

@@ -32,6 +32,19 @@ def _check_same_model(first, other, index, caller):
         )
 
 
+def _check_distinct(fits, caller):
+    """Raise if two fits hold the same draws: the same chain twice (the same
+    object, or the same random_state), which would pass for agreement."""
+    for i in range(len(fits)):
+        for j in range(i + 1, len(fits)):
+            if np.array_equal(fits[i]["draws"], fits[j]["draws"]):
+                raise ValueError(
+                    f"{caller} got the same chain twice: fits {i} and {j} hold the same "
+                    "draws of pi (the same model, or fits with the same random_state); "
+                    "several chains need different seeds."
+                )
+
+
 def _fit_parts(estimator, caller):
     """The kept draws of pi, the topics and the collection labels of one fit."""
     model, samples, labels = collection_draws(estimator, caller)
@@ -150,6 +163,7 @@ def chain_draws(estimators, caller, *, metric="tv", max_distance=0.5):
     fits = [_fit_parts(estimator, caller) for estimator in estimators]
     for index, fit in enumerate(fits[1:], start=1):
         _check_same_model(fits[0], fit, index, caller)
+    _check_distinct(fits, caller)
     n_topics = fits[0]["beta"].shape[0]
     permutations = np.empty((len(fits), n_topics), dtype=np.int64)
     distances = np.empty((len(fits), n_topics))

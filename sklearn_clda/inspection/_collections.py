@@ -488,8 +488,8 @@ def _trend_positions(model, order, caller):
     positions, x, _ = ordered_positions(model, None if order is None else list(order), caller)
     unit = "label" if order is None else "step"
     if np.asarray(x).dtype.kind == "M":
-        days = np.asarray(x).astype("datetime64[D]")  # (months and years too)
-        x = (days - days[0]) / np.timedelta64(1, "D") / 365.2425
+        seconds = np.asarray(x).astype("datetime64[s]")  # (months, days, hours alike)
+        x = (seconds - seconds[0]) / np.timedelta64(1, "s") / (365.2425 * 86400)
         unit = "year"
     x = np.asarray(x, dtype=np.float64)
     if positions.size < 2 or np.ptp(x) == 0:

@@ -33,7 +33,13 @@ def _long_enough(estimator, X, groups, rows, min_length, caller, collection):
     documents have ``min_length`` tokens or more, and their proportions."""
     model, pre, _ = unwrap(estimator)
     Xt = X if pre is None else pre.transform(X)
-    counts = check_array(Xt, accept_sparse="csr", dtype=None)
+    try:
+        counts = check_array(Xt, accept_sparse="csr", dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"X passed to {caller} must hold document-term counts (or be the input of "
+            f"a Pipeline whose first steps make them, e.g. a CountVectorizer): {exc}"
+        ) from None
     lengths = np.asarray(counts.sum(axis=1)).ravel()
     keep = np.flatnonzero(lengths >= min_length)
     if keep.size == 0:

@@ -115,6 +115,8 @@ def rhat(draws):
         )
     if not np.all(np.isfinite(x)):
         raise ValueError("rhat got NaN or infinite draws.")
+    if x.size == 0:  # no quantities (an empty trailing axis)
+        return np.empty(x.shape[2:])
     halves = _split(x)
     bulk = _basic_rhat(_rank_normalize(halves))
     folded = np.abs(halves - np.median(halves.reshape(-1, *halves.shape[2:]), axis=0))

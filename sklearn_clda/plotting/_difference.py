@@ -123,8 +123,17 @@ class CollectionDifferenceDisplay:
                 f"shapes {[np.shape(getattr(self, n)) for n in ('difference', 'lower', 'upper')]}."
             )
         difference, lower, upper = (r[0] for r in rows)
+        if np.any(lower > difference) or np.any(difference > upper):
+            raise ValueError("Each difference must lie within its interval: "
+                             "lower <= difference <= upper.")
+        interval = self.interval
+        if interval is not None and not (isinstance(interval, Real) and 0 < interval < 1):
+            raise ValueError(f"interval of {type(self).__name__} must be a number in (0, 1) "
+                             f"or None, got {interval!r}.")
         n_topics = difference.size
         topics = np.arange(n_topics) if self.topics is None else np.asarray(self.topics)
+        if topics.shape != (n_topics,):
+            raise ValueError(f"topics has {topics.size} entries for {n_topics} differences.")
         labels = ([f"Topic {k}" for k in topics] if self.topic_labels is None
                   else [str(label) for label in self.topic_labels])
         if len(labels) != n_topics:

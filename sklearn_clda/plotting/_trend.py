@@ -28,11 +28,12 @@ __all__ = ["CollectionTrendDisplay"]
 
 
 def _as_numbers(labels):
-    """The labels as floats, or None if some label is not a number."""
+    """The labels as floats, or None if some label is not a finite number."""
     try:
-        return np.asarray([float(label) for label in labels.tolist()])
+        x = np.asarray([float(label) for label in labels.tolist()])
     except (TypeError, ValueError):
         return None
+    return x if np.all(np.isfinite(x)) else None
 
 
 def _as_dates(labels):

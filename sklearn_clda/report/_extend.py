@@ -7,7 +7,7 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import validate_params
 
-from .._corpus import StrictInterval
+from .._corpus import StrictInterval, check_group_labels
 from ..inspection._utils import check_clda
 from ._analysis import smallest_ess
 from ._stats import MIN_ESS
@@ -105,6 +105,7 @@ def extend_chain(model, X, groups=None, *, min_ess=MIN_ESS, time_budget=30.0):
     (True, True)
     """
     check_clda(model, "extend_chain")
+    _check_same_data(model, X, groups)
     start = time.perf_counter()
     method = "warm_start" if model.get_params().get("warm_start") else "refit"
     ess = smallest_ess(model)
@@ -132,6 +133,37 @@ def extend_chain(model, X, groups=None, *, min_ess=MIN_ESS, time_budget=30.0):
         seconds=time.perf_counter() - start, ess_after=ess, stalled=stalled,
     )
     return info
+
+
+def _check_same_data(model, X, groups):
+    """``ValueError`` unless ``model`` is a Gibbs chain and ``X``, ``groups``
+    look like the data it was fitted on: running it further refits it on
+    them, which with other collections would make it another model."""
+    caller = "extend_chain"
+    if getattr(model, "algorithm", None) == "vem":
+        raise ValueError(
+            f"{caller} runs a Gibbs chain further, but this model was fitted with "
+            "algorithm='vem', which keeps no draws of pi; refit it with "
+            "algorithm='ags' (the default)."
+        )
+    shape = tuple(getattr(X, "shape", None) or np.shape(X))
+    n_docs, fitted_docs = shape[0], int(np.sum(model.collection_sizes_))
+    if len(shape) != 2 or n_docs != fitted_docs or shape[1] != model.n_features_in_:
+        raise ValueError(
+            f"{caller} needs the data the model was fitted on: X has shape {shape}, "
+            f"the model was fitted on {fitted_docs} documents and "
+            f"{model.n_features_in_} words."
+        )
+    fitted = None if model.groups_ is None else sorted(str(g) for g in model.groups_)
+    given = None
+    if groups is not None:
+        given = sorted({str(g) for g in check_group_labels(groups, n_docs, method=caller)})
+    if given != fitted:
+        raise ValueError(
+            f"{caller} needs the collections the model was fitted with "
+            f"({'none' if fitted is None else fitted[:10]}), got "
+            f"{'none (groups=None)' if given is None else given[:10]}."
+        )
 
 
 def _kept(model):

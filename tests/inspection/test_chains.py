@@ -220,7 +220,24 @@ def test_a_topic_one_chain_lacks_is_unstable(fitted):
     # Fit 1's topic 2 puts its mass on other words than any topic of fit 0.
     other.components_ = clda.components_.copy()
     other.components_[2] = np.roll(clda.components_[2], 7)
+    other.collection_topic_samples_ = clda.collection_topic_samples_[::-1]  # another chain
     chains = align_chains([clda, other], max_distance=0.3)
     assert chains.unstable.tolist() == [2]
     assert chains.distances[1, 2] > 0.3 > chains.distances[1, :2].max()
     assert collection_topic_summary([clda, other]).attrs["unstable_topics"] == [2]
+
+
+def test_the_same_chain_twice_is_refused(fitted):
+    """Two fits with the same draws (one model twice, or the same seed) would
+    pass for agreeing chains: R-hat near 1 and twice the ESS."""
+    clda, corpus = fitted
+    twin = CompoundLDA(n_components=3, max_iter=120, thin=2, random_state=0)
+    twin.fit(corpus.data, groups=corpus.groups)
+    for fits in ([clda, clda], [clda, twin]):
+        with pytest.raises(ValueError, match="got the same chain twice: fits 0 and 1 hold the "
+                                             "same draws"):
+            collection_topic_summary(fits)
+
+
+def test_rhat_of_no_quantities_is_empty():
+    assert rhat(np.zeros((2, 10, 0))).shape == (0,)

@@ -259,3 +259,13 @@ def test_trend_errors():
         collection_trend(trend_model(["a", "b", "c"], draws), order=["a", "z"])
     with pytest.raises(ValueError, match="single collection"):
         collection_trend(trend_model(None, draws[:, :1]))
+
+
+def test_trend_along_times_of_day_keeps_the_hours():
+    rng = np.random.default_rng(3)
+    draws = rng.dirichlet([1.0, 1.0], size=(20, 3))
+    hours = trend_model(["2020-01-01T23", "2020-01-02T01", "2020-01-03T00"], draws)
+    trend = collection_trend(hours)
+    assert_allclose(trend.attrs["x"], np.array([0.0, 2.0, 25.0]) / (365.2425 * 24))
+    with pytest.raises(ValueError, match="must be numbers or ISO dates"):
+        collection_trend(trend_model(["1", "2", "nan"], draws))  # not a position

@@ -200,3 +200,9 @@ def test_min_length_and_texts_errors(corpus, lda):
         representative_documents(lda, X, texts=["a", "b"])
     with pytest.raises(InvalidParameterError, match="'min_length'"):
         representative_documents(lda, X, min_length=0)
+
+
+def test_texts_without_a_vectorizer_are_refused_clearly(lda):
+    with pytest.raises(ValueError, match="must hold document-term counts .* e.g. a "
+                                         "CountVectorizer"):
+        representative_documents(lda, [["a", "b"], ["c", "d"]])

@@ -84,3 +84,15 @@ def test_constructor_values_are_checked():
     assert disp.clear_.tolist() == [True, False]
     assert disp.ax_.get_xlabel() == "Difference of topic shares"
     plt.close("all")
+
+
+def test_constructor_settings_are_checked():
+    values = ([0.1, 0.2], [0.0, 0.1], [0.3, 0.4])
+    for interval in (90, "0.9", True):
+        with pytest.raises(ValueError, match=r"interval of CollectionDifferenceDisplay must be "
+                                             r"a number in \(0, 1\) or None"):
+            CollectionDifferenceDisplay(*values, interval=interval).plot()
+    with pytest.raises(ValueError, match="topics has 1 entries for 2 differences"):
+        CollectionDifferenceDisplay(*values, topics=[0]).plot()
+    with pytest.raises(ValueError, match="lower <= difference <= upper"):
+        CollectionDifferenceDisplay([0.1, 0.2], [0.15, 0.1], [0.3, 0.4]).plot()
