@@ -46,7 +46,7 @@ def word_scores(components, method, *, frex_weight=0.5, relevance_lambda=0.6):
     {
         "estimator": [HasMethods(["fit"])],
         "feature_names": ["array-like", None],
-        "method": [StrOptions(set(LABEL_METHODS))],
+        "method": [StrOptions(set(LABEL_METHODS)), list, tuple],
         "n_words": [StrictInterval(Integral, 1, None, closed="left")],
         "frex_weight": [StrictInterval(Real, 0, 1, closed="both")],
         "relevance_lambda": [StrictInterval(Real, 0, 1, closed="both")],
@@ -101,8 +101,12 @@ def topic_labels(
         model's ``feature_names_in_`` (fitted on a DataFrame), else
         ``"word 0"``, ``"word 1"``, ...
 
-    method : {"prob", "frex", "lift", "score", "relevance"}, default="frex"
+    method : {"prob", "frex", "lift", "score", "relevance"} or list of them, \
+            default="frex"
         How the words of each topic are ranked for the ``words`` column.
+        A list (e.g. ``["frex", "lift", "score"]``, stm's ``labelTopics``
+        side by side) ranks them by its first method for ``words`` and adds
+        a column ``{method}_words`` for each of its methods.
 
     n_words : int, default=10
         Number of words per topic (at most the vocabulary size: larger
@@ -125,7 +129,9 @@ def topic_labels(
         - ``words``: list of the ``n_words`` words ranked by ``method``,
           best first;
         - ``prob_words``: list of the ``n_words`` most probable words,
-          shown beside them.
+          shown beside them;
+        - with a list of methods, ``{method}_words`` for each of them
+          (``prob_words`` stands for ``"prob"``).
 
         Each cell holds a Python list of str; ``labels["words"].str.join("
         ")`` gives one string per topic.
@@ -189,6 +195,12 @@ def topic_labels(
      'prob_words': [['the', 'goal', 'match'], ['the', 'party', 'vote']]}
     >>> topic_labels(lda, vocab, method="lift", n_words=2)["words"].tolist()
     [['goal', 'match'], ['party', 'vote']]
+
+    Several rankings side by side, as stm's ``labelTopics`` prints them:
+
+    >>> table = topic_labels(lda, vocab, method=["frex", "lift", "score"], n_words=2)
+    >>> table.columns.tolist()
+    ['topic', 'words', 'prob_words', 'frex_words', 'lift_words', 'score_words']
     """
     caller = "topic_labels"
     pd = require_pandas(caller)
@@ -196,14 +208,28 @@ def topic_labels(
     components = topic_word(model, caller)
     names = resolve_feature_names(model, feature_names, pipeline_names, components.shape[1])
     n = min(n_words, components.shape[1])
-    scores = word_scores(
-        components, method, frex_weight=frex_weight, relevance_lambda=relevance_lambda
-    )
-    best = _top_indices(scores, n)
-    probable = _top_indices(components, n)
-    return pd.DataFrame({
-        "topic": np.arange(components.shape[0]),
-        "words": [names[row].tolist() for row in best],
-        "prob_words": [names[row].tolist() for row in probable],
-    })
+    methods = _check_methods(method, caller)
+
+    def ranked(name):
+        scores = (components if name == "prob" else word_scores(
+            components, name, frex_weight=frex_weight, relevance_lambda=relevance_lambda))
+        return [names[row].tolist() for row in _top_indices(scores, n)]
+
+    columns = {"topic": np.arange(components.shape[0]), "words": ranked(methods[0]),
+               "prob_words": ranked("prob")}
+    if not isinstance(method, str):
+        columns.update({f"{name}_words": ranked(name) for name in methods if name != "prob"})
+    return pd.DataFrame(columns)
+
+
+def _check_methods(method, caller):
+    """``method`` as a list of known, distinct label methods (at least one)."""
+    methods = [method] if isinstance(method, str) else list(method)
+    unknown = [m for m in methods if m not in LABEL_METHODS]
+    if not methods or unknown or len(set(methods)) < len(methods):
+        raise ValueError(
+            f"method passed to {caller} must be one of {sorted(LABEL_METHODS)} or a list "
+            f"of distinct ones, got {method!r}."
+        )
+    return methods
 

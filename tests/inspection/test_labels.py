@@ -173,3 +173,24 @@ def test_missing_pandas_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas fails
     with pytest.raises(ImportError, match=r"topic_labels .* `pip install pandas`"):
         topic_labels(fake_lda(COMPONENTS), VOCAB)
+
+
+def test_several_methods_side_by_side_are_each_the_single_method():
+    """A list of methods (stm's labelTopics shows four at once) gives each
+    method's words in its own column, the first also as ``words``."""
+    rng = np.random.default_rng(0)
+    lda = LatentDirichletAllocation(n_components=4)
+    lda.components_ = rng.gamma(0.3, size=(4, 50)) + 0.01
+    vocab = [f"w{v}" for v in range(50)]
+    table = topic_labels(lda, vocab, method=["lift", "frex", "prob", "relevance"], n_words=5)
+    assert table.columns.tolist() == ["topic", "words", "prob_words", "lift_words",
+                                      "frex_words", "relevance_words"]
+    for method in ("lift", "frex", "relevance"):
+        single = topic_labels(lda, vocab, method=method, n_words=5)
+        assert table[f"{method}_words"].tolist() == single["words"].tolist()
+    assert table["words"].tolist() == table["lift_words"].tolist()
+    assert table["prob_words"].tolist() == topic_labels(lda, vocab, method="prob",
+                                                        n_words=5)["words"].tolist()
+    for bad in ([], ["frex", "frex"], ["frex", "tfidf"]):
+        with pytest.raises(ValueError, match="must be one of .* or a list of distinct ones"):
+            topic_labels(lda, vocab, method=bad)
