@@ -57,6 +57,21 @@ def _other_side(model, chains, labels, ia, b, caller):
     return np.einsum("cnjk,j->cnk", chains, weights / weights.sum())
 
 
+def _per_topic_table(pd, draws, ci, names, unstable):
+    """A table of one row per topic from ``draws`` of shape (n_chains,
+    n_draws, K): the mean (column ``names[0]``), interval, the share of
+    positive draws (``names[1]``), ESS and R-hat; ``attrs`` hold ``ci``,
+    ``n_chains`` and ``unstable_topics``."""
+    mean, lower, upper, ess, rhats = _chain_stats(draws, ci)
+    out = pd.DataFrame({
+        "topic": np.arange(draws.shape[2]), names[0]: mean, "lower": lower, "upper": upper,
+        names[1]: (draws > 0).mean(axis=(0, 1)), "ess": ess, "rhat": rhats,
+    })
+    out.attrs.update({"ci": float(ci), "n_chains": int(draws.shape[0]),
+                      "unstable_topics": unstable.tolist()})
+    return out
+
+
 def _chain_stats(chains, ci):
     """``(mean, lower, upper, ess, rhat)`` over chains of shape (n_chains, n_draws, ...):
     the pooled draws' mean and interval, the ESS (of one chain, or Stan's
@@ -340,18 +355,8 @@ def compare_collections(estimator, a, b=None, ci=0.9):
         )
     ia = collection_position(labels, a, "a", caller)
     diff = chains[:, :, ia] - _other_side(model, chains, labels, ia, b, caller)
-    mean, lower, upper, ess, rhats = _chain_stats(diff, ci)
-    out = pd.DataFrame({
-        "topic": np.arange(diff.shape[2]),
-        "mean": mean,
-        "lower": lower,
-        "upper": upper,
-        "prob_greater": (diff > 0).mean(axis=(0, 1)),
-        "ess": ess,
-        "rhat": rhats,
-    })
-    out.attrs.update({"a": a, "b": b, "ci": float(ci), "n_chains": int(chains.shape[0]),
-                      "unstable_topics": unstable.tolist()})
+    out = _per_topic_table(pd, diff, ci, ("mean", "prob_greater"), unstable)
+    out.attrs.update({"a": a, "b": b})
     return out
 
 
@@ -464,19 +469,9 @@ def collection_trend(estimator, *, order=None, ci=0.9):
     positions, x, unit = _trend_positions(model, order, caller)
     centred = x - x.mean()
     slopes = np.einsum("cnjk,j->cnk", chains[:, :, positions], centred) / (centred @ centred)
-    mean, lower, upper, ess, rhats = _chain_stats(slopes, ci)
-    out = pd.DataFrame({
-        "topic": np.arange(slopes.shape[2]),
-        "slope": mean,
-        "lower": lower,
-        "upper": upper,
-        "prob_positive": (slopes > 0).mean(axis=(0, 1)),
-        "ess": ess,
-        "rhat": rhats,
-    })
+    out = _per_topic_table(pd, slopes, ci, ("slope", "prob_positive"), unstable)
     out.attrs.update({"collections": [labels[j].item() for j in positions], "x": x.tolist(),
-                      "unit": unit, "ci": float(ci), "n_chains": int(chains.shape[0]),
-                      "unstable_topics": unstable.tolist()})
+                      "unit": unit})
     return out
 
 
