@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions, validate_params
 
 from .._corpus import StrictInterval
-from ..inspection._collections import pi_summary
+from ..inspection._collections import _draws, equal_tailed_interval, pi_summary
 from ..inspection._labels import LABEL_METHODS, word_scores
 from ..metrics._topics import _top_indices
 from ..inspection._utils import collection_draws
@@ -313,9 +313,13 @@ class CollectionTrendDisplay:
 
         Parameters
         ----------
-        estimator : CompoundLDA or Pipeline
+        estimator : CompoundLDA, Pipeline, or list of them
             A fitted :class:`~sklearn_clda.CompoundLDA` with several
-            collections, or a fitted Pipeline ending with one.
+            collections, a fitted Pipeline ending with one, or a list of
+            fits of the same model (chains differing in ``random_state``),
+            whose draws are lined up with the first fit's topics and pooled
+            (:func:`~sklearn_clda.inspection.align_chains`); the topics are
+            then the first fit's.
 
         order : array-like, default=None
             Collection labels (as in ``groups_``) in the order to draw
@@ -362,10 +366,18 @@ class CollectionTrendDisplay:
         """
         caller = f"{cls.__name__}.from_estimator"
         check_matplotlib(caller)
-        model, pipeline_names = unwrap_estimator(estimator)
+        chains = isinstance(estimator, (list, tuple))
+        # (a list is checked first: fewer than two fits get a clear error)
+        draws = _draws(estimator, caller)[1] if chains else None
+        model, pipeline_names = unwrap_estimator(estimator[0] if chains else estimator)
         samples = check_clda(model, caller)
         positions, x, ticks = ordered_positions(model, order, caller)
-        if ci is None:
+        if chains:
+            pooled = draws.reshape(-1, *draws.shape[2:])
+            mean, lower, upper = pooled.mean(axis=0), None, None
+            if ci is not None:
+                lower, upper = equal_tailed_interval(pooled, ci)
+        elif ci is None:
             mean, lower, upper = samples.mean(axis=0), None, None
         else:
             _, samples, _ = collection_draws(model, caller)

@@ -63,6 +63,26 @@ def test_trend_draws_means_and_intervals_at_the_years(corpus):
     assert "80% posterior intervals" in disp.ax_.get_title()
 
 
+def test_trend_pools_chains_lined_up_with_the_first(corpus):
+    """A list of fits draws the lined-up draws pooled, in the first fit's topics."""
+    from sklearn_clda.inspection import align_chains
+
+    fits = [fit(corpus, [2010, 2001, 2005, 2002], random_state=seed) for seed in range(3)]
+    draws = align_chains(fits).draws.reshape(-1, 4, 3)
+    lower, upper = np.quantile(draws, [0.05, 0.95], axis=0)
+    disp = CollectionTrendDisplay.from_estimator(fits, topics=[1, 2])
+    for line, poly, k in zip(disp.lines_, disp.fill_between_, [1, 2]):
+        assert_allclose(line.get_ydata(), draws[:, :, k].mean(axis=0))
+        lo, hi = band(poly, 4)
+        assert_allclose(lo, lower[:, k])
+        assert_allclose(hi, upper[:, k])
+    assert_allclose(
+        CollectionTrendDisplay.from_estimator(fits, topics=[1], ci=None).lines_[0].get_ydata(),
+        draws[:, :, 1].mean(axis=0))
+    with pytest.raises(ValueError, match="needs two fits or more"):
+        CollectionTrendDisplay.from_estimator(fits[:1])
+
+
 def test_trend_numeric_strings_sort_as_numbers(corpus):
     clda = fit(corpus, ["10", "2", "1", "30"], max_iter=40)
     disp = CollectionTrendDisplay.from_estimator(clda, ci=None)
