@@ -36,6 +36,12 @@ MAX_SEED = 2**32 - 1  # seeds are those of numpy.random.RandomState
 # Seconds of further sweeps for the report: keeps the whole report on
 # 16-newsgroups at K=20 under a minute on two cores.
 TIME_BUDGET = 25.0
+MAX_CHAINS = 16  # --chains: each is a whole fit
+_CHAINS_HELP = (
+    f"fit N chains (seeds --seed, --seed + 1, ...) whose draws the report pools, "
+    f"its R-hat saying whether they agree (at most {MAX_CHAINS}; N times the fit "
+    "time) (default: %(default)s)"
+)
 _TIME_BUDGET_HELP = (
     "seconds the report may spend running the chain further, until every "
     "collection's topic proportions have an effective sample size of 100 "
@@ -59,6 +65,7 @@ def _usage():
     return (
         f"{_prog()} [-h] [-k K] [-n SWEEPS] [--seed SEED] [--top-words N]\n"
         "       [--gamma GAMMA] [--no-progress] [--report DIR] [--time-budget SECONDS]\n"
+        "       [--chains N]\n"
         f"       {_report_prog()} --input PATH --out DIR [options]"
     )
 
@@ -78,8 +85,12 @@ CompoundLDA; joblib.load runs code stored in the file: load it only if you
 trust its source). Before writing, the chain runs further until every
 collection's topic proportions have an effective sample size of 100, or
 --time-budget ends, or the sample size stops growing with the chain (some
-proportions drift: compare fits with other --seed values); intervals
-resting on fewer effective draws are marked and never called clear. The
+proportions drift: compare fits with other --seed values, or fit several
+chains with --chains); intervals resting on fewer effective draws are
+marked and never called clear. With --chains N the model is fitted N times
+(seeds --seed, --seed + 1, ...), the fits' topics are matched, and the
+page's proportions, intervals and comparisons pool their draws, with an
+R-hat saying whether they agree and the topics some fit lacks marked. The
 page works offline: its style sheet, script, figures and tables sit in the
 same folder.
 """
@@ -107,6 +118,7 @@ examples:
   python -m sklearn_clda report --input docs.csv --text-column text \\
       --group-column source --n-components 20 --out report/
   python -m sklearn_clda report --input corpus/ -k 30 -n 1000 --out report/
+  python -m sklearn_clda report --input docs.csv --chains 4 --out report/
 
 exit status:
   0 on success; 2 on a usage or input error (a missing file, an unsupported
@@ -162,6 +174,10 @@ def _build_parser():
     parser.add_argument(
         "--time-budget", type=float, default=TIME_BUDGET, metavar="SECONDS",
         help="with --report: " + _TIME_BUDGET_HELP,
+    )
+    parser.add_argument(
+        "--chains", type=int, default=1, metavar="N",
+        help="with --report: " + _CHAINS_HELP,
     )
     commands = parser.add_subparsers(
         dest="command", title="commands", metavar="COMMAND",
@@ -250,6 +266,9 @@ def _add_report_parser(commands):
         "(default: %(default)s)",
     )
     fit.add_argument(
+        "--chains", type=int, default=1, metavar="N", help=_CHAINS_HELP,
+    )
+    fit.add_argument(
         "--top-words", type=int, default=10, metavar="N",
         help="words shown per topic, also used for the coherence "
         "(default: %(default)s)",
@@ -266,6 +285,15 @@ def _add_report_parser(commands):
 def _seed_problem(seed):
     if not 0 <= seed <= MAX_SEED:
         return f"--seed must be an integer in [0, {MAX_SEED}], got {seed}"
+    return None
+
+
+def _chains_problem(chains, seed):
+    if not 1 <= chains <= MAX_CHAINS:
+        return f"--chains must be in [1, {MAX_CHAINS}], got {chains}"
+    if 0 <= seed and seed + chains - 1 > MAX_SEED:
+        return (f"--seed {seed} with --chains {chains} needs seeds past {MAX_SEED}; "
+                "pick a smaller --seed")
     return None
 
 
@@ -319,6 +347,10 @@ def _check_args(parser, args):
         parser.error(f"--report: {output_problem(args.report)}")
     if _time_budget_problem(args.time_budget):
         parser.error(_time_budget_problem(args.time_budget))
+    if _chains_problem(args.chains, args.seed):
+        parser.error(_chains_problem(args.chains, args.seed))
+    if args.chains > 1 and args.report is None:
+        parser.error("--chains pools several fits in the report: give --report DIR too")
     if args.report is not None and _report_dependencies_missing():
         parser.error(f"--report: {_report_dependencies_missing()}")
 
@@ -384,6 +416,8 @@ def _check_report_args(args):
             )
     if _seed_problem(args.seed):
         return _seed_problem(args.seed)
+    if _chains_problem(args.chains, args.seed):
+        return _chains_problem(args.chains, args.seed)
     if _time_budget_problem(args.time_budget):
         return _time_budget_problem(args.time_budget)
     if args.out == "":
@@ -502,8 +536,10 @@ def _run_report(args):
         return _fail(str(exc))
     pipeline, seconds = _fit_report_model(args, vectorizer, X, docs.groups)
     model = pipeline[-1]
-    extension = _extend_for_report(args, model, X, docs.groups)
-    model.set_params(verbose=0)  # the saved pipeline refits without a progress bar
+    chains, chain_seconds = _fit_more_chains(args, model, X, docs.groups)
+    extension = _extend_for_report(args, [model, *chains], X, docs.groups)
+    for fit in (model, *chains):
+        fit.set_params(verbose=0)  # the saved pipeline refits without a progress bar
     settings = {
         "Vectorizer": (
             f"CountVectorizer(stop_words={vectorizer.stop_words!r}, "
@@ -514,8 +550,8 @@ def _run_report(args):
     return _write_report_folder(
         args.out, _fail, pipeline, X, vectorizer.get_feature_names_out(),
         title=title, groups=docs.groups, texts=docs.texts, texts_info=dict(docs),
-        settings=settings, fit_seconds=seconds + extension["seconds"],
-        top_words=args.top_words, extension=extension,
+        settings=settings, fit_seconds=seconds + chain_seconds + extension["seconds"],
+        top_words=args.top_words, extension=extension, chains=chains,
     )
 
 
@@ -600,6 +636,25 @@ def _fit_report_model(args, vectorizer, X, groups):
     return pipeline, seconds
 
 
+def _fit_more_chains(args, model, X, groups):
+    """``--chains``: the further fits (seeds --seed + 1, ...) and their seconds."""
+    from sklearn.base import clone
+
+    chains, start = [], time.perf_counter()
+    for index in range(1, args.chains):
+        seed = args.seed + index
+        print(f"Chain {index + 1} of {args.chains} (seed {seed})...")
+        chain = clone(model).set_params(random_state=seed)
+        with _quiet_fit(chain.verbose):
+            chain.fit(X, groups=groups)
+        chains.append(chain)
+    seconds = time.perf_counter() - start
+    if chains:
+        print(f"Fitted {len(chains)} more chain{'s' if len(chains) > 1 else ''} "
+              f"in {seconds:.1f} s.")
+    return chains, seconds
+
+
 def _keep_chain(model):
     """Let a later fit continue the chain (``warm_start``), where the estimator can."""
     if "warm_start" in model.get_params():
@@ -615,39 +670,47 @@ def _quiet_fit(verbose):
         yield
 
 
-def _extend_for_report(args, model, X, groups):
-    """Continue the chain for the report until its draws suffice or the budget ends."""
+def _extend_for_report(args, fits, X, groups):
+    """Continue the chain (or the chains ``fits``) for the report until their
+    draws suffice or the budget ends."""
     from sklearn_clda.report import extend_chain
 
+    fits = fits if isinstance(fits, list) else [fits]
     if args.time_budget > 0:
+        chains = f"the {len(fits)} chains" if len(fits) > 1 else "the chain"
         print(
-            f"Running the chain further (at most {args.time_budget:g} s) until every "
+            f"Running {chains} further (at most {args.time_budget:g} s) until every "
             "topic proportion has 100 effective draws..."
         )
-    with _quiet_fit(model.verbose):
-        extension = extend_chain(model, X, groups, time_budget=args.time_budget)
-    if "warm_start" in model.get_params():
-        # A refit of the saved model starts afresh, and the saved files need
-        # not carry the chain's state (4 bytes per token and the sample sums).
-        model.set_params(warm_start=False)
-        vars(model).pop("_warm_chain", None)
+    with _quiet_fit(fits[0].verbose):
+        extension = extend_chain(fits if len(fits) > 1 else fits[0], X, groups,
+                                 time_budget=args.time_budget)
+    for fit in fits:
+        if "warm_start" in fit.get_params():
+            # A refit of the saved model starts afresh, and the saved files need
+            # not carry the chain's state (4 bytes per token and the sample sums).
+            fit.set_params(warm_start=False)
+            vars(fit).pop("_warm_chain", None)
     if extension["rounds"]:
         ess = extension["ess_after"]
         print(
             f"{extension['sweeps_after']:,} sweeps in all; smallest effective sample "
             f"size {'n/a' if ess is None else f'{ess:.0f}'} "
-            f"({_extension_outcome(extension)})."
+            f"({_extension_outcome(extension, len(fits))})."
         )
     return extension
 
 
-def _extension_outcome(extension):
+def _extension_outcome(extension, n_chains=1):
     """How :func:`~sklearn_clda.report.extend_chain` ended, in words."""
     if extension["reached"]:
         return "reached"
+    if extension.get("stalled") and n_chains > 1:
+        return ("stopped: it does not grow with the chains, they disagree on some topic "
+                "proportions; the page marks them")
     if extension.get("stalled"):
         return ("stopped: it does not grow with the chain, some topic proportions drift; "
-                "compare fits with other --seed values")
+                "compare fits with other --seed values, or use --chains")
     return "the time budget ended first"
 
 
@@ -674,10 +737,13 @@ def _write_demo_report(args, model, news, seconds):
         "clda.transform(news.data[:5], groups=news.groups[:5])."
     )
     print()
-    extension = _extend_for_report(args, model, news.data, news.groups)
-    model.set_params(verbose=0)
+    chains, chain_seconds = _fit_more_chains(args, model, news.data, news.groups)
+    extension = _extend_for_report(args, [model, *chains], news.data, news.groups)
+    for fit in (model, *chains):
+        fit.set_params(verbose=0)
     command = (f"{_prog()} -k {args.n_components} -n {args.max_iter} --seed {args.seed}"
-               + (f" --gamma {args.gamma:g}" if args.gamma else ""))
+               + (f" --gamma {args.gamma:g}" if args.gamma else "")
+               + (f" --chains {args.chains}" if args.chains > 1 else ""))
     return _write_report_folder(
         args.report, _demo_fail, model, news.data, news.feature_names,
         title="Compound LDA on 16-newsgroups", groups=news.groups,
@@ -685,8 +751,9 @@ def _write_demo_report(args, model, news, seconds):
             "source": "16-newsgroups, bundled with sklearn-clda (load_news16)",
             "format": "document-term counts; stop words and rare words removed upstream",
         },
-        settings={"Command": command}, fit_seconds=seconds + extension["seconds"],
-        top_words=args.top_words, model_note=note, extension=extension,
+        settings={"Command": command},
+        fit_seconds=seconds + chain_seconds + extension["seconds"],
+        top_words=args.top_words, model_note=note, extension=extension, chains=chains,
     )
 
 

@@ -747,7 +747,7 @@ def test_report_help_documents_every_option(capsys):
     out = capsys.readouterr().out
     for option in ["--input", "--text-column", "--group-column", "--n-components",
                    "--max-iter", "--seed", "--stop-words", "--min-df", "--max-df",
-                   "--top-words", "--no-progress", "--out", "--title", ".jsonl",
+                   "--top-words", "--no-progress", "--out", "--title", ".jsonl", "--chains",
                    "exit status"]:
         assert option in out, option
 
@@ -1249,7 +1249,7 @@ def test_the_report_says_a_stalled_chain_needs_other_seeds(small_corpus, tmp_pat
                  "ess_before": 5.0, "ess_after": 5.5, "reached": False, "stalled": True}
     write_report(model, X, names, tmp_path / "r", groups=groups, extension=extension)
     page = " ".join((tmp_path / "r" / "index.html").read_text(encoding="utf-8").split())
-    assert "It stopped early" in page and "<code>--seed</code>" in page
+    assert "It stopped early" in page and "<code>--chains 4</code>" in page
     assert "The time budget of" not in page
     from sklearn_clda.__main__ import _extension_outcome
 

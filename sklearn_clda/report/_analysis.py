@@ -37,33 +37,53 @@ def topic_words(model, names, n_words):
     )
 
 
-def summarize_draws(draws, interval):
-    """Posterior mean, equal-tailed interval, ESS and split R-hat of draws of
-    shape (n, J, K).
+def summarize_draws(chains, interval):
+    """Posterior mean, equal-tailed interval, ESS and R-hat of draws of shape
+    (n_chains, n_draws, J, K): one chain, or several lined up and pooled.
 
-    The ESS and R-hat are NaN with fewer draws than the estimators need.
+    The ESS (of one chain, or the multi-chain one) and the R-hat (split)
+    are NaN with fewer draws per chain than the estimators need.
     """
-    from ..inspection import rhat
-    from ..inspection._collections import equal_tailed_interval, pi_summary
+    from ..inspection._collections import _chain_stats, equal_tailed_interval
 
-    if draws.shape[0] >= MIN_DRAWS:
-        mean, lower, upper, ess = pi_summary(draws, interval)
-        rhats = rhat(draws[None])
+    if chains.shape[1] >= MIN_DRAWS:
+        mean, lower, upper, ess, rhats = _chain_stats(chains, interval)
     else:
-        lower, upper = equal_tailed_interval(draws, interval)
-        mean, ess = draws.mean(axis=0), np.full(draws.shape[1:], np.nan)
-        rhats = np.full(draws.shape[1:], np.nan)
+        pooled = chains.reshape(-1, *chains.shape[2:])
+        lower, upper = equal_tailed_interval(pooled, interval)
+        mean, ess = pooled.mean(axis=0), np.full(chains.shape[2:], np.nan)
+        rhats = np.full(chains.shape[2:], np.nan)
     return Bunch(mean=mean, lower=lower, upper=upper, ess=ess, rhat=rhats)
 
 
-def smallest_ess(model):
-    """The smallest ESS over the draws of every ``pi_jk``, or None (too few draws)."""
+def chain_draws(fits):
+    """The draws of pi of one fit or of several chains lined up with the
+    first fit's topics: ``(draws, permutations, distances, unstable)``,
+    ``draws`` of shape (n_chains, n_draws, J, K)."""
+    from ..inspection._chains import chain_draws as align
+
+    if len(fits) == 1:
+        samples = np.asarray(fits[0].collection_topic_samples_, dtype=np.float64)
+        K = samples.shape[2]
+        return (samples[None], np.arange(K)[None], np.zeros((1, K)),
+                np.array([], dtype=np.int64))
+    found = align(fits, "write_report")
+    return found.draws, found.permutations, found.distances, found.unstable
+
+
+def smallest_ess(fits):
+    """The smallest ESS over the draws of every ``pi_jk`` of one fit or of
+    several chains (the multi-chain ESS of their lined-up draws), or None
+    (too few draws)."""
     from ..inspection import effective_sample_size
 
-    samples = np.asarray(model.collection_topic_samples_, dtype=np.float64)
-    if samples.shape[0] < MIN_DRAWS:
+    draws = chain_draws(fits)[0]
+    if draws.shape[1] < MIN_DRAWS:
         return None
-    ess = effective_sample_size(samples)
+    if draws.shape[0] == 1:
+        ess = effective_sample_size(draws[0])
+    else:
+        ess = effective_sample_size(draws, multichain=True)
     return float(np.nanmin(ess)) if np.isfinite(ess).any() else None
 
 
@@ -136,10 +156,12 @@ def collection_words(model, X, groups, names, order):
 
 
 def compare(model, stats, a, b, interval):
-    """Rows comparing collections ``a`` and ``b`` (positions) topic by topic."""
+    """Rows comparing collections ``a`` and ``b`` (positions) topic by topic,
+    over the chains of ``stats.fits``."""
     from ..inspection import compare_collections
 
-    found = compare_collections(model, model.groups_[a], model.groups_[b], ci=interval)
+    fits = stats.fits if len(stats.fits) > 1 else stats.fits[0]
+    found = compare_collections(fits, model.groups_[a], model.groups_[b], ci=interval)
     return [
         {"topic": int(row.topic), "share_a": stats.pi[a, row.topic],
          "share_b": stats.pi[b, row.topic], "difference": row.mean, "lower": row.lower,
@@ -165,10 +187,12 @@ def collection_order(model):
     }
 
 
-def trend_display(model, names, interval):
-    """Each topic's share across the ordered collections, labelled by FREX words."""
+def trend_display(stats, names, interval):
+    """Each topic's share across the ordered collections (pooled over the
+    chains of ``stats.fits``), labelled by FREX words."""
     from ..plotting import CollectionTrendDisplay
 
-    ci = interval if model.collection_topic_samples_.shape[0] >= MIN_DRAWS else None
+    ci = interval if stats.chains.shape[1] >= MIN_DRAWS else None
+    fits = stats.fits if len(stats.fits) > 1 else stats.fits[0]
     return CollectionTrendDisplay.from_estimator(
-        model, feature_names=names, ci=ci, label_method=LABEL_METHOD)
+        fits, feature_names=names, ci=ci, label_method=LABEL_METHOD)

@@ -20,8 +20,9 @@ MAX_ROUND_GROWTH = 4.0
 #: The share of linear growth (ESS in proportion to the kept sweeps) a round
 #: must show; below it the chain has stalled and extending stops.
 MIN_GROWTH_SHARE = 0.25
-#: Kept draws a round must start from to be judged: the ESS of fewer is too
-#: noisy (it fell from 6 to 4.6 while 20 draws of a tiny corpus became 80).
+#: Kept draws (of all chains together) a round must start from to be judged:
+#: the ESS of fewer is too noisy (it fell from 6 to 4.6 while 20 draws of a
+#: tiny corpus became 80).
 MIN_STALL_DRAWS = 100
 
 
@@ -37,7 +38,7 @@ MIN_STALL_DRAWS = 100
     prefer_skip_nested_validation=False,
 )
 def extend_chain(model, X, groups=None, *, min_ess=MIN_ESS, time_budget=30.0):
-    """Run a fitted CompoundLDA's chain further until its draws of pi suffice.
+    """Run a fitted CompoundLDA's chain (or chains) further until its draws of pi suffice.
 
     The effective sample size (ESS) of the kept draws of every topic
     proportion ``pi_jk`` should reach ``min_ess``. While it does not and
@@ -64,9 +65,14 @@ def extend_chain(model, X, groups=None, *, min_ess=MIN_ESS, time_budget=30.0):
 
     Parameters
     ----------
-    model : CompoundLDA
+    model : CompoundLDA or list of CompoundLDA
         A fitted :class:`~sklearn_clda.CompoundLDA` (Gibbs sampling),
-        changed in place.
+        changed in place. Or several chains: fits of the same model on the
+        same data with different ``random_state`` and the same numbers of
+        sweeps and burn-in. They all run the same further sweeps, and the
+        ESS is the multi-chain one of their draws lined up with the first
+        fit's topics (:func:`~sklearn_clda.inspection.align_chains`), which
+        stays small while the chains disagree: extending then stalls.
 
     X : {array-like, sparse matrix} of shape (n_samples, n_features)
         The counts it was fitted on.
@@ -104,35 +110,66 @@ def extend_chain(model, X, groups=None, *, min_ess=MIN_ESS, time_budget=30.0):
     >>> info["reached"], clda.n_iter_ == info["sweeps_after"] >= 40
     (True, True)
     """
-    check_clda(model, "extend_chain")
-    _check_same_data(model, X, groups)
+    fits = _check_chains(model)
+    for fit in fits:
+        _check_same_data(fit, X, groups)
     start = time.perf_counter()
-    method = "warm_start" if model.get_params().get("warm_start") else "refit"
-    ess = smallest_ess(model)
+    methods = ["warm_start" if fit.get_params().get("warm_start") else "refit"
+               for fit in fits]
+    # a refit costs the whole chain again: plan as one if any fit refits
+    method = "refit" if "refit" in methods else "warm_start"
+    ess, first = smallest_ess(fits), fits[0]
     info = {
         "target": float(min_ess), "budget": float(time_budget), "method": None,
-        "rounds": 0, "sweeps_before": int(model.n_iter_), "ess_before": ess,
+        "rounds": 0, "sweeps_before": int(first.n_iter_), "ess_before": ess,
     }
-    rate, stalled = _seconds_per_sweep(model), False
+    rate, stalled = sum(_seconds_per_sweep(fit) for fit in fits), False
     while not (ess is not None and ess >= min_ess) and not stalled:
         remaining = time_budget - (time.perf_counter() - start)
-        total = _planned_sweeps(model, ess, min_ess, remaining / rate, method)
+        total = _planned_sweeps(first, ess, min_ess, remaining / rate, method)
         if total is None:
             break
-        run_start, done, kept = time.perf_counter(), int(model.n_iter_), _kept(model)
-        judged = model.collection_topic_samples_.shape[0] >= MIN_STALL_DRAWS
-        _run_to(model, X, groups, total, method)
+        run_start, done, kept = time.perf_counter(), int(first.n_iter_), _kept(first)
+        # (the multi-chain ESS rests on the draws of every chain)
+        judged = len(fits) * first.collection_topic_samples_.shape[0] >= MIN_STALL_DRAWS
+        for fit, how in zip(fits, methods):
+            _run_to(fit, X, groups, total, how)
         swept = total - done if method == "warm_start" else total
         rate = (time.perf_counter() - run_start) / swept
-        ess, ess_before = smallest_ess(model), ess
-        stalled = judged and _stalled(ess_before, ess, _kept(model) / kept)
+        ess, ess_before = smallest_ess(fits), ess
+        stalled = judged and _stalled(ess_before, ess, _kept(first) / kept)
         info["rounds"] += 1
-        info["method"] = method
+        info["method"] = methods[0]
     info.update(
-        reached=bool(ess is not None and ess >= min_ess), sweeps_after=int(model.n_iter_),
+        reached=bool(ess is not None and ess >= min_ess), sweeps_after=int(first.n_iter_),
         seconds=time.perf_counter() - start, ess_after=ess, stalled=stalled,
     )
     return info
+
+
+def _check_chains(model):
+    """The fitted CompoundLDA to run further: ``[model]``, or the chains of a
+    list, which must stand at the same sweep with the same burn-in."""
+    fits = list(model) if isinstance(model, (list, tuple)) else [model]
+    if not fits:
+        raise ValueError("extend_chain got an empty list of chains.")
+    for fit in fits:
+        check_clda(fit, "extend_chain")
+    for index, fit in enumerate(fits[1:], start=1):
+        if fit is fits[0] or any(fit is other for other in fits[1:index]):
+            raise ValueError(
+                f"extend_chain got the same fitted model twice (chain {index}); "
+                "chains need separate fits with different random_state."
+            )
+        theirs = (int(fit.n_iter_), int(fit.burn_in_), int(fit.thin))
+        first = (int(fits[0].n_iter_), int(fits[0].burn_in_), int(fits[0].thin))
+        if theirs != first:
+            raise ValueError(
+                "extend_chain runs chains the same sweeps, so they must stand at the "
+                f"same sweep with the same burn-in and thin: chain 0 has (n_iter_, "
+                f"burn_in_, thin) = {first}, chain {index} has {theirs}."
+            )
+    return fits
 
 
 def _check_same_data(model, X, groups):

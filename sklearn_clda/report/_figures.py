@@ -20,7 +20,7 @@ def draw_figures(model, names, out_dir, parts, summary, dpi):
     from ..plotting import TraceDisplay
 
     stats, order = parts.stats, parts.figure_order
-    n_draws = stats.samples.shape[0]
+    n_draws = stats.chains.shape[1]  # of the first chain, which the traces show
     words = [list(label[:_LABEL_WORDS]) for label in parts.labels.label_words]
     saver = _Saver(out_dir, dpi)
     shown = parts.shown
@@ -28,7 +28,7 @@ def draw_figures(model, names, out_dir, parts, summary, dpi):
     saver.save("bars", lambda: _bars(stats, shown, words, summary["collection_topic"]))
     if summary["trend"]["ordered"]:
         saver.save("trend", lambda: _analysis.trend_display(
-            model, names, summary["collection_topic"]["interval"]))
+            stats, names, summary["collection_topic"]["interval"]))
     saver.save("words", lambda: _words(model, names, parts, order, words))
     saver.save("trace", lambda: TraceDisplay.from_estimator(model, keys=["log_likelihood"]),
                parse_math=True)

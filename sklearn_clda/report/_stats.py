@@ -3,7 +3,7 @@
 import numpy as np
 from sklearn.utils import Bunch
 
-from ._analysis import summarize_draws
+from . import _analysis
 
 #: Effective sample size below which an interval is not trusted to call a
 #: difference clear.
@@ -35,25 +35,37 @@ def trend_after_burn_in(trace, burn_in):
     return float(rise / total)
 
 
-def collection_statistics(model, X, groups, interval):
+def collection_statistics(fits, X, groups, interval):
     """Labels, document and token counts, pi with intervals, ESS, corpus mixture.
 
-    The corpus-wide mixture is the average of the collections' mixtures
-    weighted by their numbers of documents; ``diff`` summarizes the draws of
-    each collection's mixture minus the corpus-wide one.
+    ``fits`` is a list of fitted CompoundLDA: one, or several chains of the
+    same model whose draws are lined up with the first one's topics and
+    pooled (:func:`~sklearn_clda.inspection.align_chains`). The corpus-wide
+    mixture is the average of the collections' mixtures weighted by their
+    numbers of documents; ``diff`` summarizes the draws of each collection's
+    mixture minus the corpus-wide one. ``chains`` holds the draws by chain
+    (n_chains, n_draws, J, K), ``samples`` the same draws pooled.
     """
-    pi = np.asarray(model.collection_topic_, dtype=np.float64)
-    samples = np.asarray(model.collection_topic_samples_, dtype=np.float64)
+    model = fits[0]
+    chains, permutations, distances, unstable = _analysis.chain_draws(fits)
+    # Each chain's own estimate of pi (the mean over every kept sweep), in
+    # the first fit's topic order, averaged over the chains.
+    pi = np.mean([np.asarray(fit.collection_topic_, dtype=np.float64)[:, perm]
+                  for fit, perm in zip(fits, permutations)], axis=0)
     labels = ["all"] if model.groups_ is None else [str(g) for g in model.groups_]
     docs = np.asarray(model.collection_sizes_, dtype=np.int64)
     weights = docs / docs.sum()
-    corpus_draws = np.einsum("sjk,j->sk", samples, weights)
-    pis = summarize_draws(samples, interval)
+    corpus_chains = np.einsum("cnjk,j->cnk", chains, weights)
+    pis = _analysis.summarize_draws(chains, interval)
     return Bunch(
         labels=labels, docs=docs, tokens=_collection_tokens(model, X, groups, labels),
-        pi=pi, samples=samples, lower=pis.lower, upper=pis.upper, ess=pis.ess, rhat=pis.rhat,
-        weights=weights, corpus=weights @ pi, corpus_draws=corpus_draws,
-        diff=summarize_draws(samples - corpus_draws[:, None, :], interval),
+        pi=pi, chains=chains, samples=chains.reshape(-1, *chains.shape[2:]),
+        lower=pis.lower, upper=pis.upper, ess=pis.ess, rhat=pis.rhat,
+        weights=weights, corpus=weights @ pi,
+        corpus_draws=corpus_chains.reshape(-1, corpus_chains.shape[2]),
+        diff=_analysis.summarize_draws(chains - corpus_chains[:, :, None, :], interval),
+        fits=list(fits), distances=distances.max(axis=0), unstable=unstable,
+        diff_agree=chains_agree(chains - corpus_chains[:, :, None, :], interval, unstable),
     )
 
 
@@ -70,3 +82,24 @@ def _collection_tokens(model, X, groups, labels):
     if np.any(codes < 0):
         return None
     return np.bincount(codes, weights=lengths, minlength=len(labels)).astype(np.int64)
+
+
+def chains_agree(diff, interval, unstable):
+    """Whether every chain's own interval puts each difference on the same side of 0.
+
+    ``diff`` holds draws of differences by chain, shape (n_chains, n_draws,
+    ...). Chains that settled in different modes pool to an ESS of a few
+    draws however long they run, so the pooled interval cannot call a
+    difference clear; one that each chain's own ``interval`` excludes 0
+    from, on the same side, holds in every mode the chains found. Topics
+    some chain lacks (``unstable``, indices of the last axis) never agree:
+    their chains' draws are of different topics. Returns a boolean array of
+    shape ``diff.shape[2:]``, or None for one chain or too few draws.
+    """
+    if diff.shape[0] < 2 or diff.shape[1] < _analysis.MIN_DRAWS:
+        return None
+    lower, upper = np.quantile(diff, [(1.0 - interval) / 2.0, (1.0 + interval) / 2.0],
+                               axis=1)
+    agree = (lower > 0).all(axis=0) | (upper < 0).all(axis=0)
+    agree[..., unstable] = False
+    return agree

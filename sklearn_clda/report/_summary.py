@@ -17,7 +17,13 @@ from sklearn.utils import Bunch
 
 from . import _analysis
 from ._analysis import MIN_DRAWS
-from ._stats import MAX_RHAT, MIN_ESS, collection_statistics, trend_after_burn_in
+from ._stats import (
+    MAX_RHAT,
+    MIN_ESS,
+    chains_agree,
+    collection_statistics,
+    trend_after_burn_in,
+)
 
 #: Topics drawn, the largest first, in the figures with a panel or row per
 #: topic (the heatmap, the words): drawing a figure grows with its topics
@@ -68,7 +74,8 @@ def build_summary(model, X, names, options):
     """
     from .. import __version__
 
-    stats = collection_statistics(model, X, options.groups, options.interval)
+    stats = collection_statistics([model, *options.chains], X, options.groups,
+                                  options.interval)
     labels = _analysis.topic_words(model, names, options.top_words)
     topics = _topics(model, X, names, options.groups, labels, stats)
     theta = _analysis.document_topics(model, X)
@@ -196,6 +203,10 @@ def _topics(model, X, names, groups, labels, stats):
             "coherence": float(coherence[k]),
             "largest_in": stats.labels[peak],
             "largest_share": float(stats.pi[peak, k]),
+            # with several chains: the farthest match of the topic in another
+            # chain, and whether some chain lacks it (farther than 0.5)
+            "chain_distance": float(stats.distances[k]) if len(stats.fits) > 1 else None,
+            "unstable": bool(k in stats.unstable),
         })
     order = np.argsort(-shares, kind="stable").tolist()
     return Bunch(rows=rows, order=order, n_tokens=int(X.sum()), notes=notes)
@@ -219,16 +230,21 @@ def _collection_topic(stats, interval):
     }
 
 
-def verdict(lower, upper, ess):
-    """``"clear"``, ``"uncertain"`` or ``"few draws"`` for a difference's interval.
+def verdict(lower, upper, ess, agree=False):
+    """``"clear"``, ``"uncertain"``, ``"every chain"`` or ``"few draws"`` for
+    a difference's interval.
 
     A difference is clear when its interval excludes 0 and rests on an
-    effective sample size of at least :data:`MIN_ESS` draws; with fewer
-    (or an unknown ESS) it is called neither clear nor uncertain.
+    effective sample size of at least :data:`MIN_ESS` draws. With fewer
+    (or an unknown ESS) it is called neither clear nor uncertain: "few
+    draws", unless several chains were pooled and each chain's own
+    interval excludes 0 on the same side (``agree``, from
+    :func:`~._stats.chains_agree`): "every chain", a direction that holds
+    wherever the chains settled, without a calibrated interval.
     """
-    if ess is None or not ess >= MIN_ESS:
-        return "few draws"
-    return "clear" if lower > 0 or upper < 0 else "uncertain"
+    if ess is not None and ess >= MIN_ESS:
+        return "clear" if lower > 0 or upper < 0 else "uncertain"
+    return "every chain" if agree else "few draws"
 
 
 def _distinctive(model, stats, n_distinctive, docs):
@@ -242,7 +258,8 @@ def _distinctive(model, stats, n_distinctive, docs):
             if diff.mean[j, k] <= 0:
                 break
             corpus = stats.corpus[k]
-            said = verdict(diff.lower[j, k], diff.upper[j, k], diff.ess[j, k])
+            agree = stats.diff_agree is not None and bool(stats.diff_agree[j, k])
+            said = verdict(diff.lower[j, k], diff.upper[j, k], diff.ess[j, k], agree)
             rows.append({
                 "topic": int(k),
                 "share": stats.pi[j, k],
@@ -257,6 +274,7 @@ def _distinctive(model, stats, n_distinctive, docs):
                 "difference_ess": diff.ess[j, k],
                 "verdict": said,
                 "clear": said == "clear",
+                "chains_agree": agree if stats.diff_agree is not None else None,
             })
         found = docs.within(None if model.groups_ is None else model.groups_[j],
                             [row["topic"] for row in rows])
@@ -274,7 +292,7 @@ def _comparisons(model, stats, interval, order):
         return {"pairs": [], "omitted": "a single collection"}
     if J > MAX_COMPARED:
         return {"pairs": [], "omitted": f"{J} collections (pairs shown up to {MAX_COMPARED})"}
-    if stats.samples.shape[0] < MIN_DRAWS:
+    if stats.chains.shape[1] < MIN_DRAWS:
         return {"pairs": [], "omitted": f"fewer than {MIN_DRAWS} kept draws of the mixtures"}
     pairs = []
     for a in range(J):
@@ -282,8 +300,12 @@ def _comparisons(model, stats, interval, order):
             by_topic = {row["topic"]: row for row in _analysis.compare(model, stats, a, b,
                                                                       interval)}
             rows = [by_topic[k] for k in order]
+            agree = chains_agree(stats.chains[:, :, a] - stats.chains[:, :, b], interval,
+                                 stats.unstable)
             for row in rows:
-                row["verdict"] = verdict(row["lower"], row["upper"], row["ess"])
+                row["chains_agree"] = None if agree is None else bool(agree[row["topic"]])
+                row["verdict"] = verdict(row["lower"], row["upper"], row["ess"],
+                                         bool(row["chains_agree"]))
             pairs.append({"a": stats.labels[a], "b": stats.labels[b], "rows": rows})
     return {"pairs": pairs, "omitted": None}
 
@@ -293,7 +315,7 @@ def _diagnostics(model, stats, extension):
     n_draws = stats.samples.shape[0]
     trace = getattr(model, "trace_", {}) or {}
     ll = np.asarray(trace.get("log_likelihood", [np.nan]), dtype=np.float64)
-    seconds = trace.get("seconds")
+    seconds = _sampler_seconds(stats.fits)
     ess = stats.ess if np.isfinite(stats.ess).all() else None
     rhat = stats.rhat[np.isfinite(stats.rhat)]
     trend = trend_after_burn_in(trace, model.burn_in_)
@@ -302,7 +324,11 @@ def _diagnostics(model, stats, extension):
         "burn_in": int(model.burn_in_),
         "thin": int(model.thin),
         "n_draws": int(n_draws),
-        "sampler_seconds": float(seconds[-1]) if seconds is not None and len(seconds) else None,
+        "n_chains": len(stats.fits),
+        "chain_seeds": [fit.random_state if isinstance(fit.random_state, int) else None
+                        for fit in stats.fits],
+        "unstable_topics": stats.unstable.tolist(),
+        "sampler_seconds": seconds,
         "final_log_likelihood": float(ll[-1]),
         "log_likelihood_points": int(np.isfinite(ll).sum()),
         "log_likelihood_rise_after_burn_in": trend,
@@ -316,6 +342,17 @@ def _diagnostics(model, stats, extension):
         "n_rhat_above": int(np.sum(rhat > MAX_RHAT)),
         "extension": None if extension is None else dict(extension),
     }
+
+
+def _sampler_seconds(fits):
+    """The sampler's own time, summed over the chains, or None if not recorded."""
+    total = 0.0
+    for fit in fits:
+        seconds = (getattr(fit, "trace_", {}) or {}).get("seconds")
+        if seconds is None or not len(seconds):
+            return None
+        total += float(seconds[-1])
+    return total
 
 
 class _DocumentPicker:

@@ -4,9 +4,10 @@ from ._files import TABLE_FILES, write_csv
 
 _DISTINCTIVE = ("topic", "share", "lower", "upper", "ess", "corpus_share", "ratio",
                 "difference", "difference_lower", "difference_upper", "difference_ess",
-                "verdict")
+                "verdict", "chains_agree")
 _COLLECTIONS = ("name", "documents", "document_share", "tokens", "ess_min", "ess_median")
-_TOPICS = ("topic", "share", "tokens", "coherence", "largest_in", "largest_share")
+_TOPICS = ("topic", "share", "tokens", "coherence", "largest_in", "largest_share",
+           "chain_distance", "unstable")
 _DOCUMENT = ("row", "collection", "weight", "snippet")
 
 

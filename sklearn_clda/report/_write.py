@@ -39,6 +39,7 @@ from ._tables import write_tables
         "model_note": [str, None],
         "extension": [dict, None],
         "dpi": [StrictInterval(Integral, 1, None, closed="left")],
+        "chains": [list, tuple, None],
     },
     prefer_skip_nested_validation=True,
 )
@@ -61,6 +62,7 @@ def write_report(
     model_note=None,
     extension=None,
     dpi=110,
+    chains=None,
 ):
     """Write an HTML report of a fitted CompoundLDA to a folder.
 
@@ -96,6 +98,11 @@ def write_report(
     topic by topic; and fit diagnostics. A difference is called clear only
     when its interval excludes 0 and rests on an effective sample size of
     at least 100 draws; the page names the intervals that rest on fewer.
+    With several ``chains``, a difference on fewer effective draws whose
+    interval in each chain alone excludes 0 on the same side is marked
+    "every chain" (chains settled in different modes pool to a few
+    effective draws however long they run; such a direction holds in all
+    of them).
     Past 40 collections, the per-collection parts of the page show the 40
     with the most documents (the CSV tables and report.json hold all).
     Tables sort by a click on their headers. All user text (words, labels,
@@ -170,6 +177,18 @@ def write_report(
     dpi : int, default=110
         Resolution of the PNG figures.
 
+    chains : list of CompoundLDA or Pipeline, default=None
+        Further fits of the same model on the same data with other seeds
+        (``random_state``): several chains. Their topics are lined up with
+        ``model``'s (:func:`~sklearn_clda.inspection.align_chains`) and
+        their draws of the collection mixtures pooled with ``model``'s, so
+        that the proportions, intervals, comparisons and trends carry the
+        uncertainty one chain cannot show, and the R-hat says whether the
+        chains agree. The topics' words, sizes and documents are
+        ``model``'s; topics that some chain lacks (its closest topic is
+        farther than 0.5 in total variation) are marked. The saved model
+        is ``model``.
+
     Returns
     -------
     summary : dict
@@ -208,17 +227,21 @@ def write_report(
     True
     """
     model, given_pipeline, X, names, groups = _check_inputs(model, X, feature_names, groups)
+    chains = _check_chains(model, chains)
     texts = _check_texts(texts, X.shape[0])
     pipeline = pipeline if pipeline is not None else given_pipeline
-    out = _prepare_folder(out_dir)
+    out = _check_folder(out_dir)
     options = Bunch(
         title=title, groups=groups, texts=texts, texts_info=texts_info,
         settings=settings, top_words=top_words, n_distinctive=n_distinctive,
-        interval=interval, model_note=model_note, extension=extension,
+        interval=interval, model_note=model_note, extension=extension, chains=chains,
         pipeline_saved=pipeline is not None,
         fit_seconds=_fit_seconds(model, fit_seconds),
     )
+    # (before the folder is made: chains that are not chains of the model
+    # are found out here, and nothing is written)
     summary, parts = build_summary(model, X, names, options)
+    out.mkdir(parents=True, exist_ok=True)
     summary["figures"] = draw_figures(model, names, out, parts, summary, dpi)
     summary["downloads"] = write_tables(out, summary, parts.theta, groups)
     files = ["index.html", "report.json", *copy_static(out)]
@@ -232,14 +255,14 @@ def write_report(
     return summary
 
 
-def _prepare_folder(out_dir):
+def _check_folder(out_dir):
+    """``out_dir`` as a Path, or InputError if it cannot hold the report."""
     if os.fspath(out_dir) == "":
         raise InputError("the output folder is an empty path; name a folder")
     out = Path(out_dir)
     problem = output_problem(out)
     if problem:
         raise InputError(problem)
-    out.mkdir(parents=True, exist_ok=True)
     return out
 
 
@@ -285,6 +308,31 @@ def _check_inputs(model, X, feature_names, groups):
                 f"groups has {len(groups)} labels but X has {X.shape[0]} rows."
             )
     return model, pipeline, X, names, groups
+
+
+def _check_chains(model, chains):
+    """The fitted CompoundLDA of ``chains`` (Pipelines unwrapped): chains of
+    ``model``'s model on the same data. Whether they are the same model with
+    other seeds is checked when their topics are lined up."""
+    from sklearn.pipeline import Pipeline
+
+    fits = []
+    for index, chain in enumerate(chains or [], start=1):
+        fit = chain[-1] if isinstance(chain, Pipeline) else chain
+        check_clda(fit, "write_report")
+        if fit is model or any(fit is other for other in fits):
+            raise ValueError(
+                f"write_report got the same fitted model twice (chain {index}); several "
+                "chains need separate fits with different random_state."
+            )
+        if not np.array_equal(np.asarray(fit.collection_sizes_),
+                              np.asarray(model.collection_sizes_)):
+            raise ValueError(
+                f"chains[{index - 1}] was not fitted on the model's data: its "
+                "collections have other numbers of documents."
+            )
+        fits.append(fit)
+    return fits
 
 
 def _check_texts(texts, n_samples):

@@ -1,0 +1,280 @@
+"""The report over several chains: ``write_report(chains=...)``,
+``extend_chain`` of a list of fits and ``report --chains N``."""
+
+import csv
+import json
+
+import matplotlib
+import numpy as np
+import pytest
+
+matplotlib.use("Agg")
+
+from sklearn_clda import CompoundLDA  # noqa: E402
+from sklearn_clda.__main__ import _extension_outcome, main  # noqa: E402
+from sklearn_clda.datasets import make_compound_corpus  # noqa: E402
+from sklearn_clda.inspection import (  # noqa: E402
+    align_chains,
+    collection_topic_summary,
+    compare_collections,
+)
+from sklearn_clda.report import extend_chain, write_report  # noqa: E402
+
+pytest.importorskip("pandas")
+pytest.importorskip("jinja2")
+
+WORDS = [f"w{i}" for i in range(30)]
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return make_compound_corpus(n_topics=3, n_features=30, n_collections=2,
+                                docs_per_collection=40, doc_length=50, random_state=0)
+
+
+def _fits(corpus, max_iter, seeds=(0, 1, 2)):
+    return [CompoundLDA(n_components=3, max_iter=max_iter, thin=2, random_state=seed)
+            .fit(corpus.data, groups=corpus.groups) for seed in seeds]
+
+
+@pytest.fixture(scope="module")
+def chains(corpus):
+    return _fits(corpus, 200)
+
+
+def _page(folder):
+    return " ".join((folder / "index.html").read_text(encoding="utf-8").split())
+
+
+def test_the_report_pools_the_chains_lined_up(corpus, chains, tmp_path):
+    """The page's proportions, intervals, R-hat and comparisons are those of
+    the chains' lined-up draws pooled, as the inspection API gives them."""
+    summary = write_report(chains[0], corpus.data, WORDS, tmp_path, groups=corpus.groups,
+                           chains=chains[1:])
+    lined = align_chains(chains)
+    assert lined.permutations[1:].tolist() != [[0, 1, 2]] * 2  # the topics did move
+    pooled = collection_topic_summary(chains, ci=0.9)
+    with open(tmp_path / "collection_topics.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    for key in ["lower", "upper", "ess", "rhat"]:
+        np.testing.assert_allclose([float(row[key]) for row in rows], pooled[key], rtol=1e-9)
+    # pi: each chain's own estimate in the first chain's topic order, averaged
+    pi = np.mean([fit.collection_topic_[:, perm]
+                  for fit, perm in zip(chains, lined.permutations)], axis=0)
+    np.testing.assert_allclose(summary["collection_topic"]["mean"], pi)
+    a, b = chains[0].groups_
+    diff = compare_collections(chains, a, b)
+    rows = summary["comparisons"]["pairs"][0]["rows"]
+    by_topic = {row["topic"]: row for row in rows}
+    np.testing.assert_allclose([by_topic[k]["lower"] for k in range(3)], diff["lower"])
+    diag = summary["diagnostics"]
+    assert diag["n_chains"] == 3 and diag["chain_seeds"] == [0, 1, 2]
+    assert diag["n_draws"] == 3 * chains[0].collection_topic_samples_.shape[0]
+    assert diag["unstable_topics"] == []
+    assert diag["sampler_seconds"] == pytest.approx(
+        sum(fit.trace_["seconds"][-1] for fit in chains))
+    page = _page(tmp_path)
+    assert "pooled over 3 chains whose topics were matched" in page
+    assert "R-hat of &pi; (the chains, each split in two halves)" in page
+    assert "(random_state 0, 1, 2), their draws pooled" in page
+    assert "&Dagger;" not in page
+    assert "one chain" not in page.split('id="diagnostics"')[1]
+
+
+def test_pooled_intervals_are_wider_than_one_chain_s(corpus, tmp_path):
+    """Chains stopped early settle apart: their pooled intervals span them."""
+    early = _fits(corpus, 60)
+    one = write_report(early[0], corpus.data, WORDS, tmp_path / "one", groups=corpus.groups)
+    pooled = write_report(early[0], corpus.data, WORDS, tmp_path / "all",
+                          groups=corpus.groups, chains=early[1:])
+    width = [np.subtract(s["collection_topic"]["upper"], s["collection_topic"]["lower"])
+             for s in (one, pooled)]
+    assert np.median(width[1] / width[0]) > 1.2
+
+
+def test_a_topic_some_chain_lacks_is_marked(corpus, tmp_path):
+    """After 100 sweeps one chain has not yet told the first chain's topic 0
+    apart (the align_chains example): the page marks that topic."""
+    early = _fits(corpus, 100)
+    assert align_chains(early).unstable.tolist() == [0]
+    summary = write_report(early[0], corpus.data, WORDS, tmp_path, groups=corpus.groups,
+                           chains=early[1:])
+    assert summary["diagnostics"]["unstable_topics"] == [0]
+    assert [t["unstable"] for t in summary["topics"]] == [True, False, False]
+    assert summary["topics"][0]["chain_distance"] > 0.5
+    page = _page(tmp_path)
+    assert "marks the 1 topic that some of the 3 chains did not find" in page
+    # the topic table and the table of proportions flag topic 0, and only it
+    assert page.count('<td class="num" data-sort="0">0<span class="dagger" title="some '
+                      'chain has no topic close') == 2
+    assert 'data-sort="1">1<span class="dagger"' not in page
+    with open(tmp_path / "topics.csv", newline="", encoding="utf-8") as fh:
+        flags = {row["topic"]: row["unstable"] for row in csv.DictReader(fh)}
+    assert flags == {"0": "True", "1": "False", "2": "False"}
+
+
+def test_one_fit_keeps_the_one_chain_page(corpus, chains, tmp_path):
+    summary = write_report(chains[0], corpus.data, WORDS, tmp_path, groups=corpus.groups)
+    assert summary["diagnostics"]["n_chains"] == 1
+    assert all(t["chain_distance"] is None and not t["unstable"] for t in summary["topics"])
+    page = _page(tmp_path)
+    assert "R-hat of &pi; (the chain's two halves)" in page and "pooled over" not in page
+
+
+def test_chains_that_are_not_chains_of_the_model_are_refused(corpus, chains, tmp_path):
+    X, groups = corpus.data, corpus.groups
+    four = CompoundLDA(n_components=4, max_iter=200, thin=2, random_state=5).fit(
+        X, groups=groups)
+    fewer = CompoundLDA(n_components=3, max_iter=200, thin=2, random_state=5).fit(
+        X[10:], groups=groups[10:])
+    for others, message in [
+        ([chains[0]], "got the same fitted model twice"),
+        ([chains[1], chains[1]], "got the same fitted model twice"),
+        ([four], "fit 0 has 3 topics, fit 1 has 4"),
+        ([fewer], r"chains\[0\] was not fitted on the model's data"),
+        ([CompoundLDA(n_components=3)], "not fitted"),
+    ]:
+        out = tmp_path / "r"
+        with pytest.raises(ValueError, match=message):
+            write_report(chains[0], X, WORDS, out, groups=groups, chains=others)
+        assert not out.exists()
+    with pytest.raises(ValueError, match="'chains' parameter of write_report must be"):
+        write_report(chains[0], X, WORDS, tmp_path / "r", groups=groups, chains=chains[1])
+
+
+def test_extend_chain_runs_every_chain_the_same_sweeps(corpus):
+    """A list of chains runs further together; the ESS is their multi-chain one."""
+    from sklearn_clda.inspection import effective_sample_size
+
+    fits = _fits(corpus, 40, seeds=(0, 1))
+    info = extend_chain(fits, corpus.data, corpus.groups, min_ess=150, time_budget=60)
+    assert info["reached"] and info["rounds"] >= 1
+    assert fits[0].n_iter_ == fits[1].n_iter_ == info["sweeps_after"] > 40
+    ess = effective_sample_size(align_chains(fits).draws, multichain=True)
+    assert info["ess_after"] == pytest.approx(np.min(ess))
+    # the pooled ESS is not one chain's: the first alone has fewer
+    assert np.min(effective_sample_size(fits[0].collection_topic_samples_)) < info["ess_after"]
+
+
+def test_extend_chain_refuses_chains_at_other_sweeps(corpus, chains):
+    longer = CompoundLDA(n_components=3, max_iter=240, thin=2, random_state=7).fit(
+        corpus.data, groups=corpus.groups)
+    before = dict(vars(longer))
+    with pytest.raises(ValueError, match=r"chain 0 has \(n_iter_, burn_in_, thin\) = "
+                                         r"\(200, 100, 2\), chain 1 has \(240, 120, 2\)"):
+        extend_chain([chains[0], longer], corpus.data, corpus.groups, time_budget=5)
+    assert all(vars(longer)[k] is v for k, v in before.items())
+    with pytest.raises(ValueError, match="got the same fitted model twice"):
+        extend_chain([chains[0], chains[0]], corpus.data, corpus.groups, time_budget=5)
+    with pytest.raises(ValueError, match="empty list of chains"):
+        extend_chain([], corpus.data, corpus.groups, time_budget=5)
+
+
+def test_the_stall_of_several_chains_is_said_as_disagreement():
+    extension = {"reached": False, "stalled": True}
+    assert "they disagree" in _extension_outcome(extension, 3)
+    assert "--chains" in _extension_outcome(extension, 1)
+
+
+def _documents(path):
+    rng = np.random.default_rng(0)
+    themes = {"x": "apple banana cherry fruit juice sweet".split(),
+              "y": "engine wheel car road drive fuel".split()}
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["text", "group"])
+        for group in ["x", "y"]:
+            for _ in range(30):
+                words = rng.choice(themes[group] * 3 + themes["x"] + themes["y"], 25)
+                writer.writerow([" ".join(words), group])
+    return path
+
+
+def test_report_command_fits_and_pools_several_chains(tmp_path, capsys):
+    source = _documents(tmp_path / "docs.csv")
+    code = main(["report", "--input", str(source), "--out", str(tmp_path / "r"), "-k", "2",
+                 "-n", "60", "--chains", "3", "--seed", "4", "--time-budget", "0",
+                 "--no-progress"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "Chain 2 of 3 (seed 5)..." in out and "Chain 3 of 3 (seed 6)..." in out
+    summary = json.loads((tmp_path / "r" / "report.json").read_text(encoding="utf-8"))
+    assert summary["diagnostics"]["n_chains"] == 3
+    assert summary["diagnostics"]["chain_seeds"] == [4, 5, 6]
+    assert summary["model"]["random_state"] == 4
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--chains", "0"], "--chains must be in [1, 16], got 0"),
+    (["--chains", "17"], "--chains must be in [1, 16], got 17"),
+    (["--chains", "2", "--seed", "4294967295"],
+     "--seed 4294967295 with --chains 2 needs seeds past 4294967295"),
+])
+def test_report_command_refuses_bad_chain_counts(argv, message, tmp_path, capsys):
+    source = _documents(tmp_path / "docs.csv")
+    code = main(["report", "--input", str(source), "--out", str(tmp_path / "r"), *argv])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert message in err and not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("lower, upper, ess, agree, expected", [
+    (0.01, 0.05, 150.0, True, "clear"), (-0.01, 0.05, 150.0, False, "uncertain"),
+    (0.01, 0.05, 20.0, True, "every chain"), (0.01, 0.05, 20.0, False, "few draws"),
+    (0.01, 0.05, None, True, "every chain"),
+])
+def test_a_direction_every_chain_agrees_on_is_said_as_such(lower, upper, ess, agree,
+                                                            expected):
+    from sklearn_clda.report._summary import verdict
+
+    assert verdict(lower, upper, ess, agree) == expected
+
+
+def test_chains_agree_only_when_each_chain_s_interval_is_on_one_side():
+    from sklearn_clda.report._stats import chains_agree
+
+    rng = np.random.default_rng(0)
+    noise = rng.normal(0, 0.01, size=(3, 200, 4))
+    # topic 0: every chain above 0; 1: every chain below; 2: one chain
+    # straddles 0; 3: chains on opposite sides
+    centres = np.array([[0.2, -0.1, 0.3, 0.2], [0.4, -0.3, 0.0, -0.2], [0.1, -0.2, 0.2, 0.1]])
+    diff = centres[:, None, :] + noise
+    assert chains_agree(diff, 0.9, np.array([], dtype=int)).tolist() == [
+        True, True, False, False]
+    assert chains_agree(diff, 0.9, np.array([1])).tolist() == [True, False, False, False]
+    assert chains_agree(diff[:1], 0.9, np.array([], dtype=int)) is None
+
+
+def test_chains_settled_apart_agree_on_a_direction(corpus, tmp_path):
+    """Two chains whose draws sit apart pool to a few effective draws: no
+    difference is clear, but those on the same side in both are marked."""
+    rng = np.random.default_rng(1)
+    fits = _fits(corpus, 200, seeds=(0, 0))  # the same topics, in the same order
+    places = [np.array([[0.5, 0.3, 0.2], [0.3, 0.3, 0.4]]),
+              np.array([[0.6, 0.25, 0.15], [0.2, 0.35, 0.45]])]
+    for fit, place in zip(fits, places):
+        draws = place + rng.normal(0, 0.005, size=(100, 2, 3))
+        fit.collection_topic_samples_ = draws / draws.sum(axis=2, keepdims=True)
+    summary = write_report(fits[0], corpus.data, WORDS, tmp_path, groups=corpus.groups,
+                           chains=fits[1:])
+    rows = summary["comparisons"]["pairs"][0]["rows"]
+    by_topic = {row["topic"]: row for row in rows}
+    assert all(row["ess"] < 100 for row in rows)
+    # a - b: topic 0 is +0.2 and +0.4, topic 2 -0.2 and -0.3, topic 1 0 and -0.1
+    assert [by_topic[k]["verdict"] for k in range(3)] == ["every chain", "few draws",
+                                                          "every chain"]
+    assert [by_topic[k]["chains_agree"] for k in range(3)] == [True, False, True]
+    page = _page(tmp_path)
+    assert "With 2 chains, a difference on fewer effective draws is marked" in page
+    assert page.count(">every chain</span>") >= 2
+
+
+def test_the_demo_pools_chains_only_in_its_report(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--chains", "2", "-n", "4"])
+    assert exc.value.code == 2
+    assert "--chains pools several fits in the report: give --report DIR too" in (
+        capsys.readouterr().err)
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "--chains N" in capsys.readouterr().out
