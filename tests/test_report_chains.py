@@ -278,3 +278,16 @@ def test_the_demo_pools_chains_only_in_its_report(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     assert "--chains N" in capsys.readouterr().out
+
+
+def test_the_log_likelihood_figure_draws_every_chain(chains):
+    import matplotlib.pyplot as plt
+
+    from sklearn_clda.report._figures import _trace
+
+    display = _trace(chains)
+    panel = display.axes_.ravel()[0]
+    labels = [line.get_label() for line in panel.get_lines()
+              if line.get_label().startswith("chain")]
+    assert labels == ["chain 1 (seed 0)", "chain 2 (seed 1)", "chain 3 (seed 2)"]
+    plt.close(display.figure_)

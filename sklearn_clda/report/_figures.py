@@ -17,8 +17,6 @@ def draw_figures(model, names, out_dir, parts, summary, dpi):
     first ``MAX_FIGURE_TOPICS``, ``parts.figure_order``); topic labels use
     the table's label words (FREX when available).
     """
-    from ..plotting import TraceDisplay
-
     stats, order = parts.stats, parts.figure_order
     n_draws = stats.chains.shape[1]  # of the first chain, which the traces show
     words = [list(label[:_LABEL_WORDS]) for label in parts.labels.label_words]
@@ -30,8 +28,7 @@ def draw_figures(model, names, out_dir, parts, summary, dpi):
         saver.save("trend", lambda: _analysis.trend_display(
             stats, names, summary["collection_topic"]["interval"]))
     saver.save("words", lambda: _words(model, names, parts, order, words))
-    saver.save("trace", lambda: TraceDisplay.from_estimator(model, keys=["log_likelihood"]),
-               parse_math=True)
+    saver.save("trace", lambda: _trace(stats.fits), parse_math=True)
     if n_draws >= 2:
         shown = np.argsort(-stats.docs, kind="stable")[:_MAX_TRACE_PANELS]
         collections = None
@@ -63,6 +60,22 @@ class _Saver:
                 for num in set(plt.get_fignums()) - before:
                     plt.close(num)
         self.files[key] = FIGURE_FILES[key]
+
+
+def _trace(fits):
+    """The log-likelihood of every chain against the sweep, on one panel."""
+    from ..plotting import TraceDisplay
+
+    if len(fits) == 1:
+        return TraceDisplay.from_estimator(fits[0], keys=["log_likelihood"])
+    names = [f"chain {c + 1}" + (f" (seed {fit.random_state})"
+                                 if isinstance(fit.random_state, int) else "")
+             for c, fit in enumerate(fits)]
+    display = TraceDisplay.from_estimator(fits[0], keys=["log_likelihood"], name=names[0])
+    for fit, name in zip(fits[1:], names[1:]):
+        TraceDisplay.from_estimator(fit, keys=["log_likelihood"], name=name,
+                                    ax=display.axes_)
+    return display
 
 
 def _heatmap(stats, shown, order, words):
