@@ -37,6 +37,11 @@ MAX_SEED = 2**32 - 1  # seeds are those of numpy.random.RandomState
 # 16-newsgroups at K=20 under a minute on two cores.
 TIME_BUDGET = 25.0
 MAX_CHAINS = 16  # --chains: each is a whole fit
+_N_JOBS_HELP = (
+    "with --chains: chains fitted at once, each in its own process (the same "
+    "result as one after another); -1 for one per core, -2 all but one "
+    "(default: %(default)s)"
+)
 _CHAINS_HELP = (
     f"fit N chains (seeds --seed, --seed + 1, ...) whose draws the report pools, "
     f"its R-hat saying whether they agree (at most {MAX_CHAINS}; N times the fit "
@@ -65,7 +70,7 @@ def _usage():
     return (
         f"{_prog()} [-h] [-k K] [-n SWEEPS] [--seed SEED] [--top-words N]\n"
         "       [--gamma GAMMA] [--no-progress] [--report DIR] [--time-budget SECONDS]\n"
-        "       [--chains N]\n"
+        "       [--chains N] [--n-jobs N]\n"
         f"       {_report_prog()} --input PATH --out DIR [options]"
     )
 
@@ -179,6 +184,9 @@ def _build_parser():
         "--chains", type=int, default=1, metavar="N",
         help="with --report: " + _CHAINS_HELP,
     )
+    parser.add_argument(
+        "--n-jobs", type=int, default=-1, metavar="N", help=_N_JOBS_HELP,
+    )
     commands = parser.add_subparsers(
         dest="command", title="commands", metavar="COMMAND",
         description="Without a command, run the 16-newsgroups demo above.",
@@ -269,6 +277,9 @@ def _add_report_parser(commands):
         "--chains", type=int, default=1, metavar="N", help=_CHAINS_HELP,
     )
     fit.add_argument(
+        "--n-jobs", type=int, default=-1, metavar="N", help=_N_JOBS_HELP,
+    )
+    fit.add_argument(
         "--top-words", type=int, default=10, metavar="N",
         help="words shown per topic, also used for the coherence "
         "(default: %(default)s)",
@@ -288,7 +299,9 @@ def _seed_problem(seed):
     return None
 
 
-def _chains_problem(chains, seed):
+def _chains_problem(chains, seed, n_jobs):
+    if n_jobs == 0:
+        return "--n-jobs must be a number of processes >= 1, or -1 for one per core, got 0"
     if not 1 <= chains <= MAX_CHAINS:
         return f"--chains must be in [1, {MAX_CHAINS}], got {chains}"
     if 0 <= seed and seed + chains - 1 > MAX_SEED:
@@ -347,8 +360,8 @@ def _check_args(parser, args):
         parser.error(f"--report: {output_problem(args.report)}")
     if _time_budget_problem(args.time_budget):
         parser.error(_time_budget_problem(args.time_budget))
-    if _chains_problem(args.chains, args.seed):
-        parser.error(_chains_problem(args.chains, args.seed))
+    if _chains_problem(args.chains, args.seed, args.n_jobs):
+        parser.error(_chains_problem(args.chains, args.seed, args.n_jobs))
     if args.chains > 1 and args.report is None:
         parser.error("--chains pools several fits in the report: give --report DIR too")
     if args.report is not None and _report_dependencies_missing():
@@ -416,8 +429,8 @@ def _check_report_args(args):
             )
     if _seed_problem(args.seed):
         return _seed_problem(args.seed)
-    if _chains_problem(args.chains, args.seed):
-        return _chains_problem(args.chains, args.seed)
+    if _chains_problem(args.chains, args.seed, args.n_jobs):
+        return _chains_problem(args.chains, args.seed, args.n_jobs)
     if _time_budget_problem(args.time_budget):
         return _time_budget_problem(args.time_budget)
     if args.out == "":
@@ -534,9 +547,8 @@ def _run_report(args):
         vectorizer, X = _vectorize(args, docs)
     except InputError as exc:
         return _fail(str(exc))
-    pipeline, seconds = _fit_report_model(args, vectorizer, X, docs.groups)
+    pipeline, chains, seconds = _fit_report_model(args, vectorizer, X, docs.groups)
     model = pipeline[-1]
-    chains, chain_seconds = _fit_more_chains(args, model, X, docs.groups)
     extension = _extend_for_report(args, [model, *chains], X, docs.groups)
     for fit in (model, *chains):
         fit.set_params(verbose=0)  # the saved pipeline refits without a progress bar
@@ -550,7 +562,7 @@ def _run_report(args):
     return _write_report_folder(
         args.out, _fail, pipeline, X, vectorizer.get_feature_names_out(),
         title=title, groups=docs.groups, texts=docs.texts, texts_info=dict(docs),
-        settings=settings, fit_seconds=seconds + chain_seconds + extension["seconds"],
+        settings=settings, fit_seconds=seconds + extension["seconds"],
         top_words=args.top_words, extension=extension, chains=chains,
     )
 
@@ -628,30 +640,60 @@ def _fit_report_model(args, vectorizer, X, groups):
         f"Vocabulary: {X.shape[1]:,} terms, {int(X.sum()):,} tokens. Fitting "
         f"CompoundLDA(K={args.n_components}) for {args.max_iter:,} sweeps..."
     )
-    start = time.perf_counter()
-    with _quiet_fit(model.verbose):
-        model.fit(X, groups=groups)
-    seconds = time.perf_counter() - start
+    fits = [model, *_chain_models(args, model)]
+    seconds = _fit_chains(args, fits, X, groups)
     print(f"Fitted in {seconds:.1f} s.")
-    return pipeline, seconds
+    return pipeline, fits[1:], seconds
+
+
+def _chain_models(args, model):
+    """``--chains``: unfitted copies of ``model`` with seeds --seed + 1, ..."""
+    from sklearn.base import clone
+
+    return [clone(model).set_params(random_state=args.seed + index)
+            for index in range(1, args.chains)]
+
+
+def _fit_chains(args, fits, X, groups):
+    """Fit the chains ``fits``, ``--n-jobs`` at once; return the seconds taken.
+
+    One at a time, each shows its progress bar; at once, they run without.
+    """
+    from sklearn_clda.report._parallel import chain_jobs, fit_chain, map_chains
+
+    start = time.perf_counter()
+    jobs, note = chain_jobs(args.n_jobs, len(fits), X, fits[0].n_components,
+                            len(set(groups)) if groups is not None else 1)
+    if note:
+        _note(note)
+    if jobs == 1:
+        for fit in fits:
+            if args.chains > 1:
+                print(f"Chain {fit.random_state - args.seed + 1} of {args.chains} "
+                      f"(seed {fit.random_state})...")
+            with _quiet_fit(fit.verbose):
+                fit.fit(X, groups=groups)
+        return time.perf_counter() - start
+    seeds = [fit.random_state for fit in fits]
+    print(f"{len(fits)} chains (seeds {seeds[0]} to {seeds[-1]}), {jobs} at a time, "
+          "each in its own process...")
+    verbose = [fit.verbose for fit in fits]
+    for fit in fits:
+        fit.set_params(verbose=0)
+    map_chains(fit_chain, fits, jobs, X, groups)
+    for fit, level in zip(fits, verbose):
+        fit.set_params(verbose=level)
+    return time.perf_counter() - start
 
 
 def _fit_more_chains(args, model, X, groups):
-    """``--chains``: the further fits (seeds --seed + 1, ...) and their seconds."""
-    from sklearn.base import clone
-
-    chains, start = [], time.perf_counter()
-    for index in range(1, args.chains):
-        seed = args.seed + index
-        print(f"Chain {index + 1} of {args.chains} (seed {seed})...")
-        chain = clone(model).set_params(random_state=seed)
-        with _quiet_fit(chain.verbose):
-            chain.fit(X, groups=groups)
-        chains.append(chain)
-    seconds = time.perf_counter() - start
-    if chains:
-        print(f"Fitted {len(chains)} more chain{'s' if len(chains) > 1 else ''} "
-              f"in {seconds:.1f} s.")
+    """The demo's ``--chains``: the further fits and their seconds."""
+    chains = _chain_models(args, model)
+    if not chains:
+        return [], 0.0
+    seconds = _fit_chains(args, chains, X, groups)
+    print(f"Fitted {len(chains)} more chain{'s' if len(chains) > 1 else ''} "
+          f"in {seconds:.1f} s.")
     return chains, seconds
 
 
@@ -684,7 +726,7 @@ def _extend_for_report(args, fits, X, groups):
         )
     with _quiet_fit(fits[0].verbose):
         extension = extend_chain(fits if len(fits) > 1 else fits[0], X, groups,
-                                 time_budget=args.time_budget)
+                                 time_budget=args.time_budget, n_jobs=args.n_jobs)
     for fit in fits:
         if "warm_start" in fit.get_params():
             # A refit of the saved model starts afresh, and the saved files need

@@ -3,6 +3,12 @@
 
 import csv
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import matplotlib
 import numpy as np
@@ -20,10 +26,13 @@ from sklearn_clda.inspection import (  # noqa: E402
 )
 from sklearn_clda.report import extend_chain, write_report  # noqa: E402
 
+from _signals import interruptible_child  # noqa: E402
+
 pytest.importorskip("pandas")
 pytest.importorskip("jinja2")
 
 WORDS = [f"w{i}" for i in range(30)]
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -191,21 +200,71 @@ def _documents(path):
 
 
 def test_report_command_fits_and_pools_several_chains(tmp_path, capsys):
+    """--chains 3 fits seeds 4, 5, 6; at once in processes (--n-jobs 2) or
+    one after another, with the same report."""
     source = _documents(tmp_path / "docs.csv")
-    code = main(["report", "--input", str(source), "--out", str(tmp_path / "r"), "-k", "2",
-                 "-n", "60", "--chains", "3", "--seed", "4", "--time-budget", "0",
-                 "--no-progress"])
-    assert code == 0
-    out = capsys.readouterr().out
-    assert "Chain 2 of 3 (seed 5)..." in out and "Chain 3 of 3 (seed 6)..." in out
-    summary = json.loads((tmp_path / "r" / "report.json").read_text(encoding="utf-8"))
-    assert summary["diagnostics"]["n_chains"] == 3
-    assert summary["diagnostics"]["chain_seeds"] == [4, 5, 6]
-    assert summary["model"]["random_state"] == 4
+    summaries = []
+    for jobs, said in [("2", "3 chains (seeds 4 to 6), 2 at a time, each in its own process"),
+                       ("1", "Chain 3 of 3 (seed 6)...")]:
+        out = tmp_path / f"r{jobs}"
+        code = main(["report", "--input", str(source), "--out", str(out), "-k", "2",
+                     "-n", "60", "--chains", "3", "--seed", "4", "--time-budget", "2",
+                     "--n-jobs", jobs, "--no-progress"])
+        assert code == 0
+        assert said in capsys.readouterr().out
+        summaries.append(json.loads((out / "report.json").read_text(encoding="utf-8")))
+    for summary in summaries:
+        assert summary["diagnostics"]["n_chains"] == 3
+        assert summary["diagnostics"]["chain_seeds"] == [4, 5, 6]
+        assert summary["model"]["random_state"] == 4
+    # the budget may end after other numbers of sweeps: compare what both ran
+    parallel, serial = (s["diagnostics"]["extension"] for s in summaries)
+    if parallel["sweeps_after"] == serial["sweeps_after"]:
+        assert summaries[0]["collection_topic"] == summaries[1]["collection_topic"]
+
+
+def test_chains_fitted_at_once_are_the_chains_fitted_one_after_another(corpus):
+    from sklearn_clda.report._parallel import fit_chain, map_chains
+
+    fits = [CompoundLDA(n_components=3, max_iter=60, thin=2, random_state=seed)
+            for seed in range(3)]
+    map_chains(fit_chain, fits, 2, corpus.data, corpus.groups)
+    for seed, fit in enumerate(fits):
+        alone = CompoundLDA(n_components=3, max_iter=60, thin=2, random_state=seed).fit(
+            corpus.data, groups=corpus.groups)
+        np.testing.assert_array_equal(fit.collection_topic_samples_,
+                                      alone.collection_topic_samples_)
+        np.testing.assert_array_equal(fit.components_, alone.components_)
+
+
+def test_chains_run_further_at_once_as_one_after_another(corpus):
+    """Kept chains continued in worker processes come back into the same
+    objects, in the state the same sweeps give in this process."""
+    from sklearn_clda.report._extend import _run_to
+    from sklearn_clda.report._parallel import map_chains
+
+    def kept_chains():
+        return [CompoundLDA(n_components=3, max_iter=40, thin=2, warm_start=True,
+                            random_state=seed).fit(corpus.data, groups=corpus.groups)
+                for seed in (0, 1)]
+
+    at_once, in_turn = kept_chains(), kept_chains()
+    objects = list(at_once)
+    map_chains(_run_to, at_once, 2, corpus.data, corpus.groups, 100)
+    for fit in in_turn:
+        _run_to(fit, corpus.data, corpus.groups, 100)
+    assert all(a is b for a, b in zip(at_once, objects))
+    for a, b in zip(at_once, in_turn):
+        assert a.n_iter_ == b.n_iter_ == 100
+        np.testing.assert_array_equal(a.collection_topic_samples_, b.collection_topic_samples_)
+    info = extend_chain(at_once, corpus.data, corpus.groups, min_ess=1e9, time_budget=1,
+                        n_jobs=2)
+    assert at_once[0].n_iter_ == at_once[1].n_iter_ == info["sweeps_after"]
 
 
 @pytest.mark.parametrize("argv, message", [
     (["--chains", "0"], "--chains must be in [1, 16], got 0"),
+    (["--n-jobs", "0"], "--n-jobs must be a number of processes >= 1, or -1 for one per core"),
     (["--chains", "17"], "--chains must be in [1, 16], got 17"),
     (["--chains", "2", "--seed", "4294967295"],
      "--seed 4294967295 with --chains 2 needs seeds past 4294967295"),
@@ -291,3 +350,81 @@ def test_the_log_likelihood_figure_draws_every_chain(chains):
               if line.get_label().startswith("chain")]
     assert labels == ["chain 1 (seed 0)", "chain 2 (seed 1)", "chain 3 (seed 2)"]
     plt.close(display.figure_)
+
+
+def _children(pid):
+    """PIDs of the processes whose parent is ``pid`` (Linux /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _alive(pid):
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_ctrl_c_stops_chains_fitted_at_once(tmp_path):
+    """Chains in worker processes stop with the command: exit 130 at once,
+    no worker left running."""
+    source = _documents(tmp_path / "docs.csv")
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    with interruptible_child(
+        [sys.executable, "-m", "sklearn_clda", "report", "--input", str(source), "--out",
+         str(tmp_path / "r"), "-k", "2", "-n", "10000000", "--chains", "2", "--n-jobs", "2",
+         "--no-progress"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path, env=env, text=True,
+    ) as proc:
+        for line in proc.stdout:
+            if "2 at a time, each in its own process" in line:
+                break
+        deadline = time.monotonic() + 60
+        while len(_children(proc.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        workers = _children(proc.pid)
+        time.sleep(2.0)  # the workers are importing, then sampling
+        start = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        stopped = time.monotonic() - start
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1] == "python -m sklearn_clda report: interrupted"
+    assert stopped < 15
+    assert workers
+    deadline = time.monotonic() + 15
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(_alive(pid) for pid in workers)
+    assert not (tmp_path / "r" / "index.html").exists()
+
+
+def test_chains_at_once_are_capped_by_the_chains_and_the_memory(corpus, monkeypatch):
+    from sklearn_clda import _memory
+    from sklearn_clda.report import _parallel
+
+    X = corpus.data
+    assert _parallel.chain_jobs(8, 3, X, 3, 2) == (3, None)
+    assert _parallel.chain_jobs(None, 3, X, 3, 2) == (1, None)
+    phases = _memory.gibbs_phases(X.shape[0], X.shape[1], 3, 2, word_table=True,
+                                  itemsize=8, n_tokens=int(X.sum()))
+    peak = _memory.largest_phase(phases)[1]
+    # memory for two chains at once (at half the machine), three asked for
+    monkeypatch.setattr(_memory, "physical_memory", lambda: 4 * peak + 1)
+    jobs, note = _parallel.chain_jobs(3, 3, X, 3, 2)
+    assert jobs == 2
+    assert note.startswith("3 chains at once would need about") and "running 2 at a" in note
+    monkeypatch.setattr(_memory, "physical_memory", lambda: peak)
+    assert _parallel.chain_jobs(3, 3, X, 3, 2)[0] == 1

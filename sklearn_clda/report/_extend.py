@@ -2,7 +2,7 @@
 
 import math
 import time
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import validate_params
@@ -10,6 +10,7 @@ from sklearn.utils._param_validation import validate_params
 from .._corpus import StrictInterval, check_group_labels
 from ..inspection._utils import check_clda
 from ._analysis import smallest_ess
+from ._parallel import chain_jobs, map_chains
 from ._stats import MIN_ESS
 
 _SAFETY = 1.25  # sweeps planned beyond the ESS's linear extrapolation
@@ -33,11 +34,13 @@ MIN_STALL_DRAWS = 100
         "groups": ["array-like", None],
         "min_ess": [StrictInterval(Real, 0, np.inf, closed="neither")],
         "time_budget": [StrictInterval(Real, 0, np.inf, closed="left")],
+        "n_jobs": [None, StrictInterval(Integral, None, None, closed="neither")],
     },
     # the model's fit validates X and groups when the chain runs further
     prefer_skip_nested_validation=False,
 )
-def extend_chain(model, X, groups=None, *, min_ess=MIN_ESS, time_budget=30.0):
+def extend_chain(model, X, groups=None, *, min_ess=MIN_ESS, time_budget=30.0,
+                 n_jobs=None):
     """Run a fitted CompoundLDA's chain (or chains) further until its draws of pi suffice.
 
     The effective sample size (ESS) of the kept draws of every topic
@@ -86,6 +89,12 @@ def extend_chain(model, X, groups=None, *, min_ess=MIN_ESS, time_budget=30.0):
     time_budget : float, default=30.0
         Seconds that the further sweeps may take; 0 runs none.
 
+    n_jobs : int, default=None
+        Chains run further at once, each in its own process (the same
+        result as one after another). ``None`` means 1, ``-1`` one per
+        core (-2 all but one, ...); never more than the chains, nor than
+        half the machine's memory holds.
+
     Returns
     -------
     extension : dict
@@ -123,7 +132,10 @@ def extend_chain(model, X, groups=None, *, min_ess=MIN_ESS, time_budget=30.0):
         "target": float(min_ess), "budget": float(time_budget), "method": None,
         "rounds": 0, "sweeps_before": int(first.n_iter_), "ess_before": ess,
     }
-    rate, stalled = sum(_seconds_per_sweep(fit) for fit in fits), False
+    jobs = chain_jobs(n_jobs, len(fits), X, first.n_components, len(first.collection_sizes_))[0]
+    # seconds per sweep of all chains, run ``jobs`` at a time
+    rate = sum(_seconds_per_sweep(fit) for fit in fits) / jobs
+    stalled = False
     while not (ess is not None and ess >= min_ess) and not stalled:
         remaining = time_budget - (time.perf_counter() - start)
         total = _planned_sweeps(first, ess, min_ess, remaining / rate, method)
@@ -132,8 +144,7 @@ def extend_chain(model, X, groups=None, *, min_ess=MIN_ESS, time_budget=30.0):
         run_start, done, kept = time.perf_counter(), int(first.n_iter_), _kept(first)
         # (the multi-chain ESS rests on the draws of every chain)
         judged = len(fits) * first.collection_topic_samples_.shape[0] >= MIN_STALL_DRAWS
-        for fit, how in zip(fits, methods):
-            _run_to(fit, X, groups, total, how)
+        map_chains(_run_to, fits, jobs, X, groups, total)
         swept = total - done if method == "warm_start" else total
         rate = (time.perf_counter() - run_start) / swept
         ess, ess_before = smallest_ess(fits), ess
@@ -244,10 +255,10 @@ def _planned_sweeps(model, ess, target, sweeps_left, method):
     return total
 
 
-def _run_to(model, X, groups, total, method):
+def _run_to(model, X, groups, total):
     """Run the chain to ``total`` sweeps; the parameters then describe the whole chain."""
     burn_in = int(model.burn_in_)
-    if method == "warm_start":
+    if model.get_params().get("warm_start"):
         model.set_params(max_iter=total - int(model.n_iter_), burn_in=burn_in)
         model.fit(X, groups=groups)
         model.set_params(max_iter=total)

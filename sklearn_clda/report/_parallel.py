@@ -1,0 +1,78 @@
+"""Running several chains at once, each in its own process.
+
+Chains are independent fits, so they run side by side on the machine's
+cores with the same result as one after another: each process fits (or
+continues) one chain from its own ``random_state``. Processes rather than
+threads, so that Ctrl-C stops them at once (joblib ends its workers);
+a fit in a thread would run on to its end.
+"""
+
+import warnings
+
+from .. import _memory
+from .._corpus import count_tokens
+from .._sweeper import _effective_n_jobs
+
+#: Share of the machine's memory that chains run at once may take together.
+MEMORY_SHARE = 0.5
+
+
+def chain_jobs(n_jobs, n_chains, X, n_components, n_groups):
+    """``(jobs, note)``: how many chains to run at once, and why fewer than
+    asked (or None).
+
+    ``n_jobs`` follows scikit-learn's convention (None means 1, -1 one per
+    core, -2 all but one); it is capped by the number of chains and by :data:`MEMORY_SHARE` of the machine's memory over a
+    chain's estimated peak (:func:`sklearn_clda._memory.gibbs_phases`,
+    a lower bound).
+    """
+    jobs = max(1, min(_effective_n_jobs(n_jobs), n_chains))
+    total = _memory.physical_memory()
+    if jobs <= 1 or total is None:
+        return jobs, None
+    phases = _memory.gibbs_phases(X.shape[0], X.shape[1], n_components, n_groups,
+                                  word_table=True, itemsize=8, n_tokens=count_tokens(X))
+    peak = max(_memory.largest_phase(phases)[1], 1)
+    fits = max(1, int(MEMORY_SHARE * total // peak))
+    if fits >= jobs:
+        return jobs, None
+    return fits, (f"{jobs} chains at once would need about {_memory.gib(jobs * peak)} "
+                  f"of this machine's {_memory.gib(total)}; running {fits} at a time")
+
+
+def fit_chain(model, X, groups):
+    """``model.fit(X, groups=groups)``, without the warning about many
+    collections (the report's loader says it once, in a note)."""
+    from ..exceptions import ManyCollectionsWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ManyCollectionsWarning)
+        model.fit(X, groups=groups)
+
+
+def _call(fn, fit, args):
+    fn(fit, *args)
+    return fit
+
+
+def map_chains(fn, fits, n_jobs, *args):
+    """Call ``fn(fit, *args)`` on every fit, ``n_jobs`` at once in processes.
+
+    ``fn`` changes its fit in place (fits it, or runs it further); with
+    several processes each fit is replaced, in place, by the state its
+    process returns, so that callers see the same objects changed as
+    after ``for fit in fits: fn(fit, *args)``. ``fn`` must be a
+    module-level function (it is pickled).
+    """
+    if n_jobs <= 1 or len(fits) <= 1:
+        for fit in fits:
+            fn(fit, *args)
+        return
+    from joblib import Parallel, delayed
+
+    done = Parallel(n_jobs=n_jobs, backend="loky")(
+        delayed(_call)(fn, fit, args) for fit in fits)
+    for fit, new in zip(fits, done):
+        state = vars(new)
+        vars(fit).clear()
+        vars(fit).update(state)
