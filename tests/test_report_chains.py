@@ -290,7 +290,7 @@ def test_a_direction_every_chain_agrees_on_is_said_as_such(lower, upper, ess, ag
 
 
 def test_chains_agree_only_when_each_chain_s_interval_is_on_one_side():
-    from sklearn_clda.report._stats import chains_agree
+    from sklearn_clda.inspection._collections import chains_agree
 
     rng = np.random.default_rng(0)
     noise = rng.normal(0, 0.01, size=(3, 200, 4))
@@ -428,3 +428,18 @@ def test_chains_at_once_are_capped_by_the_chains_and_the_memory(corpus, monkeypa
     assert note.startswith("3 chains at once would need about") and "running 2 at a" in note
     monkeypatch.setattr(_memory, "physical_memory", lambda: peak)
     assert _parallel.chain_jobs(3, 3, X, 3, 2)[0] == 1
+
+
+def test_compare_collections_and_trend_say_where_every_chain_agrees(corpus, chains):
+    from sklearn_clda.inspection import collection_trend
+    from sklearn_clda.inspection._collections import chains_agree
+
+    lined = align_chains(chains)
+    a, b = chains[0].groups_
+    diff = compare_collections(chains, a, b)
+    expected = chains_agree(lined.draws[:, :, 0] - lined.draws[:, :, 1], 0.9, lined.unstable)
+    assert diff["chains_agree"].tolist() == expected.tolist()
+    assert diff["chains_agree"].any()  # the collections differ plainly here
+    assert "chains_agree" not in compare_collections(chains[0], a, b)
+    trend = collection_trend(chains)
+    assert trend["chains_agree"].dtype == bool

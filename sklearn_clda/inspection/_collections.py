@@ -9,7 +9,13 @@ from .._corpus import StrictInterval
 from ._chains import chain_draws
 from ._ess import effective_sample_size
 from ._rhat import rhat
-from ._utils import collection_draws, collection_position, require_pandas, unwrap
+from ._utils import (
+    MIN_DRAWS,
+    collection_draws,
+    collection_position,
+    require_pandas,
+    unwrap,
+)
 
 __all__ = ["collection_topic_summary", "collection_trend", "compare_collections"]
 
@@ -60,16 +66,41 @@ def _other_side(model, chains, labels, ia, b, caller):
 def _per_topic_table(pd, draws, ci, names, unstable):
     """A table of one row per topic from ``draws`` of shape (n_chains,
     n_draws, K): the mean (column ``names[0]``), interval, the share of
-    positive draws (``names[1]``), ESS and R-hat; ``attrs`` hold ``ci``,
+    positive draws (``names[1]``), ESS and R-hat, and with several chains
+    ``chains_agree`` (:func:`chains_agree`); ``attrs`` hold ``ci``,
     ``n_chains`` and ``unstable_topics``."""
     mean, lower, upper, ess, rhats = _chain_stats(draws, ci)
     out = pd.DataFrame({
         "topic": np.arange(draws.shape[2]), names[0]: mean, "lower": lower, "upper": upper,
         names[1]: (draws > 0).mean(axis=(0, 1)), "ess": ess, "rhat": rhats,
     })
+    agree = chains_agree(draws, ci, unstable)
+    if agree is not None:
+        out["chains_agree"] = agree
     out.attrs.update({"ci": float(ci), "n_chains": int(draws.shape[0]),
                       "unstable_topics": unstable.tolist()})
     return out
+
+
+def chains_agree(draws, ci, unstable):
+    """Whether every chain's own interval puts each quantity on the same side of 0.
+
+    ``draws`` holds draws of differences (or slopes) by chain, shape
+    (n_chains, n_draws, ...). Chains that settled in different modes pool
+    to an ESS of a few draws however long they run, so the pooled interval
+    cannot be trusted to call a difference; one whose interval in each
+    chain alone excludes 0, on the same side, holds in every mode the
+    chains found. Topics some chain lacks (``unstable``, indices of the
+    last axis) never agree: their chains' draws are of different topics.
+    Returns a boolean array of shape ``draws.shape[2:]``, or None for one
+    chain or fewer than ``MIN_DRAWS`` draws.
+    """
+    if draws.shape[0] < 2 or draws.shape[1] < MIN_DRAWS:
+        return None
+    lower, upper = np.quantile(draws, [(1.0 - ci) / 2.0, (1.0 + ci) / 2.0], axis=1)
+    agree = (lower > 0).all(axis=0) | (upper < 0).all(axis=0)
+    agree[..., unstable] = False
+    return agree
 
 
 def _chain_stats(chains, ci):
@@ -270,7 +301,12 @@ def compare_collections(estimator, a, b=None, ci=0.9):
         - ``prob_greater``: ``P(pi_ak > pi_bk | data)``, the share of draws
           in which ``a``'s share is the larger;
         - ``ess``: effective sample size of the draws of the difference;
-        - ``rhat``: their rank-normalized split R-hat (:func:`rhat`).
+        - ``rhat``: their rank-normalized split R-hat (:func:`rhat`);
+        - ``chains_agree`` (several fits only): whether each fit's own
+          interval excludes 0 on the same side, in a topic every fit found.
+          Fits settled in different modes pool to a few effective draws
+          however long they run; a difference they agree on holds in each
+          of those modes.
 
         ``comparison.attrs`` holds ``a``, ``b``, ``ci``, ``n_chains`` and
         ``unstable_topics`` (as in :func:`collection_topic_summary`).
@@ -408,7 +444,10 @@ def collection_trend(estimator, *, order=None, ci=0.9):
         - ``lower``, ``upper``: its equal-tailed interval;
         - ``prob_positive``: the posterior probability that it is positive;
         - ``ess``, ``rhat``: the effective sample size and R-hat of its
-          draws (as in :func:`collection_topic_summary`).
+          draws (as in :func:`collection_topic_summary`);
+        - ``chains_agree`` (several fits only): whether each fit's own
+          interval excludes 0 on the same side (as in
+          :func:`compare_collections`).
 
         ``trend.attrs`` holds ``collections`` (the labels in order), ``x``
         (their positions), ``unit`` (``"label"``, ``"year"`` or

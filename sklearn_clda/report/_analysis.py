@@ -165,7 +165,9 @@ def compare(model, stats, a, b, interval):
     return [
         {"topic": int(row.topic), "share_a": stats.pi[a, row.topic],
          "share_b": stats.pi[b, row.topic], "difference": row.mean, "lower": row.lower,
-         "upper": row.upper, "p_greater": row.prob_greater, "ess": row.ess}
+         "upper": row.upper, "p_greater": row.prob_greater, "ess": row.ess,
+         # with several chains: whether each chain alone puts it on this side
+         "chains_agree": bool(row.chains_agree) if "chains_agree" in found else None}
         for row in found.itertuples(index=False)
     ]
 

@@ -9,8 +9,9 @@ a fit in a thread would run on to its end.
 
 import warnings
 
+import numpy as np
+
 from .. import _memory
-from .._corpus import count_tokens
 from .._sweeper import _effective_n_jobs
 
 #: Share of the machine's memory that chains run at once may take together.
@@ -22,16 +23,18 @@ def chain_jobs(n_jobs, n_chains, X, n_components, n_groups):
     asked (or None).
 
     ``n_jobs`` follows scikit-learn's convention (None means 1, -1 one per
-    core, -2 all but one); it is capped by the number of chains and by :data:`MEMORY_SHARE` of the machine's memory over a
-    chain's estimated peak (:func:`sklearn_clda._memory.gibbs_phases`,
-    a lower bound).
+    core, -2 all but one); it is capped by the number of chains and by
+    :data:`MEMORY_SHARE` of the machine's memory over a chain's estimated
+    peak (:func:`sklearn_clda._memory.gibbs_phases`, a lower bound).
     """
     jobs = max(1, min(_effective_n_jobs(n_jobs), n_chains))
     total = _memory.physical_memory()
     if jobs <= 1 or total is None:
         return jobs, None
-    phases = _memory.gibbs_phases(X.shape[0], X.shape[1], n_components, n_groups,
-                                  word_table=True, itemsize=8, n_tokens=count_tokens(X))
+    shape = X.shape if hasattr(X, "shape") else np.shape(X)
+    n_tokens = int(X.sum()) if hasattr(X, "sum") else int(np.sum(X))
+    phases = _memory.gibbs_phases(shape[0], shape[1], n_components, n_groups,
+                                  word_table=True, itemsize=8, n_tokens=n_tokens)
     peak = max(_memory.largest_phase(phases)[1], 1)
     fits = max(1, int(MEMORY_SHARE * total // peak))
     if fits >= jobs:

@@ -3,6 +3,7 @@
 import numpy as np
 from sklearn.utils import Bunch
 
+from ..inspection._collections import chains_agree
 from . import _analysis
 
 #: Effective sample size below which an interval is not trusted to call a
@@ -82,24 +83,3 @@ def _collection_tokens(model, X, groups, labels):
     if np.any(codes < 0):
         return None
     return np.bincount(codes, weights=lengths, minlength=len(labels)).astype(np.int64)
-
-
-def chains_agree(diff, interval, unstable):
-    """Whether every chain's own interval puts each difference on the same side of 0.
-
-    ``diff`` holds draws of differences by chain, shape (n_chains, n_draws,
-    ...). Chains that settled in different modes pool to an ESS of a few
-    draws however long they run, so the pooled interval cannot call a
-    difference clear; one that each chain's own ``interval`` excludes 0
-    from, on the same side, holds in every mode the chains found. Topics
-    some chain lacks (``unstable``, indices of the last axis) never agree:
-    their chains' draws are of different topics. Returns a boolean array of
-    shape ``diff.shape[2:]``, or None for one chain or too few draws.
-    """
-    if diff.shape[0] < 2 or diff.shape[1] < _analysis.MIN_DRAWS:
-        return None
-    lower, upper = np.quantile(diff, [(1.0 - interval) / 2.0, (1.0 + interval) / 2.0],
-                               axis=1)
-    agree = (lower > 0).all(axis=0) | (upper < 0).all(axis=0)
-    agree[..., unstable] = False
-    return agree

@@ -17,13 +17,7 @@ from sklearn.utils import Bunch
 
 from . import _analysis
 from ._analysis import MIN_DRAWS
-from ._stats import (
-    MAX_RHAT,
-    MIN_ESS,
-    chains_agree,
-    collection_statistics,
-    trend_after_burn_in,
-)
+from ._stats import MAX_RHAT, MIN_ESS, collection_statistics, trend_after_burn_in
 
 #: Topics drawn, the largest first, in the figures with a panel or row per
 #: topic (the heatmap, the words): drawing a figure grows with its topics
@@ -239,7 +233,7 @@ def verdict(lower, upper, ess, agree=False):
     (or an unknown ESS) it is called neither clear nor uncertain: "few
     draws", unless several chains were pooled and each chain's own
     interval excludes 0 on the same side (``agree``, from
-    :func:`~._stats.chains_agree`): "every chain", a direction that holds
+    :func:`~sklearn_clda.inspection._collections.chains_agree`): "every chain", a direction that holds
     wherever the chains settled, without a calibrated interval.
     """
     if ess is not None and ess >= MIN_ESS:
@@ -300,10 +294,7 @@ def _comparisons(model, stats, interval, order):
             by_topic = {row["topic"]: row for row in _analysis.compare(model, stats, a, b,
                                                                       interval)}
             rows = [by_topic[k] for k in order]
-            agree = chains_agree(stats.chains[:, :, a] - stats.chains[:, :, b], interval,
-                                 stats.unstable)
             for row in rows:
-                row["chains_agree"] = None if agree is None else bool(agree[row["topic"]])
                 row["verdict"] = verdict(row["lower"], row["upper"], row["ess"],
                                          bool(row["chains_agree"]))
             pairs.append({"a": stats.labels[a], "b": stats.labels[b], "rows": rows})
