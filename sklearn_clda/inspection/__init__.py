@@ -25,6 +25,8 @@ differ in what they talk about, in the spirit of R's ``stm``:
 - :func:`align_chains`: several fits of one CompoundLDA with their topics
   lined up, so that the two summaries above can pool them (the question
   of stm's ``selectModel``: how much do the results move with the seed);
+- :func:`topic_correlation`: which topics appear together in documents,
+  across the corpus or within its collections (``stm::topicCorr``);
 - :func:`select_n_components`: held-out perplexity, coherence, exclusivity
   and fit time against the number of topics (``stm::searchK``).
 
@@ -35,6 +37,7 @@ The functions that return tables return pandas DataFrames and need pandas
 from ._chains import align_chains
 from ._collection_words import topic_words_by_collection
 from ._collections import collection_topic_summary, collection_trend, compare_collections
+from ._correlation import topic_correlation
 from ._documents import representative_documents
 from ._ess import effective_sample_size
 from ._labels import topic_labels
@@ -50,6 +53,7 @@ __all__ = [
     "representative_documents",
     "rhat",
     "select_n_components",
+    "topic_correlation",
     "topic_labels",
     "topic_words_by_collection",
 ]

@@ -23,6 +23,8 @@ with a ``from_estimator`` class method:
   Gibbs sweep;
 - :class:`CollectionTrendDisplay`: each topic's share across ordered
   collections (years, ratings), with posterior bands;
+- :class:`TopicCorrelationDisplay`: the graph of topics that appear
+  together in documents (stm's ``plot.topicCorr``);
 - :class:`SelectNComponentsDisplay`: held-out perplexity, coherence,
   exclusivity and fit time against the number of topics;
 - :func:`autocorrelation`: the sample autocorrelation of a chain.
@@ -33,6 +35,7 @@ matplotlib``); :func:`autocorrelation` needs only NumPy.
 
 from ._acf import autocorrelation
 from ._collection_topic import CollectionTopicDisplay
+from ._correlation import TopicCorrelationDisplay
 from ._difference import CollectionDifferenceDisplay
 from ._collection_words import CollectionWordsDisplay
 from ._perplexity import PerplexityDisplay
@@ -50,6 +53,7 @@ __all__ = [
     "PerplexityDisplay",
     "PiTraceDisplay",
     "SelectNComponentsDisplay",
+    "TopicCorrelationDisplay",
     "TopicWordsDisplay",
     "TraceDisplay",
     "autocorrelation",

@@ -1,0 +1,251 @@
+"""Which topics appear together in documents (stm's ``topicCorr``)."""
+
+import warnings
+from numbers import Real
+
+import numpy as np
+from sklearn.utils import Bunch
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions, validate_params
+from sklearn.utils.validation import check_is_fitted
+
+from .._corpus import check_group_labels
+from ._documents import _doc_topic
+from ._utils import require_pandas, unwrap
+
+__all__ = ["topic_correlation"]
+
+_METHODS = ("simple", "glasso")
+
+
+def _proportions(estimator, X, groups, caller):
+    """``(theta, labels)``: the documents' topic proportions (the fit's
+    ``doc_topic_`` without ``X``, else ``X`` folded in) and their checked
+    collection labels as str, or None without groups."""
+    model, _, _ = unwrap(estimator)
+    check_is_fitted(model, "components_")
+    if X is not None:
+        theta = _doc_topic(estimator, X, groups)
+    elif getattr(model, "doc_topic_", None) is not None:
+        theta = np.asarray(model.doc_topic_, dtype=np.float64)
+    else:
+        raise ValueError(
+            f"{caller} without X reads the fitted documents' doc_topic_, which "
+            f"this {type(model).__name__} does not have; pass X (the documents)."
+        )
+    if groups is None:
+        return theta, None
+    labels = check_group_labels(groups, theta.shape[0], method=caller)
+    return theta, np.asarray(labels, dtype=object).astype(str)
+
+
+def _within(theta, labels):
+    """``theta`` minus the mean proportions of each row's collection."""
+    out = theta.copy()
+    for label in np.unique(labels):
+        rows = labels == label
+        out[rows] -= theta[rows].mean(axis=0)
+    return out
+
+
+def _gaussianized(values):
+    """Each column ranked and mapped to normal scores (the nonparanormal
+    transform of Liu, Lafferty and Wasserman 2009, with ranks / (n + 1))."""
+    from scipy.stats import norm, rankdata
+
+    n = values.shape[0]
+    return norm.ppf(rankdata(values, axis=0) / (n + 1.0))
+
+
+def _partial_correlation(values):
+    """Partial correlations from a graphical lasso fit, its penalty chosen by
+    cross-validation (scikit-learn's ``GraphicalLassoCV``)."""
+    from sklearn.covariance import GraphicalLassoCV
+
+    scores = _gaussianized(values)
+    with warnings.catch_warnings():
+        # the cross-validation scores of the smallest penalties can be -inf
+        # (no positive-definite estimate); their spread, which we do not
+        # read, is then NaN, with a RuntimeWarning
+        warnings.simplefilter("ignore", RuntimeWarning)
+        precision = GraphicalLassoCV().fit(scores).precision_
+    scale = np.sqrt(np.diag(precision))
+    partial = -precision / np.outer(scale, scale)
+    np.fill_diagonal(partial, 1.0)
+    return partial
+
+
+def _edges(pd, correlation, adjacency):
+    """The edges as a table, strongest first."""
+    a, b = np.nonzero(np.triu(adjacency, k=1))
+    edges = pd.DataFrame({"topic_a": a, "topic_b": b, "correlation": correlation[a, b]})
+    return edges.sort_values("correlation", ascending=False, kind="stable").reset_index(
+        drop=True)
+
+
+def _rows(theta, labels, collection, caller):
+    """The rows of ``collection`` (all rows when None) and their labels."""
+    if collection is None:
+        return theta, labels
+    if labels is None:
+        raise ValueError(f"{caller} with collection={collection!r} needs groups.")
+    rows = labels == str(collection)
+    if not rows.any():
+        raise ValueError(
+            f"collection={collection!r} passed to {caller} is not among the labels of "
+            f"groups: {sorted(set(labels.tolist()))[:20]}."
+        )
+    return theta[rows], labels[rows]
+
+
+@validate_params(
+    {
+        "estimator": [HasMethods(["fit"])],
+        "X": ["array-like", "sparse matrix", None],
+        "groups": ["array-like", None],
+        "method": [StrOptions(set(_METHODS))],
+        "cutoff": [Interval(Real, -1, 1, closed="both")],
+        "within_collections": ["boolean"],
+        "collection": [str, Real, None],
+    },
+    prefer_skip_nested_validation=True,
+)
+def topic_correlation(estimator, X=None, groups=None, *, method="simple", cutoff=0.01,
+                      within_collections=False, collection=None):
+    """Which topics appear together in the same documents.
+
+    The correlation across documents of the topics' proportions (the
+    question of stm's ``topicCorr``): two topics with a positive
+    correlation tend to share documents, and a graph of the positive ones
+    shows clusters of topics that are discussed together.
+
+    In a corpus of collections, topics correlate also because they share
+    collections: every political topic is frequent in a politics outlet,
+    so the political topics correlate across all documents even if no
+    single document joins them. ``within_collections=True`` removes that
+    part: each document's proportions are taken relative to its
+    collection's mean, so that only co-occurrence beyond what the
+    collections' mixtures explain is left. ``collection`` restricts the
+    documents to one collection: which topics go together in it.
+
+    Parameters
+    ----------
+    estimator : estimator or Pipeline
+        A fitted topic model (:class:`~sklearn_clda.CompoundLDA`,
+        :class:`~sklearn_clda.LDAGibbs`, or any estimator with
+        ``doc_topic_`` or ``transform``), or a fitted Pipeline ending with
+        one.
+
+    X : {array-like, sparse matrix} of shape (n_samples, n_features), default=None
+        Documents (counts, or the Pipeline's input) whose proportions are
+        inferred by ``transform``. ``None`` uses the proportions of the
+        fitted documents (``doc_topic_``).
+
+    groups : array-like of shape (n_samples,), default=None
+        Collection label of each document (of ``X``, or of the fitted
+        documents in their order). Needed for ``within_collections`` and
+        ``collection``; passed to ``transform`` when it accepts it.
+
+    method : {"simple", "glasso"}, default="simple"
+        ``"simple"``: Pearson correlations of the proportions, with an edge
+        where one exceeds ``cutoff`` (stm's ``method="simple"``).
+        ``"glasso"``: partial correlations (given all other topics) from a
+        graphical lasso of the proportions' normal scores, the penalty
+        chosen by cross-validation (scikit-learn's ``GraphicalLassoCV``;
+        the role of stm's ``method="huge"``), with an edge where one is
+        positive: a sparser graph, without the links that only pass
+        through a third topic.
+
+    cutoff : float, default=0.01
+        ``method="simple"``: the correlation an edge must exceed.
+
+    within_collections : bool, default=False
+        Correlate each document's proportions minus its collection's mean
+        proportions (needs ``groups``).
+
+    collection : str or int, default=None
+        Only use the documents of this collection (its label in
+        ``groups``).
+
+    Returns
+    -------
+    result : :class:`~sklearn.utils.Bunch`
+        - ``correlation``: ndarray of shape (n_components, n_components),
+          the correlations (``"glasso"``: partial correlations), 1 on the
+          diagonal; 0 for a topic whose proportion does not vary;
+        - ``adjacency``: bool ndarray of the same shape, the edges (no
+          self-edges);
+        - ``edges``: pandas DataFrame of the edges, ``topic_a < topic_b``
+          and ``correlation``, strongest first;
+        - ``shares``: ndarray of shape (n_components,), each topic's mean
+          proportion over the documents used;
+        - ``method``, ``cutoff``, ``within_collections``, ``collection``
+          and ``n_documents`` (the documents used).
+
+    Raises
+    ------
+    ValueError
+        If fewer than 3 documents are used, if ``within_collections`` or
+        ``collection`` is asked without ``groups``, or if ``groups`` does
+        not have one label per document.
+
+    See Also
+    --------
+    sklearn_clda.plotting.TopicCorrelationDisplay : The graph drawn.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_clda import CompoundLDA
+    >>> from sklearn_clda.datasets import make_compound_corpus
+    >>> from sklearn_clda.inspection import topic_correlation
+    >>> corpus = make_compound_corpus(n_topics=4, n_features=40, n_collections=2,
+    ...                               docs_per_collection=60, doc_length=60,
+    ...                               random_state=0)
+    >>> clda = CompoundLDA(n_components=4, max_iter=100, random_state=0)
+    >>> clda = clda.fit(corpus.data, groups=corpus.groups)
+    >>> corr = topic_correlation(clda, groups=corpus.groups)
+    >>> corr.correlation.shape, corr.n_documents
+    ((4, 4), 120)
+    >>> bool(np.allclose(corr.correlation, np.corrcoef(clda.doc_topic_.T)))
+    True
+
+    The strongest pairs are in ``edges`` (none here: the simulated
+    documents are each about one topic, so the topics never go together):
+
+    >>> corr.edges.columns.tolist()
+    ['topic_a', 'topic_b', 'correlation']
+    >>> bool((corr.correlation[~np.eye(4, dtype=bool)] < 0).all())
+    True
+    """
+    caller = "topic_correlation"
+    pd = require_pandas(caller)
+    if within_collections and groups is None:
+        raise ValueError(f"{caller} with within_collections=True needs groups.")
+    theta, labels = _proportions(estimator, X, groups, caller)
+    theta, labels = _rows(theta, labels, collection, caller)
+    if theta.shape[0] < 3:
+        raise ValueError(
+            f"{caller} needs at least 3 documents to correlate their topics, got "
+            f"{theta.shape[0]}."
+        )
+    values = _within(theta, labels) if within_collections else theta
+    # (a share the same in every document, up to rounding, has no correlation)
+    varies = np.ptp(values, axis=0) > 1e-12
+    correlation = np.zeros((values.shape[1],) * 2)
+    if varies.sum() >= 2:
+        kept = np.ix_(varies, varies)
+        if method == "simple":
+            correlation[kept] = np.corrcoef(values[:, varies], rowvar=False)
+        else:
+            correlation[kept] = _partial_correlation(values[:, varies])
+    np.fill_diagonal(correlation, 1.0)
+    threshold = cutoff if method == "simple" else 0.0
+    adjacency = correlation > threshold
+    np.fill_diagonal(adjacency, False)
+    return Bunch(
+        correlation=correlation, adjacency=adjacency,
+        edges=_edges(pd, correlation, adjacency), shares=theta.mean(axis=0),
+        method=method, cutoff=float(cutoff),
+        within_collections=bool(within_collections), collection=collection,
+        n_documents=int(theta.shape[0]),
+    )

@@ -1,0 +1,134 @@
+"""topic_correlation: across the corpus, within collections, graphical lasso."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sklearn_clda import CompoundLDA, LDAGibbs
+from sklearn_clda.inspection import topic_correlation
+
+pytest.importorskip("pandas")
+
+WORDS_PER_TOPIC = 10
+
+
+def _corpus(seed=0, docs=80, length=120):
+    """Collection "x" writes about topics 0 and 1, "y" about 2 and 3; each
+    document mixes its collection's two topics in a uniform proportion in
+    [0.1, 0.9]. Within a collection the two topics replace each other;
+    across the corpus they go together (both present in x, both absent in
+    y)."""
+    rng = np.random.default_rng(seed)
+    rows, groups = [], []
+    for label, pair in [("x", (0, 1)), ("y", (2, 3))]:
+        for _ in range(docs):
+            share = rng.uniform(0.1, 0.9)
+            mix = np.zeros(4)
+            mix[pair[0]], mix[pair[1]] = share, 1.0 - share
+            topics = rng.choice(4, size=length, p=mix)
+            words = topics * WORDS_PER_TOPIC + rng.integers(0, WORDS_PER_TOPIC, size=length)
+            rows.append(np.bincount(words, minlength=4 * WORDS_PER_TOPIC))
+            groups.append(label)
+    return sp.csr_matrix(np.array(rows)), np.array(groups)
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    X, groups = _corpus()
+    # (seed 2 finds the four planted topics; seeds 0 and 3 merge two of them)
+    model = CompoundLDA(n_components=4, max_iter=300, eta=0.01, random_state=2).fit(
+        X, groups=groups)
+    # the fitted topic of each planted one: the topic whose words are its block
+    blocks = model.components_.reshape(4, 4, WORDS_PER_TOPIC).sum(axis=2)
+    order = np.argmax(blocks, axis=0)
+    assert sorted(order) == [0, 1, 2, 3]
+    return model, X, groups, order
+
+
+def test_corpus_wide_correlation_is_that_of_the_proportions(fitted):
+    model, X, groups, order = fitted
+    corr = topic_correlation(model, groups=groups)
+    np.testing.assert_allclose(corr.correlation, np.corrcoef(model.doc_topic_.T))
+    a, b = order[0], order[1]
+    # both present in x, both absent in y: they go together across the corpus
+    assert corr.correlation[a, b] > 0.05 and corr.adjacency[a, b] and corr.adjacency[b, a]
+    assert not np.diag(corr.adjacency).any()
+    first = corr.edges.iloc[0]
+    assert first.correlation == corr.correlation.max(where=~np.eye(4, dtype=bool),
+                                                     initial=-1)
+    assert (corr.edges.topic_a < corr.edges.topic_b).all()
+    assert corr.n_documents == X.shape[0] and corr.method == "simple"
+
+
+def test_within_collections_the_collection_effect_is_gone(fitted):
+    """Relative to its collection, a document with more of one of the pair
+    has less of the other: the edge disappears and the sign turns."""
+    model, X, groups, order = fitted
+    within = topic_correlation(model, groups=groups, within_collections=True)
+    a, b = order[0], order[1]
+    assert within.correlation[a, b] < -0.9 and not within.adjacency[a, b]
+    # the same as centering by hand
+    theta = model.doc_topic_.copy()
+    for label in ["x", "y"]:
+        theta[groups == label] -= theta[groups == label].mean(axis=0)
+    np.testing.assert_allclose(within.correlation, np.corrcoef(theta.T), atol=1e-12)
+
+
+def test_one_collection_and_new_documents(fitted):
+    model, X, groups, order = fitted
+    inside = topic_correlation(model, groups=groups, collection="x")
+    assert inside.n_documents == 80
+    a, b = order[0], order[1]
+    assert inside.correlation[a, b] < -0.9
+    # documents folded in with transform: the held-out corpus tells the same
+    X_new, groups_new = _corpus(seed=1)
+    new = topic_correlation(model, X_new, groups_new)
+    assert new.correlation[a, b] > 0.05 and new.n_documents == X_new.shape[0]
+    assert topic_correlation(model, X_new, groups_new,
+                             within_collections=True).correlation[a, b] < -0.9
+
+
+def test_graphical_lasso_keeps_direct_links(fitted):
+    model, X, groups, order = fitted
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        partial = topic_correlation(model, groups=groups, method="glasso")
+    assert partial.method == "glasso"
+    np.testing.assert_allclose(partial.correlation, partial.correlation.T, atol=1e-8)
+    assert np.allclose(np.diag(partial.correlation), 1.0)
+    assert (np.abs(partial.correlation) <= 1 + 1e-9).all()
+    np.testing.assert_array_equal(partial.adjacency,
+                                  (partial.correlation > 0) & ~np.eye(4, dtype=bool))
+
+
+def test_works_for_lda_and_a_topic_that_never_varies():
+    X, _ = _corpus()
+    lda = LDAGibbs(n_components=5, max_iter=60, random_state=0).fit(X)
+    corr = topic_correlation(lda)
+    assert corr.correlation.shape == (5, 5) and np.isfinite(corr.correlation).all()
+    lda.doc_topic_[:, 4] = 0.2  # a topic with the same share everywhere
+    flat = topic_correlation(lda)
+    assert (flat.correlation[4, :4] == 0).all() and flat.correlation[4, 4] == 1
+    assert not flat.adjacency[4].any()
+
+
+def test_bad_requests_get_clear_errors(fitted):
+    model, X, groups, _ = fitted
+    for kwargs, message in [
+        ({"within_collections": True}, "within_collections=True needs groups"),
+        ({"collection": "x"}, "with collection='x' needs groups"),
+        ({"groups": groups, "collection": "z"}, "collection='z' passed to topic_correlation "
+                                                "is not among the labels"),
+        ({"groups": groups[:5]}, "groups"),
+        ({"method": "huge"}, "'method' parameter of topic_correlation must be"),
+        ({"cutoff": 2.0}, "'cutoff' parameter of topic_correlation must be"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            topic_correlation(model, **kwargs)
+    with pytest.raises(ValueError, match="at least 3 documents"):
+        topic_correlation(model, X[:2], groups[:2])
+    unfitted = CompoundLDA(n_components=4)
+    with pytest.raises(Exception, match="not fitted"):
+        topic_correlation(unfitted)
