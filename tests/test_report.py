@@ -42,6 +42,7 @@ FIGURES = [
     "log_likelihood_trace.png",
     "pi_trace.png",
     "pi_autocorrelation.png",
+    "topic_correlations.png",
 ]
 
 # Three collections with their own vocabularies (and a shared one); the third
@@ -1046,6 +1047,35 @@ def test_csv_tables_hold_the_page_s_numbers(csv_report):
     assert set(summary["downloads"].values()) <= set(summary["files"])
 
 
+def test_topics_that_go_together_are_those_within_the_collections(csv_report):
+    """The page's pairs are topic_correlation's within the collections, the
+    CSV holds every pair that is an edge either way, with both numbers."""
+    from sklearn_clda.inspection import topic_correlation
+
+    out = csv_report["out"]
+    summary = _summary(out)
+    model = joblib.load(out / "model.joblib")[-1]
+    groups = [g for _, g in csv_report["docs"]]
+    within = topic_correlation(model, groups=groups, within_collections=True)
+    corpus = topic_correlation(model, groups=groups)
+    pairs = summary["topic_pairs"]
+    assert pairs["within"] and pairs["n_edges"] == len(within.edges)
+    assert pairs["n_edges_corpus"] == len(corpus.edges)
+    for row in pairs["edges"]:
+        a, b = row["topic_a"], row["topic_b"]
+        assert row["within"] == pytest.approx(within.correlation[a, b])
+        assert row["corpus"] == pytest.approx(corpus.correlation[a, b])
+    for row in pairs["collection_only"]:
+        a, b = row["topic_a"], row["topic_b"]
+        assert corpus.adjacency[a, b] and not within.adjacency[a, b]
+    with open(out / "topic_correlations.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == int(np.triu(within.adjacency | corpus.adjacency, k=1).sum())
+    page = " ".join((out / "index.html").read_text(encoding="utf-8").split())
+    assert "<h3>Topics that go together</h3>" in page
+    assert "within the collections" in page.split("<h3>Topics that go together</h3>")[1]
+
+
 def test_heatmap_and_tables_follow_the_topic_table(csv_report, tmp_path, monkeypatch):
     from sklearn_clda.plotting import CollectionTopicDisplay
 
@@ -1496,7 +1526,8 @@ def test_saved_model_carries_no_kept_chain(csv_report):
 
 def test_figures_of_every_topic_draw_the_largest_forty(small_corpus, tmp_path):
     """The heatmap and the word panels grew with K (43 s and a 14,000-pixel
-    image at K = 400): past MAX_FIGURE_TOPICS they draw the largest topics,
+    image at K = 400): past MAX_FIGURE_TOPICS they (and the topic graph)
+    draw the largest topics,
     the page says so, and the tables keep every topic."""
     from sklearn_clda.report._summary import MAX_FIGURE_TOPICS
 
@@ -1514,8 +1545,9 @@ def test_figures_of_every_topic_draw_the_largest_forty(small_corpus, tmp_path):
     assert summary["figure_topics"] == MAX_FIGURE_TOPICS
     assert heights[MAX_FIGURE_TOPICS] == heights[MAX_FIGURE_TOPICS + 8]
     assert "largest of the" not in pages[MAX_FIGURE_TOPICS]
+    # the heatmap, the words and the graph of the topics that go together
     assert pages[MAX_FIGURE_TOPICS + 8].count(
-        f"It shows the {MAX_FIGURE_TOPICS} largest of the {MAX_FIGURE_TOPICS + 8} topics") == 2
+        f"It shows the {MAX_FIGURE_TOPICS} largest of the {MAX_FIGURE_TOPICS + 8} topics") == 3
 
 
 def test_the_report_says_when_the_chain_halves_disagree(small_corpus, tmp_path):

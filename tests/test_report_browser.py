@@ -45,6 +45,8 @@ CSV_HEADERS = {
                                "corpus_share", "ratio", "difference", "difference_lower",
                                "difference_upper", "difference_ess", "verdict",
                                "chains_agree"],
+    "topic_correlations.csv": ["topic_a", "topic_b", "within_collections", "corpus",
+                               "edge_within", "edge_corpus"],
     "representative_documents.csv": ["topic", "within_collection", "row", "collection",
                                      "weight", "snippet"],
     "collection_words.csv": ["topic", "collection", "collection_tokens", "rank", "word", "z",

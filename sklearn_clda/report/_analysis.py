@@ -198,3 +198,52 @@ def trend_display(stats, names, interval):
     fits = stats.fits if len(stats.fits) > 1 else stats.fits[0]
     return CollectionTrendDisplay.from_estimator(
         fits, feature_names=names, ci=ci, label_method=LABEL_METHOD)
+
+
+#: Correlation an edge of the topic graph must exceed (stm's default), and
+#: the edges listed on the page (all are in topic_correlations.csv).
+CORRELATION_CUTOFF = 0.01
+PAGE_EDGES = 12
+
+
+def topic_pairs(model, X, groups):
+    """Which topics go together in documents: ``(summary, graph)``.
+
+    With two collections or more, within the collections (each document's
+    proportions relative to its collection's mean), beside the corpus-wide
+    correlation, and the pairs that correlate only across the corpus;
+    with one, across the corpus. ``summary`` holds JSON values for the
+    page, ``graph`` the :func:`~sklearn_clda.inspection.topic_correlation`
+    results (``main`` and ``corpus``) for the figure and the CSV table.
+    """
+    from ..inspection import topic_correlation
+
+    fitted = document_topics(model, X) is not None
+    data = None if fitted else X
+    within = groups is not None and len(set(map(str, groups))) >= 2
+    corpus = topic_correlation(model, data, groups, cutoff=CORRELATION_CUTOFF)
+    main = corpus
+    if within:
+        main = topic_correlation(model, data, groups, cutoff=CORRELATION_CUTOFF,
+                                 within_collections=True)
+    gone = corpus.edges[~main.adjacency[corpus.edges.topic_a, corpus.edges.topic_b]]
+    within_r = main.correlation if within else None
+    summary = {
+        "within": within, "cutoff": CORRELATION_CUTOFF,
+        "n_edges": len(main.edges), "n_edges_corpus": len(corpus.edges),
+        "edges": _pairs(main.edges.head(PAGE_EDGES), within_r, corpus.correlation),
+        "collection_only": (_pairs(gone.head(PAGE_EDGES // 2), within_r, corpus.correlation)
+                            if within else []),
+    }
+    return summary, Bunch(main=main, corpus=corpus)
+
+
+def _pairs(edges, within, corpus):
+    """The pairs of ``edges`` with their correlation within the collections
+    (None without) and across the corpus."""
+    return [
+        {"topic_a": int(a), "topic_b": int(b),
+         "within": None if within is None else float(within[a, b]),
+         "corpus": float(corpus[a, b])}
+        for a, b in edges[["topic_a", "topic_b"]].itertuples(index=False)
+    ]

@@ -28,6 +28,7 @@ def draw_figures(model, names, out_dir, parts, summary, dpi):
         saver.save("trend", lambda: _analysis.trend_display(
             stats, names, summary["collection_topic"]["interval"]))
     saver.save("words", lambda: _words(model, names, parts, order, words))
+    saver.save("correlation", lambda: _correlation(parts.graph.main, order, words))
     saver.save("trace", lambda: _trace(stats.fits), parse_math=True)
     if n_draws >= 2:
         shown = np.argsort(-stats.docs, kind="stable")[:_MAX_TRACE_PANELS]
@@ -119,6 +120,17 @@ def _words(model, names, parts, order, words):
     return TopicWordsDisplay(
         names[idx], np.take_along_axis(phi[order], idx, axis=1), topics=order,
         topic_labels=[f"{k}: {' '.join(words[k])}" for k in order],
+    ).plot()
+
+
+def _correlation(found, order, words):
+    """The graph of the topics ``order`` that go together."""
+    from ..plotting import TopicCorrelationDisplay
+
+    cells = np.ix_(order, order)
+    return TopicCorrelationDisplay(
+        found.correlation[cells], found.adjacency[cells], shares=found.shares[order],
+        topics=order, topic_labels=[f"{k}: {' '.join(words[k])}" for k in order],
     ).plot()
 
 

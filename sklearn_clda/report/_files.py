@@ -25,6 +25,7 @@ FIGURE_FILES = {
     "bars": "collection_topics_bars.png",
     "trend": "collection_trends.png",
     "words": "topic_words.png",
+    "correlation": "topic_correlations.png",
     "trace": "log_likelihood_trace.png",
     "pi_trace": "pi_trace.png",
     "pi_acf": "pi_autocorrelation.png",
@@ -39,6 +40,7 @@ TABLE_FILES = {
     "comparisons": "collection_comparisons.csv",
     "representative": "representative_documents.csv",
     "collection_words": "collection_words.csv",
+    "topic_pairs": "topic_correlations.csv",
     "documents": "document_topics.csv",
 }
 

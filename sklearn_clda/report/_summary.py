@@ -63,7 +63,8 @@ def build_summary(model, X, names, options):
     statistics (``stats``), the topics' words (``labels``), the table order
     of the topics (``order``) and its first :data:`MAX_FIGURE_TOPICS`, which
     the figures of every topic draw (``figure_order``), the documents' topic
-    proportions from the fit (``theta``, or None) and the positions of the
+    proportions from the fit (``theta``, or None), the topic correlations
+    (``graph``, :func:`~._analysis.topic_pairs`) and the positions of the
     collections the page shows (``shown``).
     """
     from .. import __version__
@@ -73,6 +74,7 @@ def build_summary(model, X, names, options):
     labels = _analysis.topic_words(model, names, options.top_words)
     topics = _topics(model, X, names, options.groups, labels, stats)
     theta = _analysis.document_topics(model, X)
+    pairs, graph = _analysis.topic_pairs(model, X, options.groups)
     docs = _DocumentPicker(model, X, names, options)
     info = _input_info(options.texts_info)
     shown = shown_collections(stats)
@@ -98,6 +100,7 @@ def build_summary(model, X, names, options):
         "collection_words": _analysis.collection_words(model, X, options.groups, names,
                                                        topics.order),
         "collection_words_min_z": _analysis.MIN_WORD_Z,
+        "topic_pairs": pairs,
         "snippets": "words" if options.texts is None else "text",
         "collection_topic": _collection_topic(stats, options.interval),
         "distinctive": _distinctive(model, stats, options.n_distinctive, docs),
@@ -114,7 +117,7 @@ def build_summary(model, X, names, options):
     order = np.asarray(topics.order)
     K = order.size
     summary["figure_topics"] = None if K <= MAX_FIGURE_TOPICS else MAX_FIGURE_TOPICS
-    parts = Bunch(stats=stats, labels=labels, order=order, theta=theta,
+    parts = Bunch(stats=stats, labels=labels, order=order, theta=theta, graph=graph,
                   figure_order=order[:MAX_FIGURE_TOPICS],
                   shown=np.arange(len(stats.labels)) if shown is None else shown)
     return jsonable(summary), parts

@@ -1,5 +1,7 @@
 """The report's tables as CSV files, written from the summary."""
 
+import numpy as np
+
 from ._files import TABLE_FILES, write_csv
 
 _DISTINCTIVE = ("topic", "share", "lower", "upper", "ess", "corpus_share", "ratio",
@@ -11,11 +13,12 @@ _TOPICS = ("topic", "share", "tokens", "coherence", "largest_in", "largest_share
 _DOCUMENT = ("row", "collection", "weight", "snippet")
 
 
-def write_tables(out_dir, summary, theta, groups):
+def write_tables(out_dir, summary, theta, groups, graph):
     """Write every table of the page as CSV; return ``{key: file name}``.
 
     ``theta`` (the documents' topic proportions, or None) and ``groups``
-    (their collections, or None) give ``document_topics.csv``.
+    (their collections, or None) give ``document_topics.csv``; ``graph``
+    (:func:`~._analysis.topic_pairs`) gives ``topic_correlations.csv``.
     """
     tables = {
         "collections": (_COLLECTIONS, [
@@ -35,6 +38,7 @@ def write_tables(out_dir, summary, theta, groups):
         tables["comparisons"] = (["a", "b"] + keys, [
             [pair["a"], pair["b"]] + [row[key] for key in keys]
             for pair in pairs for row in pair["rows"]])
+    tables["topic_pairs"] = _topic_pairs(graph)
     if theta is not None:
         tables["documents"] = _documents(theta, groups)
     return {key: write_csv(out_dir, TABLE_FILES[key], header, rows)
@@ -48,6 +52,21 @@ def _topics(summary):
         topic = summary["topics"][k]
         rows.append([rank, k, " ".join(topic["label_words"]), " ".join(topic["top_words"])]
                     + [topic[key] for key in _TOPICS[1:]])
+    return header, rows
+
+
+def _topic_pairs(graph):
+    """Every pair of topics that is an edge within the collections or across
+    the corpus, with both correlations (the first empty without collections)."""
+    main, corpus = graph.main, graph.corpus
+    within = main.within_collections
+    pairs = np.argwhere(np.triu(main.adjacency | corpus.adjacency, k=1))
+    header = ("topic_a", "topic_b", "within_collections", "corpus", "edge_within",
+              "edge_corpus")
+    rows = [[a, b, main.correlation[a, b] if within else None, corpus.correlation[a, b],
+             bool(main.adjacency[a, b]) if within else None, bool(corpus.adjacency[a, b])]
+            for a, b in pairs.tolist()]
+    rows.sort(key=lambda row: -(row[2] if within else row[3]))
     return header, rows
 
 

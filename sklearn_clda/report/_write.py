@@ -89,10 +89,12 @@ def write_report(
     sample size of their mixtures, vocabulary, settings, fit time); the
     topics with their label words (FREX when the analysis API provides it,
     beside the most probable words), size, coherence and representative
-    documents; the collections' topic mixtures as a heatmap (in the topic
-    table's order), as bars (past ten collections, points in a panel per
-    topic) and as a table with posterior intervals, and,
-    for ordered collection labels (numbers or dates), as trends; for each
+    documents, and which topics go together in documents (their
+    correlations within the collections, beside those across the corpus,
+    as a graph and a table); the collections' topic mixtures as a heatmap
+    (in the topic table's order), as bars (past ten collections, points in
+    a panel per topic) and as a table with posterior intervals, and, for
+    ordered collection labels (numbers or dates), as trends; for each
     collection the topics most over-represented relative to the
     corpus-wide mixture, with documents; every pair of collections compared
     topic by topic; and fit diagnostics. A difference is called clear only
@@ -243,7 +245,7 @@ def write_report(
     summary, parts = build_summary(model, X, names, options)
     out.mkdir(parents=True, exist_ok=True)
     summary["figures"] = draw_figures(model, names, out, parts, summary, dpi)
-    summary["downloads"] = write_tables(out, summary, parts.theta, groups)
+    summary["downloads"] = write_tables(out, summary, parts.theta, groups, parts.graph)
     files = ["index.html", "report.json", *copy_static(out)]
     files += _write_models(out, model, pipeline, names)
     summary["files"] = sorted(
