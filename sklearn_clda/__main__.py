@@ -542,15 +542,19 @@ def _run_report(args):
         return _fail(error)
     _use_agg()
     from sklearn_clda.report import InputError
+    from sklearn_clda.report._parallel import ChainProcessError
 
     try:
         docs = _load_report_documents(args)
         vectorizer, X = _vectorize(args, docs)
     except InputError as exc:
         return _fail(str(exc))
-    pipeline, chains, seconds = _fit_report_model(args, vectorizer, X, docs.groups)
-    model = pipeline[-1]
-    extension = _extend_for_report(args, [model, *chains], X, docs.groups)
+    try:
+        pipeline, chains, seconds = _fit_report_model(args, vectorizer, X, docs.groups)
+        model = pipeline[-1]
+        extension = _extend_for_report(args, [model, *chains], X, docs.groups)
+    except ChainProcessError as exc:
+        return _fail(str(exc))
     for fit in (model, *chains):
         fit.set_params(verbose=0)  # the saved pipeline refits without a progress bar
     settings = {
@@ -718,7 +722,6 @@ def _extend_for_report(args, fits, X, groups):
     draws suffice or the budget ends."""
     from sklearn_clda.report import extend_chain
 
-    fits = fits if isinstance(fits, list) else [fits]
     if args.time_budget > 0:
         chains = f"the {len(fits)} chains" if len(fits) > 1 else "the chain"
         print(
@@ -779,9 +782,14 @@ def _write_demo_report(args, model, news, seconds):
         "vectorizer: apply the model to rows of load_news16().data, e.g. "
         "clda.transform(news.data[:5], groups=news.groups[:5])."
     )
+    from sklearn_clda.report._parallel import ChainProcessError
+
     print()
-    chains, chain_seconds = _fit_more_chains(args, model, news.data, news.groups)
-    extension = _extend_for_report(args, [model, *chains], news.data, news.groups)
+    try:
+        chains, chain_seconds = _fit_more_chains(args, model, news.data, news.groups)
+        extension = _extend_for_report(args, [model, *chains], news.data, news.groups)
+    except ChainProcessError as exc:
+        return _demo_fail(str(exc))
     for fit in (model, *chains):
         fit.set_params(verbose=0)
     command = (f"{_prog()} -k {args.n_components} -n {args.max_iter} --seed {args.seed}"

@@ -443,3 +443,37 @@ def test_compare_collections_and_trend_say_where_every_chain_agrees(corpus, chai
     assert "chains_agree" not in compare_collections(chains[0], a, b)
     trend = collection_trend(chains)
     assert trend["chains_agree"].dtype == bool
+
+
+def _die(model, code):
+    os._exit(code)
+
+
+def test_a_chain_process_that_dies_is_a_clear_error(corpus, chains):
+    """A worker killed (for memory, say) ends map_chains with an error that
+    says so and what to do, and leaves every fit as it was."""
+    from sklearn_clda.report._parallel import ChainProcessError, map_chains
+
+    before = [dict(vars(fit)) for fit in chains]
+    with pytest.raises(ChainProcessError, match=r"a process running a chain ended abruptly "
+                                                r"\(exit codes EXIT\(3\)\).*--n-jobs 1"):
+        map_chains(_die, chains[:2], 2, 3)
+    for fit, state in zip(chains, before):
+        assert all(vars(fit)[k] is v for k, v in state.items())
+
+
+def test_the_report_command_says_a_chain_process_died(tmp_path, capsys, monkeypatch):
+    from sklearn_clda.report import _parallel
+
+    def killed(*args, **kwargs):
+        raise _parallel.ChainProcessError("a process running a chain ended abruptly")
+
+    monkeypatch.setattr(_parallel, "map_chains", killed)
+    source = _documents(tmp_path / "docs.csv")
+    code = main(["report", "--input", str(source), "--out", str(tmp_path / "r"), "-k", "2",
+                 "-n", "20", "--chains", "2", "--n-jobs", "2", "--no-progress"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1] == (
+        "python -m sklearn_clda report: error: a process running a chain ended abruptly")
+    assert not (tmp_path / "r").exists()

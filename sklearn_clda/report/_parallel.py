@@ -53,6 +53,19 @@ def fit_chain(model, X, groups):
         model.fit(X, groups=groups)
 
 
+class ChainProcessError(RuntimeError):
+    """A worker process running a chain died (killed, out of memory, ...)."""
+
+
+def _exit_reason(exc):
+    """The exit codes joblib reports for the dead workers, in words."""
+    import re
+
+    found = re.findall(r"\{([^}]*)\}", str(exc))
+    codes = sorted({code.strip() for group in found for code in group.split(",")})
+    return f"exit codes {', '.join(codes)}" if codes else "no exit code reported"
+
+
 def _call(fn, fit, args):
     fn(fit, *args)
     return fit
@@ -65,16 +78,26 @@ def map_chains(fn, fits, n_jobs, *args):
     several processes each fit is replaced, in place, by the state its
     process returns, so that callers see the same objects changed as
     after ``for fit in fits: fn(fit, *args)``. ``fn`` must be a
-    module-level function (it is pickled).
+    module-level function (it is pickled). A worker that dies (the system
+    killed it for memory, ...) raises :class:`ChainProcessError`, with
+    every fit as it was.
     """
     if n_jobs <= 1 or len(fits) <= 1:
         for fit in fits:
             fn(fit, *args)
         return
     from joblib import Parallel, delayed
+    from joblib.externals.loky.process_executor import TerminatedWorkerError
 
-    done = Parallel(n_jobs=n_jobs, backend="loky")(
-        delayed(_call)(fn, fit, args) for fit in fits)
+    try:
+        done = Parallel(n_jobs=n_jobs, backend="loky")(
+            delayed(_call)(fn, fit, args) for fit in fits)
+    except TerminatedWorkerError as exc:
+        raise ChainProcessError(
+            f"a process running a chain ended abruptly ({_exit_reason(exc)}), often "
+            "because the system ran out of memory; the chains are unchanged. Run them "
+            "one at a time (n_jobs=1, or --n-jobs 1)."
+        ) from None
     for fit, new in zip(fits, done):
         state = vars(new)
         vars(fit).clear()
