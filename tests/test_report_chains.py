@@ -477,3 +477,80 @@ def test_the_report_command_says_a_chain_process_died(tmp_path, capsys, monkeypa
     assert err.strip().splitlines()[-1] == (
         "python -m sklearn_clda report: error: a process running a chain ended abruptly")
     assert not (tmp_path / "r").exists()
+
+
+def test_chains_with_too_few_draws_are_run_further_or_reported_as_such(corpus, tmp_path,
+                                                                      capsys):
+    """Chains that kept fewer than 4 draws: extend_chain runs them further,
+    write_report says they are too few; the command line writes its report."""
+    X, groups = corpus.data, corpus.groups
+    short = [CompoundLDA(n_components=3, max_iter=20, random_state=seed).fit(X, groups=groups)
+             for seed in (1, 2)]
+    assert short[0].collection_topic_samples_.shape[0] < 4
+    summary = write_report(short[0], X, WORDS, tmp_path / "few", groups=groups,
+                           chains=short[1:])
+    assert summary["diagnostics"]["n_chains"] == 2
+    assert summary["comparisons"]["pairs"] == []
+    info = extend_chain(short, X, groups, min_ess=20, time_budget=30)
+    assert info["rounds"] >= 1 and info["ess_before"] is None
+    assert short[0].n_iter_ == short[1].n_iter_ > 20
+    source = _documents(tmp_path / "docs.csv")
+    assert main(["report", "--input", str(source), "--out", str(tmp_path / "r"), "-k", "2",
+                 "-n", "5", "--chains", "2", "--time-budget", "0", "--no-progress"]) == 0
+
+
+def test_one_topic_chains_are_not_taken_for_the_same_chain(corpus, tmp_path):
+    """With one topic every draw of pi is 1: two seeds give the same draws."""
+    X, groups = corpus.data, corpus.groups
+    one = [CompoundLDA(n_components=1, max_iter=20, random_state=seed).fit(X, groups=groups)
+           for seed in (1, 2)]
+    summary = write_report(one[0], X, WORDS, tmp_path, groups=groups, chains=one[1:])
+    assert summary["diagnostics"]["n_chains"] == 2
+
+
+def test_extend_chain_changes_no_chain_when_one_cannot_run(corpus):
+    X, groups = corpus.data, corpus.groups
+    fits = _fits(corpus, 40, seeds=(1, 2))
+    before = [dict(vars(fit)) for fit in fits]
+    params = [fit.get_params() for fit in fits]
+    bad = X.toarray().astype(float)
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="X passed to extend_chain must hold counts"):
+        extend_chain(fits, bad, groups, time_budget=5)
+    with pytest.raises(ValueError, match="must hold counts, >= 0"):
+        extend_chain(fits, -X.toarray(), groups, time_budget=5)
+    # the second chain fails in its fit (n_jobs=0): the first is put back
+    vars(fits[1])["n_jobs"] = 0
+    with pytest.raises(ValueError, match="n_jobs"):
+        extend_chain(fits, X, groups, min_ess=1e9, time_budget=5, n_jobs=1)
+    vars(fits[1])["n_jobs"] = None
+    for fit, state, old in zip(fits, before, params):
+        assert all(vars(fit)[k] is v for k, v in state.items() if k != "n_jobs")
+        assert fit.get_params() == old
+
+
+def test_chains_must_be_of_one_model(corpus, chains, tmp_path):
+    X, groups = corpus.data, corpus.groups
+    other = CompoundLDA(n_components=3, max_iter=200, thin=2, alpha=0.9,
+                        random_state=7).fit(X, groups=groups)
+    with pytest.raises(ValueError, match="their settings differ in alpha"):
+        write_report(chains[0], X, WORDS, tmp_path / "r", groups=groups, chains=[other])
+    with pytest.raises(ValueError, match="^extend_chain got the same chain twice"):
+        extend_chain([chains[0], _fits(corpus, 200, seeds=(0,))[0]], X, groups,
+                     time_budget=0)
+    from sklearn.pipeline import make_pipeline
+
+    with pytest.raises(ValueError, match=r"pass the pipeline's last step \(pipeline\[-1\]\)"):
+        extend_chain(make_pipeline(chains[0]), X, groups)
+
+
+def test_write_report_refuses_a_vem_fit_before_writing(corpus, tmp_path):
+    import warnings
+
+    vem = CompoundLDA(n_components=3, algorithm="vem", max_iter=5, random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        vem.fit(corpus.data, groups=corpus.groups)
+    with pytest.raises(ValueError, match="write_report needs a Gibbs fit"):
+        write_report(vem, corpus.data, WORDS, tmp_path / "r", groups=corpus.groups)
+    assert not (tmp_path / "r").exists()

@@ -7,7 +7,7 @@ from sklearn.utils import Bunch
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 from ..metrics._topics import _ALIGN_METRICS, align_topics
-from ._utils import collection_draws, topic_word
+from ._utils import MIN_DRAWS, collection_draws, topic_word
 
 __all__ = ["align_chains"]
 
@@ -24,6 +24,10 @@ def _check_same_model(first, other, index, caller):
                         other["draws"].shape[0])):
         if a != b:
             problems.append(f"fit 0 has {a} {what}, fit {index} has {b}")
+    differ = sorted(key for key in set(first["params"]) | set(other["params"])
+                    if repr(first["params"].get(key)) != repr(other["params"].get(key)))
+    if differ:
+        problems.append(f"their settings differ in {', '.join(differ)}")
     if problems:
         raise ValueError(
             f"{caller} needs fits of the same model on the same data, differing only "
@@ -36,6 +40,8 @@ def _check_distinct(fits, caller):
     """Raise if two fits hold the same draws: the same chain twice (the same
     object, or the same random_state), which would pass for agreement."""
     for i in range(len(fits)):
+        if np.ptp(fits[i]["draws"]) == 0:
+            continue  # draws that never move (one topic: pi is 1) tell no chain apart
         for j in range(i + 1, len(fits)):
             if np.array_equal(fits[i]["draws"], fits[j]["draws"]):
                 raise ValueError(
@@ -45,10 +51,20 @@ def _check_distinct(fits, caller):
                 )
 
 
-def _fit_parts(estimator, caller):
-    """The kept draws of pi, the topics and the collection labels of one fit."""
-    model, samples, labels = collection_draws(estimator, caller)
-    return {"draws": samples, "beta": topic_word(model, caller), "labels": labels}
+#: Parameters that chains of one model may differ in: the seed, and how the
+#: chain was run (not what it samples).
+_RUN_PARAMS = {"random_state", "verbose", "n_jobs", "warm_start", "max_iter", "burn_in",
+               "evaluate_every"}
+
+
+def _fit_parts(estimator, caller, min_draws):
+    """The kept draws of pi, the topics, the collection labels and the
+    model's settings of one fit."""
+    model, samples, labels = collection_draws(estimator, caller, min_draws)
+    params = {key: value for key, value in model.get_params(deep=False).items()
+              if key not in _RUN_PARAMS}
+    return {"draws": samples, "beta": topic_word(model, caller), "labels": labels,
+            "params": params}
 
 
 @validate_params(
@@ -79,8 +95,10 @@ def align_chains(estimators, *, metric="tv", max_distance=0.5):
     estimators : list of CompoundLDA or Pipeline
         Two or more fitted :class:`~sklearn_clda.CompoundLDA` (Gibbs
         sampler) of the same model on the same data, differing only in
-        ``random_state``: the same collections, number of topics, words and
-        kept draws of ``pi``. Fitted Pipelines ending with one work too.
+        ``random_state`` (and in how they were run: ``max_iter``,
+        ``burn_in``, ``n_jobs``, ...): the same collections, number of
+        topics, words, priors and kept draws of ``pi``. Fitted Pipelines
+        ending with one work too.
 
     metric : {"tv", "hellinger", "jsd"}, default="tv"
         Distance between topics used to match them
@@ -110,8 +128,9 @@ def align_chains(estimators, *, metric="tv", max_distance=0.5):
     ------
     ValueError
         If fewer than two fits are given, or if they are not chains of the
-        same model (different collections, numbers of topics, words or
-        kept draws), or if one has fewer than 4 kept draws of ``pi``.
+        same model (different collections, numbers of topics, words,
+        settings or kept draws), or if one has fewer than 4 kept draws of
+        ``pi``.
 
     See Also
     --------
@@ -153,14 +172,16 @@ def align_chains(estimators, *, metric="tv", max_distance=0.5):
     return chain_draws(estimators, "align_chains", metric=metric, max_distance=max_distance)
 
 
-def chain_draws(estimators, caller, *, metric="tv", max_distance=0.5):
-    """:func:`align_chains` for ``caller``, whose name its errors give."""
+def chain_draws(estimators, caller, *, metric="tv", max_distance=0.5,
+                min_draws=MIN_DRAWS):
+    """:func:`align_chains` for ``caller``, whose name its errors give, for
+    fits of at least ``min_draws`` kept draws."""
     if len(estimators) < 2:
         raise ValueError(
             f"{caller} needs two fits or more (chains with different random_state), "
             f"got {len(estimators)}."
         )
-    fits = [_fit_parts(estimator, caller) for estimator in estimators]
+    fits = [_fit_parts(estimator, caller, min_draws) for estimator in estimators]
     for index, fit in enumerate(fits[1:], start=1):
         _check_same_model(fits[0], fit, index, caller)
     _check_distinct(fits, caller)

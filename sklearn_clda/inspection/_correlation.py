@@ -15,6 +15,7 @@ from ._utils import require_pandas, unwrap
 __all__ = ["topic_correlation"]
 
 _METHODS = ("simple", "glasso")
+_GLASSO_MIN_DOCUMENTS = 10
 
 
 def _proportions(estimator, X, groups, caller):
@@ -153,7 +154,8 @@ def topic_correlation(estimator, X=None, groups=None, *, method="simple", cutoff
         chosen by cross-validation (scikit-learn's ``GraphicalLassoCV``;
         the role of stm's ``method="huge"``), with an edge where one is
         positive: a sparser graph, without the links that only pass
-        through a third topic.
+        through a third topic. It needs 10 documents or more; scikit-learn
+        may warn that the lasso did not converge for some penalties.
 
     cutoff : float, default=0.01
         ``method="simple"``: the correlation an edge must exceed.
@@ -184,7 +186,8 @@ def topic_correlation(estimator, X=None, groups=None, *, method="simple", cutoff
     Raises
     ------
     ValueError
-        If fewer than 3 documents are used, if ``within_collections`` or
+        If fewer than 3 documents are used (10 for ``"glasso"``), if
+        ``within_collections`` or
         ``collection`` is asked without ``groups``, or if ``groups`` does
         not have one label per document.
 
@@ -227,6 +230,12 @@ def topic_correlation(estimator, X=None, groups=None, *, method="simple", cutoff
         raise ValueError(
             f"{caller} needs at least 3 documents to correlate their topics, got "
             f"{theta.shape[0]}."
+        )
+    if method == "glasso" and theta.shape[0] < _GLASSO_MIN_DOCUMENTS:
+        raise ValueError(
+            f"{caller} with method='glasso' needs at least {_GLASSO_MIN_DOCUMENTS} "
+            f"documents (the penalty is chosen by 5-fold cross-validation), got "
+            f"{theta.shape[0]}; use method='simple'."
         )
     values = _within(theta, labels) if within_collections else theta
     # (a share the same in every document, up to rounding, has no correlation)

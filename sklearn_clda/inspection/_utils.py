@@ -148,12 +148,12 @@ def check_clda(model, caller):
     return np.asarray(model.collection_topic_samples_, dtype=np.float64)
 
 
-def collection_draws(estimator, caller):
+def collection_draws(estimator, caller, min_draws=MIN_DRAWS):
     """``(model, samples, labels)``: the kept draws of ``pi`` of a fitted CompoundLDA.
 
     ``samples`` has shape (n_draws, n_collections, n_components); ``labels``
     are the collection labels (``groups_``, or ``["all"]`` for a model
-    fitted without groups). Fewer than ``MIN_DRAWS`` draws (a VEM fit, or a
+    fitted without groups). Fewer than ``min_draws`` draws (a VEM fit, or a
     chain that kept too few states) raise a ValueError: there is no
     posterior interval or ESS to compute.
     """
@@ -164,7 +164,7 @@ def collection_draws(estimator, caller):
             f"{caller} needs collection_topic_samples_ of shape (n_draws, "
             f"n_collections, n_components), got shape {samples.shape}."
         )
-    if samples.shape[0] < MIN_DRAWS:
+    if samples.shape[0] < min_draws:
         how = (
             "algorithm='vem' gives a point estimate of pi, not posterior draws; "
             "refit with algorithm='ags' (the default)"
@@ -173,7 +173,7 @@ def collection_draws(estimator, caller):
             "smaller thin)"
         )
         raise ValueError(
-            f"{caller} needs at least {MIN_DRAWS} posterior draws of pi for "
+            f"{caller} needs at least {min_draws} posterior draws of pi for "
             f"intervals and effective sample sizes, but the model has "
             f"{samples.shape[0]}: {how}."
         )

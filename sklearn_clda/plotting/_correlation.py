@@ -57,7 +57,9 @@ class TopicCorrelationDisplay:
         Symmetric correlations between the topics.
 
     adjacency : array-like of bool of shape (n_topics, n_topics), default=None
-        The edges; ``None`` means every positive off-diagonal correlation.
+        The edges (symmetric); ``None`` means every positive off-diagonal
+        correlation. An edge on a negative correlation is drawn dashed, in
+        red.
 
     shares : array-like of shape (n_topics,), default=None
         Each topic's share, for the circles' areas; ``None`` draws equal
@@ -128,16 +130,25 @@ class TopicCorrelationDisplay:
         if corr.shape != (n, n) or not np.allclose(corr, corr.T, atol=1e-9):
             raise ValueError(f"{name} needs a square, symmetric correlation matrix; got "
                              f"shape {corr.shape}.")
+        if np.abs(corr).max() > 1 + 1e-9:
+            raise ValueError(f"{name} needs correlations in [-1, 1]; got "
+                             f"{corr.flat[np.argmax(np.abs(corr))]:g}.")
         if self.adjacency is None:
             adjacency = (corr > 0) & ~np.eye(n, dtype=bool)
         else:
             adjacency = np.asarray(self.adjacency)
-            if adjacency.shape != (n, n) or adjacency.dtype != bool:
-                raise ValueError(f"adjacency of {name} must be a boolean array of shape "
-                                 f"{(n, n)}, got {adjacency.dtype} of shape {adjacency.shape}.")
+            if (adjacency.shape != (n, n) or adjacency.dtype != bool
+                    or not np.array_equal(adjacency, adjacency.T)):
+                raise ValueError(f"adjacency of {name} must be a symmetric boolean array "
+                                 f"of shape {(n, n)}, got {adjacency.dtype} of shape "
+                                 f"{adjacency.shape}.")
         shares = np.ones(n) if self.shares is None else finite_values(
-            self, "shares", self.shares, "(n_topics,)")[0]
-        if shares.shape != (n,) or np.any(shares < 0):
+            self, "shares", self.shares, "(n_topics,)")
+        if np.ndim(self.shares if self.shares is not None else [0] * n) != 1 or shares.size != n:
+            raise ValueError(f"shares of {name} must be {n} numbers >= 0, got shape "
+                             f"{np.shape(self.shares)}.")
+        shares = shares.ravel()
+        if np.any(shares < 0):
             raise ValueError(f"shares of {name} must be {n} numbers >= 0.")
         topics = np.arange(n) if self.topics is None else np.asarray(self.topics)
         labels = ([f"Topic {k}" for k in topics] if self.topic_labels is None
@@ -156,8 +167,10 @@ class TopicCorrelationDisplay:
         for i, j in sorted(zip(a, b), key=lambda pair: corr[pair]):
             lines.extend(ax.plot(
                 xy[[i, j], 0], xy[[i, j], 1],
-                **merge_kw({"color": "0.5", "linewidth": 0.5 + 4.0 * abs(corr[i, j])
-                            / strongest, "alpha": 0.8, "zorder": 1}, edge_kw)))
+                **merge_kw({"color": "0.5" if corr[i, j] >= 0 else "C3",
+                            "linestyle": "-" if corr[i, j] >= 0 else "--",
+                            "linewidth": 0.5 + 4.0 * abs(corr[i, j]) / strongest,
+                            "alpha": 0.8, "zorder": 1}, edge_kw)))
         return lines
 
     def plot(self, ax=None, *, node_kw=None, edge_kw=None):

@@ -56,10 +56,11 @@ def summarize_draws(chains, interval):
     return Bunch(mean=mean, lower=lower, upper=upper, ess=ess, rhat=rhats)
 
 
-def chain_draws(fits):
+def chain_draws(fits, caller="write_report"):
     """The draws of pi of one fit or of several chains lined up with the
     first fit's topics: ``(draws, permutations, distances, unstable)``,
-    ``draws`` of shape (n_chains, n_draws, J, K)."""
+    ``draws`` of shape (n_chains, n_draws, J, K), however few the draws
+    (the summaries say what too few allow)."""
     from ..inspection._chains import chain_draws as align
 
     if len(fits) == 1:
@@ -67,17 +68,17 @@ def chain_draws(fits):
         K = samples.shape[2]
         return (samples[None], np.arange(K)[None], np.zeros((1, K)),
                 np.array([], dtype=np.int64))
-    found = align(fits, "write_report")
+    found = align(fits, caller, min_draws=1)
     return found.draws, found.permutations, found.distances, found.unstable
 
 
-def smallest_ess(fits):
+def smallest_ess(fits, caller="extend_chain"):
     """The smallest ESS over the draws of every ``pi_jk`` of one fit or of
     several chains (the multi-chain ESS of their lined-up draws), or None
     (too few draws)."""
     from ..inspection import effective_sample_size
 
-    draws = chain_draws(fits)[0]
+    draws = chain_draws(fits, caller)[0]
     if draws.shape[1] < MIN_DRAWS:
         return None
     if draws.shape[0] == 1:
@@ -194,8 +195,10 @@ def trend_display(stats, names, interval):
     chains of ``stats.fits``), labelled by FREX words."""
     from ..plotting import CollectionTrendDisplay
 
-    ci = interval if stats.chains.shape[1] >= MIN_DRAWS else None
-    fits = stats.fits if len(stats.fits) > 1 else stats.fits[0]
+    enough = stats.chains.shape[1] >= MIN_DRAWS
+    ci = interval if enough else None
+    # (too few draws to pool: the first fit's mean mixtures)
+    fits = stats.fits if len(stats.fits) > 1 and enough else stats.fits[0]
     return CollectionTrendDisplay.from_estimator(
         fits, feature_names=names, ci=ci, label_method=LABEL_METHOD)
 

@@ -122,6 +122,7 @@ def extend_chain(model, X, groups=None, *, min_ess=MIN_ESS, time_budget=30.0,
     fits = _check_chains(model)
     for fit in fits:
         _check_same_data(fit, X, groups)
+    _check_counts(X)
     start = time.perf_counter()
     methods = ["warm_start" if fit.get_params().get("warm_start") else "refit"
                for fit in fits]
@@ -161,11 +162,20 @@ def extend_chain(model, X, groups=None, *, min_ess=MIN_ESS, time_budget=30.0,
 def _check_chains(model):
     """The fitted CompoundLDA to run further: ``[model]``, or the chains of a
     list, which must stand at the same sweep with the same burn-in."""
+    from sklearn.pipeline import Pipeline
+
     fits = list(model) if isinstance(model, (list, tuple)) else [model]
     if not fits:
         raise ValueError("extend_chain got an empty list of chains.")
     for fit in fits:
+        if isinstance(fit, Pipeline):
+            raise ValueError(
+                "extend_chain runs a CompoundLDA's chain on the counts it was fitted "
+                "on: pass the pipeline's last step (pipeline[-1]) and the counts its "
+                "first steps make, not the Pipeline."
+            )
         check_clda(fit, "extend_chain")
+        _check_gibbs(fit)
     for index, fit in enumerate(fits[1:], start=1):
         if fit is fits[0] or any(fit is other for other in fits[1:index]):
             raise ValueError(
@@ -183,17 +193,35 @@ def _check_chains(model):
     return fits
 
 
+def _check_gibbs(model):
+    if getattr(model, "algorithm", None) == "vem":
+        raise ValueError(
+            "extend_chain runs a Gibbs chain further, but this model was fitted with "
+            "algorithm='vem', which keeps no draws of pi; refit it with "
+            "algorithm='ags' (the default)."
+        )
+
+
+def _check_counts(X):
+    """``ValueError`` for counts a fit would refuse (NaN, infinite or
+    negative), before any chain's parameters change."""
+    from sklearn.utils.validation import check_array
+
+    try:
+        values = check_array(X, accept_sparse="csr", dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"X passed to extend_chain must hold counts: {exc}") from None
+    data = values.data if hasattr(values, "tocsr") else values
+    if data.size and data.min() < 0:
+        raise ValueError("X passed to extend_chain must hold counts, >= 0; it has "
+                         "negative values.")
+
+
 def _check_same_data(model, X, groups):
     """``ValueError`` unless ``model`` is a Gibbs chain and ``X``, ``groups``
     look like the data it was fitted on: running it further refits it on
     them, which with other collections would make it another model."""
     caller = "extend_chain"
-    if getattr(model, "algorithm", None) == "vem":
-        raise ValueError(
-            f"{caller} runs a Gibbs chain further, but this model was fitted with "
-            "algorithm='vem', which keeps no draws of pi; refit it with "
-            "algorithm='ags' (the default)."
-        )
     shape = tuple(getattr(X, "shape", None) or np.shape(X))
     n_docs, fitted_docs = shape[0], int(np.sum(model.collection_sizes_))
     if len(shape) != 2 or n_docs != fitted_docs or shape[1] != model.n_features_in_:

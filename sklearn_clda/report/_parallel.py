@@ -78,13 +78,24 @@ def map_chains(fn, fits, n_jobs, *args):
     several processes each fit is replaced, in place, by the state its
     process returns, so that callers see the same objects changed as
     after ``for fit in fits: fn(fit, *args)``. ``fn`` must be a
-    module-level function (it is pickled). A worker that dies (the system
-    killed it for memory, ...) raises :class:`ChainProcessError`, with
-    every fit as it was.
+    module-level function (it is pickled). If ``fn`` fails on a fit, every
+    fit is put back as it was; a worker that dies (the system killed it for
+    memory, ...) raises :class:`ChainProcessError`, with every fit as it
+    was.
     """
     if n_jobs <= 1 or len(fits) <= 1:
-        for fit in fits:
-            fn(fit, *args)
+        # A failed fit leaves its estimator as it was, and ``fn`` may have
+        # changed its parameters first; the chains run before it succeeded:
+        # put every fit back, so that the chains stay in step.
+        before = [dict(vars(fit)) for fit in fits]
+        try:
+            for fit in fits:
+                fn(fit, *args)
+        except BaseException:
+            for fit, state in zip(fits, before):
+                vars(fit).clear()
+                vars(fit).update(state)
+            raise
         return
     from joblib import Parallel, delayed
     from joblib.externals.loky.process_executor import TerminatedWorkerError

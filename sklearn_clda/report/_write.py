@@ -283,6 +283,12 @@ def _check_inputs(model, X, feature_names, groups):
     if isinstance(model, Pipeline):
         pipeline, model = model, model[-1]
     check_clda(model, "write_report")
+    if getattr(model, "algorithm", None) == "vem":
+        raise ValueError(
+            "write_report needs a Gibbs fit of CompoundLDA (algorithm='ags' or 'mgs'): "
+            "its page rests on the posterior draws of pi and the log-likelihood trace, "
+            "which a fit with algorithm='vem' does not keep."
+        )
     X = check_sparse_structure(X, "write_report")
     X = sp.csr_matrix(check_array(X, accept_sparse="csr"))
     n_features = model.components_.shape[1]

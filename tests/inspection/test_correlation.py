@@ -129,6 +129,8 @@ def test_bad_requests_get_clear_errors(fitted):
             topic_correlation(model, **kwargs)
     with pytest.raises(ValueError, match="at least 3 documents"):
         topic_correlation(model, X[:2], groups[:2])
+    with pytest.raises(ValueError, match="method='glasso' needs at least 10 documents"):
+        topic_correlation(model, X[:5], groups[:5], method="glasso")
     unfitted = CompoundLDA(n_components=4)
     with pytest.raises(Exception, match="not fitted"):
         topic_correlation(unfitted)

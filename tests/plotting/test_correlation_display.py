@@ -58,8 +58,11 @@ def test_given_adjacency_is_drawn_as_is():
     corr = _blocks()
     adjacency = np.zeros((5, 5), dtype=bool)
     adjacency[1, 3] = adjacency[3, 1] = True
+    adjacency[0, 1] = adjacency[1, 0] = True  # a negative correlation: dashed, red
     disp = TopicCorrelationDisplay(corr, adjacency).plot()
-    assert len(disp.edges_) == 1
+    assert len(disp.edges_) == 2
+    negative, positive = disp.edges_  # weakest (most negative) first
+    assert negative.get_linestyle() == "--" and positive.get_linestyle() == "-"
 
 
 def test_from_estimator_draws_topic_correlation():
@@ -86,6 +89,11 @@ def test_from_estimator_draws_topic_correlation():
                                                                 "TopicCorrelationDisplay must"),
     ({"correlation": np.eye(2), "shares": [0.5, -0.1]}, "shares of TopicCorrelationDisplay"),
     ({"correlation": np.eye(2), "topic_labels": ["a"]}, "need 2 entries each"),
+    ({"correlation": np.eye(2), "shares": [[1.0, 1.0], [5.0, 0.0]]}, "shares of "
+                                                                       "TopicCorrelationDisplay"),
+    ({"correlation": [[1.0, 5.0], [5.0, 1.0]]}, r"correlations in \[-1, 1\]; got 5"),
+    ({"correlation": np.eye(3), "adjacency": np.tril(~np.eye(3, dtype=bool))},
+     "must be a symmetric boolean array"),
 ])
 def test_bad_values_get_clear_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
