@@ -554,3 +554,15 @@ def test_write_report_refuses_a_vem_fit_before_writing(corpus, tmp_path):
     with pytest.raises(ValueError, match="write_report needs a Gibbs fit"):
         write_report(vem, corpus.data, WORDS, tmp_path / "r", groups=corpus.groups)
     assert not (tmp_path / "r").exists()
+
+
+def test_groups_the_model_does_not_know_are_refused(corpus, chains, tmp_path):
+    from sklearn_clda.inspection import topic_correlation
+
+    unknown = ["q"] * corpus.data.shape[0]
+    with pytest.raises(ValueError, match=r"hold labels the model was not fitted with: "
+                                         r"\['q'\]"):
+        write_report(chains[0], corpus.data, WORDS, tmp_path / "r", groups=unknown)
+    assert not (tmp_path / "r").exists()
+    with pytest.raises(ValueError, match="without X label the fitted documents"):
+        topic_correlation(chains[0], groups=unknown, within_collections=True)

@@ -35,8 +35,17 @@ def _proportions(estimator, X, groups, caller):
         )
     if groups is None:
         return theta, None
-    labels = check_group_labels(groups, theta.shape[0], method=caller)
-    return theta, np.asarray(labels, dtype=object).astype(str)
+    labels = np.asarray(check_group_labels(groups, theta.shape[0], method=caller),
+                        dtype=object).astype(str)
+    fitted = getattr(model, "groups_", None)
+    if X is None and fitted is not None:
+        unknown = sorted(set(labels.tolist()) - {str(g) for g in fitted})
+        if unknown:
+            raise ValueError(
+                f"groups passed to {caller} without X label the fitted documents, but "
+                f"hold labels the model was not fitted with: {unknown[:5]}."
+            )
+    return theta, labels
 
 
 def _within(theta, labels):

@@ -125,6 +125,9 @@ class TopicCorrelationDisplay:
     def _checked(self):
         """``(correlation, adjacency, shares, labels)`` validated."""
         name = type(self).__name__
+        if np.ndim(self.correlation) != 2:
+            raise ValueError(f"{name} needs a square, symmetric correlation matrix; got "
+                             f"{np.ndim(self.correlation)} dimensions.")
         corr = finite_values(self, "correlation", self.correlation, "(n_topics, n_topics)")
         n = corr.shape[0]
         if corr.shape != (n, n) or not np.allclose(corr, corr.T, atol=1e-9):
@@ -150,7 +153,7 @@ class TopicCorrelationDisplay:
         shares = shares.ravel()
         if np.any(shares < 0):
             raise ValueError(f"shares of {name} must be {n} numbers >= 0.")
-        topics = np.arange(n) if self.topics is None else np.asarray(self.topics)
+        topics = np.arange(n) if self.topics is None else np.atleast_1d(self.topics)
         labels = ([f"Topic {k}" for k in topics] if self.topic_labels is None
                   else [str(label) for label in self.topic_labels])
         if topics.shape != (n,) or len(labels) != n:

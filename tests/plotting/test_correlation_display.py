@@ -84,6 +84,8 @@ def test_from_estimator_draws_topic_correlation():
 @pytest.mark.parametrize("kwargs, message", [
     ({"correlation": [[1.0, np.nan], [np.nan, 1.0]]}, "NaN or infinite values in correlation"),
     ({"correlation": np.ones((2, 3))}, "square, symmetric correlation matrix"),
+    ({"correlation": 1.0}, "square, symmetric correlation matrix; got 0 dimensions"),
+    ({"correlation": np.eye(1), "topics": 5}, None),
     ({"correlation": [[1.0, 0.5], [0.1, 1.0]]}, "square, symmetric correlation matrix"),
     ({"correlation": np.eye(2), "adjacency": np.ones((2, 2))}, "adjacency of "
                                                                 "TopicCorrelationDisplay must"),
@@ -96,5 +98,8 @@ def test_from_estimator_draws_topic_correlation():
      "must be a symmetric boolean array"),
 ])
 def test_bad_values_get_clear_errors(kwargs, message):
+    if message is None:  # a scalar topic for one topic is fine
+        assert TopicCorrelationDisplay(**kwargs).plot().labels_[0].get_text() == "Topic 5"
+        return
     with pytest.raises(ValueError, match=message):
         TopicCorrelationDisplay(**kwargs).plot()
