@@ -566,3 +566,26 @@ def test_groups_the_model_does_not_know_are_refused(corpus, chains, tmp_path):
     assert not (tmp_path / "r").exists()
     with pytest.raises(ValueError, match="without X label the fitted documents"):
         topic_correlation(chains[0], groups=unknown, within_collections=True)
+
+
+def test_pi_traces_draw_every_chain_lined_up(chains):
+    import matplotlib.pyplot as plt
+
+    from sklearn_clda.plotting import PiTraceDisplay
+    from sklearn_clda.report._figures import _pi_display
+
+    lined = align_chains(chains).draws
+    disp = PiTraceDisplay.from_estimator(chains, topics=[0, 2])
+    assert disp.lines_.shape == (3, 2, 2)  # chains x collections x topics
+    for c in range(3):
+        for j in range(2):
+            np.testing.assert_array_equal(disp.lines_[c, j, 1].get_ydata(), lined[c, :, j, 2])
+    styles = {disp.lines_[c, 0, 0].get_linestyle() for c in range(3)}
+    assert len(styles) == 3
+    texts = [t.get_text() for t in disp.legend_.get_texts()]
+    assert texts == ["Topic 0", "Topic 2", "chain 1", "chain 2", "chain 3"]
+    acf = PiTraceDisplay.from_estimator(chains, topics=[1], kind="acf", max_lag=5)
+    assert acf.acf_.shape == (3, 6, 2, 1)
+    report = _pi_display(chains, None, "trace", lined.shape[1])
+    assert report.lines_.shape[0] == 3
+    plt.close("all")

@@ -6,6 +6,7 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions, validate_params
 
 from .._corpus import StrictInterval
+from ..inspection._collections import _draws
 from ._acf import autocorrelation
 from ._base import (
     axes_grid,
@@ -25,6 +26,8 @@ _KINDS = ("trace", "acf")
 _KIND = StrOptions(set(_KINDS))
 _POSITIVE_INT = StrictInterval(Integral, 1, None, closed="left")
 _DEFAULT_N_TOPICS = 5
+#: Line styles of the chains, in turn.
+_CHAIN_STYLES = ("-", "--", ":", "-.")
 
 
 def _kept_iterations(model, n_draws):
@@ -54,8 +57,11 @@ class PiTraceDisplay:
 
     Parameters
     ----------
-    samples : ndarray of shape (n_draws, n_collections, n_topics)
-        Draws of the shown topics' proportions in the shown collections.
+    samples : ndarray of shape (n_draws, n_collections, n_topics) or \
+            (n_chains, n_draws, n_collections, n_topics)
+        Draws of the shown topics' proportions in the shown collections, of
+        one chain or of several (topics lined up): then each chain is drawn
+        with its own line style, in the topic's color.
 
     iterations : ndarray of shape (n_draws,), default=None
         Sweep of each draw, the x axis of the traces. ``None`` numbers the
@@ -87,10 +93,13 @@ class PiTraceDisplay:
         The single Axes passed as ``ax`` and divided into the grid, if any.
 
     lines_ : ndarray of shape (n_collections, n_topics) of Line2D
-        The line of each topic in each collection's panel.
+        The line of each topic in each collection's panel; with several
+        chains, of shape (n_chains, n_collections, n_topics).
 
     acf_ : ndarray of shape (n_lags, n_collections, n_topics) or None
-        ``kind="acf"``: the plotted autocorrelations (lag 0 first).
+        ``kind="acf"``: the plotted autocorrelations (lag 0 first); with
+        several chains, of shape (n_chains, n_lags, n_collections,
+        n_topics).
 
     legend_ : matplotlib Legend or None
         The legend of the topics.
@@ -163,10 +172,10 @@ class PiTraceDisplay:
             )
         return labels, titles
 
-    def _series(self, kind, samples, max_lag):
-        """x values, y values (n_points, n_collections, n_topics), axis labels
-        and default line style of the plot; sets ``acf_``."""
-        n_draws = samples.shape[0]
+    def _series(self, kind, chains, max_lag):
+        """x values, y values (n_chains, n_points, n_collections, n_topics),
+        axis labels and default line style of the plot; sets ``acf_``."""
+        n_draws = chains.shape[1]
         self.acf_ = None
         if kind == "acf":
             if max_lag is None:
@@ -176,10 +185,11 @@ class PiTraceDisplay:
                     "The autocorrelation needs at least 2 kept draws, got "
                     f"{n_draws}; keep more (larger max_iter or smaller thin)."
                 )
-            self.acf_ = autocorrelation(samples, max_lag=max_lag)
+            acf = np.stack([autocorrelation(chain, max_lag=max_lag) for chain in chains])
+            self.acf_ = acf[0] if chains.shape[0] == 1 else acf
             line = {"marker": "o", "markersize": 2.5, "linewidth": 1.0}
-            return (np.arange(self.acf_.shape[0]), self.acf_, "Lag (kept draws)",
-                    "Autocorrelation", line)
+            return (np.arange(acf.shape[1]), acf, "Lag (kept draws)", "Autocorrelation",
+                    line)
         if self.iterations is None:
             x, xlabel = np.arange(n_draws), "Kept draw"
         else:
@@ -187,7 +197,33 @@ class PiTraceDisplay:
         line = {"linewidth": 1.0}
         if n_draws <= 30:
             line.update(marker="o", markersize=2.5)
-        return x, samples, xlabel, "Topic proportion", line
+        return x, chains, xlabel, "Topic proportion", line
+
+    def _chains(self):
+        """The samples as (n_chains, n_draws, n_collections, n_topics)."""
+        samples = np.asarray(self.samples, dtype=np.float64)
+        if samples.ndim == 3:
+            return samples[None]
+        if samples.ndim == 4:
+            return samples
+        raise ValueError(
+            "samples must have shape (n_draws, n_collections, n_topics) or (n_chains, "
+            f"n_draws, n_collections, n_topics), got {samples.shape}."
+        )
+
+    def _legend(self, fig, panels, bounding, ax, n_chains):
+        """The topics' legend, with the chains' line styles when there are several."""
+        import matplotlib.lines as mlines
+
+        handles = list(self.lines_[0] if n_chains == 1 else self.lines_[0, 0])
+        handles += [mlines.Line2D([], [], color="0.3", linestyle=_CHAIN_STYLES[c % 4],
+                                  label=f"chain {c + 1}") for c in range(n_chains)
+                    if n_chains > 1]
+        if bounding is None and ax is None:
+            # A figure of our own: one legend to the right of the grid.
+            return fig.legend(handles=handles, loc="outside right upper",
+                              title="Topic", frameon=False)
+        return panels[0].legend(handles=handles, fontsize="small")
 
     @validate_params(
         {
@@ -254,15 +290,10 @@ class PiTraceDisplay:
 
         if kind is None:
             kind = check_attribute(self, "kind", [_KIND])
-        samples = np.asarray(self.samples, dtype=np.float64)
-        if samples.ndim != 3:
-            raise ValueError(
-                "samples must have shape (n_draws, n_collections, n_topics), "
-                f"got {samples.shape}."
-            )
-        n_draws, n_collections, n_topics = samples.shape
+        chains = self._chains()
+        n_chains, n_draws, n_collections, n_topics = chains.shape
         labels, titles = self._labels(n_collections, n_topics)
-        x, values, xlabel, ylabel, default_line = self._series(kind, samples, max_lag)
+        x, values, xlabel, ylabel, default_line = self._series(kind, chains, max_lag)
 
         n_cols = min(2 if n_cols is None else n_cols, n_collections)
         n_rows = -(-n_collections // n_cols)
@@ -271,22 +302,22 @@ class PiTraceDisplay:
         fig, axes, panels, bounding = axes_grid(
             ax, n_collections, n_cols, figsize=figsize, sharex=True, sharey=True
         )
-        self.lines_ = np.empty((n_collections, n_topics), dtype=object)
+        lines = np.empty((n_chains, n_collections, n_topics), dtype=object)
         for j, panel in enumerate(panels):
             if kind == "acf":
                 if confidence_band:
                     band = 1.96 / np.sqrt(n_draws)
                     panel.axhspan(-band, band, color="0.9", zorder=0, linewidth=0)
                 panel.axhline(0.0, color="0.5", linewidth=0.8, zorder=1)
-            for k in range(n_topics):
-                (line,) = panel.plot(
-                    x, values[:, j, k],
-                    **merge_kw({**default_line, "color": f"C{k % 10}", "label": labels[k]},
-                               line_kw),
-                )
-                self.lines_[j, k] = line
+            for c in range(n_chains):
+                for k in range(n_topics):
+                    (lines[c, j, k],) = panel.plot(x, values[c, :, j, k], **merge_kw(
+                        {**default_line, "color": f"C{k % 10}",
+                         "linestyle": _CHAIN_STYLES[c % 4],
+                         "label": labels[k] if c == 0 else "_nolegend_"}, line_kw))
             panel.set_title(titles[j])
             panel.grid(True, color="0.92")
+        self.lines_ = lines[0] if n_chains == 1 else lines
         # Limits are set once all panels are drawn: set_ylim stops the
         # autoscaling of every axes sharing y.
         finite = values[np.isfinite(values)]
@@ -305,16 +336,7 @@ class PiTraceDisplay:
                 panel.set_xlabel(xlabel)
             if i % n_cols == 0:
                 panel.set_ylabel(ylabel)
-        self.legend_ = None
-        if legend:
-            if bounding is None and ax is None:
-                # A figure of our own: one legend to the right of the grid.
-                self.legend_ = fig.legend(
-                    handles=list(self.lines_[0]), loc="outside right upper",
-                    title="Topic", frameon=False,
-                )
-            else:
-                self.legend_ = panels[0].legend(fontsize="small")
+        self.legend_ = self._legend(fig, panels, bounding, ax, n_chains) if legend else None
         self.axes_ = axes
         self.bounding_ax_ = bounding
         self.figure_ = fig
@@ -341,9 +363,14 @@ class PiTraceDisplay:
 
         Parameters
         ----------
-        estimator : CompoundLDA or Pipeline
+        estimator : CompoundLDA, Pipeline, or list of them
             A fitted :class:`~sklearn_clda.CompoundLDA` (or a Pipeline
             ending with one); its ``collection_topic_samples_`` are plotted.
+            Or several fits of the same model (chains differing in
+            ``random_state``): their draws, lined up with the first fit's
+            topics (:func:`~sklearn_clda.inspection.align_chains`), a line
+            style per chain; chains that settled apart show as lines at
+            different heights.
 
         topics : array-like of int, default=None
             Indices of the topics to show (one line each). ``None`` shows
@@ -376,7 +403,9 @@ class PiTraceDisplay:
         """
         caller = f"{cls.__name__}.from_estimator"
         check_matplotlib(caller)
-        model, _ = unwrap_estimator(estimator)
+        several = isinstance(estimator, (list, tuple))
+        chains = _draws(estimator, caller)[1] if several else None
+        model, _ = unwrap_estimator(estimator[0] if several else estimator)
         samples = check_clda(model, caller)
         n_components = samples.shape[2]
         if topics is None:
@@ -386,8 +415,10 @@ class PiTraceDisplay:
         else:
             topics = check_topics(topics, n_components)
         positions, labels = check_collections(model, collections)
+        shown = (samples[:, positions][:, :, topics] if chains is None
+                 else chains[:, :, positions][:, :, :, topics])
         display = cls(
-            samples[:, positions][:, :, topics],
+            shown,
             iterations=_kept_iterations(model, samples.shape[0]),
             topics=topics,
             collection_labels=labels,

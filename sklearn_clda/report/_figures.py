@@ -18,7 +18,7 @@ def draw_figures(model, names, out_dir, parts, summary, dpi):
     the table's label words (FREX when available).
     """
     stats, order = parts.stats, parts.figure_order
-    n_draws = stats.chains.shape[1]  # of the first chain, which the traces show
+    n_draws = stats.chains.shape[1]  # of each chain
     words = [list(label[:_LABEL_WORDS]) for label in parts.labels.label_words]
     saver = _Saver(out_dir, dpi)
     shown = parts.shown
@@ -35,8 +35,10 @@ def draw_figures(model, names, out_dir, parts, summary, dpi):
         collections = None
         if model.groups_ is not None and len(stats.labels) > _MAX_TRACE_PANELS:
             collections = [model.groups_[j] for j in sorted(shown)]
-        saver.save("pi_trace", lambda: _pi_display(model, collections, "trace", n_draws))
-        saver.save("pi_acf", lambda: _pi_display(model, collections, "acf", n_draws))
+        # several chains with enough draws to line up: a line style per chain
+        fits = stats.fits if len(stats.fits) > 1 and n_draws >= _analysis.MIN_DRAWS else model
+        saver.save("pi_trace", lambda: _pi_display(fits, collections, "trace", n_draws))
+        saver.save("pi_acf", lambda: _pi_display(fits, collections, "acf", n_draws))
     return saver.files
 
 
@@ -134,8 +136,8 @@ def _correlation(found, order, words):
     ).plot()
 
 
-def _pi_display(model, collections, kind, n_draws):
+def _pi_display(fits, collections, kind, n_draws):
     from ..plotting import PiTraceDisplay
 
     extra = {"max_lag": min(50, n_draws - 1)} if kind == "acf" else {}
-    return PiTraceDisplay.from_estimator(model, collections=collections, kind=kind, **extra)
+    return PiTraceDisplay.from_estimator(fits, collections=collections, kind=kind, **extra)
