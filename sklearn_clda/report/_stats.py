@@ -57,6 +57,7 @@ def collection_statistics(fits, X, groups, interval):
     docs = np.asarray(model.collection_sizes_, dtype=np.int64)
     weights = docs / docs.sum()
     corpus_chains = np.einsum("cnjk,j->cnk", chains, weights)
+    diff = chains - corpus_chains[:, :, None, :]  # each collection minus the corpus
     pis = _analysis.summarize_draws(chains, interval)
     return Bunch(
         labels=labels, docs=docs, tokens=_collection_tokens(model, X, groups, labels),
@@ -64,9 +65,9 @@ def collection_statistics(fits, X, groups, interval):
         lower=pis.lower, upper=pis.upper, ess=pis.ess, rhat=pis.rhat,
         weights=weights, corpus=weights @ pi,
         corpus_draws=corpus_chains.reshape(-1, corpus_chains.shape[2]),
-        diff=_analysis.summarize_draws(chains - corpus_chains[:, :, None, :], interval),
+        diff=_analysis.summarize_draws(diff, interval),
         fits=list(fits), distances=distances.max(axis=0), unstable=unstable,
-        diff_agree=chains_agree(chains - corpus_chains[:, :, None, :], interval, unstable),
+        diff_agree=chains_agree(diff, interval, unstable),
     )
 
 
