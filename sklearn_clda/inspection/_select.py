@@ -1,5 +1,5 @@
-"""Choosing the number of topics: held-out perplexity, coherence, exclusivity
-and fit time against K (stm's ``searchK``)."""
+"""Choosing the number of topics: held-out perplexity, coherence, exclusivity,
+stability and fit time against K (stm's ``searchK``)."""
 
 import time
 from numbers import Integral
@@ -13,13 +13,14 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _num_samples
 
 from .._corpus import StrictInterval, check_group_labels
-from ..metrics import topic_coherence, topic_exclusivity
+from ..metrics import top_word_indices, topic_coherence, topic_exclusivity
+from ._stability import fold_stability
 from ._utils import accepts, require_pandas, unwrap
 
 __all__ = ["select_n_components"]
 
 #: The measures of each fit, in the order of the result's columns.
-MEASURES = ("perplexity", "coherence", "exclusivity", "fit_time")
+MEASURES = ("perplexity", "coherence", "exclusivity", "stability", "fit_time")
 
 # stm's defaults: the top 10 words of each topic, FREX weight 0.7.
 _N_TOP_WORDS = 10
@@ -59,7 +60,12 @@ def _folds(cv, X, labels, random_state):
             return list(StratifiedKFold(cv, shuffle=True, random_state=random_state)
                         .split(np.zeros(n), labels))
         return list(KFold(cv, shuffle=True, random_state=random_state).split(np.zeros(n)))
-    return list(check_cv(cv).split(X, labels, labels))
+    folds = list(check_cv(cv).split(X, labels, labels))
+    if not folds:
+        raise ValueError(
+            f"cv passed to select_n_components gave no (train, test) splits: {cv!r}."
+        )
+    return folds
 
 
 def _call_with_groups(method, X, groups):
@@ -84,7 +90,10 @@ def _evaluate(estimator, X, labels, train, test, n_topics, coherence):
     _call_with_groups(model.fit, X_train, g_train)
     fit_time = time.perf_counter() - start
     scores = np.asarray(coherence(model.components_, X_train), dtype=np.float64)
+    top = top_word_indices(model.components_, min(_N_TOP_WORDS, model.components_.shape[1]))
+    names = unwrap(est)[2]  # the fold's own vocabulary, for a Pipeline
     return {
+        "top_words": top if names is None else np.asarray(names)[top],
         "perplexity": float(_call_with_groups(model.perplexity, X_test, g_test)),
         "coherence": float(scores.mean()),
         "exclusivity": float(topic_exclusivity(
@@ -98,7 +107,10 @@ def _evaluate(estimator, X, labels, train, test, n_topics, coherence):
 def search_n_components(estimator, X, groups, n_components, cv, coherence, n_jobs,
                         random_state):
     """The measures of every (K, fold): a dict of arrays of shape (n_K, n_folds)
-    under the names of ``MEASURES``, plus ``"n_components"`` (n_K,)."""
+    under the names of ``MEASURES``, plus ``"n_components"`` (n_K,).
+
+    A fold's stability is its fit's mean agreement with the other folds'
+    fits of the same K (``fold_stability``)."""
     model, _, _ = unwrap(estimator)
     if not hasattr(model, "perplexity"):
         raise ValueError(
@@ -116,6 +128,12 @@ def search_n_components(estimator, X, groups, n_components, cv, coherence, n_job
         delayed(_evaluate)(estimator, X, labels, train, test, k, score)
         for k in values for train, test in folds
     )
+    n_folds = len(folds)
+    for start in range(0, len(results), n_folds):
+        same_k = results[start:start + n_folds]
+        stability = fold_stability([r.pop("top_words") for r in same_k])
+        for r, value in zip(same_k, stability):
+            r["stability"] = float(value)
     out = {"n_components": np.asarray(values)}
     for name in MEASURES:
         out[name] = np.array([r[name] for r in results]).reshape(len(values), len(folds))
@@ -151,7 +169,7 @@ def select_n_components(
     n_jobs=None,
     random_state=None,
 ):
-    """Held-out perplexity, coherence, exclusivity and fit time for each number of topics.
+    """Held-out perplexity, coherence, exclusivity, stability and fit time for each K.
 
     There is no single right number of topics; this puts the usual
     evidence side by side, as R's ``stm::searchK`` does. For every ``K``
@@ -169,11 +187,25 @@ def select_n_components(
     - ``exclusivity``: the mean over topics of stm's exclusivity (higher
       is better): the sum of the FREX scores, with weight 0.7 on
       exclusivity, of the topic's 10 most probable words;
+    - ``stability``: how alike the top 10 words of the folds' fits are
+      (higher is better; Greene et al.'s stability analysis). Two ranked
+      lists agree by their average Jaccard similarity (the share of words
+      in common among the top 1, the top 2, ..., the top 10, averaged);
+      the topics of two fits with this ``K`` (on different training
+      documents) are matched one-to-one to agree most, and the fits agree
+      by the mean over the matched pairs; a fold's value is its fit's mean
+      agreement with the other folds' fits. It is 1 when every fit finds
+      the same top words, whichever documents were held out;
     - ``fit_time``: seconds of ``fit``.
 
     Coherence tends to fall and exclusivity to rise with ``K``; a good
     ``K`` is often where perplexity stops improving much and the two are
-    balanced, then checked by reading the topics.
+    balanced, and where stability has not dropped, then checked by reading
+    the topics. Stability says how much of what a reader sees in the top
+    words would come back with other documents (or another seed). It is
+    highest at small ``K`` (one topic, the corpus' most frequent words, is
+    found by every fit), so look for where it falls off, or a ``K`` where
+    it peaks again.
 
     Parameters
     ----------
@@ -228,14 +260,15 @@ def select_n_components(
     results : pandas.DataFrame
         One row per number of topics, increasing, with columns
         ``n_components`` and, for each measure, its mean over the folds
-        (``perplexity``, ``coherence``, ``exclusivity``, ``fit_time``) and
+        (``perplexity``, ``coherence``, ``exclusivity``, ``stability``,
+        ``fit_time``) and
         standard deviation (``perplexity_std``, ...; ``ddof=0`` as in
         scikit-learn's ``cv_results_``). ``results.attrs["n_splits"]``
         holds the number of folds.
 
     See Also
     --------
-    sklearn_clda.plotting.SelectNComponentsDisplay : The four measures in
+    sklearn_clda.plotting.SelectNComponentsDisplay : The five measures in
         one figure.
     sklearn_clda.metrics.topic_coherence : The UMass coherence.
     sklearn.model_selection.GridSearchCV : Searching ``n_components`` with
@@ -250,6 +283,15 @@ def select_n_components(
     (stm does the same); pass a callable to use another reference corpus
     or measure.
 
+    Stability compares words: columns of counts passed directly, or the
+    words a Pipeline's vectorizer (refitted on each fold, with its own
+    vocabulary) names with ``get_feature_names_out`` (columns when it names
+    none). With one fold (a ``cv`` of one split) it is NaN. With ``cv=2``
+    the two fits share no document: their agreement is that of two halves
+    of the corpus. The fits differ in their documents (and in their seed,
+    unless ``random_state`` fixes it), so stability also measures how
+    much one chain's topics vary (see :func:`align_chains`).
+
     References
     ----------
     .. [1] M. E. Roberts, B. M. Stewart and D. Tingley, "stm: An R package
@@ -258,6 +300,8 @@ def select_n_components(
     .. [2] D. Mimno, H. M. Wallach, E. Talley, M. Leenders and
        A. McCallum, "Optimizing semantic coherence in topic models",
        EMNLP 2011.
+    .. [3] D. Greene, D. O'Callaghan and P. Cunningham, "How many topics?
+       Stability analysis for topic models", ECML PKDD 2014.
 
     Examples
     --------
@@ -272,8 +316,8 @@ def select_n_components(
     ...     n_components=[1, 3], cv=2, random_state=0)
     >>> results.columns.tolist()  # doctest: +NORMALIZE_WHITESPACE
     ['n_components', 'perplexity', 'perplexity_std', 'coherence',
-     'coherence_std', 'exclusivity', 'exclusivity_std', 'fit_time',
-     'fit_time_std']
+     'coherence_std', 'exclusivity', 'exclusivity_std', 'stability',
+     'stability_std', 'fit_time', 'fit_time_std']
     >>> results["n_components"].tolist()
     [1, 3]
 

@@ -1,4 +1,4 @@
-"""Held-out perplexity, coherence, exclusivity and fit time against K."""
+"""Held-out perplexity, coherence, exclusivity, stability and fit time against K."""
 
 from numbers import Integral
 
@@ -15,14 +15,15 @@ _TITLES = {
     "perplexity": ("Held-out perplexity", "lower is better"),
     "coherence": ("Coherence", "higher is better"),
     "exclusivity": ("Exclusivity", "higher is better"),
+    "stability": ("Stability across folds", "higher is better"),
     "fit_time": ("Fit time (s)", None),
 }
 
 
 class SelectNComponentsDisplay:
-    """Held-out perplexity, coherence, exclusivity and fit time against K.
+    """Held-out perplexity, coherence, exclusivity, stability and fit time against K.
 
-    The four measures of
+    The five measures of
     :func:`~sklearn_clda.inspection.select_n_components` in one figure,
     one panel each, with a band of one standard deviation over the
     cross-validation folds (the plot of stm's ``searchK``).
@@ -38,7 +39,8 @@ class SelectNComponentsDisplay:
 
     scores : dict of str to array-like of shape (n_points,)
         Mean of each measure (``"perplexity"``, ``"coherence"``,
-        ``"exclusivity"``, ``"fit_time"``) at each number of topics.
+        ``"exclusivity"``, ``"stability"``, ``"fit_time"``) at each number
+        of topics.
 
     std : dict of str to array-like of shape (n_points,), default=None
         Standard deviations over the folds, drawn as bands (missing names,
@@ -46,8 +48,9 @@ class SelectNComponentsDisplay:
 
     Attributes
     ----------
-    axes_ : ndarray of matplotlib Axes of shape (2, 2)
-        The panels (or the shape of the ``ax`` passed).
+    axes_ : ndarray of matplotlib Axes of shape (2, 3)
+        The panels (the sixth switched off), or the shape of the ``ax``
+        passed.
 
     lines_ : dict of str to matplotlib Line2D
         The line of each measure.
@@ -74,12 +77,13 @@ class SelectNComponentsDisplay:
     ...     "perplexity": [900.0, 850.0, 840.0],
     ...     "coherence": [-40.0, -45.0, -52.0],
     ...     "exclusivity": [8.1, 8.9, 9.3],
+    ...     "stability": [0.9, 0.85, 0.7],
     ...     "fit_time": [1.0, 1.6, 2.9],
     ... })
     >>> disp.lines_["exclusivity"].get_ydata().tolist()
     [8.1, 8.9, 9.3]
     >>> disp.axes_.shape
-    (2, 2)
+    (2, 3)
     >>> plt.close("all")
     """
 
@@ -114,16 +118,16 @@ class SelectNComponentsDisplay:
         {"n_cols": [StrictInterval(Integral, 1, None, closed="left")]},
         prefer_skip_nested_validation=False,
     )
-    def plot(self, ax=None, *, n_cols=2, line_kw=None, fill_between_kw=None, figsize=None):
-        """Plot the four measures against the number of topics.
+    def plot(self, ax=None, *, n_cols=3, line_kw=None, fill_between_kw=None, figsize=None):
+        """Plot the five measures against the number of topics.
 
         Parameters
         ----------
-        ax : matplotlib Axes or array-like of 4 Axes, default=None
+        ax : matplotlib Axes or array-like of 5 Axes, default=None
             ``None`` creates a new figure; one Axes (created as a subplot)
             is divided into the panels.
 
-        n_cols : int, default=2
+        n_cols : int, default=3
             Number of columns of panels.
 
         line_kw : dict, default=None
@@ -181,10 +185,11 @@ class SelectNComponentsDisplay:
         ----------
         results : pandas.DataFrame or dict of array-like
             The search's results: ``n_components``, each measure's mean
-            (``perplexity``, ``coherence``, ``exclusivity``, ``fit_time``)
-            and optionally its standard deviation (``perplexity_std``, ...).
+            (``perplexity``, ``coherence``, ``exclusivity``, ``stability``,
+            ``fit_time``) and optionally its standard deviation
+            (``perplexity_std``, ...).
 
-        ax : matplotlib Axes or array-like of 4 Axes, default=None
+        ax : matplotlib Axes or array-like of 5 Axes, default=None
             Where to draw; see :meth:`plot`.
 
         **plot_kw : dict
@@ -250,7 +255,7 @@ class SelectNComponentsDisplay:
         random_state : int, RandomState instance or None, default=None
             Shuffles the documents into folds when ``cv`` is an int.
 
-        ax : matplotlib Axes or array-like of 4 Axes, default=None
+        ax : matplotlib Axes or array-like of 5 Axes, default=None
             Where to draw; see :meth:`plot`.
 
         **plot_kw : dict

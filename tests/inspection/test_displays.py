@@ -166,25 +166,27 @@ def results(corpus):
 
 def test_select_display_from_results(results):
     disp = SelectNComponentsDisplay.from_results(results)
-    assert disp.axes_.shape == (2, 2)
-    for name in ("perplexity", "coherence", "exclusivity", "fit_time"):
+    assert disp.axes_.shape == (2, 3)
+    for name in ("perplexity", "coherence", "exclusivity", "stability", "fit_time"):
         assert_allclose(disp.lines_[name].get_xdata(), [2, 4])
         assert_allclose(disp.lines_[name].get_ydata(), results[name])
         lo, hi = band(disp.fill_between_[name], 2)
         assert_allclose(lo, results[name] - results[f"{name}_std"])
         assert_allclose(hi, results[name] + results[f"{name}_std"])
     titles = [ax.get_title() for ax in disp.axes_.ravel()]
-    assert titles == ["Held-out perplexity", "Coherence", "Exclusivity", "Fit time (s)"]
+    assert titles == ["Held-out perplexity", "Coherence", "Exclusivity",
+                      "Stability across folds", "Fit time (s)", ""]
+    assert not disp.axes_[1, 2].axison
 
 
 def test_select_display_from_estimator(corpus, results):
     disp = SelectNComponentsDisplay.from_estimator(
         CompoundLDA(max_iter=30, random_state=0), corpus.data, corpus.groups,
-        n_components=[4, 2], cv=2, random_state=0, n_cols=4,
+        n_components=[4, 2], cv=2, random_state=0, n_cols=5,
     )
-    assert disp.axes_.shape == (1, 4)
+    assert disp.axes_.shape == (1, 5)
     # Same folds and seeds: the same numbers as the search (but the time).
-    for name in ("perplexity", "coherence", "exclusivity"):
+    for name in ("perplexity", "coherence", "exclusivity", "stability"):
         assert_allclose(disp.lines_[name].get_ydata(), results[name])
 
 
@@ -196,4 +198,9 @@ def test_select_display_errors():
     with pytest.raises(ValueError, match="has 1 values for 2"):
         SelectNComponentsDisplay(
             [2, 3], {"perplexity": [1.0], "coherence": [1.0, 2.0],
-                     "exclusivity": [1.0, 2.0], "fit_time": [1.0, 2.0]}).plot()
+                     "exclusivity": [1.0, 2.0], "stability": [1.0, 1.0],
+                     "fit_time": [1.0, 2.0]}).plot()
+    with pytest.raises(ValueError, match="no 'stability'"):
+        SelectNComponentsDisplay(
+            [2], {"perplexity": [1.0], "coherence": [1.0], "exclusivity": [1.0],
+                  "fit_time": [1.0]}).plot()

@@ -1,8 +1,11 @@
-"""select_n_components and stm's exclusivity."""
+"""select_n_components, stm's exclusivity and the stability across folds."""
+
+import itertools
 
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
+from sklearn.base import clone
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.model_selection import KFold
 from sklearn.pipeline import make_pipeline
@@ -10,7 +13,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn_clda import CompoundLDA, LDAGibbs
 from sklearn_clda.datasets import make_compound_corpus
 from sklearn_clda.inspection import select_n_components
-from sklearn_clda.metrics import topic_exclusivity
+from sklearn_clda.inspection._stability import average_jaccard
+from sklearn_clda.metrics import top_word_indices, topic_exclusivity
 
 
 def exclusivity(components, n_words=10):
@@ -143,3 +147,82 @@ def test_estimator_without_perplexity(corpus):
 
     with pytest.raises(ValueError, match="perplexity method"):
         select_n_components(NMF(), corpus.data, n_components=[2])
+
+
+# --------------------------------------------------------------------------
+# Stability across folds
+# --------------------------------------------------------------------------
+
+
+def average_jaccard_by_sets(a, b):
+    return np.array([[np.mean([len(set(p[:d]) & set(q[:d])) / len(set(p[:d]) | set(q[:d]))
+                               for d in range(1, min(len(p), len(q)) + 1)])
+                      for q in b] for p in a])
+
+
+def test_average_jaccard_matches_its_numpy_equivalent():
+    rng = np.random.default_rng(0)
+    a = np.array([rng.permutation(12)[:6] for _ in range(5)])
+    b = np.array([rng.permutation(12)[:8] for _ in range(4)])
+    assert_allclose(average_jaccard(a, b), average_jaccard_by_sets(a, b), rtol=1e-12)
+    # By hand: (a, b) against (b, c): 0 at depth 1, 1/3 at depth 2.
+    assert_allclose(average_jaccard(np.array([["a", "b"]]), np.array([["b", "c"]])), [[1 / 6]])
+
+
+def test_stability_by_hand(corpus):
+    # Three folds: each fold's stability is its fit's mean agreement with the
+    # other two fits (topics matched to agree most on their top 10 words).
+    folds = list(KFold(3, shuffle=True, random_state=0).split(corpus.data))
+    results = select_n_components(
+        LDAGibbs(max_iter=40, random_state=0), corpus.data, n_components=[4], cv=folds,
+    )
+    tops = [top_word_indices(LDAGibbs(n_components=4, max_iter=40, random_state=0)
+                             .fit(corpus.data[train]).components_, 10)
+            for train, _ in folds]
+    sim, unmatched = np.eye(3), []
+    for i, j in [(0, 1), (0, 2), (1, 2)]:
+        agreement = average_jaccard_by_sets(tops[i], tops[j])
+        best = max(agreement[np.arange(4), list(order)].mean()
+                   for order in itertools.permutations(range(4)))
+        sim[i, j] = sim[j, i] = best
+        unmatched.append(best - np.diag(agreement).mean())
+    # The matching matters: some fits' topics come in different orders.
+    assert max(unmatched) > 0.1
+    per_fold = (sim.sum(axis=1) - 1) / 2
+    assert np.ptp(per_fold) > 1e-3  # the folds differ, so the averaging is tested
+    assert_allclose(results["stability"], [per_fold.mean()], rtol=1e-12)
+    assert_allclose(results["stability_std"], [per_fold.std()], rtol=1e-9)
+
+
+def test_stability_compares_words_not_columns():
+    # Each fold's vectorizer has its own words: its fit's top words are
+    # compared by name.
+    texts = [f"{base} w{i}" for i, base in enumerate(
+        ["apple banana apple pie", "banana cherry pie", "dog cat dog bone", "cat mouse dog"] * 6
+    )]
+    folds = list(KFold(2, shuffle=True, random_state=0).split(texts))
+    pipe = make_pipeline(CountVectorizer(), LDAGibbs(max_iter=50, random_state=0))
+    results = select_n_components(pipe, texts, n_components=[2], cv=folds)
+    fits = [clone(pipe).set_params(ldagibbs__n_components=2)
+            .fit([texts[i] for i in train]) for train, _ in folds]
+    words = [fit[0].get_feature_names_out() for fit in fits]
+    assert not np.array_equal(words[0], words[1])
+    tops = [names[top_word_indices(fit[-1].components_, 10)]
+            for fit, names in zip(fits, words)]
+    agreement = average_jaccard_by_sets(*tops)
+    expected = max(np.diag(agreement).mean(), np.diag(agreement[:, ::-1]).mean())
+    assert_allclose(results["stability"], [expected], rtol=1e-12)
+    assert expected > 0.5  # fruit and pets: both halves find them
+
+
+def test_stability_is_nan_with_one_fold(corpus):
+    folds = [(np.arange(0, 60, 2), np.arange(1, 60, 2))]
+    results = select_n_components(
+        LDAGibbs(max_iter=20, random_state=0), corpus.data, n_components=[2], cv=folds,
+    )
+    assert np.isnan(results["stability"][0])
+
+
+def test_cv_without_splits(corpus):
+    with pytest.raises(ValueError, match="gave no"):
+        select_n_components(LDAGibbs(), corpus.data, n_components=[2], cv=[])
