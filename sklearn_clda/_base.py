@@ -71,12 +71,12 @@ from ._corpus import (
     count_tokens,
     split_alternate,
 )
+from ._fingerprint import data_fingerprint
 from ._mh_sweeper import make_mh_sweeper, sampler_kernel
 from ._online import (
     LOCAL_ITERATIONS,
     WarmChain,
     chain_settings,
-    data_fingerprint,
     initial_counts,
     local_step,
     local_words,
@@ -104,9 +104,9 @@ MAX_CONCENTRATION = 1e10
 # Most topics a model may have (int32 topic indices, and far beyond use).
 MAX_COMPONENTS = 2**20
 # Private fitted attributes, published (or dropped) with the public ones:
-# the chain a warm_start fit keeps, and CompoundLDA's expected collection
-# table counts (for partial_fit).
-_PRIVATE_FITTED = ("_warm_chain", "_table_sums")
+# the chain a warm_start fit keeps, CompoundLDA's expected collection table
+# counts (for partial_fit), and the digest of the documents of doc_topic_.
+_PRIVATE_FITTED = ("_warm_chain", "_table_sums", "_data_fingerprint")
 
 
 def concentration_interval():
@@ -501,20 +501,25 @@ class _BaseGibbsTopicModel(
         ``dtype``; nothing is written to ``self``. ``labels`` (the
         collection labels) enter the data's fingerprint.
         """
-        fingerprint = data_fingerprint(X, doc_group, labels) if self.warm_start else None
+        data = data_fingerprint(X, doc_group, labels)
+        fingerprint = data if self.warm_start else None
         chain = self._chain_to_continue(X, fingerprint)
         if chain is not None:
             # The kept chain counts as the previous fit's; its copy goes on
             # with this fit's samples.
             self._check_memory(X, n_groups, np.dtype(dtype).itemsize,
                                chain.averager.n_kept + int(self.max_iter) // int(self.thin))
-            return self._continue_chain(X, doc_group, n_groups, chain, dtype)
-        run = self._plan_run(X, n_groups, np.dtype(dtype).itemsize)
-        init_rng, sweep_seed, global_rng = self._make_streams()
-        self._start_run(run, X.shape[1], n_groups)
-        live = self._live_chain(X, doc_group, n_groups, run, init_rng, sweep_seed)
-        return self._run_chain(X, run, live, global_rng, _SampleAverager(),
-                               fingerprint=fingerprint, dtype=dtype)
+            fitted = self._continue_chain(X, doc_group, n_groups, chain, dtype)
+        else:
+            run = self._plan_run(X, n_groups, np.dtype(dtype).itemsize)
+            init_rng, sweep_seed, global_rng = self._make_streams()
+            self._start_run(run, X.shape[1], n_groups)
+            live = self._live_chain(X, doc_group, n_groups, run, init_rng, sweep_seed)
+            fitted = self._run_chain(X, run, live, global_rng, _SampleAverager(),
+                                     fingerprint=fingerprint, dtype=dtype)
+        # Which documents doc_topic_ is of (see _fingerprint.fitted_on).
+        fitted["_data_fingerprint"] = data
+        return fitted
 
     def _live_chain(self, X, doc_group, n_groups, run, init_rng, seed_sequence, z=None):
         """A new chain's state (from ``z``, or drawn from ``init_rng``) and sweeper."""

@@ -20,6 +20,7 @@ from ._base import (
     concentration_interval,
 )
 from ._corpus import StrictInterval, check_counts, check_group_labels, count_tokens
+from ._fingerprint import data_fingerprint
 from ._hyper import (
     count_histogram,
     doc_histograms,
@@ -702,6 +703,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
             _warn_many_collections(n_groups, X.shape[0])
             if self.algorithm == "vem":
                 fitted = self._fit_vem(X, codes, n_groups)
+                fitted["_data_fingerprint"] = data_fingerprint(X, codes, labels)
             else:
                 fitted = self._fit_gibbs(X, codes, n_groups, labels, dtype)
             fitted["groups_"] = labels

@@ -25,8 +25,6 @@ come from a few iterations of CVB0's document update under the topics
 reports the measurements behind these choices.
 """
 
-import hashlib
-
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import digamma
@@ -35,7 +33,6 @@ from ._chunking import balanced_bounds, pieces, positive_cells
 
 __all__ = [
     "WarmChain",
-    "data_fingerprint",
     "expected_table_sums",
     "initial_counts",
     "local_step",
@@ -69,21 +66,6 @@ INITIAL_NOISE = 0.1
 # before the topics took shape, fade out.
 STEP_WEIGHT = 2.0
 _TINY = 1e-12
-
-
-def data_fingerprint(X, doc_group, labels):
-    """A cheap identity of a validated CSR count matrix and its collections.
-
-    The shape, the number of tokens and a BLAKE2 digest of ``indptr``,
-    ``indices``, the counts, each document's collection and the labels: one
-    pass over the arrays, far less than a sweep.
-    """
-    h = hashlib.blake2b(digest_size=16)
-    for a, dtype in ((X.indptr, np.int64), (X.indices, np.int32), (X.data, np.int64),
-                     (doc_group, np.int32)):
-        h.update(np.ascontiguousarray(a, dtype=dtype).tobytes())
-    h.update(repr(None if labels is None else np.asarray(labels).tolist()).encode())
-    return (tuple(X.shape), int(np.asarray(X.data, dtype=np.int64).sum()), h.hexdigest())
 
 
 def _same(a, b):
@@ -130,13 +112,15 @@ class WarmChain:
     def check_continues(self, name, fingerprint, settings, burn_in):
         """Raise ``ValueError`` unless a fit with these values continues this chain."""
         if fingerprint != self.fingerprint:
-            shape, n_tokens, _ = self.fingerprint
+            (shape, n_tokens, _), (new_shape, new_tokens, _) = (self.fingerprint[0],
+                                                                 fingerprint[0])
             raise ValueError(
                 f"{name}.fit with warm_start=True continues the kept chain, which "
                 "needs the same X (and groups) as the fit that started it: that "
                 f"X had shape {shape} and {n_tokens} tokens, this one has shape "
-                f"{fingerprint[0]} and {fingerprint[1]} tokens"
-                + (" but different entries" if fingerprint[:2] == self.fingerprint[:2] else "")
+                f"{new_shape} and {new_tokens} tokens"
+                + (" but different entries or groups"
+                   if (shape, n_tokens) == (new_shape, new_tokens) else "")
                 + ". Set warm_start=False to start a new chain."
             )
         changed = sorted(k for k in settings if not _same(settings[k], self.settings.get(k)))

@@ -28,6 +28,9 @@ def _check_same_model(first, other, index, caller):
                     if repr(first["params"].get(key)) != repr(other["params"].get(key)))
     if differ:
         problems.append(f"their settings differ in {', '.join(differ)}")
+    if None not in (first["data"], other["data"]) and first["data"] != other["data"]:
+        problems.append("they were fitted on different documents (or on the same in "
+                        "another order, or with other collections)")
     if problems:
         raise ValueError(
             f"{caller} needs fits of the same model on the same data, differing only "
@@ -64,7 +67,7 @@ def _fit_parts(estimator, caller, min_draws):
     params = {key: value for key, value in model.get_params(deep=False).items()
               if key not in _RUN_PARAMS}
     return {"draws": samples, "beta": topic_word(model, caller), "labels": labels,
-            "params": params}
+            "params": params, "data": getattr(model, "_data_fingerprint", None)}
 
 
 @validate_params(
@@ -129,7 +132,8 @@ def align_chains(estimators, *, metric="tv", max_distance=0.5):
     ValueError
         If fewer than two fits are given, or if they are not chains of the
         same model (different collections, numbers of topics, words,
-        settings or kept draws), or if one has fewer than 4 kept draws of
+        settings or kept draws, or fits of other documents: each fit keeps
+        a digest of its data), or if one has fewer than 4 kept draws of
         ``pi``.
 
     See Also

@@ -88,12 +88,27 @@ def smallest_ess(fits, caller="extend_chain"):
     return float(np.nanmin(ess)) if np.isfinite(ess).any() else None
 
 
-def document_topics(model, X):
-    """The documents' topic proportions from the fit, or None if not these rows."""
+def document_topics(model, X, groups):
+    """The documents' topic proportions from the fit, and a note.
+
+    ``(theta, None)`` when ``X`` and ``groups`` are the documents the model
+    was fitted on, in its order (by the fit's fingerprint, or by the number
+    of rows for a model that keeps none); ``(None, None)`` for other rows,
+    and ``(None, note)`` for as many rows that are not those documents.
+    """
+    from .._fingerprint import fitted_on
+
     theta = getattr(model, "doc_topic_", None)
     if theta is None or theta.shape[0] != X.shape[0]:
-        return None
-    return np.asarray(theta)
+        return None, None
+    if fitted_on(model, X, groups, "write_report") is False:
+        return None, (
+            f"X has as many documents as the fit ({X.shape[0]}), but they (or their "
+            "collections) are not the fitted documents in the fitted order: the "
+            "documents' topic proportions are inferred (folded in) rather than taken "
+            "from the fit, and document_topics.csv is not written."
+        )
+    return np.asarray(theta), None
 
 
 def representative(model, X, groups, n, topics, collection=None):
@@ -209,7 +224,7 @@ CORRELATION_CUTOFF = 0.01
 PAGE_EDGES = 12
 
 
-def topic_pairs(model, X, groups):
+def topic_pairs(model, X, groups, fitted):
     """Which topics go together in documents: ``(summary, graph)``.
 
     With two collections or more, within the collections (each document's
@@ -218,10 +233,11 @@ def topic_pairs(model, X, groups):
     with one, across the corpus. ``summary`` holds JSON values for the
     page, ``graph`` the :func:`~sklearn_clda.inspection.topic_correlation`
     results (``main`` and ``corpus``) for the figure and the CSV table.
+    ``fitted``: whether ``X`` are the fitted documents (their proportions
+    are then the fit's, otherwise they are folded in).
     """
     from ..inspection import topic_correlation
 
-    fitted = document_topics(model, X) is not None
     data = None if fitted else X
     within = groups is not None and len(set(map(str, groups))) >= 2
     corpus = topic_correlation(model, data, groups, cutoff=CORRELATION_CUTOFF)

@@ -78,10 +78,11 @@ def extend_chain(model, X, groups=None, *, min_ess=MIN_ESS, time_budget=30.0,
         stays small while the chains disagree: extending then stalls.
 
     X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        The counts it was fitted on.
+        The counts it was fitted on, in the same order (other counts of
+        the same shape are refused: the fit keeps a digest of its data).
 
     groups : array-like of shape (n_samples,), default=None
-        The collections it was fitted with.
+        The collections it was fitted with, of the same documents.
 
     min_ess : float, default=100
         Target for the smallest ESS over all ``pi_jk``.
@@ -123,6 +124,7 @@ def extend_chain(model, X, groups=None, *, min_ess=MIN_ESS, time_budget=30.0,
     for fit in fits:
         _check_same_data(fit, X, groups)
     _check_counts(X)
+    _check_fingerprints(fits, X, groups)
     start = time.perf_counter()
     methods = ["warm_start" if fit.get_params().get("warm_start") else "refit"
                for fit in fits]
@@ -215,6 +217,21 @@ def _check_counts(X):
     if data.size and data.min() < 0:
         raise ValueError("X passed to extend_chain must hold counts, >= 0; it has "
                          "negative values.")
+
+
+def _check_fingerprints(fits, X, groups):
+    """``ValueError`` if ``X`` and ``groups``, of the right shape and
+    collections, are not the documents a fit saw, in its order."""
+    from .._fingerprint import fitted_on
+
+    for index, fit in enumerate(fits):
+        if fitted_on(fit, X, groups, "extend_chain") is False:
+            which = "the model" if len(fits) == 1 else f"chain {index}"
+            raise ValueError(
+                f"extend_chain needs the data {which} was fitted on: X and groups have "
+                "its shape and collections, but other counts, another order of the "
+                "documents or other collections of them."
+            )
 
 
 def _check_same_data(model, X, groups):

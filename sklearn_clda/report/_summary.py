@@ -72,9 +72,9 @@ def build_summary(model, X, names, options):
     stats = collection_statistics([model, *options.chains], X, options.groups,
                                   options.interval)
     labels = _analysis.topic_words(model, names, options.top_words)
-    topics = _topics(model, X, names, options.groups, labels, stats)
-    theta = _analysis.document_topics(model, X)
-    pairs, graph = _analysis.topic_pairs(model, X, options.groups)
+    theta, theta_note = _analysis.document_topics(model, X, options.groups)
+    topics = _topics(model, X, names, options.groups, labels, stats, theta)
+    pairs, graph = _analysis.topic_pairs(model, X, options.groups, theta is not None)
     docs = _DocumentPicker(model, X, names, options)
     info = _input_info(options.texts_info)
     shown = shown_collections(stats)
@@ -107,7 +107,7 @@ def build_summary(model, X, names, options):
         "comparisons": _comparisons(model, stats, options.interval, topics.order),
         "trend": _analysis.collection_order(model),
         "diagnostics": _diagnostics(model, stats, options.extension),
-        "notes": info["notes"] + topics.notes,
+        "notes": info["notes"] + topics.notes + ([theta_note] if theta_note else []),
         "model_note": options.model_note,
         "model_file": "model.joblib",
         "model_file_contents": "pipeline" if options.pipeline_saved else "CompoundLDA",
@@ -166,8 +166,9 @@ def _collections(stats):
     return rows
 
 
-def _topics(model, X, names, groups, labels, stats):
-    """One row per topic (in topic order), the table's order and notes."""
+def _topics(model, X, names, groups, labels, stats, theta):
+    """One row per topic (in topic order), the table's order and notes;
+    ``theta`` is the documents' proportions from the fit, or None."""
     from ..metrics import topic_coherence, topic_sizes
 
     K = model.components_.shape[0]
@@ -175,9 +176,8 @@ def _topics(model, X, names, groups, labels, stats):
         warnings.simplefilter("always")
         coherence = topic_coherence(X, model.components_, top_n=labels.n_words)
     notes = [str(w.message) for w in caught]
-    doc_topic = getattr(model, "doc_topic_", None)
-    if doc_topic is not None and doc_topic.shape[0] == X.shape[0]:
-        sizes = topic_sizes(doc_topic, X)
+    if theta is not None:
+        sizes = topic_sizes(theta, X)
     else:
         sizes = topic_sizes(model, X, groups=groups)
     total = sizes.sum()

@@ -121,6 +121,11 @@ def write_report(
     X : {array-like, sparse matrix} of shape (n_samples, n_features)
         Document-term counts of the documents the model was fitted on, used
         for coherence, topic sizes, token counts and document snippets.
+        The documents' topic proportions are the fit's when ``X`` and
+        ``groups`` are the fitted documents in the fitted order (the fit
+        keeps a digest of them); other documents are folded in
+        (``transform``), with a note on the page, and
+        ``document_topics.csv`` is not written.
 
     feature_names : array-like of str of shape (n_features,)
         The vocabulary, in column order.

@@ -1,0 +1,120 @@
+"""A fit knows which documents it saw: a report or an extended chain given
+other documents of the same shape does not take them for the fitted ones."""
+
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+from sklearn_clda import CompoundLDA, LDAGibbs
+from sklearn_clda._fingerprint import fitted_on
+from sklearn_clda.datasets import make_compound_corpus
+from sklearn_clda.metrics import topic_sizes
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return make_compound_corpus(n_topics=3, n_features=30, n_collections=3,
+                                docs_per_collection=20, doc_length=40, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def clda(corpus):
+    labels = np.array(["left", "middle", "right"])[corpus.groups]
+    return CompoundLDA(n_components=3, max_iter=40, thin=1, random_state=0).fit(
+        corpus.data, groups=labels), labels
+
+
+def test_fitted_on_tells_the_fitted_documents_from_others(corpus, clda):
+    model, labels = clda
+    X, order = corpus.data, np.arange(59, -1, -1)
+    assert fitted_on(model, X, labels, "test") is True
+    # The same counts in another form, the labels as a list of objects.
+    assert fitted_on(model, X.toarray().astype(float), list(labels.astype(object)),
+                     "test") is True
+    assert fitted_on(model, X, None, "test") is True  # the counts alone
+    assert fitted_on(model, X[order], labels[order], "test") is False
+    assert fitted_on(model, X, labels[order], "test") is False
+    assert fitted_on(model, X[:-1], labels[:-1], "test") is False
+    changed = X.tolil()
+    changed[0, 0] += 1
+    assert fitted_on(model, changed, labels, "test") is False
+    renamed = np.where(labels == "left", "west", labels)
+    assert fitted_on(model, X, renamed, "test") is False
+
+
+def test_every_fit_keeps_a_fingerprint_a_stream_none(corpus):
+    lda = LDAGibbs(n_components=3, max_iter=5, random_state=0).fit(corpus.data)
+    assert fitted_on(lda, corpus.data, None, "test") is True
+    assert fitted_on(lda, corpus.data[::-1], None, "test") is False
+    vem = CompoundLDA(n_components=3, algorithm="vem", max_iter=5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # not converged in 5 iterations
+        vem.fit(corpus.data, groups=corpus.groups)
+    assert fitted_on(vem, corpus.data, corpus.groups, "test") is True
+    # partial_fit's doc_topic_ is of its last batch: no fingerprint, and
+    # none left over from the fit before.
+    lda.partial_fit(corpus.data[:10])
+    assert fitted_on(lda, corpus.data, None, "test") is None
+    # A continued chain keeps working (it checks its data the same way).
+    warm = LDAGibbs(n_components=3, max_iter=5, warm_start=True, random_state=0)
+    warm.fit(corpus.data).fit(corpus.data)
+    assert warm.n_iter_ == 10
+    with pytest.raises(ValueError):
+        warm.fit(corpus.data[::-1])
+
+
+def _tokens(summary):
+    return np.array([row["tokens"] for row in sorted(summary["topics"],
+                                                      key=lambda r: r["topic"])])
+
+
+def test_report_folds_in_reordered_documents(corpus, clda, tmp_path):
+    pytest.importorskip("matplotlib")
+    from sklearn_clda.report import write_report
+
+    model, labels = clda
+    names = [f"w{i}" for i in range(corpus.data.shape[1])]
+    X, order = corpus.data, np.arange(59, -1, -1)
+    same = write_report(model, X, names, tmp_path / "same", groups=labels)
+    assert "document_topics.csv" in same["files"]
+    assert_allclose(_tokens(same), topic_sizes(model.doc_topic_, X))
+    assert not [note for note in same["notes"] if "not the fitted documents" in note]
+
+    other = write_report(model, X[order], names, tmp_path / "other", groups=labels[order])
+    assert "document_topics.csv" not in other["files"]
+    assert [note for note in other["notes"] if "not the fitted documents" in note]
+    # The topic sizes are those of the documents given, not the fit's
+    # proportions weighed by the other documents' lengths.
+    folded = topic_sizes(model, X[order], groups=labels[order])
+    assert_allclose(_tokens(other), folded)
+    wrong = topic_sizes(model.doc_topic_, X[order])
+    assert np.abs(wrong - folded).max() > 1.0
+
+
+def test_extend_chain_refuses_reordered_documents(corpus, clda):
+    from sklearn_clda.report import extend_chain
+
+    model, labels = clda
+    X, order = corpus.data, np.arange(59, -1, -1)
+    before = model.n_iter_
+    with pytest.raises(ValueError, match="another order of the documents"):
+        extend_chain(model, X[order], labels[order], time_budget=5)
+    with pytest.raises(ValueError, match="another order of the documents"):
+        extend_chain(model, X, labels[order], time_budget=5)
+    assert model.n_iter_ == before
+
+
+def test_chains_of_other_documents_are_refused(corpus, clda):
+    from sklearn_clda.inspection import align_chains
+
+    model, labels = clda
+    order = np.arange(59, -1, -1)
+    other = CompoundLDA(n_components=3, max_iter=40, thin=1, random_state=1).fit(
+        corpus.data[order], groups=labels[order])
+    with pytest.raises(ValueError, match="fitted on different documents"):
+        align_chains([model, other])
+    same = CompoundLDA(n_components=3, max_iter=40, thin=1, random_state=1).fit(
+        corpus.data, groups=labels)
+    assert align_chains([model, same]).draws.shape[0] == 2
