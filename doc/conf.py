@@ -191,7 +191,7 @@ def _external_link(app, env, node, contnode):
 
 
 def _write_cli_help(app):
-    """Write ``python -m sklearn_clda [report] --help`` to ``_cli/*.txt``.
+    """Write ``python -m sklearn_clda [report|select] --help`` to ``_cli/*.txt``.
 
     The getting-started page includes these files, so the documented options
     are always those of the code being documented. A failing command is a
@@ -203,7 +203,8 @@ def _write_cli_help(app):
     package_root = str(Path(sklearn_clda.__file__).resolve().parents[1])
     pythonpath = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)
     env = {**os.environ, "COLUMNS": "80", "PYTHONPATH": pythonpath}
-    for name, args in [("main", ["--help"]), ("report", ["report", "--help"])]:
+    for name, args in [("main", ["--help"]), ("report", ["report", "--help"]),
+                       ("select", ["select", "--help"])]:
         command = ["python", "-m", "sklearn_clda", *args]
         proc = subprocess.run(
             [sys.executable, *command[1:]],

@@ -9,7 +9,9 @@ also writes the HTML report of the fit.
 ``python -m sklearn_clda report --input PATH --out DIR`` fits compound LDA
 on your own documents (a CSV/TSV file, a JSON-lines file or a folder of
 ``.txt`` files per collection) and writes an HTML report for people: see
-:func:`sklearn_clda.report.write_report`.
+:func:`sklearn_clda.report.write_report`. ``python -m sklearn_clda select
+--input PATH --out DIR -k 5,10,20`` compares numbers of topics on the same
+documents first (:func:`sklearn_clda.inspection.select_n_components`).
 
 Exit status: 0 on success; 2 on a usage or input error (bad option, missing
 file or column, file not UTF-8, empty vocabulary, unwritable output), with
@@ -29,10 +31,27 @@ from pathlib import Path
 
 import numpy as np
 
-from ._clda import too_many_collections
+from ._cli_common import (
+    MAX_SEED,
+    _add_input_options,
+    _add_vocabulary_options,
+    _df_problem,
+    _fail,
+    _load_report_documents,
+    _n_components_problem,
+    _note,
+    _out_problem,
+    _prog,
+    _report_dependencies_missing,
+    _report_prog,
+    _seed_problem,
+    _select_prog,
+    _use_agg,
+    _vectorize,
+)
+from ._cli_select import _add_select_parser, _run_select
 from .exceptions import ManyCollectionsWarning
 
-MAX_SEED = 2**32 - 1  # seeds are those of numpy.random.RandomState
 # Seconds of further sweeps for the report: keeps the whole report on
 # 16-newsgroups at K=20 under a minute on two cores.
 TIME_BUDGET = 25.0
@@ -55,23 +74,13 @@ _TIME_BUDGET_HELP = (
 )
 
 
-def _prog():
-    """The command's name as the user typed it: the ``sklearn-clda`` console
-    script, or ``python -m sklearn_clda``."""
-    name = os.path.basename(sys.argv[0] or "")
-    return "sklearn-clda" if name.startswith("sklearn-clda") else "python -m sklearn_clda"
-
-
-def _report_prog():
-    return f"{_prog()} report"
-
-
 def _usage():
     return (
         f"{_prog()} [-h] [-k K] [-n SWEEPS] [--seed SEED] [--top-words N]\n"
         "       [--gamma GAMMA] [--no-progress] [--report DIR] [--time-budget SECONDS]\n"
         "       [--chains N] [--n-jobs N]\n"
-        f"       {_report_prog()} --input PATH --out DIR [options]"
+        f"       {_report_prog()} --input PATH --out DIR [options]\n"
+        f"       {_select_prog()} --input PATH --out DIR [options]"
     )
 
 _REPORT_DESCRIPTION = """\
@@ -142,9 +151,11 @@ def _build_parser():
             "Fit compound LDA on the bundled 16-newsgroups corpus (10,764 "
             "documents in 4 collections) and print each topic's FREX words "
             "with every collection's topic proportions. With the report "
-            "command, fit your own documents and write an HTML report."
+            "command, fit your own documents and write an HTML report; with "
+            "the select command, compare numbers of topics on them first."
         ),
-        epilog=f"Run '{_report_prog()} --help' for the report command's options.",
+        epilog=(f"Run '{_report_prog()} --help' and '{_select_prog()} --help' for the "
+                "commands' options."),
     )
     parser.add_argument(
         "-k", "--n-components", type=int, default=20, metavar="K",
@@ -193,22 +204,8 @@ def _build_parser():
         description="Without a command, run the 16-newsgroups demo above.",
     )
     _add_report_parser(commands)
+    _add_select_parser(commands)
     return parser
-
-
-def _df_value(text):
-    """A CountVectorizer min_df/max_df: an int (documents) or a float (proportion)."""
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a number of documents (e.g. 2) or a proportion of the "
-            f"documents (e.g. 0.95), got {text!r}"
-        ) from None
 
 
 def _add_report_parser(commands):
@@ -220,50 +217,21 @@ def _add_report_parser(commands):
         epilog=_REPORT_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    io_group = report.add_argument_group("input and output")
-    io_group.add_argument(
-        "--input", required=True, metavar="PATH",
-        help="a .csv/.tsv file, a .jsonl/.ndjson/.json file (one object per "
-        "line), or a folder with one sub-folder of .txt files per collection",
-    )
-    io_group.add_argument(
-        "--text-column", default="text", metavar="NAME",
-        help="column (CSV) or field (JSON) with the texts (default: %(default)s)",
-    )
-    io_group.add_argument(
-        "--group-column", default="group", metavar="NAME",
-        help="column or field with each text's collection (default: %(default)s)",
-    )
-    io_group.add_argument(
-        "--out", required=True, metavar="DIR",
-        help="folder to write the report to; created if needed, report files "
-        "in it are replaced (refused if one is a symbolic link)",
-    )
+    report.set_defaults(command_prog=_report_prog())
+    io_group = _add_input_options(report, (
+        "folder to write the report to; created if needed, report files "
+        "in it are replaced (refused if one is a symbolic link)"
+    ))
     io_group.add_argument(
         "--title", default=None,
         help="title of the report (default: 'Topics of <input name>')",
     )
-    vocab = report.add_argument_group("vocabulary (scikit-learn CountVectorizer)")
-    vocab.add_argument(
-        "--stop-words", default="english", type=str.lower,
-        choices=["english", "none"],
-        help="stop word list to remove: english (scikit-learn's) or none "
-        "(default: %(default)s)",
-    )
-    vocab.add_argument(
-        "--min-df", default=2, type=_df_value, metavar="N",
-        help="drop words in fewer documents than this: a count (2) or a "
-        "proportion (0.01) (default: %(default)s)",
-    )
-    vocab.add_argument(
-        "--max-df", default=0.95, type=_df_value, metavar="N",
-        help="drop words in more documents than this: a proportion (0.95) or a "
-        "count (default: %(default)s)",
-    )
+    _add_vocabulary_options(report)
     fit = report.add_argument_group("model")
     fit.add_argument(
         "-k", "--n-components", type=int, default=20, metavar="K",
-        help="number of topics (default: %(default)s)",
+        help="number of topics (default: %(default)s); the select command "
+        "compares several on the same documents",
     )
     fit.add_argument(
         "-n", "--max-iter", type=int, default=500, metavar="SWEEPS",
@@ -294,12 +262,6 @@ def _add_report_parser(commands):
     )
 
 
-def _seed_problem(seed):
-    if not 0 <= seed <= MAX_SEED:
-        return f"--seed must be an integer in [0, {MAX_SEED}], got {seed}"
-    return None
-
-
 def _chains_problem(chains, seed, n_jobs):
     if n_jobs == 0:
         return "--n-jobs must be a number of processes >= 1, or -1 for one per core, got 0"
@@ -314,30 +276,6 @@ def _chains_problem(chains, seed, n_jobs):
 def _time_budget_problem(seconds):
     if not (seconds >= 0 and math.isfinite(seconds)):
         return f"--time-budget must be a number of seconds >= 0, got {seconds}"
-    return None
-
-
-def _n_components_problem(n_components):
-    from sklearn_clda._base import MAX_COMPONENTS
-
-    if not 1 <= n_components <= MAX_COMPONENTS:
-        return f"--n-components must be in [1, {MAX_COMPONENTS}], got {n_components}"
-    return None
-
-
-def _inside_input_problem(out, source):
-    """Why ``--out`` may not be ``out`` given a folder ``--input``, or None:
-    the report's files would be read as documents by the next run."""
-    source = Path(source)
-    try:
-        if not source.is_dir():
-            return None
-    except OSError:  # the input's own problem, said when it is read
-        return None
-    inside = Path(out).resolve()
-    if inside == source.resolve() or source.resolve() in inside.parents:
-        return (f"--out {out} is inside the --input folder {source}: the next run would "
-                "read the report's files as documents; write the report elsewhere")
     return None
 
 
@@ -420,65 +358,15 @@ def _check_report_args(args):
         return "--max-iter must be at least 2"
     if args.top_words < 1:
         return "--top-words must be at least 1"
-    for option, value in (("--min-df", args.min_df), ("--max-df", args.max_df)):
-        if (isinstance(value, int) and value < 1) or (
-            isinstance(value, float) and not 0 < value <= 1
-        ):
-            return (
-                f"{option} must be a number of documents (an integer >= 1) or a "
-                f"proportion in (0, 1], got {value}"
-            )
+    if _df_problem(args):
+        return _df_problem(args)
     if _seed_problem(args.seed):
         return _seed_problem(args.seed)
     if _chains_problem(args.chains, args.seed, args.n_jobs):
         return _chains_problem(args.chains, args.seed, args.n_jobs)
     if _time_budget_problem(args.time_budget):
         return _time_budget_problem(args.time_budget)
-    if args.out == "":
-        return "--out is empty; name the folder to write the report to, e.g. --out report"
-    from sklearn_clda.report import output_problem
-
-    return output_problem(args.out) or _inside_input_problem(args.out, args.input)
-
-
-def _fail(message):
-    print(f"{_report_prog()}: error: {message}", file=sys.stderr)
-    return 2
-
-
-def _note(message):
-    print(f"{_report_prog()}: note: {message}", file=sys.stderr)
-
-
-_PLOT_MISSING = (
-    "the report's figures and page need matplotlib and Jinja2, optional "
-    'dependencies: pip install "sklearn-clda[plot]"'
-)
-_INSPECT_MISSING = (
-    "the report's analysis (sklearn_clda.inspection) needs pandas, an optional "
-    'dependency: pip install "sklearn-clda[inspect]"'
-)
-
-
-def _report_dependencies_missing():
-    """The message naming the extra to install, if one the report needs is missing."""
-    try:
-        import jinja2  # noqa: F401
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return _PLOT_MISSING
-    try:
-        import pandas  # noqa: F401
-    except ImportError:
-        return _INSPECT_MISSING
-    return None
-
-
-def _use_agg():
-    """Draw off-screen: the command line only saves figures."""
-    import matplotlib
-
-    matplotlib.use("Agg")
+    return _out_problem(args, "the report", "report")
 
 
 @contextlib.contextmanager
@@ -503,36 +391,6 @@ def _report_sampling(max_iter):
     """
     kept = max_iter - max_iter // 2
     return min(10, max(1, kept // 100)), max(1, max_iter // 100)
-
-
-def _vocabulary_error(exc, args, n_docs):
-    message = str(exc)
-    if "empty vocabulary" in message:
-        if args.stop_words == "english":
-            return (
-                "the vocabulary is empty: once English stop words are removed no "
-                "word of two or more letters or digits is left; check "
-                "--text-column or try --stop-words none"
-            )
-        return (
-            "the vocabulary is empty: the texts hold no word of two or more "
-            "letters or digits; check --text-column"
-        )
-    if "no terms remain" in message:
-        return (
-            f"no word is left once words in fewer than --min-df {args.min_df} or "
-            f"more than --max-df {args.max_df} of the {n_docs} documents are "
-            "dropped; lower --min-df or raise --max-df"
-        )
-    if "max_df corresponds to < documents than min_df" in message:
-        low = args.min_df if isinstance(args.min_df, int) else args.min_df * n_docs
-        high = args.max_df if isinstance(args.max_df, int) else args.max_df * n_docs
-        return (
-            f"--min-df {args.min_df} and --max-df {args.max_df} leave no word: a word "
-            f"would have to be in at least {low:g} and at most {high:g} of the "
-            f"{n_docs} documents; lower --min-df or raise --max-df"
-        )
-    return f"cannot build the vocabulary: {message}"
 
 
 def _run_report(args):
@@ -570,55 +428,6 @@ def _run_report(args):
         settings=settings, fit_seconds=seconds + extension["seconds"],
         top_words=args.top_words, extension=extension, chains=chains,
     )
-
-
-def _load_report_documents(args):
-    """The documents of ``--input``, with notes on stderr; InputError if unusable."""
-    from sklearn_clda.report import InputError, load_documents
-
-    docs = load_documents(args.input, args.text_column, args.group_column)
-    for note in docs.notes:
-        _note(note)
-    n_docs = len(docs.texts)
-    if n_docs < 2:
-        raise InputError(
-            f"{args.input} holds only {n_docs} document with text; a topic model "
-            "needs at least 2"
-        )
-    n_groups = len(set(docs.groups))
-    print(
-        f"Read {n_docs:,} documents in {n_groups:,} collection"
-        f"{'s' if n_groups != 1 else ''} from {args.input} ({docs.format})."
-    )
-    if too_many_collections(n_groups, n_docs):
-        _note(
-            f"{n_groups:,} collections for {n_docs:,} documents: is "
-            f"--group-column {args.group_column!r} the right column?"
-        )
-    return docs
-
-
-def _vectorize(args, docs):
-    """The fitted CountVectorizer and the counts X; InputError for an empty vocabulary."""
-    from sklearn.feature_extraction.text import CountVectorizer
-
-    from sklearn_clda.report import InputError
-
-    stop_words = None if args.stop_words == "none" else "english"
-    vectorizer = CountVectorizer(
-        stop_words=stop_words, min_df=args.min_df, max_df=args.max_df
-    )
-    try:
-        X = vectorizer.fit_transform(docs.texts)
-    except ValueError as exc:
-        raise InputError(_vocabulary_error(exc, args, len(docs.texts))) from None
-    n_empty = int(np.sum(np.asarray(X.sum(axis=1)).ravel() == 0))
-    if n_empty:
-        _note(
-            f"{n_empty:,} document(s) have no word left in the vocabulary (only "
-            "stop words or rare words); they are kept but do not shape the topics"
-        )
-    return vectorizer, X
 
 
 def _fit_report_model(args, vectorizer, X, groups):
@@ -814,17 +623,19 @@ def _demo_fail(message):
 
 
 def main(argv=None):
-    """Run the demo or the ``report`` command; return the process exit code.
+    """Run the demo, the ``report`` or the ``select`` command; return the exit code.
 
     Ctrl-C (KeyboardInterrupt) ends either with the line "interrupted" on
     stderr and the exit code 130, without a traceback.
     """
     parser = _build_parser()
     args = parser.parse_args(argv)
-    prog = _report_prog() if args.command == "report" else _prog()
+    prog = getattr(args, "command_prog", None) or _prog()
     try:
         if args.command == "report":
             return _run_report(args)
+        if args.command == "select":
+            return _run_select(args)
         _check_args(parser, args)
         return _run_demo(args)
     except KeyboardInterrupt:

@@ -13,6 +13,7 @@ terminal, and Python's own handler.
 import contextlib
 import signal
 import subprocess
+from pathlib import Path
 
 
 @contextlib.contextmanager
@@ -35,3 +36,25 @@ def interruptible_child(args, **popen_kwargs):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def child_pids(pid):
+    """PIDs of the processes whose parent is ``pid`` (Linux /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def alive(pid):
+    """Whether the process ``pid`` runs (and is not a zombie; Linux /proc)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"

@@ -26,7 +26,7 @@ from sklearn_clda.inspection import (  # noqa: E402
 )
 from sklearn_clda.report import extend_chain, write_report  # noqa: E402
 
-from _signals import interruptible_child  # noqa: E402
+from _signals import alive, child_pids, interruptible_child  # noqa: E402
 
 pytest.importorskip("pandas")
 pytest.importorskip("jinja2")
@@ -352,27 +352,6 @@ def test_the_log_likelihood_figure_draws_every_chain(chains):
     plt.close(display.figure_)
 
 
-def _children(pid):
-    """PIDs of the processes whose parent is ``pid`` (Linux /proc)."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            found.append(int(stat.parent.name))
-    return found
-
-
-def _alive(pid):
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_ctrl_c_stops_chains_fitted_at_once(tmp_path):
     """Chains in worker processes stop with the command: exit 130 at once,
@@ -391,9 +370,9 @@ def test_ctrl_c_stops_chains_fitted_at_once(tmp_path):
             if "2 at a time, each in its own process" in line:
                 break
         deadline = time.monotonic() + 60
-        while len(_children(proc.pid)) < 2 and time.monotonic() < deadline:
+        while len(child_pids(proc.pid)) < 2 and time.monotonic() < deadline:
             time.sleep(0.2)
-        workers = _children(proc.pid)
+        workers = child_pids(proc.pid)
         time.sleep(2.0)  # the workers are importing, then sampling
         start = time.monotonic()
         proc.send_signal(signal.SIGINT)
@@ -405,9 +384,9 @@ def test_ctrl_c_stops_chains_fitted_at_once(tmp_path):
     assert stopped < 15
     assert workers
     deadline = time.monotonic() + 15
-    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+    while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not any(_alive(pid) for pid in workers)
+    assert not any(alive(pid) for pid in workers)
     assert not (tmp_path / "r" / "index.html").exists()
 
 

@@ -168,8 +168,9 @@ class SelectNComponentsDisplay:
             panel.set_title(title)
             if hint:
                 panel.set_ylabel(hint, fontsize="small")
-            if i + n_cols >= len(MEASURES):  # bottom row
+            if i + n_cols >= len(MEASURES):  # nothing below: the x axis is labelled
                 panel.set_xlabel("Number of topics")
+                panel.tick_params(axis="x", labelbottom=True)
             panel.grid(True, color="0.92")
             if x.size <= 12 and np.all(x == np.round(x)):
                 panel.set_xticks(x, [str(int(v)) for v in x])

@@ -50,9 +50,13 @@ STATIC_FILES = ("report.css", "report.js")
 #: The model files and the page.
 MAIN_FILES = ("index.html", "report.json", "model.npz", "model.joblib", "vocabulary.txt")
 
-#: Every file the report may write.
+#: The files of the command line's ``select`` (numbers of topics compared).
+SELECT_FILES = ("select_n_components.csv", "select_n_components.png")
+
+#: Every file the report (or ``select``) may write.
 REPORT_FILES = (
     MAIN_FILES + STATIC_FILES + tuple(TABLE_FILES.values()) + tuple(FIGURE_FILES.values())
+    + SELECT_FILES
 )
 
 

@@ -1,0 +1,235 @@
+"""The command line's ``select``: numbers of topics compared on your documents
+(:func:`~sklearn_clda.inspection.select_n_components`, R stm's ``searchK``),
+printed and written as a table and a figure."""
+
+import argparse
+import functools
+import shlex
+import time
+import warnings
+from pathlib import Path
+
+from ._cli_common import (
+    MAX_SEED,
+    _add_input_options,
+    _add_vocabulary_options,
+    _df_problem,
+    _fail,
+    _load_report_documents,
+    _n_components_problem,
+    _out_problem,
+    _report_dependencies_missing,
+    _report_prog,
+    _seed_problem,
+    _select_prog,
+    _use_agg,
+    _vectorize,
+)
+from .exceptions import ManyCollectionsWarning
+
+#: The numbers of topics tried by default.
+SELECT_K = "5,10,20,30,40"
+
+_SELECT_DESCRIPTION = """\
+Compare numbers of topics on your own documents before writing a report
+(R stm's searchK). The documents are split into --folds parts (each
+collection spread over all of them); for each K and each part, compound
+LDA is fitted on the other parts and measured: held-out perplexity of the
+part's documents (lower is better), coherence and exclusivity of the top 10
+words (higher is better), the stability of the topics across the parts'
+fits (their top words matched; higher is better) and the fit time. The
+table is printed and written to --out as select_n_components.csv, with the
+figure select_n_components.png. No measure decides alone: look for where
+perplexity stops improving much while coherence, exclusivity and stability
+hold, then read the topics of one or two candidates with the report
+command (-k K).
+"""
+
+
+def _k_values(text):
+    """``-k 5,10,20``: distinct numbers of topics, increasing."""
+    problem = argparse.ArgumentTypeError(
+        f"expected numbers of topics separated by commas (e.g. 5,10,20), got {text!r}")
+    try:
+        values = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        raise problem from None
+    if not values:
+        raise problem
+    return values
+
+
+def _add_select_parser(commands):
+    select = commands.add_parser(
+        "select",
+        prog=_select_prog(),
+        help="compare numbers of topics on your documents (perplexity, coherence, "
+             "exclusivity, stability)",
+        description=_SELECT_DESCRIPTION,
+        epilog=(
+            "The input formats and the output folder are those of the report\n"
+            f"command ('{_report_prog()} --help').\n\nexample:\n"
+            f"  {_select_prog()} --input docs.csv --group-column source \\\n"
+            "      -k 10,20,40 --out select/"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    select.set_defaults(command_prog=_select_prog())
+    _add_input_options(select, (
+        "folder to write select_n_components.csv and select_n_components.png "
+        "to; created if needed, those files in it are replaced (refused if one "
+        "is a symbolic link)"
+    ))
+    _add_vocabulary_options(select)
+    fit = select.add_argument_group("model")
+    fit.add_argument(
+        "-k", "--n-components", type=_k_values, default=SELECT_K, metavar="K,K,...",
+        help="numbers of topics to compare (default: %(default)s)",
+    )
+    fit.add_argument(
+        "-n", "--max-iter", type=int, default=300, metavar="SWEEPS",
+        help="Gibbs sweeps of each fit; the first half is burn-in (default: %(default)s)",
+    )
+    fit.add_argument(
+        "--folds", type=int, default=3, metavar="N",
+        help="parts the documents are split into; each K is fitted N times "
+        "(default: %(default)s)",
+    )
+    fit.add_argument(
+        "--seed", type=int, default=0,
+        help=f"random seed in [0, {MAX_SEED}] of the split and the fits; the same "
+        "seed gives the same table, but the fit times (default: %(default)s)",
+    )
+    fit.add_argument(
+        "--n-jobs", type=int, default=-1, metavar="N",
+        help="fits run at once, each in its own process; -1 for one per core, "
+        "-2 all but one (default: %(default)s)",
+    )
+
+
+def _check_select_args(args):
+    """One-line message for an invalid select option, or None."""
+    for k in args.n_components:
+        if _n_components_problem(k):
+            return _n_components_problem(k)
+    if args.max_iter < 2:
+        return "--max-iter must be at least 2"
+    if args.folds < 2:
+        return f"--folds must be at least 2 (each fit is measured on another part), got {args.folds}"
+    if args.n_jobs == 0:
+        return "--n-jobs must be a number of processes >= 1, or -1 for one per core, got 0"
+    return (_df_problem(args) or _seed_problem(args.seed)
+            or _out_problem(args, "the comparison", "select"))
+
+
+def _run_select(args):
+    """The ``select`` command: load, vectorize, fit every K on every fold,
+    print and write the comparison; return the exit code."""
+    fail = functools.partial(_fail, prog=_select_prog())
+    error = _check_select_args(args) or _report_dependencies_missing()
+    if error:
+        return fail(error)
+    _use_agg()
+    from sklearn_clda.report import InputError
+
+    try:
+        docs = _load_report_documents(args)
+        _, X = _vectorize(args, docs)
+    except InputError as exc:
+        return fail(str(exc))
+    if args.folds > X.shape[0]:
+        return fail(f"--folds {args.folds} is more than the {X.shape[0]} documents")
+    results = _compare_numbers_of_topics(args, X, docs.groups)
+    print(format_select_table(results))
+    return _write_select_folder(args, results, fail)
+
+
+def _compare_numbers_of_topics(args, X, groups):
+    """``select_n_components`` of CompoundLDA on X, with a line of what it does."""
+    from sklearn_clda import CompoundLDA
+    from sklearn_clda.inspection import select_n_components
+
+    ks = args.n_components
+    print(
+        f"Vocabulary: {X.shape[1]:,} terms, {int(X.sum()):,} tokens. Fitting "
+        f"CompoundLDA {len(ks) * args.folds} times (K = {', '.join(map(str, ks))}; "
+        f"{args.folds} folds) for {args.max_iter:,} sweeps each..."
+    )
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        # Said once, for the whole corpus, when the documents were read.
+        warnings.simplefilter("ignore", ManyCollectionsWarning)
+        results = select_n_components(
+            CompoundLDA(max_iter=args.max_iter, random_state=args.seed), X, groups,
+            n_components=ks, cv=args.folds, n_jobs=args.n_jobs, random_state=args.seed,
+        )
+    print(f"Done in {time.perf_counter() - start:.1f} s.\n")
+    return results
+
+
+#: Columns of the select table: measure, heading, decimals.
+_SELECT_COLUMNS = (("perplexity", "perplexity", 1), ("coherence", "coherence", 2),
+                   ("exclusivity", "exclusivity", 3), ("stability", "stability", 3),
+                   ("fit_time", "fit s", 1))
+
+
+def format_select_table(results):
+    """The comparison as text: one row per K, each measure's mean +- its
+    standard deviation over the folds."""
+    cells = [["K"] + [heading for _, heading, _ in _SELECT_COLUMNS]]
+    for _, row in results.iterrows():
+        cells.append([str(int(row["n_components"]))] + [
+            f"{row[name]:.{digits}f} +- {row[name + '_std']:.{digits}f}"
+            for name, _, digits in _SELECT_COLUMNS])
+    widths = [max(len(line[i]) for line in cells) for i in range(len(cells[0]))]
+    lines = ["  ".join(cell.rjust(width) for cell, width in zip(line, widths))
+             for line in cells]
+    return "\n".join(lines + [
+        "",
+        "perplexity of held-out documents: lower is better; coherence, exclusivity "
+        "and stability",
+        "of the top 10 words: higher is better (stability: do the folds' fits find "
+        "the same words?).",
+    ])
+
+
+def _write_select_folder(args, results, fail):
+    """Write the table (CSV) and the figure (PNG) to ``--out``; the exit code."""
+    import matplotlib.pyplot as plt
+
+    from sklearn_clda.plotting import SelectNComponentsDisplay
+    from sklearn_clda.report import InputError
+    from sklearn_clda.report._files import SELECT_FILES, write_csv, write_file
+
+    out = Path(args.out)
+    table, figure = SELECT_FILES
+    display = SelectNComponentsDisplay.from_results(results)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        write_csv(out, table, list(results.columns), results.itertuples(index=False))
+        write_file(out, figure,
+                   lambda fh: display.figure_.savefig(fh, format="png", dpi=110))
+    except (InputError, OSError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        return fail(f"cannot write to {out}: {reason}")
+    finally:
+        plt.close(display.figure_)
+    print(f"\nWrote {out / table} and {out / figure}.")
+    print(f"Read the topics of a candidate K with:\n  {_report_command(args)} -k K "
+          "--out DIR")
+    return 0
+
+
+def _report_command(args):
+    """The ``report`` command on the same documents and vocabulary as ``args``."""
+    parts = [_report_prog(), "--input", shlex.quote(str(args.input))]
+    for option, value, default in (
+        ("--text-column", args.text_column, "text"),
+        ("--group-column", args.group_column, "group"),
+        ("--stop-words", args.stop_words, "english"),
+        ("--min-df", args.min_df, 2),
+        ("--max-df", args.max_df, 0.95),
+    ):
+        if value != default:
+            parts += [option, shlex.quote(str(value))]
+    return " ".join(parts)

@@ -1,0 +1,181 @@
+"""``python -m sklearn_clda select``: numbers of topics compared on your documents."""
+
+import csv
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("matplotlib")
+pytest.importorskip("pandas")
+
+from numpy.testing import assert_allclose  # noqa: E402
+from sklearn.feature_extraction.text import CountVectorizer  # noqa: E402
+
+from sklearn_clda import CompoundLDA  # noqa: E402
+from sklearn_clda.__main__ import main  # noqa: E402
+from sklearn_clda.inspection import select_n_components  # noqa: E402
+from sklearn_clda.report import load_documents  # noqa: E402
+
+from _signals import alive, child_pids, interruptible_child  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+THEMES = {
+    "sport": "match goal team player coach season league striker referee stadium".split(),
+    "money": "market stock bank investor profit shares trading inflation bonds dividend".split(),
+    "science": "research cell protein experiment telescope galaxy physics molecule".split(),
+}
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+FAST = ["-n", "40", "--n-jobs", "1"]
+
+
+@pytest.fixture(scope="module")
+def docs_csv(tmp_path_factory):
+    """90 documents, each of one outlet's theme: three topics."""
+    rng = random.Random(0)
+    path = tmp_path_factory.mktemp("input") / "docs.csv"
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["body", "outlet"])
+        for outlet, words in THEMES.items():
+            for _ in range(30):
+                writer.writerow([" ".join(rng.choice(words) for _ in range(25)), outlet])
+    return path
+
+
+def _select(docs_csv, out, *extra):
+    return main(["select", "--input", str(docs_csv), "--text-column", "body",
+                 "--group-column", "outlet", "--out", str(out), *FAST, *extra])
+
+
+def test_select_writes_the_comparison_of_select_n_components(docs_csv, tmp_path, capsys):
+    assert _select(docs_csv, tmp_path / "out", "-k", "5,2,3") == 0
+    printed = capsys.readouterr().out
+    with open(tmp_path / "out" / "select_n_components.csv", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [row["n_components"] for row in rows] == ["2", "3", "5"]
+    # The numbers of select_n_components on the same counts, folds and seeds.
+    docs = load_documents(docs_csv, "body", "outlet")
+    X = CountVectorizer(stop_words="english", min_df=2, max_df=0.95).fit_transform(docs.texts)
+    expected = select_n_components(
+        CompoundLDA(max_iter=40, random_state=0), X, docs.groups, n_components=[2, 3, 5],
+        cv=3, random_state=0)
+    for name in ("perplexity", "coherence", "exclusivity", "stability", "stability_std"):
+        assert_allclose([float(row[name]) for row in rows], expected[name], rtol=1e-12)
+    # Three planted themes: three topics predict held-out words better than two.
+    assert expected["perplexity"][1] < expected["perplexity"][0]
+    assert (tmp_path / "out" / "select_n_components.png").read_bytes()[:8] == PNG_SIGNATURE
+    table = printed.split("Done in")[1].split("\n", 1)[1]
+    assert "K" in table and "stability" in table
+    assert [line.split()[0] for line in table.splitlines()
+            if line.strip()[:1].isdigit()] == ["2", "3", "5"]
+    # The way on: the report on the same documents and vocabulary.
+    assert ("report --input " + str(docs_csv) + " --text-column body --group-column "
+            "outlet -k K") in printed
+
+
+def test_seed_and_folds_reach_the_search(docs_csv, tmp_path):
+    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    assert _select(docs_csv, a, "-k", "2", "--seed", "1", "--folds", "2") == 0
+    assert _select(docs_csv, b, "-k", "2", "--seed", "1", "--folds", "2") == 0
+    assert _select(docs_csv, c, "-k", "2", "--seed", "2", "--folds", "2") == 0
+
+    def perplexity(folder):
+        with open(folder / "select_n_components.csv", encoding="utf-8") as fh:
+            return float(next(csv.DictReader(fh))["perplexity"])
+
+    assert perplexity(a) == perplexity(b) != perplexity(c)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["-k", "0,3"], "--n-components must be in [1,"),
+        (["--folds", "1"], "--folds must be at least 2"),
+        (["--folds", "91"], "--folds 91 is more than the 90 documents"),
+        (["--n-jobs", "0"], "--n-jobs must be a number of processes"),
+        (["--max-iter", "1"], "--max-iter must be at least 2"),
+        (["--min-df", "0"], "--min-df must be a number of documents"),
+        (["--seed", "-1"], "--seed must be an integer in"),
+        (["--text-column", "nope"], "nope"),
+    ],
+)
+def test_bad_values_exit_2_with_one_line(docs_csv, tmp_path, capsys, argv, message):
+    assert _select(docs_csv, tmp_path / "out", "-k", "2", *argv) == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert len(errors) == 1 and "Traceback" not in errors[0]
+    assert errors[0].startswith("python -m sklearn_clda select: error: ")
+    assert message in errors[0]
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("value", ["x", "2,b", ","])
+def test_k_must_be_numbers_of_topics(docs_csv, tmp_path, capsys, value):
+    with pytest.raises(SystemExit) as exc:
+        _select(docs_csv, tmp_path, "-k", value)
+    assert exc.value.code == 2
+    assert "numbers of topics" in capsys.readouterr().err
+
+
+def test_output_problems_are_refused_before_fitting(docs_csv, tmp_path, capsys):
+    taken = tmp_path / "file"
+    taken.write_text("not a folder")
+    assert _select(docs_csv, taken, "-k", "2") == 2
+    assert "is an existing file" in capsys.readouterr().err
+    out = tmp_path / "out"
+    out.mkdir()
+    target = tmp_path / "elsewhere.csv"
+    os.symlink(target, out / "select_n_components.csv")
+    assert _select(docs_csv, out, "-k", "2") == 2
+    assert "symbolic link" in capsys.readouterr().err
+    assert not target.exists()
+
+
+def test_help_names_the_command(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "select --input PATH --out DIR" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["select", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "stm's searchK" in text and "select_n_components.csv" in text
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_ctrl_c_stops_the_fits_and_their_workers(docs_csv, tmp_path):
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    with interruptible_child(
+        [sys.executable, "-m", "sklearn_clda", "select", "--input", str(docs_csv),
+         "--text-column", "body", "--group-column", "outlet", "--out", str(tmp_path / "o"),
+         "-k", "2,3", "-n", "10000000", "--n-jobs", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path, env=env, text=True,
+    ) as proc:
+        for line in proc.stdout:
+            if line.startswith("Vocabulary:"):  # printed just before the fits
+                break
+        deadline = time.monotonic() + 60
+        while len(child_pids(proc.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        workers = child_pids(proc.pid)
+        time.sleep(2.0)  # the workers are importing, then sampling
+        start = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        stopped = time.monotonic() - start
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1] == "python -m sklearn_clda select: interrupted"
+    assert stopped < 15
+    assert workers
+    deadline = time.monotonic() + 15
+    while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(alive(pid) for pid in workers)
+    assert not (tmp_path / "o").exists()
