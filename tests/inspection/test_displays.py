@@ -177,6 +177,13 @@ def test_select_display_from_results(results):
     assert titles == ["Held-out perplexity", "Coherence", "Exclusivity",
                       "Stability across folds", "Fit time (s)", ""]
     assert not disp.axes_[1, 2].axison
+    # Exclusivity has no panel below it: its x axis is labelled, the others'
+    # shared ticks only at the bottom.
+    disp.figure_.canvas.draw()
+    for panel, labelled in ((disp.axes_[0, 2], True), (disp.axes_[0, 0], False)):
+        assert panel.get_xlabel() == ("Number of topics" if labelled else "")
+        assert any(t.get_visible() and t.get_text() for t in panel.get_xticklabels()) \
+            == labelled
 
 
 def test_select_display_from_estimator(corpus, results):
