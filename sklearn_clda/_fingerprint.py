@@ -42,8 +42,8 @@ def data_fingerprint(X, doc_group, labels):
 def fitted_on(model, X, groups, caller):
     """Whether ``X`` and ``groups`` are the documents ``model`` was fitted
     on, in the same order: True or False, or None when the model keeps no
-    fingerprint (a ``partial_fit``, a Dask fit, a model loaded from
-    ``model.npz`` or saved before fits kept one).
+    fingerprint (a ``partial_fit``, a Dask fit, or a model saved before
+    fits kept one).
 
     ``groups`` are compared only when given and the model was fitted with
     collections; ``None`` checks the counts alone.

@@ -32,7 +32,9 @@ __all__ = ["load_model", "save_model"]
 FORMAT_NAME = "sklearn_clda.model"
 FORMAT_VERSION = 1
 _CLASSES = {"CompoundLDA": CompoundLDA, "LDAGibbs": LDAGibbs}
-_HEADER_KEYS = ("format", "format_version", "class_name", "params", "attributes", "notes")
+_HEADER_KEYS = ("format", "format_version", "class_name", "params", "attributes", "notes",
+                "data_fingerprint")
+_DIGEST = re.compile(r"[0-9a-f]{32}\Z")
 _PREFIX = "fitted/"
 # Names of fitted attributes and of the keys of a dict attribute.
 _ATTRIBUTE_NAME = re.compile(r"[a-z][a-z0-9_]*_\Z")
@@ -185,6 +187,13 @@ def save_model(estimator, path):
         such as ``trace_``, a JSON object of such kinds.
     ``notes``
         A JSON list of strings: what was changed to store the model.
+    ``data_fingerprint`` (optional)
+        A JSON list ``[[[n_samples, n_features], n_tokens, counts_digest],
+        groups_digest]``: which documents (and collections) the model was
+        fitted on, as 32-digit hexadecimal BLAKE2 digests, so that the
+        loaded model tells them from others of the same shape (see
+        :func:`~sklearn_clda.report.write_report`). Absent for a model that
+        keeps none (after ``partial_fit``).
     ``fitted/<name>``, ``fitted/<name>/<key>``
         The attribute ``name`` (or the entry ``key`` of a dict attribute)
         as an array; scalars are 0-d arrays.
@@ -240,6 +249,9 @@ def _npz_entries(estimator):
         "attributes": json.dumps(attributes),
         "notes": json.dumps(notes),
     }
+    fingerprint = getattr(estimator, "_data_fingerprint", None)
+    if fingerprint is not None:
+        header["data_fingerprint"] = json.dumps(fingerprint)
     return {**{k: np.asarray(v) for k, v in header.items()}, **arrays}
 
 
@@ -330,6 +342,30 @@ def _read_header(entries, path):
     return _CLASSES[name], _json(entries, "params", dict, path), _json(
         entries, "attributes", dict, path
     )
+
+
+def _read_fingerprint(entries, path):
+    """The optional ``data_fingerprint`` entry as the fit keeps it, checked."""
+    if "data_fingerprint" not in entries:
+        return None
+    value = _json(entries, "data_fingerprint", list, path)
+
+    def count(v):
+        return type(v) is int and v >= 0
+
+    def digest(v):
+        return isinstance(v, str) and _DIGEST.match(v) is not None
+
+    try:
+        (shape, n_tokens, counts), groups = value
+        valid = (isinstance(shape, list) and len(shape) == 2 and all(map(count, shape))
+                 and count(n_tokens) and digest(counts) and digest(groups))
+    except (TypeError, ValueError):
+        valid = False
+    if not valid:
+        raise _bad(path, "entry 'data_fingerprint' is not [[[rows, columns], tokens, "
+                         "digest], digest]")
+    return (tuple(shape), n_tokens, counts), groups
 
 
 def _build_estimator(cls, params, path):
@@ -584,6 +620,7 @@ def load_model(path):
     cls, params, manifest = _read_header(entries, path)
     estimator = _build_estimator(cls, params, path)
     attrs = _read_attributes(manifest, entries, path)
+    fingerprint = _read_fingerprint(entries, path)
     missing = sorted(_REQUIRED[cls.__name__] - set(attrs))
     if missing:
         raise _bad(path, f"missing fitted attributes {missing}")
@@ -594,4 +631,6 @@ def load_model(path):
     (_check_clda if cls is CompoundLDA else _check_lda)(attrs, estimator.n_components, path)
     for name, value in attrs.items():
         setattr(estimator, name, value)
+    if fingerprint is not None:
+        estimator._data_fingerprint = fingerprint
     return estimator

@@ -118,3 +118,28 @@ def test_chains_of_other_documents_are_refused(corpus, clda):
     same = CompoundLDA(n_components=3, max_iter=40, thin=1, random_state=1).fit(
         corpus.data, groups=labels)
     assert align_chains([model, same]).draws.shape[0] == 2
+
+
+def test_saved_model_keeps_its_fingerprint(corpus, clda, tmp_path):
+    import json
+
+    from sklearn_clda import load_model, save_model
+
+    model, labels = clda
+    copy = load_model(save_model(model, tmp_path / "m.npz"))
+    assert copy._data_fingerprint == model._data_fingerprint
+    assert fitted_on(copy, corpus.data, labels, "test") is True
+    assert fitted_on(copy, corpus.data[::-1], labels[::-1], "test") is False
+    # A model that keeps none (after partial_fit) saves none.
+    lda = LDAGibbs(n_components=3, max_iter=5, random_state=0).fit(corpus.data)
+    lda.partial_fit(corpus.data[:10])
+    assert fitted_on(load_model(save_model(lda, tmp_path / "l.npz")), corpus.data, None,
+                     "test") is None
+    # A damaged entry is refused, naming it.
+    entries = dict(np.load(tmp_path / "m.npz"))
+    for bad in ([1, 2], [[[60, 30], 2400, "xyz"], "0" * 32], [[[60, -1], 2400, "0" * 32],
+                                                              "0" * 32], {"a": 1}):
+        entries["data_fingerprint"] = np.asarray(json.dumps(bad))
+        np.savez(tmp_path / "bad.npz", **entries)
+        with pytest.raises(ValueError, match="data_fingerprint"):
+            load_model(tmp_path / "bad.npz")
