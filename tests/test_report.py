@@ -1056,24 +1056,61 @@ def test_topics_that_go_together_are_those_within_the_collections(csv_report):
     summary = _summary(out)
     model = joblib.load(out / "model.joblib")[-1]
     groups = [g for _, g in csv_report["docs"]]
-    within = topic_correlation(model, groups=groups, within_collections=True)
+    within = topic_correlation(model, groups=groups, within_collections=True,
+                               n_bootstrap=200, random_state=0)
     corpus = topic_correlation(model, groups=groups)
     pairs = summary["topic_pairs"]
     assert pairs["within"] and pairs["n_edges"] == len(within.edges)
     assert pairs["n_edges_corpus"] == len(corpus.edges)
+    # 60 documents, 3 topics: 200 resamples, of the correlations within
+    assert pairs["n_bootstrap"] == 200 and pairs["interval"] == 0.9
+    assert pairs["n_clear"] == int(within.edges["clear"].sum())
     for row in pairs["edges"]:
         a, b = row["topic_a"], row["topic_b"]
         assert row["within"] == pytest.approx(within.correlation[a, b])
         assert row["corpus"] == pytest.approx(corpus.correlation[a, b])
+        assert row["lower"] == pytest.approx(within.lower[a, b])
+        assert row["upper"] == pytest.approx(within.upper[a, b])
+        assert row["clear"] == (within.lower[a, b] > pairs["cutoff"])
     for row in pairs["collection_only"]:
         a, b = row["topic_a"], row["topic_b"]
         assert corpus.adjacency[a, b] and not within.adjacency[a, b]
     with open(out / "topic_correlations.csv", newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) == int(np.triu(within.adjacency | corpus.adjacency, k=1).sum())
+    for row in rows:
+        a, b = int(row["topic_a"]), int(row["topic_b"])
+        assert float(row["lower"]) == pytest.approx(within.lower[a, b])
     page = " ".join((out / "index.html").read_text(encoding="utf-8").split())
     assert "<h3>Topics that go together</h3>" in page
-    assert "within the collections" in page.split("<h3>Topics that go together</h3>")[1]
+    section = page.split("<h3>Topics that go together</h3>")[1].split("</table>")[0]
+    assert "within the collections" in section
+    if pairs["edges"]:
+        assert "90% interval</th>" in section
+        assert section.count('<tr class="unsure">') == sum(
+            not row["clear"] for row in pairs["edges"])
+
+
+def test_correlation_intervals_fit_the_time_they_may_take(tmp_path, monkeypatch):
+    from sklearn_clda.report import _analysis
+
+    # news16 at 20 topics: all 200 resamples; at 100, fewer; past the
+    # budget at the fewest, none.
+    assert _analysis.bootstrap_draws(10_764, 20) == 200
+    assert 50 <= _analysis.bootstrap_draws(10_764, 100) < 200
+    assert _analysis.bootstrap_draws(1_000_000, 100) == 0
+    monkeypatch.setattr(_analysis, "BOOTSTRAP_WORK", 1.0)
+    docs = _make_documents()
+    X = CountVectorizer().fit_transform([t for t, _ in docs])
+    groups = [g for _, g in docs]
+    model = CompoundLDA(n_components=3, max_iter=30, random_state=0).fit(X, groups=groups)
+    summary = write_report(model, X, [f"w{i}" for i in range(X.shape[1])], tmp_path / "r",
+                           groups=groups)
+    pairs = summary["topic_pairs"]
+    assert pairs["n_bootstrap"] == 0 and pairs["n_clear"] is None
+    assert all(row["lower"] is None and row["clear"] is None for row in pairs["edges"])
+    page = " ".join((tmp_path / "r" / "index.html").read_text(encoding="utf-8").split())
+    assert "too large to resample the correlations" in page
 
 
 def test_heatmap_and_tables_follow_the_topic_table(csv_report, tmp_path, monkeypatch):

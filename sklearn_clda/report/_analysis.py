@@ -222,9 +222,21 @@ def trend_display(stats, names, interval):
 #: the edges listed on the page (all are in topic_correlations.csv).
 CORRELATION_CUTOFF = 0.01
 PAGE_EDGES = 12
+#: Bootstrap resamples of the correlations on the page, the work they may
+#: take (documents x topics^2 x resamples: 10^10 is about 4 s on one core),
+#: and the fewest worth taking (fewer: no intervals, with a note).
+BOOTSTRAP_DRAWS = 200
+BOOTSTRAP_WORK = 1e10
+MIN_BOOTSTRAP_DRAWS = 50
 
 
-def topic_pairs(model, X, groups, fitted):
+def bootstrap_draws(n_documents, n_topics):
+    """Resamples for the correlation intervals of a corpus this size (0: none)."""
+    draws = min(BOOTSTRAP_DRAWS, int(BOOTSTRAP_WORK / max(1, n_documents * n_topics ** 2)))
+    return draws if draws >= MIN_BOOTSTRAP_DRAWS else 0
+
+
+def topic_pairs(model, X, groups, fitted, interval):
     """Which topics go together in documents: ``(summary, graph)``.
 
     With two collections or more, within the collections (each document's
@@ -234,35 +246,48 @@ def topic_pairs(model, X, groups, fitted):
     page, ``graph`` the :func:`~sklearn_clda.inspection.topic_correlation`
     results (``main`` and ``corpus``) for the figure and the CSV table.
     ``fitted``: whether ``X`` are the fitted documents (their proportions
-    are then the fit's, otherwise they are folded in).
+    are then the fit's, otherwise they are folded in). The main
+    correlations (within the collections, or across the corpus with one)
+    get bootstrap intervals of mass ``interval`` (:func:`bootstrap_draws`).
     """
     from ..inspection import topic_correlation
 
     data = None if fitted else X
     within = groups is not None and len(set(map(str, groups))) >= 2
-    corpus = topic_correlation(model, data, groups, cutoff=CORRELATION_CUTOFF)
+    draws = bootstrap_draws(X.shape[0], model.components_.shape[0])
+    boot = {"n_bootstrap": draws, "ci": interval, "random_state": 0}
+    corpus = topic_correlation(model, data, groups, cutoff=CORRELATION_CUTOFF,
+                               **({} if within else boot))
     main = corpus
     if within:
         main = topic_correlation(model, data, groups, cutoff=CORRELATION_CUTOFF,
-                                 within_collections=True)
+                                 within_collections=True, **boot)
     gone = corpus.edges[~main.adjacency[corpus.edges.topic_a, corpus.edges.topic_b]]
-    within_r = main.correlation if within else None
     summary = {
         "within": within, "cutoff": CORRELATION_CUTOFF,
         "n_edges": len(main.edges), "n_edges_corpus": len(corpus.edges),
-        "edges": _pairs(main.edges.head(PAGE_EDGES), within_r, corpus.correlation),
-        "collection_only": (_pairs(gone.head(PAGE_EDGES // 2), within_r, corpus.correlation)
-                            if within else []),
+        "n_bootstrap": draws, "interval": interval,
+        "n_clear": int(main.edges["clear"].sum()) if draws else None,
+        "edges": _pairs(main.edges.head(PAGE_EDGES), main, corpus),
+        "collection_only": _pairs(gone.head(PAGE_EDGES // 2), main, corpus) if within else [],
     }
     return summary, Bunch(main=main, corpus=corpus)
 
 
-def _pairs(edges, within, corpus):
+def _pairs(edges, main, corpus):
     """The pairs of ``edges`` with their correlation within the collections
-    (None without) and across the corpus."""
-    return [
-        {"topic_a": int(a), "topic_b": int(b),
-         "within": None if within is None else float(within[a, b]),
-         "corpus": float(corpus[a, b])}
-        for a, b in edges[["topic_a", "topic_b"]].itertuples(index=False)
-    ]
+    (None without), its bootstrap interval (None without) and whether it
+    is clear, and their correlation across the corpus."""
+    within = main.within_collections
+    out = []
+    for a, b in edges[["topic_a", "topic_b"]].itertuples(index=False):
+        bounds = (None, None) if main.lower is None else (float(main.lower[a, b]),
+                                                          float(main.upper[a, b]))
+        out.append({
+            "topic_a": int(a), "topic_b": int(b),
+            "within": float(main.correlation[a, b]) if within else None,
+            "corpus": float(corpus.correlation[a, b]),
+            "lower": bounds[0], "upper": bounds[1],
+            "clear": None if bounds[0] is None else bounds[0] > CORRELATION_CUTOFF,
+        })
+    return out

@@ -74,7 +74,8 @@ def build_summary(model, X, names, options):
     labels = _analysis.topic_words(model, names, options.top_words)
     theta, theta_note = _analysis.document_topics(model, X, options.groups)
     topics = _topics(model, X, names, options.groups, labels, stats, theta)
-    pairs, graph = _analysis.topic_pairs(model, X, options.groups, theta is not None)
+    pairs, graph = _analysis.topic_pairs(model, X, options.groups, theta is not None,
+                                         options.interval)
     docs = _DocumentPicker(model, X, names, options)
     info = _input_info(options.texts_info)
     shown = shown_collections(stats)

@@ -57,14 +57,18 @@ def _topics(summary):
 
 def _topic_pairs(graph):
     """Every pair of topics that is an edge within the collections or across
-    the corpus, with both correlations (the first empty without collections)."""
+    the corpus, with both correlations (the first empty without collections)
+    and the bootstrap interval of the first (of the second without
+    collections; empty when the corpus was too large to resample)."""
     main, corpus = graph.main, graph.corpus
     within = main.within_collections
     pairs = np.argwhere(np.triu(main.adjacency | corpus.adjacency, k=1))
     header = ("topic_a", "topic_b", "within_collections", "corpus", "edge_within",
-              "edge_corpus")
+              "edge_corpus", "lower", "upper")
     rows = [[a, b, main.correlation[a, b] if within else None, corpus.correlation[a, b],
-             bool(main.adjacency[a, b]) if within else None, bool(corpus.adjacency[a, b])]
+             bool(main.adjacency[a, b]) if within else None, bool(corpus.adjacency[a, b]),
+             None if main.lower is None else main.lower[a, b],
+             None if main.upper is None else main.upper[a, b]]
             for a, b in pairs.tolist()]
     rows.sort(key=lambda row: -(row[2] if within else row[3]))
     return header, rows
