@@ -37,17 +37,16 @@ from ._cli_common import (
     _add_vocabulary_options,
     _df_problem,
     _fail,
-    _load_report_documents,
     _n_components_problem,
     _note,
     _out_problem,
     _prog,
+    _read_corpus,
     _report_dependencies_missing,
     _report_prog,
     _seed_problem,
     _select_prog,
     _use_agg,
-    _vectorize,
 )
 from ._cli_select import _add_select_parser, _run_select
 from .exceptions import ManyCollectionsWarning
@@ -395,16 +394,11 @@ def _report_sampling(max_iter):
 
 def _run_report(args):
     """The ``report`` command: load, vectorize, fit, extend, write; return the exit code."""
-    error = _check_report_args(args) or _report_dependencies_missing()
-    if error:
-        return _fail(error)
-    _use_agg()
     from sklearn_clda.report import InputError
     from sklearn_clda.report._parallel import ChainProcessError
 
     try:
-        docs = _load_report_documents(args)
-        vectorizer, X = _vectorize(args, docs)
+        docs, vectorizer, X = _read_corpus(args, _check_report_args(args))
     except InputError as exc:
         return _fail(str(exc))
     try:

@@ -259,3 +259,19 @@ def _vectorize(args, docs):
             args.command_prog,
         )
     return vectorizer, X
+
+
+def _read_corpus(args, problem):
+    """Check, read and vectorize the documents of a command on documents:
+    ``(docs, vectorizer, X)``. ``problem`` is the command's own check of its
+    options (a one-line reason, or None); every problem raises InputError
+    with its one line."""
+    from sklearn_clda.report import InputError
+
+    problem = problem or _report_dependencies_missing()
+    if problem:
+        raise InputError(problem)
+    _use_agg()
+    docs = _load_report_documents(args)
+    vectorizer, X = _vectorize(args, docs)
+    return docs, vectorizer, X

@@ -15,15 +15,12 @@ from ._cli_common import (
     _add_vocabulary_options,
     _df_problem,
     _fail,
-    _load_report_documents,
     _n_components_problem,
     _out_problem,
-    _report_dependencies_missing,
+    _read_corpus,
     _report_prog,
     _seed_problem,
     _select_prog,
-    _use_agg,
-    _vectorize,
 )
 from .exceptions import ManyCollectionsWarning
 
@@ -125,16 +122,11 @@ def _check_select_args(args):
 def _run_select(args):
     """The ``select`` command: load, vectorize, fit every K on every fold,
     print and write the comparison; return the exit code."""
-    fail = functools.partial(_fail, prog=_select_prog())
-    error = _check_select_args(args) or _report_dependencies_missing()
-    if error:
-        return fail(error)
-    _use_agg()
     from sklearn_clda.report import InputError
 
+    fail = functools.partial(_fail, prog=_select_prog())
     try:
-        docs = _load_report_documents(args)
-        _, X = _vectorize(args, docs)
+        docs, _, X = _read_corpus(args, _check_select_args(args))
     except InputError as exc:
         return fail(str(exc))
     if args.folds > X.shape[0]:

@@ -11,8 +11,11 @@ terminal, and Python's own handler.
 """
 
 import contextlib
+import os
 import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 
@@ -58,3 +61,35 @@ def alive(pid):
     except OSError:
         return False
     return state != "Z"
+
+
+def interrupt_with_workers(argv, ready, cwd, n_workers=2):
+    """Run ``python -m sklearn_clda *argv`` (this checkout first on the
+    path), send it SIGINT once a stdout line contains ``ready`` and
+    ``n_workers`` child processes run (and have had 2 s to start working);
+    return ``(returncode, stderr, seconds to stop, worker PIDs, worker PIDs
+    still alive 15 s later at the most)``."""
+    root = str(Path(__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]]
+                                                  if env.get("PYTHONPATH") else []))
+    with interruptible_child(
+        [sys.executable, "-m", "sklearn_clda", *argv], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, cwd=cwd, env=env, text=True,
+    ) as proc:
+        for line in proc.stdout:
+            if ready in line:
+                break
+        deadline = time.monotonic() + 60
+        while len(child_pids(proc.pid)) < n_workers and time.monotonic() < deadline:
+            time.sleep(0.2)
+        workers = child_pids(proc.pid)
+        time.sleep(2.0)  # the workers are importing, then working
+        start = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        stopped = time.monotonic() - start
+    deadline = time.monotonic() + 15
+    while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return proc.returncode, err, stopped, workers, [pid for pid in workers if alive(pid)]

@@ -4,11 +4,7 @@
 import csv
 import json
 import os
-import signal
-import subprocess
 import sys
-import time
-from pathlib import Path
 
 import matplotlib
 import numpy as np
@@ -26,13 +22,12 @@ from sklearn_clda.inspection import (  # noqa: E402
 )
 from sklearn_clda.report import extend_chain, write_report  # noqa: E402
 
-from _signals import alive, child_pids, interruptible_child  # noqa: E402
+from _signals import interrupt_with_workers  # noqa: E402
 
 pytest.importorskip("pandas")
 pytest.importorskip("jinja2")
 
 WORDS = [f"w{i}" for i in range(30)]
-REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -357,36 +352,15 @@ def test_ctrl_c_stops_chains_fitted_at_once(tmp_path):
     """Chains in worker processes stop with the command: exit 130 at once,
     no worker left running."""
     source = _documents(tmp_path / "docs.csv")
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(REPO_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    with interruptible_child(
-        [sys.executable, "-m", "sklearn_clda", "report", "--input", str(source), "--out",
-         str(tmp_path / "r"), "-k", "2", "-n", "10000000", "--chains", "2", "--n-jobs", "2",
-         "--no-progress"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path, env=env, text=True,
-    ) as proc:
-        for line in proc.stdout:
-            if "2 at a time, each in its own process" in line:
-                break
-        deadline = time.monotonic() + 60
-        while len(child_pids(proc.pid)) < 2 and time.monotonic() < deadline:
-            time.sleep(0.2)
-        workers = child_pids(proc.pid)
-        time.sleep(2.0)  # the workers are importing, then sampling
-        start = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-        stopped = time.monotonic() - start
-    assert proc.returncode == 130, err
+    code, err, stopped, workers, left = interrupt_with_workers(
+        ["report", "--input", str(source), "--out", str(tmp_path / "r"), "-k", "2",
+         "-n", "10000000", "--chains", "2", "--n-jobs", "2", "--no-progress"],
+        "2 at a time, each in its own process", tmp_path)
+    assert code == 130, err
     assert "Traceback" not in err
     assert err.strip().splitlines()[-1] == "python -m sklearn_clda report: interrupted"
     assert stopped < 15
-    assert workers
-    deadline = time.monotonic() + 15
-    while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not any(alive(pid) for pid in workers)
+    assert workers and not left
     assert not (tmp_path / "r" / "index.html").exists()
 
 

@@ -3,11 +3,7 @@
 import csv
 import os
 import random
-import signal
-import subprocess
 import sys
-import time
-from pathlib import Path
 
 import pytest
 
@@ -22,9 +18,8 @@ from sklearn_clda.__main__ import main  # noqa: E402
 from sklearn_clda.inspection import select_n_components  # noqa: E402
 from sklearn_clda.report import load_documents  # noqa: E402
 
-from _signals import alive, child_pids, interruptible_child  # noqa: E402
+from _signals import interrupt_with_workers  # noqa: E402
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 THEMES = {
     "sport": "match goal team player coach season league striker referee stadium".split(),
     "money": "market stock bank investor profit shares trading inflation bonds dividend".split(),
@@ -148,34 +143,14 @@ def test_help_names_the_command(capsys):
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_ctrl_c_stops_the_fits_and_their_workers(docs_csv, tmp_path):
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(REPO_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    with interruptible_child(
-        [sys.executable, "-m", "sklearn_clda", "select", "--input", str(docs_csv),
-         "--text-column", "body", "--group-column", "outlet", "--out", str(tmp_path / "o"),
-         "-k", "2,3", "-n", "10000000", "--n-jobs", "2"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path, env=env, text=True,
-    ) as proc:
-        for line in proc.stdout:
-            if line.startswith("Vocabulary:"):  # printed just before the fits
-                break
-        deadline = time.monotonic() + 60
-        while len(child_pids(proc.pid)) < 2 and time.monotonic() < deadline:
-            time.sleep(0.2)
-        workers = child_pids(proc.pid)
-        time.sleep(2.0)  # the workers are importing, then sampling
-        start = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-        stopped = time.monotonic() - start
-    assert proc.returncode == 130, err
+    code, err, stopped, workers, left = interrupt_with_workers(
+        ["select", "--input", str(docs_csv), "--text-column", "body", "--group-column",
+         "outlet", "--out", str(tmp_path / "o"), "-k", "2,3", "-n", "10000000",
+         "--n-jobs", "2"],
+        "Vocabulary:", tmp_path)  # printed just before the fits
+    assert code == 130, err
     assert "Traceback" not in err
     assert err.strip().splitlines()[-1] == "python -m sklearn_clda select: interrupted"
     assert stopped < 15
-    assert workers
-    deadline = time.monotonic() + 15
-    while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not any(alive(pid) for pid in workers)
+    assert workers and not left
     assert not (tmp_path / "o").exists()
