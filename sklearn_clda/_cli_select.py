@@ -112,7 +112,8 @@ def _check_select_args(args):
     if args.max_iter < 2:
         return "--max-iter must be at least 2"
     if args.folds < 2:
-        return f"--folds must be at least 2 (each fit is measured on another part), got {args.folds}"
+        return (f"--folds must be at least 2 (each fit is measured on another part), "
+                f"got {args.folds}")
     if args.n_jobs == 0:
         return "--n-jobs must be a number of processes >= 1, or -1 for one per core, got 0"
     return (_df_problem(args) or _seed_problem(args.seed)
