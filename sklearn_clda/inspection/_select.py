@@ -2,19 +2,21 @@
 stability and fit time against K (stm's ``searchK``)."""
 
 import time
+import warnings
 from numbers import Integral
 
 import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import KFold, StratifiedKFold, check_cv
-from sklearn.utils import _safe_indexing
+from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils._param_validation import HasMethods, StrOptions, validate_params
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _num_samples
 
 from .._corpus import StrictInterval, check_group_labels
-from ..metrics import top_word_indices, topic_coherence, topic_exclusivity
-from ._stability import fold_stability
+from .._sweeper import _effective_n_jobs
+from ..metrics import topic_coherence, topic_exclusivity
+from ._stability import MAX_STABILITY_TOPICS, fold_stability, ranked_top_words
 from ._utils import accepts, require_pandas, unwrap
 
 __all__ = ["select_n_components"]
@@ -75,8 +77,23 @@ def _call_with_groups(method, X, groups):
     return method(X)
 
 
-def _evaluate(estimator, X, labels, train, test, n_topics, coherence):
-    """Fit one clone with ``n_topics`` topics on ``train``; measure it on ``test``."""
+def _fold_words(est, model, pre, seed):
+    """The fit's ranked top words, to compare across the folds: names when
+    the Pipeline's steps give them, else column indices; None when columns
+    cannot be compared (a step refitted on each fold that names none)."""
+    names = unwrap(est)[2]
+    if names is None and pre is not None and any(
+            not isinstance(step, str) and step is not None and get_tags(step).requires_fit
+            for _, step in pre.steps):
+        return None
+    top = ranked_top_words(model.components_,
+                           min(_N_TOP_WORDS, model.components_.shape[1]), seed)
+    return top if names is None else np.asarray(names)[top]
+
+
+def _evaluate(estimator, X, labels, train, test, n_topics, coherence, seed):
+    """Fit one clone with ``n_topics`` topics on ``train``; measure it on
+    ``test``; ``seed`` orders its tied top words."""
     est = clone(estimator)
     model, pre, _ = unwrap(est)
     model.set_params(n_components=n_topics)
@@ -90,10 +107,8 @@ def _evaluate(estimator, X, labels, train, test, n_topics, coherence):
     _call_with_groups(model.fit, X_train, g_train)
     fit_time = time.perf_counter() - start
     scores = np.asarray(coherence(model.components_, X_train), dtype=np.float64)
-    top = top_word_indices(model.components_, min(_N_TOP_WORDS, model.components_.shape[1]))
-    names = unwrap(est)[2]  # the fold's own vocabulary, for a Pipeline
     return {
-        "top_words": top if names is None else np.asarray(names)[top],
+        "top_words": _fold_words(est, model, pre, seed),
         "perplexity": float(_call_with_groups(model.perplexity, X_test, g_test)),
         "coherence": float(scores.mean()),
         "exclusivity": float(topic_exclusivity(
@@ -124,20 +139,40 @@ def search_n_components(estimator, X, groups, n_components, cv, coherence, n_job
     )
     score = umass_coherence if coherence == "umass" else coherence
     folds = _folds(cv, X, labels, random_state)
-    results = Parallel(n_jobs=n_jobs)(
-        delayed(_evaluate)(estimator, X, labels, train, test, k, score)
-        for k in values for train, test in folds
+    n_fits = len(values) * len(folds)
+    results = Parallel(n_jobs=max(1, min(_effective_n_jobs(n_jobs), n_fits)))(
+        delayed(_evaluate)(estimator, X, labels, train, test, k, score, [k, fold])
+        for k in values for fold, (train, test) in enumerate(folds)
     )
-    n_folds = len(folds)
-    for start in range(0, len(results), n_folds):
-        same_k = results[start:start + n_folds]
-        stability = fold_stability([r.pop("top_words") for r in same_k])
-        for r, value in zip(same_k, stability):
-            r["stability"] = float(value)
+    _add_stability(results, values, len(folds))
     out = {"n_components": np.asarray(values)}
     for name in MEASURES:
         out[name] = np.array([r[name] for r in results]).reshape(len(values), len(folds))
     return out
+
+
+def _add_stability(results, values, n_folds):
+    """Each fit's ``stability`` (replacing its ``top_words``): NaN, with a
+    warning, where the folds' words cannot be compared or K is too large."""
+    problems = set()
+    for index, k in enumerate(values):
+        same_k = results[index * n_folds:(index + 1) * n_folds]
+        words = [r.pop("top_words") for r in same_k]
+        if any(w is None for w in words):
+            problems.add(
+                "the Pipeline refits a step on each fold that names no words "
+                "(no get_feature_names_out), so the folds' columns are other words")
+            stability = np.full(n_folds, np.nan)
+        elif k > MAX_STABILITY_TOPICS:
+            problems.add(f"matching more than {MAX_STABILITY_TOPICS} topics takes too long")
+            stability = np.full(n_folds, np.nan)
+        else:
+            stability = fold_stability(words)
+        for r, value in zip(same_k, stability):
+            r["stability"] = float(value)
+    for problem in sorted(problems):
+        warnings.warn(f"select_n_components leaves stability NaN where {problem}.",
+                      UserWarning, stacklevel=4)
 
 
 #: The parameters of ``select_n_components`` (and of the display that runs it).

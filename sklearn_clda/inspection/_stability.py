@@ -2,7 +2,26 @@
 Greene et al. 2014)."""
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
+
+#: Most topics whose stability is measured: matching two fits' topics
+#: (the Hungarian algorithm) costs K^3, about 1 s at K = 1000.
+MAX_STABILITY_TOPICS = 2000
+
+
+def ranked_top_words(components, n, seed):
+    """Each topic's ``n`` largest words, ties in random order.
+
+    Ties in column order would make the lists of topics with tied weights
+    (empty topics, which keep only the prior) the same in every fit, and
+    their agreement perfect; a random order, drawn from ``seed``, gives
+    them the agreement of chance.
+    """
+    components = np.asarray(components, dtype=np.float64)
+    noise = np.random.default_rng(seed).random(components.shape)
+    order = np.lexsort((noise, -components), axis=-1)
+    return np.ascontiguousarray(order[:, :n])
 
 
 def average_jaccard(a, b):
@@ -24,16 +43,20 @@ def average_jaccard(a, b):
     a, b = a[:, :t], b[:, :t]
     vocab, ids = np.unique(np.concatenate([a.ravel(), b.ravel()]), return_inverse=True)
     ids_a, ids_b = ids[:a.size].reshape(a.shape), ids[a.size:].reshape(b.shape)
-    in_a = np.zeros((a.shape[0], vocab.size))
-    in_b = np.zeros((b.shape[0], vocab.size))
-    rows_a, rows_b = np.arange(a.shape[0]), np.arange(b.shape[0])
     total = np.zeros((a.shape[0], b.shape[0]))
     for depth in range(1, t + 1):
-        in_a[rows_a, ids_a[:, depth - 1]] = 1.0
-        in_b[rows_b, ids_b[:, depth - 1]] = 1.0
-        shared = in_a @ in_b.T
+        # (sparse: a pair of lists shares few of the words of all lists)
+        shared = (_indicator(ids_a[:, :depth], vocab.size)
+                  @ _indicator(ids_b[:, :depth], vocab.size).T).toarray()
         total += shared / (2 * depth - shared)
     return total / t
+
+
+def _indicator(ids, n_words):
+    """Sparse (n_lists, n_words) matrix of ones where a list holds a word."""
+    rows = np.repeat(np.arange(ids.shape[0]), ids.shape[1])
+    return sp.csr_matrix((np.ones(ids.size), (rows, ids.ravel())),
+                         shape=(ids.shape[0], n_words))
 
 
 def fold_stability(top_words):

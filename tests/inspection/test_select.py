@@ -1,20 +1,22 @@
 """select_n_components, stm's exclusivity and the stability across folds."""
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
-from sklearn.base import clone
-from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.base import BaseEstimator, clone
+from sklearn.feature_extraction.text import CountVectorizer, HashingVectorizer
 from sklearn.model_selection import KFold
 from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
 
 from sklearn_clda import CompoundLDA, LDAGibbs
 from sklearn_clda.datasets import make_compound_corpus
 from sklearn_clda.inspection import select_n_components
-from sklearn_clda.inspection._stability import average_jaccard
-from sklearn_clda.metrics import top_word_indices, topic_exclusivity
+from sklearn_clda.inspection._stability import average_jaccard, ranked_top_words
+from sklearn_clda.metrics import topic_exclusivity
 
 
 def exclusivity(components, n_words=10):
@@ -176,9 +178,10 @@ def test_stability_by_hand(corpus):
     results = select_n_components(
         LDAGibbs(max_iter=40, random_state=0), corpus.data, n_components=[4], cv=folds,
     )
-    tops = [top_word_indices(LDAGibbs(n_components=4, max_iter=40, random_state=0)
-                             .fit(corpus.data[train]).components_, 10)
-            for train, _ in folds]
+    # (ties in random order, drawn from the number of topics and the fold)
+    tops = [ranked_top_words(LDAGibbs(n_components=4, max_iter=40, random_state=0)
+                             .fit(corpus.data[train]).components_, 10, [4, fold])
+            for fold, (train, _) in enumerate(folds)]
     sim, unmatched = np.eye(3), []
     for i, j in [(0, 1), (0, 2), (1, 2)]:
         agreement = average_jaccard_by_sets(tops[i], tops[j])
@@ -207,8 +210,8 @@ def test_stability_compares_words_not_columns():
             .fit([texts[i] for i in train]) for train, _ in folds]
     words = [fit[0].get_feature_names_out() for fit in fits]
     assert not np.array_equal(words[0], words[1])
-    tops = [names[top_word_indices(fit[-1].components_, 10)]
-            for fit, names in zip(fits, words)]
+    tops = [names[ranked_top_words(fit[-1].components_, 10, [2, fold])]
+            for fold, (fit, names) in enumerate(zip(fits, words))]
     agreement = average_jaccard_by_sets(*tops)
     expected = max(np.diag(agreement).mean(), np.diag(agreement[:, ::-1]).mean())
     assert_allclose(results["stability"], [expected], rtol=1e-12)
@@ -226,3 +229,86 @@ def test_stability_is_nan_with_one_fold(corpus):
 def test_cv_without_splits(corpus):
     with pytest.raises(ValueError, match="gave no"):
         select_n_components(LDAGibbs(), corpus.data, n_components=[2], cv=[])
+
+
+def test_tied_words_are_ranked_at_random():
+    components = np.array([[3.0, 1.0, 2.0, 0.5], [1.0, 1.0, 1.0, 1.0]])
+    # Without ties, the order of top_word_indices.
+    assert ranked_top_words(components[:1], 4, 0).tolist() == [[0, 2, 1, 3]]
+    orders = {tuple(ranked_top_words(components, 4, seed)[1]) for seed in range(20)}
+    assert len(orders) > 5  # a flat topic's order is drawn, not its columns'
+
+
+class FlatTopics(BaseEstimator):
+    """A topic model whose topics are all flat (every word alike)."""
+
+    def __init__(self, n_components=2):
+        self.n_components = n_components
+
+    def fit(self, X, y=None):
+        self.components_ = np.ones((self.n_components, X.shape[1]))
+        return self
+
+    def perplexity(self, X):
+        return 10.0
+
+
+def test_flat_topics_are_not_stable(corpus):
+    # Topics with tied words (here all; in a fit, the empty topics of a
+    # large K) agree by chance, not perfectly as their column order would.
+    results = select_n_components(FlatTopics(), corpus.data, n_components=[2, 5], cv=3,
+                                  random_state=0)
+    assert (results["stability"] < 0.5).all()
+    # A planted 3-topic corpus of 24 words: 50 or 100 topics leave many empty
+    # topics, and are less stable than 3.
+    planted = make_compound_corpus(n_topics=3, n_features=24, n_collections=3,
+                                   docs_per_collection=20, doc_length=40, eta=0.05,
+                                   random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # unused words in the coherence
+        results = select_n_components(CompoundLDA(max_iter=40, random_state=0), planted.data,
+                                      planted.groups, n_components=[3, 50, 100], cv=3,
+                                      random_state=0)
+    assert results["stability"][0] > results["stability"][1:].max() + 0.2
+
+
+def test_stability_is_nan_where_words_cannot_be_compared(corpus, monkeypatch):
+    from sklearn_clda.inspection import _select
+
+    texts = ["apple banana apple pie", "banana cherry pie", "dog cat dog bone",
+             "cat mouse dog"] * 6
+    # A step refitted per fold that names no words: its columns are other
+    # words in each fold.
+    unnamed = make_pipeline(CountVectorizer(), FunctionTransformer(accept_sparse=True),
+                            LDAGibbs(max_iter=20, random_state=0))
+    with pytest.warns(UserWarning, match="names no words"):
+        results = select_n_components(unnamed, texts, n_components=[2], cv=2, random_state=0)
+    assert np.isnan(results["stability"][0]) and np.isfinite(results["perplexity"][0])
+    # A stateless vectorizer has the same columns in every fold.
+    hashed = make_pipeline(HashingVectorizer(n_features=64, alternate_sign=False, norm=None),
+                           LDAGibbs(max_iter=20, random_state=0))
+    assert np.isfinite(select_n_components(hashed, texts, n_components=[2], cv=2,
+                                           random_state=0)["stability"][0])
+    monkeypatch.setattr(_select, "MAX_STABILITY_TOPICS", 2)
+    with pytest.warns(UserWarning, match="more than 2 topics"):
+        results = select_n_components(LDAGibbs(max_iter=5, random_state=0), corpus.data,
+                                      n_components=[2, 3], cv=2, random_state=0)
+    assert np.isfinite(results["stability"][0]) and np.isnan(results["stability"][1])
+
+
+def test_no_more_processes_than_fits(corpus, monkeypatch):
+    from sklearn_clda.inspection import _select
+
+    asked = []
+    real = _select.Parallel
+
+    def recording(n_jobs=None, **kwargs):
+        asked.append(n_jobs)
+        return real(n_jobs=1, **kwargs)
+
+    monkeypatch.setattr(_select, "Parallel", recording)
+    select_n_components(LDAGibbs(max_iter=5, random_state=0), corpus.data,
+                        n_components=[2, 3], cv=2, n_jobs=100_000, random_state=0)
+    select_n_components(LDAGibbs(max_iter=5, random_state=0), corpus.data,
+                        n_components=[2], cv=2, n_jobs=None, random_state=0)
+    assert asked == [4, 1]
