@@ -101,9 +101,9 @@ def _n_components_problem(n_components):
     return None
 
 
-def _inside_input_problem(out, source):
+def _inside_input_problem(out, source, what="the report"):
     """Why ``--out`` may not be ``out`` given a folder ``--input``, or None:
-    the report's files would be read as documents by the next run."""
+    the command's files (``what``) would be read as documents by the next run."""
     source = Path(source)
     try:
         if not source.is_dir():
@@ -113,7 +113,7 @@ def _inside_input_problem(out, source):
     inside = Path(out).resolve()
     if inside == source.resolve() or source.resolve() in inside.parents:
         return (f"--out {out} is inside the --input folder {source}: the next run would "
-                "read the report's files as documents; write the report elsewhere")
+                f"read the files of {what} as documents; write {what} elsewhere")
     return None
 
 
@@ -135,7 +135,7 @@ def _out_problem(args, what, example):
         return f"--out is empty; name the folder to write {what} to, e.g. --out {example}"
     from sklearn_clda.report import output_problem
 
-    return output_problem(args.out) or _inside_input_problem(args.out, args.input)
+    return output_problem(args.out) or _inside_input_problem(args.out, args.input, what)
 
 
 def _fail(message, prog=None):

@@ -4,6 +4,7 @@ printed and written as a table and a figure."""
 
 import argparse
 import functools
+from collections import Counter
 import shlex
 import time
 import warnings
@@ -16,13 +17,14 @@ from ._cli_common import (
     _df_problem,
     _fail,
     _n_components_problem,
+    _note,
     _out_problem,
     _read_corpus,
     _report_prog,
     _seed_problem,
     _select_prog,
 )
-from .exceptions import ManyCollectionsWarning
+from .exceptions import FitInterruptedWarning, ManyCollectionsWarning, UnseenCollectionWarning
 
 #: The numbers of topics tried by default.
 SELECT_K = "5,10,20,30,40"
@@ -47,13 +49,11 @@ def _k_values(text):
     """``-k 5,10,20``: distinct numbers of topics, increasing."""
     problem = argparse.ArgumentTypeError(
         f"expected numbers of topics separated by commas (e.g. 5,10,20), got {text!r}")
-    try:
-        values = sorted({int(part) for part in text.split(",") if part.strip()})
-    except ValueError:
-        raise problem from None
-    if not values:
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    # (only ASCII digits: int() would also read "1_0" and other scripts' digits)
+    if not parts or not all(part.isascii() and part.isdigit() for part in parts):
         raise problem
-    return values
+    return sorted({int(part) for part in parts})
 
 
 def _add_select_parser(commands):
@@ -100,7 +100,8 @@ def _add_select_parser(commands):
     fit.add_argument(
         "--n-jobs", type=int, default=-1, metavar="N",
         help="fits run at once, each in its own process; -1 for one per core, "
-        "-2 all but one (default: %(default)s)",
+        "-2 all but one; never more than the fits, nor than half the machine's "
+        "memory holds (default: %(default)s)",
     )
 
 
@@ -130,11 +131,41 @@ def _run_select(args):
         docs, _, X = _read_corpus(args, _check_select_args(args))
     except InputError as exc:
         return fail(str(exc))
-    if args.folds > X.shape[0]:
-        return fail(f"--folds {args.folds} is more than the {X.shape[0]} documents")
+    problem, note = _folds_problem(args.folds, docs.groups)
+    if problem:
+        return fail(problem)
+    if note:
+        _note(note, _select_prog())
     results = _compare_numbers_of_topics(args, X, docs.groups)
     print(format_select_table(results))
     return _write_select_folder(args, results, fail)
+
+
+def _folds_problem(folds, groups):
+    """``(problem, note)`` of ``--folds`` for these collections (each None
+    or one line): each collection is split into the folds."""
+    sizes = Counter(groups).values()
+    largest = max(sizes)
+    if folds > largest:
+        return (f"--folds {folds} is more than the documents of the largest collection "
+                f"({largest}): each collection is split into the folds; lower --folds"), None
+    small = sum(size < folds for size in sizes)
+    if not small:
+        return None, None
+    return None, (f"{small:,} collection(s) have fewer documents than --folds {folds}: "
+                  "some folds are fitted without them, and score their held-out "
+                  "documents with the corpus-wide mixture")
+
+
+#: Warnings of the fits that the command says once, in its own words (or,
+#: for an interrupted fit, with "interrupted"): category, message start.
+_QUIET_WARNINGS = (
+    (ManyCollectionsWarning, ""),
+    (UnseenCollectionWarning, ""),
+    (FitInterruptedWarning, ""),
+    (UserWarning, "The least populated class"),
+    (UserWarning, r"\d+ top word\(s\) of the topics never occur"),
+)
 
 
 def _compare_numbers_of_topics(args, X, groups):
@@ -142,7 +173,14 @@ def _compare_numbers_of_topics(args, X, groups):
     from sklearn_clda import CompoundLDA
     from sklearn_clda.inspection import select_n_components
 
+    from sklearn_clda.report._parallel import chain_jobs
+
     ks = args.n_components
+    # (each fit sees (folds - 1) / folds of X: the memory estimate is an upper bound)
+    jobs, note = chain_jobs(args.n_jobs, len(ks) * args.folds, X, max(ks),
+                            len(set(groups)), what="fits")
+    if note:
+        _note(note, _select_prog())
     print(
         f"Vocabulary: {X.shape[1]:,} terms, {int(X.sum()):,} tokens. Fitting "
         f"CompoundLDA {len(ks) * args.folds} times (K = {', '.join(map(str, ks))}; "
@@ -150,11 +188,11 @@ def _compare_numbers_of_topics(args, X, groups):
     )
     start = time.perf_counter()
     with warnings.catch_warnings():
-        # Said once, for the whole corpus, when the documents were read.
-        warnings.simplefilter("ignore", ManyCollectionsWarning)
+        for category, message in _QUIET_WARNINGS:
+            warnings.filterwarnings("ignore", message, category)
         results = select_n_components(
             CompoundLDA(max_iter=args.max_iter, random_state=args.seed), X, groups,
-            n_components=ks, cv=args.folds, n_jobs=args.n_jobs, random_state=args.seed,
+            n_components=ks, cv=args.folds, n_jobs=jobs, random_state=args.seed,
         )
     print(f"Done in {time.perf_counter() - start:.1f} s.\n")
     return results
@@ -225,4 +263,6 @@ def _report_command(args):
     ):
         if value != default:
             parts += [option, shlex.quote(str(value))]
+    if args.seed:
+        parts += ["--seed", str(args.seed)]
     return " ".join(parts)

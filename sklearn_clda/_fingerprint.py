@@ -53,10 +53,14 @@ def fitted_on(model, X, groups, caller):
     fingerprint = getattr(model, "_data_fingerprint", None)
     if fingerprint is None:
         return None
+    from sklearn.utils.validation import check_array
+
     with warnings.catch_warnings():
         # Non-integer counts were rounded, with a warning, by the fit already.
         warnings.simplefilter("ignore", UserWarning)
-        counts = to_count_csr(check_sparse_structure(X, caller), caller)
+        X = check_array(check_sparse_structure(X, caller), accept_sparse="csr",
+                        dtype=[np.float64, np.float32, np.int64, np.int32])
+        counts = to_count_csr(X, caller)
     if counts_fingerprint(counts) != fingerprint[0]:
         return False
     if groups is None or getattr(model, "groups_", None) is None:

@@ -143,3 +143,26 @@ def test_saved_model_keeps_its_fingerprint(corpus, clda, tmp_path):
         np.savez(tmp_path / "bad.npz", **entries)
         with pytest.raises(ValueError, match="data_fingerprint"):
             load_model(tmp_path / "bad.npz")
+
+
+def test_lists_and_streams(corpus, clda, tmp_path):
+    pytest.importorskip("matplotlib")
+    from sklearn_clda.report import extend_chain, write_report
+
+    model, labels = clda
+    X = corpus.data.toarray()
+    assert fitted_on(model, X.tolist(), labels.tolist(), "test") is True
+    assert fitted_on(model, tuple(map(tuple, X[::-1])), labels[::-1], "test") is False
+    info = extend_chain(model, X.tolist(), labels.tolist(), time_budget=0)
+    assert info["rounds"] == 0
+    # After partial_fit, doc_topic_ is of the last batch and the model keeps
+    # no fingerprint: ten other documents are folded in, with a note.
+    stream = CompoundLDA(n_components=3, max_iter=20, random_state=0)
+    batch = np.r_[0:4, 20:24, 40:44]
+    stream.partial_fit(corpus.data[batch], groups=labels[batch])
+    names = [f"w{i}" for i in range(X.shape[1])]
+    other = batch + 4  # as many documents, of the same collections
+    summary = write_report(stream, corpus.data[other], names, tmp_path / "s",
+                           groups=labels[other])
+    assert "document_topics.csv" not in summary["files"]
+    assert any("keeps no record" in note for note in summary["notes"])

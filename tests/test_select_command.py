@@ -92,7 +92,8 @@ def test_seed_and_folds_reach_the_search(docs_csv, tmp_path):
     [
         (["-k", "0,3"], "--n-components must be in [1,"),
         (["--folds", "1"], "--folds must be at least 2"),
-        (["--folds", "91"], "--folds 91 is more than the 90 documents"),
+        (["--folds", "31"], "--folds 31 is more than the documents of the largest "
+                            "collection (30)"),
         (["--n-jobs", "0"], "--n-jobs must be a number of processes"),
         (["--max-iter", "1"], "--max-iter must be at least 2"),
         (["--min-df", "0"], "--min-df must be a number of documents"),
@@ -109,7 +110,7 @@ def test_bad_values_exit_2_with_one_line(docs_csv, tmp_path, capsys, argv, messa
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("value", ["x", "2,b", ","])
+@pytest.mark.parametrize("value", ["x", "2,b", ",", "1_0", "\u0663", "2.5"])
 def test_k_must_be_numbers_of_topics(docs_csv, tmp_path, capsys, value):
     with pytest.raises(SystemExit) as exc:
         _select(docs_csv, tmp_path, "-k", value)
@@ -154,3 +155,23 @@ def test_ctrl_c_stops_the_fits_and_their_workers(docs_csv, tmp_path):
     assert stopped < 15
     assert workers and not left
     assert not (tmp_path / "o").exists()
+
+
+def test_small_collections_and_memory_are_said_in_notes(docs_csv, tmp_path, capsys,
+                                                         monkeypatch):
+    from sklearn_clda.report import _parallel
+
+    # One collection of two documents (fewer than the 3 folds) beside three
+    # of 30: a note instead of scikit-learn's and the fits' warnings.
+    rows = list(csv.reader(open(docs_csv, encoding="utf-8")))
+    path = tmp_path / "docs.csv"
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows(rows + [[rows[1][0], "tiny"], [rows[2][0], "tiny"]])
+    monkeypatch.setattr(_parallel, "MEMORY_SHARE", 1e-12)  # memory for one fit at a time
+    assert _select(path, tmp_path / "out", "-k", "2", "--n-jobs", "2", "--seed", "7") == 0
+    captured = capsys.readouterr()
+    notes = [line for line in captured.err.splitlines() if ": note: " in line]
+    assert any("1 collection(s) have fewer documents than --folds 3" in n for n in notes)
+    assert any("2 fits at once would need about" in n for n in notes)
+    assert "Warning" not in captured.err
+    assert "--seed 7 -k K" in captured.out

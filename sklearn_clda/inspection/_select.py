@@ -59,6 +59,14 @@ def _folds(cv, X, labels, random_state):
     n = _num_samples(X)
     if isinstance(cv, Integral):
         if labels is not None:
+            largest = int(np.unique(labels, return_counts=True)[1].max())
+            if cv > largest:
+                raise ValueError(
+                    f"select_n_components with cv={cv} splits each collection into {cv} "
+                    f"folds, but the largest collection has {largest} document(s); use "
+                    "fewer folds, or a splitter that ignores the collections (e.g. "
+                    "KFold) as cv."
+                )
             return list(StratifiedKFold(cv, shuffle=True, random_state=random_state)
                         .split(np.zeros(n), labels))
         return list(KFold(cv, shuffle=True, random_state=random_state).split(np.zeros(n)))

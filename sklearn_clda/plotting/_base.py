@@ -67,7 +67,8 @@ def axes_grid(ax, n_panels, n_cols, figsize=None, sharex=False, sharey=False):
     ax : None, Axes or array-like of Axes
         ``None`` creates a new figure. A single Axes is used directly for
         one panel; for several it is hidden and its area is divided into
-        the grid. An array-like must hold exactly ``n_panels`` Axes.
+        the grid. An array-like must hold at least ``n_panels`` Axes, used
+        in order (the others are switched off).
 
     Returns
     -------
@@ -115,12 +116,14 @@ def axes_grid(ax, n_panels, n_cols, figsize=None, sharex=False, sharey=False):
             extra.set_axis_off()
         return fig, axes, list(axes.ravel()[:n_panels]), ax
     axes = np.asarray(ax, dtype=object)
-    if axes.size != n_panels or not all(_is_axes(a) for a in axes.ravel()):
+    if axes.size < n_panels or not all(_is_axes(a) for a in axes.ravel()):
         raise ValueError(
-            f"ax must be None, one Axes or an array-like of exactly {n_panels} "
+            f"ax must be None, one Axes or an array-like of at least {n_panels} "
             f"Axes (one per panel), got {axes.size} object(s)."
         )
-    return axes.ravel()[0].figure, axes, list(axes.ravel()), None
+    for extra in axes.ravel()[n_panels:]:  # e.g. the sixth of a 2 x 3 grid
+        extra.set_axis_off()
+    return axes.ravel()[0].figure, axes, list(axes.ravel()[:n_panels]), None
 
 
 def finite_values(display, name, value, what):

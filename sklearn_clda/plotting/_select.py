@@ -123,7 +123,7 @@ class SelectNComponentsDisplay:
 
         Parameters
         ----------
-        ax : matplotlib Axes or array-like of 5 Axes, default=None
+        ax : matplotlib Axes or array-like of 5 Axes or more, default=None
             ``None`` creates a new figure; one Axes (created as a subplot)
             is divided into the panels.
 
@@ -190,7 +190,7 @@ class SelectNComponentsDisplay:
             ``fit_time``) and optionally its standard deviation
             (``perplexity_std``, ...).
 
-        ax : matplotlib Axes or array-like of 5 Axes, default=None
+        ax : matplotlib Axes or array-like of 5 Axes or more, default=None
             Where to draw; see :meth:`plot`.
 
         **plot_kw : dict
@@ -256,7 +256,7 @@ class SelectNComponentsDisplay:
         random_state : int, RandomState instance or None, default=None
             Shuffles the documents into folds when ``cv`` is an int.
 
-        ax : matplotlib Axes or array-like of 5 Axes, default=None
+        ax : matplotlib Axes or array-like of 5 Axes or more, default=None
             Where to draw; see :meth:`plot`.
 
         **plot_kw : dict

@@ -92,23 +92,26 @@ def document_topics(model, X, groups):
     """The documents' topic proportions from the fit, and a note.
 
     ``(theta, None)`` when ``X`` and ``groups`` are the documents the model
-    was fitted on, in its order (by the fit's fingerprint, or by the number
-    of rows for a model that keeps none); ``(None, None)`` for other rows,
-    and ``(None, note)`` for as many rows that are not those documents.
+    was fitted on, in its order (by the fit's fingerprint); ``(None, None)``
+    for other rows, and ``(None, note)`` for as many rows that are not those
+    documents, or may not be (a model that keeps no fingerprint).
     """
     from .._fingerprint import fitted_on
 
     theta = getattr(model, "doc_topic_", None)
     if theta is None or theta.shape[0] != X.shape[0]:
         return None, None
-    if fitted_on(model, X, groups, "write_report") is False:
-        return None, (
-            f"X has as many documents as the fit ({X.shape[0]}), but they (or their "
-            "collections) are not the fitted documents in the fitted order: the "
-            "documents' topic proportions are inferred (folded in) rather than taken "
-            "from the fit, and document_topics.csv is not written."
-        )
-    return np.asarray(theta), None
+    same = fitted_on(model, X, groups, "write_report")
+    if same:
+        return np.asarray(theta), None
+    why = ("they (or their collections) are not the fitted documents in the fitted order"
+           if same is False else "the model keeps no record of the documents it was "
+           "fitted on (after partial_fit, or saved before fits kept one)")
+    return None, (
+        f"X has as many documents as the fit's doc_topic_ ({X.shape[0]}), but {why}: "
+        "the documents' topic proportions are inferred (folded in) rather than taken "
+        "from the fit, and document_topics.csv is not written."
+    )
 
 
 def representative(model, X, groups, n, topics, collection=None):

@@ -18,9 +18,10 @@ from .._sweeper import _effective_n_jobs
 MEMORY_SHARE = 0.5
 
 
-def chain_jobs(n_jobs, n_chains, X, n_components, n_groups):
-    """``(jobs, note)``: how many chains to run at once, and why fewer than
-    asked (or None).
+def chain_jobs(n_jobs, n_chains, X, n_components, n_groups, what="chains"):
+    """``(jobs, note)``: how many chains (or other whole fits on ``X``,
+    named ``what`` in the note) to run at once, and why fewer than asked
+    (or None).
 
     ``n_jobs`` follows scikit-learn's convention (None means 1, -1 one per
     core, -2 all but one); it is capped by the number of chains and by
@@ -39,7 +40,7 @@ def chain_jobs(n_jobs, n_chains, X, n_components, n_groups):
     fits = max(1, int(MEMORY_SHARE * total // peak))
     if fits >= jobs:
         return jobs, None
-    return fits, (f"{jobs} chains at once would need about {_memory.gib(jobs * peak)} "
+    return fits, (f"{jobs} {what} at once would need about {_memory.gib(jobs * peak)} "
                   f"of this machine's {_memory.gib(total)}; running {fits} at a time")
 
 

@@ -186,6 +186,18 @@ def test_select_display_from_results(results):
             == labelled
 
 
+def test_select_display_in_a_grid_of_six(results):
+    # The default layout as a figure of the user's: the sixth Axes is
+    # switched off.
+    fig, axes = plt.subplots(2, 3)
+    disp = SelectNComponentsDisplay.from_results(results, ax=axes)
+    assert disp.figure_ is fig and disp.lines_["fit_time"].axes is axes[1, 1]
+    assert not axes[1, 2].axison and axes[1, 1].axison
+    with pytest.raises(ValueError, match="at least 5 Axes"):
+        SelectNComponentsDisplay.from_results(results, ax=axes.ravel()[:4])
+    plt.close(fig)
+
+
 def test_select_display_from_estimator(corpus, results):
     disp = SelectNComponentsDisplay.from_estimator(
         CompoundLDA(max_iter=30, random_state=0), corpus.data, corpus.groups,

@@ -312,3 +312,9 @@ def test_no_more_processes_than_fits(corpus, monkeypatch):
     select_n_components(LDAGibbs(max_iter=5, random_state=0), corpus.data,
                         n_components=[2], cv=2, n_jobs=None, random_state=0)
     assert asked == [4, 1]
+
+
+def test_folds_need_a_collection_that_large(corpus):
+    groups = np.arange(60) % 30  # 30 collections of 2 documents
+    with pytest.raises(ValueError, match="largest collection has 2 document"):
+        select_n_components(LDAGibbs(), corpus.data, groups, n_components=[2], cv=3)

@@ -243,7 +243,7 @@ def test_collection_topic_points_layout_and_axes(clda):
                                                  ax=axes)
     assert disp.figure_ is fig and disp.ax_ is axes[0]
     assert_allclose(disp.points_[1].lines[0].get_xdata(), clda.collection_topic_[:, 0])
-    with pytest.raises(ValueError, match="exactly 2"):
+    with pytest.raises(ValueError, match="at least 2"):
         CollectionTopicDisplay.from_estimator(clda, kind="points", topics=[2, 0],
                                               ax=axes[:1])
     with pytest.raises(ValueError, match="n_cols"):
@@ -362,7 +362,7 @@ def test_topic_words_layout_and_axes(clda, lda):
     disp = TopicWordsDisplay.from_estimator(clda, ax=axes, n_words=3)
     assert disp.axes_ is not None and disp.axes_[0, 0] is axes[0, 0]
     assert disp.axes_[0, 0].get_yticklabels()[0].get_text().startswith("word ")
-    with pytest.raises(ValueError, match="exactly 4"):
+    with pytest.raises(ValueError, match="at least 4"):
         TopicWordsDisplay.from_estimator(clda, VOCAB, ax=axes.ravel()[:3])
     # scikit-learn's variational LDA works too.
     sk = LatentDirichletAllocation(n_components=2, max_iter=2, random_state=0)
