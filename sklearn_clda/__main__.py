@@ -49,7 +49,7 @@ from ._cli_common import (
     _use_agg,
 )
 from ._cli_select import _add_select_parser, _run_select
-from .exceptions import ManyCollectionsWarning
+from .exceptions import ManyCollectionsWarning, MemoryLimitError
 
 # Seconds of further sweeps for the report: keeps the whole report on
 # 16-newsgroups at K=20 under a minute on two cores.
@@ -405,7 +405,7 @@ def _run_report(args):
         pipeline, chains, seconds = _fit_report_model(args, vectorizer, X, docs.groups)
         model = pipeline[-1]
         extension = _extend_for_report(args, [model, *chains], X, docs.groups)
-    except ChainProcessError as exc:
+    except (ChainProcessError, MemoryLimitError) as exc:
         return _fail(str(exc))
     for fit in (model, *chains):
         fit.set_params(verbose=0)  # the saved pipeline refits without a progress bar
@@ -591,7 +591,7 @@ def _write_demo_report(args, model, news, seconds):
     try:
         chains, chain_seconds = _fit_more_chains(args, model, news.data, news.groups)
         extension = _extend_for_report(args, [model, *chains], news.data, news.groups)
-    except ChainProcessError as exc:
+    except (ChainProcessError, MemoryLimitError) as exc:
         return _demo_fail(str(exc))
     for fit in (model, *chains):
         fit.set_params(verbose=0)
@@ -663,8 +663,11 @@ def _run_demo(args):
         model.set_params(evaluate_every=max(1, args.max_iter // 100))
         _keep_chain(model)
     start = time.perf_counter()
-    with _quiet_evaluations(model.verbose and args.report is not None):
-        model.fit(news.data, groups=news.groups)
+    try:
+        with _quiet_evaluations(model.verbose and args.report is not None):
+            model.fit(news.data, groups=news.groups)
+    except MemoryLimitError as exc:
+        return _demo_fail(str(exc))
     seconds = time.perf_counter() - start
     print(
         f"CompoundLDA(K={args.n_components}, gamma={model.gamma_:g}, eta={model.eta_:g}): "

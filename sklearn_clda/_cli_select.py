@@ -24,7 +24,12 @@ from ._cli_common import (
     _seed_problem,
     _select_prog,
 )
-from .exceptions import FitInterruptedWarning, ManyCollectionsWarning, UnseenCollectionWarning
+from .exceptions import (
+    FitInterruptedWarning,
+    ManyCollectionsWarning,
+    MemoryLimitError,
+    UnseenCollectionWarning,
+)
 
 #: The numbers of topics tried by default.
 SELECT_K = "5,10,20,30,40"
@@ -136,7 +141,10 @@ def _run_select(args):
         return fail(problem)
     if note:
         _note(note, _select_prog())
-    results = _compare_numbers_of_topics(args, X, docs.groups)
+    try:
+        results = _compare_numbers_of_topics(args, X, docs.groups)
+    except MemoryLimitError as exc:
+        return fail(str(exc))
     print(format_select_table(results))
     return _write_select_folder(args, results, fail)
 

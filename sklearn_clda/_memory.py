@@ -19,6 +19,7 @@ sweeps, or be killed by the system on the way, into an immediate
 import os
 
 from . import _sampling
+from .exceptions import MemoryLimitError
 
 # Variational EM holds lambda, exp(E[log beta]) (transposed) and the
 # sufficient statistics, each (n_components, n_features) float64, through
@@ -28,6 +29,9 @@ VEM_TOPIC_TABLES = 3
 # old components_ and the estimate, which becomes the new components_ in
 # place, when it updates a fitted model).
 ONLINE_TOPIC_TABLES = 2
+# The parts of a fit that grow with its kept draws (max_iter / thin), not
+# with its topics and words.
+_KEPT_DRAWS = frozenset({"the kept collection mixtures", "collection_topic_samples_"})
 
 
 def gibbs_phases(n_docs, n_features, n_components, n_groups, *, word_table, itemsize,
@@ -188,19 +192,21 @@ def check_fit_memory(estimator, shape, phases, table_free_phases=None, *, limit=
                 f"of it; sampler={estimator.sampler!r} runs a kernel that does), or")
     docs = "documents" if shape[0] is None else f"{shape[0]} documents"
     more = "" if limit is None else ", or give the workers more memory"
+    fewer = ("keep fewer draws (a smaller max_iter or a larger thin)"
+             if largest in _KEPT_DRAWS else "use fewer topics or a smaller vocabulary")
     # Two decimals where one would show the need and the memory alike and two tell them apart.
     one, two = ([gib(n, d) for n in (needed, available)] for d in (1, 2))
     d = 2 if one[0] == one[1] and two[0] != two[1] else 1
-    raise ValueError(
+    raise MemoryLimitError(
         f"{type(estimator).__name__}(n_components={estimator.n_components}) on "
         f"{docs} and {shape[1]} words needs at least {gib(needed, d)} {phase} ({largest}: "
         f"{gib(parts[largest], d)}), more than {what.format(gib=gib(available, d))};{hint} "
-        f"use fewer topics or a smaller vocabulary{more}."
+        f"{fewer}{more}."
     )
 
 
 def check_transform_memory(estimator, n_docs, method, itemsize):
-    """``ValueError`` if the ``(n_docs, K)`` topic proportions that
+    """``MemoryLimitError`` if the ``(n_docs, K)`` topic proportions that
     ``method`` returns (float64, and a copy in the output's ``itemsize``
     when it is not 8) need more than this machine's memory."""
     K = int(estimator.components_.shape[0])
@@ -208,7 +214,7 @@ def check_transform_memory(estimator, n_docs, method, itemsize):
     available = physical_memory()
     if available is None or needed <= available:
         return
-    raise ValueError(
+    raise MemoryLimitError(
         f"{type(estimator).__name__}.{method} of {n_docs} documents with "
         f"{K} topics needs at least {gib(needed)} for their topic proportions, "
         f"more than this machine's {gib(available)} of memory; pass the documents "

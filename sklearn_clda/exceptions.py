@@ -1,8 +1,9 @@
-"""Warnings raised by sklearn_clda."""
+"""Warnings and errors raised by sklearn_clda."""
 
 __all__ = [
     "FitInterruptedWarning",
     "ManyCollectionsWarning",
+    "MemoryLimitError",
     "ShardRebuiltWarning",
     "UnseenCollectionWarning",
 ]
@@ -44,4 +45,16 @@ class ShardRebuiltWarning(UserWarning):
     the topics at that round; every other shard kept its state. The fit
     is then a chain restarted in part, which the remaining sweeps mix in;
     the message names the shards and rounds.
+    """
+
+
+class MemoryLimitError(ValueError):
+    """A fit refused before any work: this machine cannot hold it.
+
+    Raised by ``fit`` and ``partial_fit`` when the estimated peak memory
+    of the fit exceeds the machine's memory (or a Dask worker's limit),
+    before anything is allocated, and by ``transform`` when the documents'
+    topic proportions would not fit; its message names the largest part
+    (the word-topic table, the tokens, the kept draws, ...) and what to
+    change. A subclass of ``ValueError``.
     """

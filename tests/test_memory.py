@@ -568,6 +568,22 @@ def test_memory_error_names_the_sparse_sampler_where_only_the_word_table_is_too_
     assert "sampler=" not in str(err.value)
 
 
+def test_too_many_kept_draws_say_so(monkeypatch):
+    """Kept draws of pi past this machine's memory: a MemoryLimitError (a
+    ValueError) that says to keep fewer draws, not to use fewer topics."""
+    from sklearn_clda import CompoundLDA
+    from sklearn_clda.exceptions import MemoryLimitError
+
+    X, groups = _corpus(30, 50, 30)
+    with pytest.raises(MemoryLimitError, match=r"\(the kept collection mixtures: .* keep "
+                       r"fewer draws \(a smaller max_iter or a larger thin\)\.$") as err:
+        CompoundLDA(3, max_iter=10**15, thin=1).fit(X, groups=groups)
+    assert isinstance(err.value, ValueError) and "fewer topics" not in str(err.value)
+    _fake_memory(monkeypatch, 4096)
+    with pytest.raises(MemoryLimitError, match="use fewer topics"):
+        CompoundLDA(3, max_iter=2).fit(X, groups=groups)
+
+
 @pytest.mark.parametrize("dtype, per_cell", [(np.float64, 8), (np.float32, 12)])
 def test_transform_is_refused_when_its_proportions_do_not_fit(monkeypatch, dtype, per_cell):
     """transform returns an (n_docs, K) array: past this machine's memory it
