@@ -521,6 +521,18 @@ def test_groups_the_model_does_not_know_are_refused(corpus, chains, tmp_path):
         topic_correlation(chains[0], groups=unknown, within_collections=True)
 
 
+def test_groups_as_text_name_collections_fitted_as_numbers(corpus, tmp_path):
+    # Fitted with int labels, reported with their text (as read from a
+    # file): the same collections, and the same documents.
+    model = CompoundLDA(n_components=3, max_iter=20, random_state=0).fit(
+        corpus.data, groups=corpus.groups)
+    text = [str(g) for g in corpus.groups]
+    summary = write_report(model, corpus.data, WORDS, tmp_path / "t", groups=text)
+    same = write_report(model, corpus.data, WORDS, tmp_path / "i", groups=corpus.groups)
+    assert summary["collections"] == same["collections"]
+    assert "document_topics.csv" in summary["files"]
+
+
 def test_pi_traces_draw_every_chain_lined_up(chains):
     import matplotlib.pyplot as plt
 

@@ -320,7 +320,7 @@ def _check_inputs(model, X, feature_names, groups):
             raise ValueError(
                 f"groups has {len(groups)} labels but X has {X.shape[0]} rows."
             )
-        _check_known_groups(model, groups)
+        groups = _check_known_groups(model, groups)
     return model, pipeline, X, names, groups
 
 
@@ -350,17 +350,20 @@ def _check_chains(model, chains):
 
 
 def _check_known_groups(model, groups):
-    """``ValueError`` if ``groups`` holds a label the model was not fitted with."""
+    """``groups`` as the model's own labels (matched by their text, so that
+    "1" names the collection fitted as 1); ``ValueError`` if one is not a
+    label the model was fitted with."""
     if model.groups_ is None:
-        return
-    known = {str(g) for g in model.groups_}
-    unknown = sorted({str(g) for g in groups} - known)
+        return groups
+    known = {str(g): g for g in model.groups_}
+    unknown = sorted({str(g) for g in groups} - set(known))
     if unknown:
         raise ValueError(
             f"groups passed to write_report hold labels the model was not fitted with: "
             f"{unknown[:5]}{'...' if len(unknown) > 5 else ''}; its collections are "
             f"{sorted(known)[:10]}. Pass the labels of the documents it was fitted on."
         )
+    return [known[str(g)] for g in groups]
 
 
 def _check_texts(texts, n_samples):
