@@ -46,7 +46,7 @@ CSV_HEADERS = {
                                "difference_upper", "difference_ess", "verdict",
                                "chains_agree"],
     "topic_correlations.csv": ["topic_a", "topic_b", "within_collections", "corpus",
-                               "edge_within", "edge_corpus"],
+                               "edge_within", "edge_corpus", "lower", "upper"],
     "representative_documents.csv": ["topic", "within_collection", "row", "collection",
                                      "weight", "snippet"],
     "collection_words.csv": ["topic", "collection", "collection_tokens", "rank", "word", "z",
