@@ -10,6 +10,7 @@ import hashlib
 import warnings
 
 import numpy as np
+from sklearn.utils.validation import check_array
 
 from ._corpus import check_sparse_structure, to_count_csr
 
@@ -53,8 +54,6 @@ def fitted_on(model, X, groups, caller):
     fingerprint = getattr(model, "_data_fingerprint", None)
     if fingerprint is None:
         return None
-    from sklearn.utils.validation import check_array
-
     with warnings.catch_warnings():
         # Non-integer counts were rounded, with a warning, by the fit already.
         warnings.simplefilter("ignore", UserWarning)

@@ -328,8 +328,12 @@ def select_n_components(
 
     Stability compares words: columns of counts passed directly, or the
     words a Pipeline's vectorizer (refitted on each fold, with its own
-    vocabulary) names with ``get_feature_names_out`` (columns when it names
-    none). With one fold (a ``cv`` of one split) it is NaN. With ``cv=2``
+    vocabulary) names with ``get_feature_names_out``; columns again when
+    every step is stateless (e.g. ``HashingVectorizer``). It is NaN, with a
+    warning, when a step refitted on each fold names no words, past 2000
+    topics (matching them would take too long), and with one fold (a
+    ``cv`` of one split). Words of tied weight (an empty topic's) are
+    ranked at random, so that such topics agree by chance. With ``cv=2``
     the two fits share no document: their agreement is that of two halves
     of the corpus. The fits differ in their documents (and in their seed,
     unless ``random_state`` fixes it), so stability also measures how
