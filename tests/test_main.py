@@ -268,24 +268,33 @@ def test_demo_runs_on_the_core_dependencies():
     assert "FREX words" in proc.stdout
 
 
-def test_a_fit_this_machine_cannot_hold_is_one_line(tmp_path, capsys):
-    # 10^20 sweeps keep more draws than any memory: the fit's own check
-    # refuses it, and each command says so in one line (no traceback).
+def _one_memory_error(capsys, prog):
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if ": error: " in line]
+    assert len(errors) == 1 and "Traceback" not in err, err
+    assert errors[0].startswith(f"{prog}: error: CompoundLDA(n_components=")
+    assert "keep fewer draws" in errors[0]
+
+
+# 10^20 sweeps keep more draws than any memory: the fit's own check refuses
+# it, and each command says so in one line (no traceback).
+HUGE = str(10**20)
+
+
+def test_a_demo_fit_this_machine_cannot_hold_is_one_line(capsys):
+    assert main(["-n", HUGE, "--no-progress"]) == 2
+    _one_memory_error(capsys, "python -m sklearn_clda")
+
+
+@pytest.mark.parametrize("command", ["report", "select"])
+def test_a_command_fit_this_machine_cannot_hold_is_one_line(command, tmp_path, capsys):
+    for module in ("matplotlib", "jinja2", "pandas"):  # the commands' extras
+        pytest.importorskip(module)
     docs = tmp_path / "docs.csv"
     docs.write_text("text,group\n" + "".join(
         f"apple banana cherry {i % 5} {'dog cat' if i % 2 else 'fig kiwi'},"
         f"{'ab'[i % 2]}\n" for i in range(20)), encoding="utf-8")
-    huge = str(10**20)
-    for argv, prog in (
-        (["-n", huge, "--no-progress"], "python -m sklearn_clda"),
-        (["report", "--input", str(docs), "--out", str(tmp_path / "r"), "-k", "2",
-          "-n", huge, "--no-progress", "--min-df", "1"], "python -m sklearn_clda report"),
-        (["select", "--input", str(docs), "--out", str(tmp_path / "s"), "-k", "2",
-          "-n", huge, "--n-jobs", "1", "--min-df", "1"], "python -m sklearn_clda select"),
-    ):
-        assert main(argv) == 2
-        err = capsys.readouterr().err
-        errors = [line for line in err.splitlines() if ": error: " in line]
-        assert len(errors) == 1 and "Traceback" not in err, err
-        assert errors[0].startswith(f"{prog}: error: CompoundLDA(n_components=")
-        assert "keep fewer draws" in errors[0]
+    extra = ["--no-progress"] if command == "report" else ["--n-jobs", "1"]
+    assert main([command, "--input", str(docs), "--out", str(tmp_path / "out"), "-k", "2",
+                 "-n", HUGE, "--min-df", "1", *extra]) == 2
+    _one_memory_error(capsys, f"python -m sklearn_clda {command}")
