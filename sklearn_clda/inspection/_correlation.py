@@ -4,6 +4,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils import Bunch
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions, validate_params
 from sklearn.utils import check_random_state
@@ -55,11 +56,20 @@ def _proportions(estimator, X, groups, caller):
 
 def _within(theta, labels):
     """``theta`` minus the mean proportions of each row's collection."""
-    out = theta.copy()
-    for label in np.unique(labels):
-        rows = labels == label
-        out[rows] -= theta[rows].mean(axis=0)
-    return out
+    return _centered(theta, np.unique(labels, return_inverse=True)[1].ravel())
+
+
+def _centered(theta, codes):
+    """``theta`` minus the mean of the rows of the same code (0..J-1), in
+    one pass (a sparse sum), however many collections.
+
+    NumPy equivalent: ``theta - means[codes]`` with ``means[j] =
+    theta[codes == j].mean(axis=0)``.
+    """
+    n = theta.shape[0]
+    members = sp.csr_matrix((np.ones(n), (codes, np.arange(n))))
+    means = (members @ theta) / np.bincount(codes)[:, None]
+    return theta - means[codes]
 
 
 def _gaussianized(values):
@@ -105,15 +115,18 @@ def _correlations(values, method):
     return correlation
 
 
-def _resampled_rows(labels, n, rng):
+def _resampled_rows(codes, n, rng):
     """Row indices of one bootstrap sample: ``n`` rows drawn with
-    replacement, within each collection when ``labels`` are given (so that
-    every collection keeps its number of documents)."""
-    if labels is None:
+    replacement, within each collection when ``codes`` (each row's
+    collection, 0..J-1) are given, so that every collection keeps its
+    number of documents; the rows come collection by collection."""
+    if codes is None:
         return rng.integers(0, n, size=n)
-    rows = [np.flatnonzero(labels == label) for label in np.unique(labels)]
-    return np.concatenate([members[rng.integers(0, members.size, size=members.size)]
-                           for members in rows])
+    order = np.argsort(codes, kind="stable")
+    sizes = np.bincount(codes)
+    slot = np.repeat(np.arange(sizes.size), sizes)  # each drawn row's collection
+    starts = np.cumsum(sizes) - sizes
+    return order[starts[slot] + (rng.random(n) * sizes[slot]).astype(np.intp)]
 
 
 def _bootstrap(theta, labels, within, n_bootstrap, ci, random_state, caller):
@@ -127,11 +140,12 @@ def _bootstrap(theta, labels, within, n_bootstrap, ci, random_state, caller):
             f"{_BOOTSTRAP_MAX_BYTES / 2**30:.0f}); lower n_bootstrap."
         )
     rng = np.random.default_rng(check_random_state(random_state).randint(0, 2**31 - 1))
+    codes = np.unique(labels, return_inverse=True)[1].ravel() if within else None
     draws = np.empty((n_bootstrap, K, K))
     for b in range(n_bootstrap):
-        rows = _resampled_rows(labels if within else None, theta.shape[0], rng)
+        rows = _resampled_rows(codes, theta.shape[0], rng)
         sample = theta[rows]
-        draws[b] = _correlations(_within(sample, labels[rows]) if within else sample,
+        draws[b] = _correlations(_centered(sample, codes[rows]) if within else sample,
                                  "simple")
     return equal_tailed_interval(draws, ci)
 

@@ -182,9 +182,14 @@ def test_bootstrap_resamples_within_collections(fitted):
 
     model, X, groups, order = fitted
     rng = np.random.default_rng(0)
-    rows = _resampled_rows(groups, groups.size, rng)
+    codes = np.unique(groups, return_inverse=True)[1]
+    rows = _resampled_rows(codes, groups.size, rng)
     assert (groups[rows] == np.sort(groups)).all()  # every collection keeps its size
     assert len(np.unique(rows)) < groups.size  # with replacement
+    # each collection's rows drawn uniformly from its members
+    draws = np.concatenate([_resampled_rows(codes, groups.size, rng) for _ in range(200)])
+    counts = np.bincount(draws, minlength=groups.size)
+    assert counts.min() > 100 and counts.max() < 300  # 200 draws each, on average
     corr = topic_correlation(model, groups=groups, within_collections=True,
                              n_bootstrap=100, random_state=0)
     again = topic_correlation(model, groups=groups, within_collections=True,
@@ -215,3 +220,13 @@ def test_bootstrap_bad_requests(fitted, monkeypatch):
     monkeypatch.setattr(_correlation, "_BOOTSTRAP_MAX_BYTES", 1000)
     with pytest.raises(ValueError, match="lower n_bootstrap"):
         topic_correlation(model, n_bootstrap=10)
+
+
+def test_centering_is_its_numpy_equivalent():
+    from sklearn_clda.inspection._correlation import _centered
+
+    rng = np.random.default_rng(0)
+    theta, codes = rng.random((50, 4)), rng.integers(0, 7, 50)
+    codes[:7] = np.arange(7)  # every code used
+    means = np.array([theta[codes == j].mean(axis=0) for j in range(7)])
+    np.testing.assert_allclose(_centered(theta, codes), theta - means[codes], atol=1e-15)
