@@ -111,6 +111,10 @@ sphinx_gallery_conf = {
     "show_memory": False,
     "min_reported_time": 0,
     "matplotlib_animations": False,
+    # The examples run at once, one process per core (with joblib). Not
+    # Sphinx's -j: sphinx-mathjax-offline does not declare parallel reading
+    # safe, which -W turns into an error.
+    "parallel": os.cpu_count() or 1,
     "image_scrapers": ("matplotlib",),
     "capture_repr": ("__repr__",),
     # No execution-time pages: they load jQuery and DataTables from CDNs,

@@ -4,7 +4,8 @@ Runs ``sphinx-build -W --keep-going -b html`` on a copy of ``doc/`` in a
 temporary folder, so that the build starts from scratch (every gallery
 example runs) and writes nothing into the source tree. Needs the ``doc``
 extra (``pip install -e ".[doc]"``); skipped without it. On a 2-core machine
-the build takes about a minute and a half, most of it the gallery's fits.
+the build takes about a minute, most of it the gallery's fits (run two at a
+time).
 """
 
 import os
