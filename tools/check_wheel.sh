@@ -137,9 +137,10 @@ export PATH="$work/nocc:$work/venv/bin:$PATH" CC=/bin/false CXX=/bin/false
 unset PYTHONPATH
 echo "gcc on PATH: $(command -v gcc) (fails when called)"
 # Binary packages only: nothing, the wheel's dependencies included, is built.
-# The smoke subset needs pytest only, not the whole test extra.
+# The smoke subset needs pytest (and pytest-xdist, which the repository's
+# pytest options use) only, not the whole test extra.
 if [[ $smoke == 1 ]]; then
-    requirements=("$repaired" pytest)
+    requirements=("$repaired" pytest pytest-xdist)
 else
     requirements=("$repaired[test]")
 fi
