@@ -202,14 +202,16 @@ def topic_coherence(
     components = _check_nonneg_matrix(
         components, "components", caller, rows_positive=False
     )
+    # The reference corpus first: a vocabulary that does not match the
+    # components is the problem to name, not a top_n beyond it.
+    reference = _check_reference(X, components.shape[1], window_size, feature_names, caller)
     top_n = _check_at_most_features(top_n, "top_n", components.shape[1], caller)
     _check_measure_args(measure, top_n, smoothing, caller)
     top = _top_indices(components, top_n)
     vocab, pos = np.unique(top, return_inverse=True)
     pos = pos.reshape(top.shape)
-    co, n_windows = _reference_counts(
-        X, vocab, components.shape[1], window_size, feature_names, caller
-    )
+    co, n_windows = _reference_counts(reference, vocab, components.shape[1], window_size,
+                                      caller)
     _warn_unseen(top, np.diag(co)[pos], measure)
     if smoothing is None:
         smoothing = 1.0 if measure == "umass" else _GENSIM_EPSILON * n_windows
@@ -265,13 +267,10 @@ def _warn_unseen(top, top_counts, measure):
 # --------------------------------------------------------------------------
 
 
-def _reference_counts(X, vocab, n_features, window_size, feature_names, caller):
-    """Co-occurrence counts among ``vocab`` and the number of documents/windows.
-
-    Returns ``(co, n)``: ``co[a, b]`` is the number of documents (or
-    windows) containing both ``vocab[a]`` and ``vocab[b]``, ``co[a, a]``
-    the number containing ``vocab[a]``.
-    """
+def _check_reference(X, n_features, window_size, feature_names, caller):
+    """The reference corpus, checked: the count matrix (``window_size``
+    None), or ``(texts, lookup)`` of token sequences and the token -> feature
+    lookup."""
     if window_size is None:
         if feature_names is not None:
             raise ValueError(
@@ -290,9 +289,21 @@ def _reference_counts(X, vocab, n_features, window_size, feature_names, caller):
                 f"components passed to {caller} has {n_features} features "
                 f"but X has {Xc.shape[1]}."
             )
-        return _document_cooccurrence(Xc, vocab), Xc.shape[0]
-    texts = _check_texts(X, caller)
-    lookup = _token_lookup(feature_names, n_features, caller)
+        return Xc
+    return _check_texts(X, caller), _token_lookup(feature_names, n_features, caller)
+
+
+def _reference_counts(reference, vocab, n_features, window_size, caller):
+    """Co-occurrence counts among ``vocab`` and the number of documents/windows
+    in the checked ``reference`` (:func:`_check_reference`).
+
+    Returns ``(co, n)``: ``co[a, b]`` is the number of documents (or
+    windows) containing both ``vocab[a]`` and ``vocab[b]``, ``co[a, a]``
+    the number containing ``vocab[a]``.
+    """
+    if window_size is None:
+        return _document_cooccurrence(reference, vocab), reference.shape[0]
+    texts, lookup = reference
     return _window_cooccurrence(texts, vocab, n_features, window_size, lookup, caller)
 
 

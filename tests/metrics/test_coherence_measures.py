@@ -384,6 +384,17 @@ def test_validation(kwargs, match):
         topic_coherence(components=_C, **kwargs)
 
 
+@pytest.mark.parametrize("top_n", [2, 20])
+def test_a_vocabulary_mismatch_is_named_before_top_n(top_n):
+    # Components of 3 words against counts of 4: the mismatch is the
+    # problem, whether or not top_n also exceeds the components' words.
+    with pytest.raises(ValueError, match="components passed to topic_coherence has 3 "
+                                         "features but X has 4"):
+        topic_coherence(_X, _C[:, :3], top_n)
+    with pytest.raises(ValueError, match=r"top_n .* at most the number of features \(4\)"):
+        topic_coherence(_X, _C, 5)
+
+
 def test_texts_as_tuples_and_arrays_and_empty():
     texts = ([0, 1, 2], np.array([2, 3]), (), np.array([], dtype=np.int64))
     with warnings.catch_warnings():
