@@ -111,10 +111,10 @@ sphinx_gallery_conf = {
     "show_memory": False,
     "min_reported_time": 0,
     "matplotlib_animations": False,
-    # The examples run at once, one process per core (with joblib). Not
-    # Sphinx's -j: sphinx-mathjax-offline does not declare parallel reading
-    # safe, which -W turns into an error.
-    "parallel": os.cpu_count() or 1,
+    # The examples run at once, one process per core and example (with
+    # joblib). Not Sphinx's -j: sphinx-mathjax-offline does not declare
+    # parallel reading safe, which -W turns into an error.
+    "parallel": min(os.cpu_count() or 1, len(list((DOC_DIR / "examples").glob("plot_*.py")))),
     "image_scrapers": ("matplotlib",),
     "capture_repr": ("__repr__",),
     # No execution-time pages: they load jQuery and DataTables from CDNs,
