@@ -326,3 +326,43 @@ def test_narrow_numpy_integers_work_like_python_ints(Est, int_type):
     assert_array_equal(numpy_ints.components_, python_ints.components_)
     assert_array_equal(numpy_ints.trace_["iteration"], python_ints.trace_["iteration"])
     assert_array_equal(numpy_ints.transform(X[:5]), python_ints.transform(X[:5]))
+
+
+def _constraint_tables():
+    """Every ``(owner, {parameter: constraints})`` of the public API: the
+    estimators' ``_parameter_constraints`` and the tables of the functions
+    and methods wrapped by ``validate_params``."""
+    import importlib
+    import inspect
+
+    modules = ["sklearn_clda", "sklearn_clda.inspection", "sklearn_clda.metrics",
+               "sklearn_clda.plotting", "sklearn_clda.datasets", "sklearn_clda.dask"]
+    seen, tables = set(), []
+    for name in modules:
+        module = importlib.import_module(name)
+        for public in module.__all__:
+            obj = getattr(module, public)
+            found = [getattr(obj, "_parameter_constraints", None)]
+            methods = [m for _, m in inspect.getmembers(obj)] if inspect.isclass(obj) else [obj]
+            found += [getattr(getattr(m, "__func__", m), "_skl_parameter_constraints", None)
+                      for m in methods]
+            for table in found:
+                if isinstance(table, dict) and id(table) not in seen:
+                    seen.add(id(table))
+                    tables.append((f"{name}.{public}", table))
+    return tables
+
+
+def test_no_parameter_takes_a_bool_for_a_number():
+    # scikit-learn's Interval lets True through as 1 (bool subclasses int):
+    # every numeric range of the public API is a StrictInterval instead.
+    from sklearn.utils._param_validation import Interval
+
+    from sklearn_clda._corpus import StrictInterval
+
+    tables = _constraint_tables()
+    assert len(tables) > 30  # the walk found the API
+    loose = [f"{owner}: {param}" for owner, table in tables
+             for param, rules in table.items() for rule in rules
+             if isinstance(rule, Interval) and not isinstance(rule, StrictInterval)]
+    assert not loose, loose

@@ -17,10 +17,11 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import _clone_parametrized
-from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _memory
+from .._corpus import StrictInterval
 from .._base import _as_dtype, _output_dtype, _Trace, word_log_likelihood
 from ._client import fit_client
 from ._cluster import ClusterChain, ShardSet
@@ -125,9 +126,9 @@ class DistributedFitMixin:
 
     _dask_constraints = {
         "client": [None, str, HasMethods(["submit", "scheduler_info"])],
-        "local_sweeps": [Interval(Integral, 1, None, closed="left")],
-        "worker_threads": [Interval(Integral, 1, None, closed="left"), None],
-        "timeout": [Interval(Real, 0, None, closed="neither")],
+        "local_sweeps": [StrictInterval(Integral, 1, None, closed="left")],
+        "worker_threads": [StrictInterval(Integral, 1, None, closed="left"), None],
+        "timeout": [StrictInterval(Real, 0, None, closed="neither")],
     }
 
     # ------------------------------------------------------ estimator protocol

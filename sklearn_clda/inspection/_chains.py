@@ -4,8 +4,9 @@ from numbers import Real
 
 import numpy as np
 from sklearn.utils import Bunch
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+from sklearn.utils._param_validation import StrOptions, validate_params
 
+from .._corpus import StrictInterval
 from ..metrics._topics import _ALIGN_METRICS, align_topics
 from ._utils import MIN_DRAWS, collection_draws, topic_word
 
@@ -74,7 +75,7 @@ def _fit_parts(estimator, caller, min_draws):
     {
         "estimators": [list, tuple],
         "metric": [StrOptions(set(_ALIGN_METRICS))],
-        "max_distance": [Interval(Real, 0, 1, closed="both")],
+        "max_distance": [StrictInterval(Real, 0, 1, closed="both")],
     },
     prefer_skip_nested_validation=True,
 )

@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import HasMethods, validate_params
 from sklearn.utils.validation import check_array
 
+from .._base import _BaseGibbsTopicModel
 from .._corpus import StrictInterval, check_group_labels
 from ._documents import _doc_topic
 from ._utils import (
@@ -32,7 +33,8 @@ def _word_topic(components):
     """``phi.T``, shape (V, K): each word's probability in each topic (rows
     of ``components`` normalized), made in one new array."""
     phi_t = np.array(components.T, dtype=np.float64, order="C")
-    phi_t /= components.sum(axis=1)
+    phi_t /= components.max(axis=1)  # (no overflow in the sums)
+    phi_t /= phi_t.sum(axis=0)
     return phi_t
 
 
@@ -124,8 +126,11 @@ def _check_collections(groups, n_docs, caller):
 
 def _word_counts(estimator, X, n_features):
     """The document-word counts of ``X`` (after a Pipeline's first steps),
-    as canonical float64 CSR; the caller's arrays are left as they are."""
-    _, pre, _ = unwrap(estimator)
+    as canonical float64 CSR; the caller's arrays are left as they are.
+    For this package's models, rounded to integers as their ``transform``
+    rounds them (with its warning), so that the table counts what the
+    model saw."""
+    model, pre, _ = unwrap(estimator)
     Xt = X if pre is None else pre.transform(X)
     counts = sp.csr_matrix(check_array(Xt, accept_sparse="csr", dtype=np.float64))
     if counts.shape[1] != n_features:  # pragma: no cover - transform checked it
@@ -133,6 +138,10 @@ def _word_counts(estimator, X, n_features):
     if not counts.has_canonical_format:
         counts = counts.copy()  # (may share the caller's arrays)
         counts.sum_duplicates()
+    if isinstance(model, _BaseGibbsTopicModel):
+        counts = sp.csr_matrix((np.rint(counts.data), counts.indices, counts.indptr),
+                               shape=counts.shape)
+        counts.eliminate_zeros()
     return counts
 
 
@@ -314,7 +323,7 @@ def topic_words_by_collection(estimator, X, groups, *, topic=None, n_words=10,
     base = None if against is None else collection_position(
         names, against, "against", caller, among="X; the labels in groups are")
     keep = np.arange(names.size) != (-1 if base is None else base)
-    words = resolve_feature_names(model, feature_names, pipeline_names, V)
+    words = resolve_feature_names(model, feature_names, pipeline_names, V, caller)
     topics = (np.arange(K) if topic is None
               else check_topics(topic, K, name=f"topic passed to {caller}"))
     weights = _attribution_weights(_word_counts(estimator, X, V), theta, phi_t)

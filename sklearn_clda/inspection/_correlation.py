@@ -6,11 +6,11 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import Bunch
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions, validate_params
+from sklearn.utils._param_validation import HasMethods, StrOptions, validate_params
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._corpus import check_group_labels
+from .._corpus import StrictInterval, check_group_labels
 from ._collections import equal_tailed_interval
 from ._documents import _doc_topic
 from ._utils import require_pandas, unwrap
@@ -183,11 +183,11 @@ def _rows(theta, labels, collection, caller):
         "X": ["array-like", "sparse matrix", None],
         "groups": ["array-like", None],
         "method": [StrOptions(set(_METHODS))],
-        "cutoff": [Interval(Real, -1, 1, closed="both")],
+        "cutoff": [StrictInterval(Real, -1, 1, closed="both")],
         "within_collections": ["boolean"],
         "collection": [str, Real, None],
-        "n_bootstrap": [Interval(Integral, 0, None, closed="left")],
-        "ci": [Interval(Real, 0, 1, closed="neither")],
+        "n_bootstrap": [StrictInterval(Integral, 0, None, closed="left")],
+        "ci": [StrictInterval(Real, 0, 1, closed="neither")],
         "random_state": ["random_state"],
     },
     prefer_skip_nested_validation=True,

@@ -58,6 +58,11 @@ def _candidate_rows(labels, collection, caller):
     """Row indices of the documents of ``collection`` (all rows when None)."""
     if collection is None:
         return None
+    if isinstance(collection, (bool, np.bool_)):
+        raise ValueError(
+            f"collection passed to {caller} must be a collection label (str or int "
+            f"as in groups), got bool {collection!r}."
+        )
     if labels is None:
         raise ValueError(
             f"collection={collection!r} passed to {caller} needs groups, the "

@@ -4,7 +4,7 @@ of one chain or several."""
 import numpy as np
 from sklearn.utils._param_validation import validate_params
 
-from ._utils import MIN_DRAWS
+from ._utils import MIN_DRAWS, real_draws
 
 __all__ = ["effective_sample_size"]
 
@@ -181,7 +181,7 @@ def effective_sample_size(draws, *, multichain=False):
     >>> bool(effective_sample_size(chains + 3 * np.arange(4)[:, None], multichain=True) < 50)
     True
     """
-    x = np.asarray(draws, dtype=np.float64)
+    x = real_draws(draws, "effective_sample_size")
     axis = 1 if multichain else 0
     if x.ndim <= axis or x.shape[axis] < MIN_DRAWS or x.shape[0] < 1:
         shape = "(n_chains, n_draws, ...)" if multichain else "(n_draws, ...)"

@@ -7,7 +7,7 @@ from sklearn.utils._param_validation import HasMethods, StrOptions, validate_par
 
 from .._corpus import StrictInterval
 from ..metrics._exclusivity import frex_scores
-from ..metrics._topics import _top_indices
+from ..metrics._topics import _normalize_rows, _top_indices
 from ._utils import require_pandas, resolve_feature_names, topic_word, unwrap
 
 __all__ = ["topic_labels"]
@@ -25,9 +25,11 @@ def word_scores(components, method, *, frex_weight=0.5, relevance_lambda=0.6):
 
     ``components`` are non-negative topic-word weights (rows with positive
     sums). The words' corpus shares ``p_w`` are the columns' shares of the
-    total weight, ``components.sum(axis=0) / components.sum()``.
+    total weight, ``components.sum(axis=0) / components.sum()``. Rows are
+    scaled by their maximum before they are summed, so that finite weights
+    near 1e308 do not overflow.
     """
-    phi = components / components.sum(axis=1, keepdims=True)
+    phi = _normalize_rows(components)
     if method == "prob":
         return phi
     if method == "frex":
@@ -35,7 +37,8 @@ def word_scores(components, method, *, frex_weight=0.5, relevance_lambda=0.6):
     if method == "score":
         log_phi = _log(phi)
         return phi * (log_phi - log_phi.mean(axis=0, keepdims=True))
-    log_lift = _log(phi) - _log(components.sum(axis=0) / components.sum())
+    scaled = components / components.max()  # (no overflow in the sums)
+    log_lift = _log(phi) - _log(scaled.sum(axis=0) / scaled.sum())
     if method == "lift":
         return np.exp(log_lift)
     lam = relevance_lambda
@@ -206,7 +209,8 @@ def topic_labels(
     pd = require_pandas(caller)
     model, _, pipeline_names = unwrap(estimator)
     components = topic_word(model, caller)
-    names = resolve_feature_names(model, feature_names, pipeline_names, components.shape[1])
+    names = resolve_feature_names(model, feature_names, pipeline_names,
+                                  components.shape[1], caller)
     n = min(n_words, components.shape[1])
     methods = _check_methods(method, caller)
 

@@ -5,7 +5,7 @@ from scipy.special import ndtri
 from scipy.stats import rankdata
 from sklearn.utils._param_validation import validate_params
 
-from ._utils import MIN_DRAWS
+from ._utils import MIN_DRAWS, real_draws
 
 __all__ = ["rhat"]
 
@@ -107,7 +107,7 @@ def rhat(draws):
     >>> bool(rhat(drift[None]) > 1.1)
     True
     """
-    x = np.asarray(draws, dtype=np.float64)
+    x = real_draws(draws, "rhat")
     if x.ndim < 2 or x.shape[1] < MIN_DRAWS or x.shape[0] < 1:
         raise ValueError(
             f"rhat needs draws of shape (n_chains, n_draws, ...) with at least "
@@ -117,10 +117,15 @@ def rhat(draws):
         raise ValueError("rhat got NaN or infinite draws.")
     if x.size == 0:  # no quantities (an empty trailing axis)
         return np.empty(x.shape[2:])
+    if np.abs(x).max() > np.finfo(np.float64).max / 4:
+        # R-hat works on ranks: halved draws have the same, and their
+        # differences from the median below cannot overflow.
+        x = x * 0.5
     halves = _split(x)
     bulk = _basic_rhat(_rank_normalize(halves))
     folded = np.abs(halves - np.median(halves.reshape(-1, *halves.shape[2:]), axis=0))
     tail = _basic_rhat(_rank_normalize(folded))
-    constant = np.ptp(x.reshape(-1, *x.shape[2:]), axis=0) == 0
+    flat = x.reshape(-1, *x.shape[2:])
+    constant = (flat == flat[0]).all(axis=0)
     out = np.where(constant, np.nan, np.fmax(bulk, tail))
     return out[()] if out.ndim == 0 else out

@@ -37,7 +37,9 @@ def umass_coherence(components, X):
 
 def _check_n_components(n_components):
     values = np.asarray(n_components)
-    if values.ndim != 1 or values.size == 0 or values.dtype.kind not in "iu":
+    flags = [v for v in np.asarray(n_components, dtype=object).ravel()
+             if isinstance(v, (bool, np.bool_))]
+    if values.ndim != 1 or values.size == 0 or values.dtype.kind not in "iu" or flags:
         raise ValueError(
             "n_components passed to select_n_components must be a non-empty list "
             f"of numbers of topics, got {n_components!r}."

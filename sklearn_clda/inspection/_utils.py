@@ -12,17 +12,34 @@ __all__ = []
 MIN_DRAWS = 4
 
 
-def require_pandas(caller):
-    """Import pandas, or raise an ImportError that says how to install it."""
+def require_pandas(caller, via=None):
+    """Import pandas, or raise an ImportError that says how to install it
+    (``via``: the inspection function that ``caller``, a display, runs)."""
     try:
         import pandas
     except ImportError as exc:
+        why = ("returns a pandas DataFrame" if via is None
+               else f"draws the pandas DataFrame of {via}")
         raise ImportError(
-            f"{caller} returns a pandas DataFrame, but pandas could not be "
+            f"{caller} {why}, but pandas could not be "
             'imported. Install it with `pip install "sklearn-clda[inspect]"` '
             "(or `pip install pandas`)."
         ) from exc
     return pandas
+
+
+def real_draws(draws, caller):
+    """``draws`` as a float64 array; a ValueError naming ``caller`` for
+    what is not an array of real numbers (strings, complex, ragged)."""
+    try:
+        x = np.asarray(draws)
+    except ValueError as exc:  # ragged nested sequences
+        raise ValueError(f"{caller} needs an array of draws: {exc}") from None
+    if x.dtype.kind not in "biuf":
+        raise ValueError(
+            f"{caller} needs real-valued draws, got an array of dtype {x.dtype}."
+        )
+    return x.astype(np.float64)
 
 
 def unwrap(estimator):
@@ -46,7 +63,8 @@ def unwrap(estimator):
 
 
 def topic_word(model, caller):
-    """Row-normalized ``components_`` of a fitted topic model, shape (K, V)."""
+    """The ``components_`` of a fitted topic model, shape (K, V), as float64,
+    checked: finite, non-negative, a positive weight in every row."""
     check_is_fitted(model, "components_")
     components = np.asarray(model.components_, dtype=np.float64)
     if components.ndim != 2 or not np.all(np.isfinite(components)):
@@ -55,7 +73,7 @@ def topic_word(model, caller):
             f"2-d array, got {type(model).__name__} with components_ of shape "
             f"{components.shape}."
         )
-    if (components < 0).any() or (components.sum(axis=1) <= 0).any():
+    if (components < 0).any() or (components.max(axis=1) <= 0).any():
         raise ValueError(
             f"{caller} needs non-negative components_ with a positive sum in "
             f"every row (topic-word weights); {type(model).__name__} has others."
@@ -63,21 +81,25 @@ def topic_word(model, caller):
     return components
 
 
-def resolve_feature_names(model, given, from_pipeline, n_features):
+def resolve_feature_names(model, given, from_pipeline, n_features, caller, *,
+                          placeholders=True):
     """The vocabulary: ``given``, else the Pipeline's, else ``feature_names_in_``,
-    else ``"word 0"``, ``"word 1"``, ... (as the plotting displays)."""
+    else ``"word 0"``, ``"word 1"``, ... (None with ``placeholders=False``:
+    the displays then leave the words out)."""
     names = given
     if names is None:
         names = from_pipeline
     if names is None:
         names = getattr(model, "feature_names_in_", None)
     if names is None:
+        if not placeholders:
+            return None
         return np.array([f"word {i}" for i in range(n_features)], dtype=object)
     names = np.asarray(names, dtype=object)
     if names.ndim != 1 or names.shape[0] != n_features:
         raise ValueError(
-            f"feature_names has shape {names.shape} but the model has "
-            f"{n_features} features (columns of components_)."
+            f"feature_names passed to {caller} has shape {names.shape} but the "
+            f"model has {n_features} features (columns of components_)."
         )
     return np.array([str(name) for name in names], dtype=object)
 

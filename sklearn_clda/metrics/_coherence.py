@@ -361,12 +361,28 @@ def _token_lookup(feature_names, n_features, caller):
     return lookup
 
 
+def _hashable(token):
+    try:
+        hash(token)
+    except TypeError:
+        return False
+    return True
+
+
 def _text_ids(text, lookup, n_features, d, caller):
     """Feature indices of one text's tokens; -1 for tokens that are no feature."""
     if lookup is not None:
-        return np.fromiter(
-            (lookup.get(token, -1) for token in text), dtype=np.int64, count=len(text)
-        )
+        try:
+            return np.fromiter(
+                (lookup.get(token, -1) for token in text), dtype=np.int64, count=len(text)
+            )
+        except TypeError:  # an unhashable token (a list, ...)
+            bad = next(t for t in text if not _hashable(t))
+            raise ValueError(
+                f"Text {d} of X passed to {caller} has a token that is no word: "
+                f"{type(bad).__name__} {bad!r:.60} (texts must be flat sequences "
+                "of tokens)."
+            ) from None
     ids = np.asarray(text)
     if ids.size == 0:
         return np.zeros(0, dtype=np.int64)

@@ -30,7 +30,11 @@ with a ``from_estimator`` class method:
 - :func:`autocorrelation`: the sample autocorrelation of a chain.
 
 matplotlib is imported only when something is drawn (``pip install
-matplotlib``); :func:`autocorrelation` needs only NumPy.
+matplotlib``); :func:`autocorrelation` needs only NumPy. The three displays
+drawn from a table of :mod:`sklearn_clda.inspection`
+(:class:`CollectionDifferenceDisplay`, :class:`CollectionWordsDisplay`,
+:class:`TopicCorrelationDisplay`) need pandas as well (``pip install
+"sklearn-clda[plot,inspect]"``).
 """
 
 from ._acf import autocorrelation

@@ -10,6 +10,8 @@ from sklearn.utils.validation import check_is_fitted
 from ..inspection._utils import (  # noqa: F401 (re-exported for the displays)
     check_clda,
     check_topics,
+    collection_position,
+    resolve_feature_names,
     unwrap,
 )
 from ..metrics import top_word_indices
@@ -189,23 +191,6 @@ def topic_word_distributions(model, caller):
         return np.where(totals > 0, components / totals, 0.0)
 
 
-def resolve_feature_names(model, feature_names, pipeline_names, n_features):
-    """The vocabulary to label topics with, or None if none is known."""
-    if feature_names is None:
-        feature_names = pipeline_names
-    if feature_names is None:
-        feature_names = getattr(model, "feature_names_in_", None)
-    if feature_names is None:
-        return None
-    names = np.asarray(feature_names, dtype=object).ravel()
-    if names.shape[0] != n_features:
-        raise ValueError(
-            f"feature_names has {names.shape[0]} entries but the model has "
-            f"{n_features} features (columns of components_)."
-        )
-    return np.array([str(name) for name in names], dtype=object)
-
-
 def top_words(phi, topics, feature_names, n_words):
     """Indices, names and probabilities of the top words of the given topics.
 
@@ -264,28 +249,48 @@ def collection_labels(model):
     return np.asarray(groups, dtype=object)
 
 
-def check_collections(model, collections):
+def check_collections(model, collections, caller, name="collections"):
     """Positions (into ``collection_topic_``) and labels of chosen collections."""
     labels = collection_labels(model)
     if collections is None:
         return np.arange(labels.shape[0]), labels
     if isinstance(collections, str) or np.ndim(collections) == 0:
         collections = [collections]
-    positions = []
-    for value in collections:
-        hits = [i for i, label in enumerate(labels) if label == value]
-        if not hits:
-            raise ValueError(
-                f"Unknown collection {value!r}; collections are given by the "
-                f"labels in groups_: {labels.tolist()}."
-            )
-        positions.append(hits[0])
+    among = "the model; its collections (groups_) are"
+    if getattr(model, "groups_", None) is None:
+        among = "a model fitted as a single collection, labelled"
+    positions = [collection_position(labels, value, name, caller, among)
+                 for value in collections]
     if not positions:
-        raise ValueError("collections must name at least one collection.")
+        raise ValueError(f"{name} passed to {caller} must name at least one collection.")
     if len(set(positions)) != len(positions):
-        raise ValueError(f"collections contains repeated labels: {list(collections)}.")
+        raise ValueError(
+            f"{name} passed to {caller} repeats collections: {list(collections)}."
+        )
     positions = np.asarray(positions, dtype=np.intp)
     return positions, labels[positions]
+
+
+def std_of(display, name, n_points):
+    """The spread ``display.std[name]`` as a float array of ``n_points``
+    values, or None (no ``std``, or none for ``name``)."""
+    owner = type(display).__name__
+    if display.std is None:
+        return None
+    if not isinstance(display.std, dict):
+        raise ValueError(
+            f"std passed to {owner} must be a dict {{name: spreads}} like scores, "
+            f"got {type(display.std).__name__}."
+        )
+    if display.std.get(name) is None:
+        return None
+    std = np.asarray(display.std[name], dtype=np.float64).ravel()
+    if std.shape != (n_points,):
+        raise ValueError(
+            f"std[{name!r}] passed to {owner} has {std.size} values for "
+            f"{n_points} points; it needs one spread per score."
+        )
+    return std
 
 
 def text_color_for(rgba):

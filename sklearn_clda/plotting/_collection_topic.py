@@ -1,5 +1,6 @@
 """Topic proportions of the collections of a fitted CompoundLDA."""
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -7,6 +8,7 @@ from sklearn.utils._param_validation import StrOptions, validate_params
 
 from .._corpus import StrictInterval
 from ..inspection._labels import LABEL_METHODS, word_scores
+from ..inspection._utils import MIN_DRAWS
 from ..metrics._topics import _top_indices
 from ._base import (
     DEFAULT_N_TOPICS,
@@ -511,7 +513,8 @@ class CollectionTopicDisplay:
             kept draws ``collection_topic_samples_`` (e.g. 0.9: from the 5%
             to the 95% quantile). ``None`` draws no intervals. With few kept
             draws the intervals are rough; keep more (larger ``max_iter`` or
-            smaller ``thin``) for reliable ones.
+            smaller ``thin``) for reliable ones. With fewer than 4 (a VEM
+            fit keeps one) the display warns and draws no intervals.
 
         feature_names : array-like of str of shape (n_features,), default=None
             Vocabulary used to add each topic's top words to its label.
@@ -559,6 +562,15 @@ class CollectionTopicDisplay:
             topics = check_topics(topics, n_components)
 
         lower = upper = None
+        if interval is not None and samples.shape[0] < MIN_DRAWS:
+            warnings.warn(
+                f"{caller} draws no intervals: the model kept {samples.shape[0]} "
+                f"draw(s) of pi, fewer than {MIN_DRAWS} (algorithm='vem' gives a "
+                "point estimate; a Gibbs fit keeps more with a larger max_iter or "
+                "a smaller thin). Pass interval=None to silence this warning.",
+                UserWarning, stacklevel=3,
+            )
+            interval = None
         if interval is not None:
             tail = (1.0 - interval) / 2.0
             lower, upper = np.quantile(samples[:, :, topics], [tail, 1.0 - tail], axis=0)
@@ -566,7 +578,8 @@ class CollectionTopicDisplay:
         words = None
         if top_words:
             phi = topic_word_distributions(model, caller)
-            names = resolve_feature_names(model, feature_names, pipeline_names, phi.shape[1])
+            names = resolve_feature_names(model, feature_names, pipeline_names, phi.shape[1],
+                                          caller, placeholders=False)
             if names is not None:
                 scores = word_scores(np.asarray(model.components_, dtype=np.float64),
                                      label_method)

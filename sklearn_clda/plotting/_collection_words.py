@@ -6,6 +6,7 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, validate_params
 
 from .._corpus import StrictInterval
+from ..inspection._utils import require_pandas
 from ._base import check_matplotlib
 from ._topic_words import draw_word_bars
 
@@ -234,6 +235,7 @@ class CollectionWordsDisplay:
         from ..inspection import topic_words_by_collection
 
         check_matplotlib(f"{cls.__name__}.from_estimator")
+        require_pandas(f"{cls.__name__}.from_estimator", via="topic_words_by_collection")
         table = topic_words_by_collection(estimator, X, groups, topic=topic, n_words=n_words,
                                           prior=prior, feature_names=feature_names,
                                           against=against)

@@ -7,6 +7,7 @@ from sklearn.utils._param_validation import HasMethods, StrOptions, validate_par
 
 from .._corpus import StrictInterval
 from ..inspection._labels import LABEL_METHODS
+from ..inspection._utils import require_pandas
 from ._base import check_matplotlib, finite_values, merge_kw, single_axes, unwrap_estimator
 from ._trend import _topic_labels
 
@@ -280,13 +281,14 @@ class TopicCorrelationDisplay:
         from ..inspection import topic_correlation
 
         check_matplotlib(f"{cls.__name__}.from_estimator")
+        require_pandas(f"{cls.__name__}.from_estimator", via="topic_correlation")
         found = topic_correlation(estimator, X, groups, method=method, cutoff=cutoff,
                                   within_collections=within_collections,
                                   collection=collection)
         model, pipeline_names = unwrap_estimator(estimator)
         topics = np.arange(found.correlation.shape[0])
         labels = _topic_labels(model, topics, feature_names, pipeline_names, label_method,
-                               top_words)
+                               top_words, f"{cls.__name__}.from_estimator")
         display = cls(found.correlation, found.adjacency, shares=found.shares,
                       topics=topics, topic_labels=labels)
         return display.plot(ax=ax, **plot_kw)

@@ -7,6 +7,7 @@ from sklearn.utils._param_validation import HasMethods, StrOptions, validate_par
 
 from .._corpus import StrictInterval
 from ..inspection._labels import LABEL_METHODS
+from ..inspection._utils import require_pandas
 from ._base import (
     check_matplotlib,
     check_topics,
@@ -267,13 +268,14 @@ class CollectionDifferenceDisplay:
         from ..inspection import compare_collections
 
         check_matplotlib(f"{cls.__name__}.from_estimator")
+        require_pandas(f"{cls.__name__}.from_estimator", via="compare_collections")
         diff = compare_collections(estimator, a, b, ci=ci)
         chosen = (np.arange(len(diff)) if topics is None
                   else check_topics(topics, len(diff)))
         first = estimator[0] if isinstance(estimator, (list, tuple)) else estimator
         model, pipeline_names = unwrap_estimator(first)
         labels = _topic_labels(model, chosen, feature_names, pipeline_names, label_method,
-                               top_words)
+                               top_words, f"{cls.__name__}.from_estimator")
         rows = diff.iloc[chosen]
         display = cls(rows["mean"].to_numpy(), rows["lower"].to_numpy(),
                       rows["upper"].to_numpy(), topics=chosen, topic_labels=labels,

@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.base import clone
 
 from .._corpus import check_sparse_structure
-from ._base import check_matplotlib, merge_kw, single_axes
+from ._base import check_matplotlib, merge_kw, single_axes, std_of
 
 __all__ = ["PerplexityDisplay"]
 
@@ -159,12 +159,7 @@ class PerplexityDisplay:
                     f"Model {name!r} has {y.size} scores for {x.size} values of "
                     "n_components."
                 )
-            std = None
-            if self.std is not None and self.std.get(name) is not None:
-                std = np.asarray(self.std[name], dtype=np.float64).ravel()
-                if std.shape != y.shape:
-                    raise ValueError(f"std[{name!r}] must have the shape of its scores.")
-            out.append((str(name), x, y, std))
+            out.append((str(name), x, y, std_of(self, name, y.size)))
         return out
 
     def plot(

@@ -202,14 +202,17 @@ class PiTraceDisplay:
     def _chains(self):
         """The samples as (n_chains, n_draws, n_collections, n_topics)."""
         samples = np.asarray(self.samples, dtype=np.float64)
-        if samples.ndim == 3:
-            return samples[None]
-        if samples.ndim == 4:
-            return samples
-        raise ValueError(
-            "samples must have shape (n_draws, n_collections, n_topics) or (n_chains, "
-            f"n_draws, n_collections, n_topics), got {samples.shape}."
-        )
+        if samples.ndim not in (3, 4) or 0 in samples.shape:
+            raise ValueError(
+                "samples must have shape (n_draws, n_collections, n_topics) or "
+                f"(n_chains, n_draws, n_collections, n_topics), got {samples.shape}."
+            )
+        if not np.all(np.isfinite(samples)):
+            raise ValueError(
+                f"{type(self).__name__} got NaN or infinite values in samples; "
+                "there is nothing to draw for them."
+            )
+        return samples[None] if samples.ndim == 3 else samples
 
     def _legend(self, fig, panels, bounding, ax, n_chains):
         """The topics' legend, with the chains' line styles when there are several."""
@@ -414,7 +417,7 @@ class PiTraceDisplay:
             )
         else:
             topics = check_topics(topics, n_components)
-        positions, labels = check_collections(model, collections)
+        positions, labels = check_collections(model, collections, caller)
         shown = (samples[:, positions][:, :, topics] if chains is None
                  else chains[:, :, positions][:, :, :, topics])
         display = cls(

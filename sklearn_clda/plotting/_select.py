@@ -7,7 +7,7 @@ from sklearn.utils._param_validation import validate_params
 
 from .._corpus import StrictInterval
 from ..inspection._select import MEASURES, PARAMETER_CONSTRAINTS, search_n_components
-from ._base import axes_grid, check_matplotlib, merge_kw
+from ._base import axes_grid, check_matplotlib, merge_kw, std_of
 
 __all__ = ["SelectNComponentsDisplay"]
 
@@ -104,13 +104,12 @@ class SelectNComponentsDisplay:
                     "returned by select_n_components."
                 )
             y = np.asarray(self.scores[name], dtype=np.float64).ravel()
-            std = None if not self.std or self.std.get(name) is None else (
-                np.asarray(self.std[name], dtype=np.float64).ravel()
-            )
-            if y.shape != x.shape or (std is not None and std.shape != x.shape):
+            if y.shape != x.shape:
                 raise ValueError(
-                    f"{name!r} has {y.size} values for {x.size} numbers of topics."
+                    f"scores[{name!r}] passed to {type(self).__name__} has {y.size} "
+                    f"values for {x.size} numbers of topics."
                 )
+            std = std_of(self, name, x.size)
             series[name] = (y[order], None if std is None else std[order])
         return x[order], series
 

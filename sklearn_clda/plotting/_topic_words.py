@@ -255,7 +255,8 @@ class TopicWordsDisplay:
         topics = (
             np.arange(phi.shape[0]) if topics is None else check_topics(topics, phi.shape[0])
         )
-        names = resolve_feature_names(model, feature_names, pipeline_names, phi.shape[1])
+        names = resolve_feature_names(model, feature_names, pipeline_names, phi.shape[1],
+                                      caller, placeholders=False)
         _, words, weights = _top_words(phi, topics, names, n_words)
         display = cls(words, weights, topics=topics)
         return display.plot(ax=ax, n_cols=n_cols, **plot_kw)

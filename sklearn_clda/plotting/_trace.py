@@ -270,6 +270,12 @@ class TraceDisplay:
         """
         check_matplotlib(f"{cls.__name__}.from_estimator")
         model, _ = unwrap_estimator(estimator)
+        if not hasattr(model, "trace_") and hasattr(model, "components_"):
+            raise ValueError(
+                f"{cls.__name__}.from_estimator needs a model that records a "
+                f"trace_ (LDAGibbs, CompoundLDA); the fitted "
+                f"{type(model).__name__} has none."
+            )
         check_is_fitted(model, "trace_")
         display = cls(
             model.trace_,

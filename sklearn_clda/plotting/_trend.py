@@ -58,7 +58,7 @@ def ordered_positions(model, order, caller):
             "this one was fitted as a single collection."
         )
     if order is not None:
-        positions, labels = check_collections(model, order)
+        positions, labels = check_collections(model, order, caller, "order")
         return positions, np.arange(positions.size, dtype=np.float64), [str(v) for v in labels]
     labels = np.asarray(model.groups_)
     x = _as_numbers(labels)
@@ -387,7 +387,7 @@ class CollectionTrendDisplay:
         else:
             topics = check_topics(topics, mean.shape[1])
         labels = _topic_labels(model, topics, feature_names, pipeline_names, label_method,
-                               top_words)
+                               top_words, caller)
         display = cls(
             x,
             mean[np.ix_(positions, topics)],
@@ -401,12 +401,13 @@ class CollectionTrendDisplay:
         return display.plot(ax=ax, **plot_kw)
 
 
-def _topic_labels(model, topics, feature_names, pipeline_names, method, n_words):
+def _topic_labels(model, topics, feature_names, pipeline_names, method, n_words, caller):
     """``"Topic k: w1 w2 w3"`` for each topic, or None without a vocabulary."""
     if not n_words:
         return None
     components = np.asarray(model.components_, dtype=np.float64)
-    names = resolve_feature_names(model, feature_names, pipeline_names, components.shape[1])
+    names = resolve_feature_names(model, feature_names, pipeline_names,
+                                  components.shape[1], caller, placeholders=False)
     if names is None:
         return None
     best = _top_indices(word_scores(components, method), min(n_words, components.shape[1]))

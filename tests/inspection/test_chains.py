@@ -69,6 +69,15 @@ def test_rhat_depends_on_ranks_only():
     assert_allclose(rhat(np.exp(chains)), rhat(chains), rtol=1e-12)
 
 
+@pytest.mark.filterwarnings("error")
+def test_rhat_of_draws_near_the_float_limits_is_that_of_smaller_ones():
+    # R-hat does not change with a scale by a power of 2 (exact, so that no
+    # ties change): no overflow (and no warning) at 1e308.
+    draws = np.array([[1e308, -1e308, 1e308, 0.0, 5e307, 1.0],
+                      [2.0, -3.0, 1e307, -1e308, 4.0, 0.5]])
+    assert_allclose(rhat(draws), rhat(draws * 2.0**-900), rtol=1e-12)
+
+
 def test_rhat_of_constant_and_bad_draws():
     values = rhat(np.stack([np.ones((10, 2)), np.ones((10, 2))]))
     assert np.isnan(values).all()
@@ -78,6 +87,11 @@ def test_rhat_of_constant_and_bad_draws():
         rhat(np.ones((2, 3)))
     with pytest.raises(ValueError, match="NaN or infinite"):
         rhat([[0.0, 1.0, np.nan, 2.0, 3.0]])
+    with pytest.raises(ValueError, match="rhat needs real-valued draws, got an array of "
+                                         "dtype <U1"):
+        rhat([list("1234"), list("5678")])
+    with pytest.raises(ValueError, match="rhat needs real-valued draws"):
+        rhat(np.ones((2, 5)) * 1j)
 
 
 # --- multi-chain ESS ----------------------------------------------------------

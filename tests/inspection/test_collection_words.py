@@ -3,6 +3,7 @@ reference, the z-scores against Monroe et al.'s formula written out, and
 planted collection-specific words recovered."""
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 from sklearn.decomposition import LatentDirichletAllocation
@@ -171,6 +172,16 @@ def test_components_and_input_left_alone(corpus):
     for a, b in zip(arrays, (messy.data, messy.indices, messy.indptr)):
         np.testing.assert_array_equal(a, b)
     assert pass_messy.shape == tidy.shape
+
+
+def test_non_integer_counts_are_counted_as_the_model_rounds_them(corpus, clda):
+    X, groups = corpus
+    uneven = X.astype(np.float64)
+    uneven.data[::2] += 0.4  # rounded away by the model's transform (it warns)
+    with pytest.warns(UserWarning, match="rounded to the nearest integer"):
+        got = topic_words_by_collection(clda, uneven, groups)
+    want = topic_words_by_collection(clda, X, groups)
+    pd.testing.assert_frame_equal(got, want)
 
 
 def test_blocks_and_chunks_give_the_same_table(corpus, clda, monkeypatch):

@@ -15,7 +15,11 @@ from sklearn_clda import CompoundLDA  # noqa: E402
 from sklearn_clda.datasets import make_compound_corpus  # noqa: E402
 from sklearn_clda.inspection import select_n_components  # noqa: E402
 from sklearn_clda.plotting import (  # noqa: E402
+    CollectionDifferenceDisplay,
+    CollectionTopicDisplay,
     CollectionTrendDisplay,
+    CollectionWordsDisplay,
+    TopicCorrelationDisplay,
     SelectNComponentsDisplay,
 )
 
@@ -120,8 +124,11 @@ def test_trend_order_and_labels(corpus):
     assert [t.get_text() for t in disp.ax_.get_xticklabels()] == ["low", "mid", "high"]
     label = disp.legend_.get_texts()[0].get_text()
     assert label.startswith("Topic 1: ") and len(label.split()) == 4
-    with pytest.raises(ValueError, match="Unknown collection 'none'"):
+    with pytest.raises(ValueError, match="order='none' passed to CollectionTrendDisplay"):
         CollectionTrendDisplay.from_estimator(clda, order=["low", "none"])
+    with pytest.raises(ValueError, match="order passed to CollectionTrendDisplay.from_estimator "
+                                         "repeats collections"):
+        CollectionTrendDisplay.from_estimator(clda, order=["low", "low"])
 
 
 def test_displays_need_no_pandas(corpus, monkeypatch):
@@ -132,6 +139,33 @@ def test_displays_need_no_pandas(corpus, monkeypatch):
         CompoundLDA(max_iter=10, random_state=0), corpus.data, corpus.groups,
         n_components=[2], cv=2,
     )
+    CollectionTopicDisplay.from_estimator(clda)
+
+
+def test_displays_of_inspection_tables_name_themselves_without_pandas(corpus, monkeypatch):
+    clda = fit(corpus, [1, 2, 3, 4], max_iter=40)
+    groups = np.array([1, 2, 3, 4])[corpus.groups]
+    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas fails
+    for make, via in [
+        (lambda: CollectionDifferenceDisplay.from_estimator(clda, 1, 2),
+         "compare_collections"),
+        (lambda: CollectionWordsDisplay.from_estimator(clda, corpus.data, groups, 0),
+         "topic_words_by_collection"),
+        (lambda: TopicCorrelationDisplay.from_estimator(clda), "topic_correlation"),
+    ]:
+        with pytest.raises(ImportError, match=rf"Display.from_estimator draws the pandas "
+                                              rf"DataFrame of {via}, but pandas"):
+            make()
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_topic_display_of_a_point_estimate_warns_and_draws_no_intervals(corpus):
+    vem = CompoundLDA(n_components=3, algorithm="vem", max_iter=5, random_state=0)
+    vem.fit(corpus.data, groups=corpus.groups)
+    with pytest.warns(UserWarning, match="draws no intervals: the model kept 1 draw"):
+        disp = CollectionTopicDisplay.from_estimator(vem)
+    assert disp.lower is None and disp.errorbars_ is None
+    assert "interval" not in disp.ax_.get_title()
 
 
 def test_trend_default_topics_vary_most(corpus):
@@ -214,11 +248,17 @@ def test_select_display_errors():
         SelectNComponentsDisplay.from_results({"perplexity": [1.0]})
     with pytest.raises(ValueError, match="no 'coherence'"):
         SelectNComponentsDisplay.from_results({"n_components": [2], "perplexity": [1.0]})
-    with pytest.raises(ValueError, match="has 1 values for 2"):
+    with pytest.raises(ValueError, match="scores\\['perplexity'\\] passed to "
+                                         "SelectNComponentsDisplay has 1 values for 2"):
         SelectNComponentsDisplay(
             [2, 3], {"perplexity": [1.0], "coherence": [1.0, 2.0],
                      "exclusivity": [1.0, 2.0], "stability": [1.0, 1.0],
                      "fit_time": [1.0, 2.0]}).plot()
+    full = {name: [1.0, 2.0] for name in
+            ["perplexity", "coherence", "exclusivity", "stability", "fit_time"]}
+    with pytest.raises(ValueError, match="std\\['perplexity'\\] passed to "
+                                         "SelectNComponentsDisplay has 1 values for 2 points"):
+        SelectNComponentsDisplay([2, 3], full, std={"perplexity": [0.1]}).plot()
     with pytest.raises(ValueError, match="no 'stability'"):
         SelectNComponentsDisplay(
             [2], {"perplexity": [1.0], "coherence": [1.0], "exclusivity": [1.0],

@@ -158,6 +158,9 @@ def test_errors(corpus, lda):
         representative_documents(lda, X, collection="odd")
     with pytest.raises(ValueError, match="labels none of the documents"):
         representative_documents(lda, X, groups, collection="none")
+    # True == 1 in Python: a flag must not pick the documents labelled 1.
+    with pytest.raises(ValueError, match="got bool True"):
+        representative_documents(lda, X, np.arange(len(groups)) % 2, collection=True)
     with pytest.raises(ValueError, match="out of range"):
         representative_documents(lda, X, topic=3)
     with pytest.raises(ValueError, match="repeats"):

@@ -84,7 +84,11 @@ def test_constant_chain_has_no_ess():
 @pytest.mark.parametrize(
     "draws, match",
     [([1.0, 2.0, 3.0], "at least 4 draws"), (3.0, "array-like"),
-     ([1.0, np.nan, 2.0, 3.0], "NaN or infinite")],
+     ([1.0, np.nan, 2.0, 3.0], "NaN or infinite"),
+     (["1", "2", "3", "4"], "effective_sample_size needs real-valued draws, got an array "
+                            "of dtype <U1"),
+     (np.arange(4) + 1j, "real-valued draws, got an array of dtype complex128"),
+     ([[1.0, 2.0, 3.0, 4.0], [1.0]], "effective_sample_size needs an array of draws")],
 )
 def test_bad_draws_raise(draws, match):
     with pytest.raises(ValueError, match=match):

@@ -119,6 +119,26 @@ def test_zero_probabilities_give_finite_scores():
         assert np.all(np.isfinite(word_scores(components, method)))
 
 
+@pytest.mark.filterwarnings("error")
+def test_huge_finite_weights_rank_as_their_rescaled_rows():
+    # A row whose sum overflows (1.5e308 + 8e307 = inf) must not become an
+    # all-zero phi row: the rankings that depend on phi alone give the words
+    # of the rows scaled by a constant each.
+    huge = np.array([[8e307, 1.5e308, 4e307, 1e300], [1.0, 2.0, 3.0, 4.0]])
+    methods = ["frex", "prob", "score"]
+    scale = np.array([[1e-308], [1.0]])
+    got = topic_labels(fake_lda(huge), VOCAB, method=methods, n_words=4)
+    want = topic_labels(fake_lda(huge * scale), VOCAB, method=methods, n_words=4)
+    for method in methods:
+        column = f"{method}_words"
+        assert got[column].tolist() == want[column].tolist(), method
+    # Lift and relevance compare a topic with the corpus (column sums), which
+    # a per-row scale changes: lift is checked against the formula instead.
+    scaled = huge / 1e308
+    want_lift = (scaled / scaled.sum(1, keepdims=True)) / (scaled.sum(0) / scaled.sum())
+    assert_allclose(word_scores(huge, "lift"), want_lift, rtol=1e-12)
+
+
 @pytest.fixture(scope="module")
 def corpus():
     return make_compound_corpus(n_topics=3, n_features=20, n_collections=2,
@@ -149,7 +169,7 @@ def test_feature_names_in_and_default_names(corpus):
 def test_errors(corpus):
     with pytest.raises(NotFittedError):
         topic_labels(LDAGibbs())
-    with pytest.raises(ValueError, match="feature_names has shape"):
+    with pytest.raises(ValueError, match="feature_names passed to topic_labels has shape"):
         topic_labels(fake_lda(COMPONENTS), ["a", "b"])
     with pytest.raises(InvalidParameterError, match="method"):
         topic_labels(fake_lda(COMPONENTS), VOCAB, method="tfidf")

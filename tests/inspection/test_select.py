@@ -137,7 +137,7 @@ def test_pipeline_refits_the_vectorizer_per_fold():
 @pytest.mark.parametrize(
     "n_components, match",
     [([], "non-empty"), ([2, 2], "distinct"), ([0, 2], "positive"), ([[2]], "non-empty"),
-     ([2.5], "non-empty")],
+     ([2.5], "non-empty"), ([True, 2], "non-empty list of numbers of topics")],
 )
 def test_bad_n_components(corpus, n_components, match):
     with pytest.raises(ValueError, match=match):

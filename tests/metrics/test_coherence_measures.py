@@ -376,6 +376,8 @@ _C = np.array([[4.0, 3.0, 2.0, 1.0], [1.0, 2.0, 3.0, 4.0]])
         (dict(X=[["a"]], window_size=2, feature_names=list("abc")),
          r"one name per feature \(4\)"),
         (dict(X=[["a"]], window_size=2, feature_names=list("abca")), "duplicate"),
+        (dict(X=[["a", ["b"]]], window_size=2, feature_names=list("abcd")),
+         r"Text 0 of X passed to topic_coherence has a token that is no word: list \['b'\]"),
     ],
 )
 def test_validation(kwargs, match):

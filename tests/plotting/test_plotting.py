@@ -46,7 +46,7 @@ def corpus():
 
 @pytest.fixture(scope="module")
 def clda(corpus):
-    return CompoundLDA(n_components=K, max_iter=60, random_state=0).fit(
+    return CompoundLDA(n_components=K, max_iter=60, thin=5, random_state=0).fit(
         corpus.data, groups=corpus.groups
     )
 
@@ -267,12 +267,12 @@ def test_heatmap_of_many_collections_stands_their_labels_upright(n_collections, 
 
 
 def test_collection_topic_single_collection(clda_single):
-    disp = CollectionTopicDisplay.from_estimator(clda_single)
+    disp = CollectionTopicDisplay.from_estimator(clda_single, interval=None)
     assert len(disp.bars_) == 1
     assert [t.get_text() for t in disp.legend_.get_texts()] == ["all"]
     # With one collection, topics are ranked by their proportion.
     assert_array_equal(disp.topics, np.argsort(-clda_single.collection_topic_[0]))
-    disp = CollectionTopicDisplay.from_estimator(clda_single, kind="heatmap")
+    disp = CollectionTopicDisplay.from_estimator(clda_single, kind="heatmap", interval=None)
     assert disp.im_.get_array().shape == (K, 1)
 
 
@@ -286,7 +286,7 @@ def test_collection_topic_pipeline_vocabulary(corpus):
     pipe = make_pipeline(CountVectorizer(), CompoundLDA(n_components=K, max_iter=30,
                                                         random_state=0))
     pipe.fit(texts, compoundlda__groups=corpus.groups)
-    disp = CollectionTopicDisplay.from_estimator(pipe, top_words=1)
+    disp = CollectionTopicDisplay.from_estimator(pipe, top_words=1, interval=None)
     ticks = [t.get_text() for t in disp.ax_.get_xticklabels()]
     assert all(len(t.split("\n")) == 2 and t.split("\n")[1] in VOCAB for t in ticks)
 
@@ -435,10 +435,15 @@ def test_pi_trace_axes_and_single_collection(clda_chain, clda_single):
 
 
 def test_pi_trace_bad_arguments(clda, clda_chain, lda):
-    with pytest.raises(ValueError, match="Unknown collection 7"):
+    with pytest.raises(ValueError, match="collections=7 passed to PiTraceDisplay"):
         PiTraceDisplay.from_estimator(clda_chain, collections=[7])
-    with pytest.raises(ValueError, match="Unknown collection 'a'"):
+    with pytest.raises(ValueError, match="collections='a' passed to PiTraceDisplay"):
         PiTraceDisplay.from_estimator(clda_chain, collections=["a"])
+    # A flag is not the collection 1 (True == 1 in Python).
+    with pytest.raises(ValueError, match="must be a collection label"):
+        PiTraceDisplay.from_estimator(clda_chain, collections=[True])
+    with pytest.raises(ValueError, match="NaN or infinite values in samples"):
+        PiTraceDisplay(np.full((5, 2, 2), np.nan)).plot()
     with pytest.raises(ValueError, match="topic index 4"):
         PiTraceDisplay.from_estimator(clda_chain, topics=[0, 4])
     with pytest.raises(ValueError, match="max_lag"):
@@ -491,6 +496,11 @@ def test_perplexity_bad_arguments():
         PerplexityDisplay.from_results([1, 2], {})
     with pytest.raises(ValueError, match="std_display_style"):
         PerplexityDisplay.from_results([1, 2], {"a": [1.0, 2.0]}, std_display_style="x")
+    with pytest.raises(ValueError, match="std passed to PerplexityDisplay must be a dict"):
+        PerplexityDisplay([1, 2], {"a": [1.0, 2.0]}, std=[0.1, 0.2]).plot()
+    with pytest.raises(ValueError, match=r"std\['a'\] passed to PerplexityDisplay has 1 "
+                                         "values for 2 points"):
+        PerplexityDisplay([1, 2], {"a": [1.0, 2.0]}, std={"a": [0.1]}).plot()
 
 
 def test_perplexity_from_cv_results(corpus):
@@ -600,6 +610,9 @@ def test_trace_display_overlay_and_lda(clda_chain, lda, clda):
         TraceDisplay.from_estimator(clda, x="sweep")
     with pytest.raises(NotFittedError):
         TraceDisplay.from_estimator(LDAGibbs())
+    sk = LatentDirichletAllocation(n_components=2, max_iter=2, random_state=0)
+    with pytest.raises(ValueError, match="the fitted LatentDirichletAllocation has none"):
+        TraceDisplay.from_estimator(sk.fit(np.ones((4, 3))))
 
 
 # ---------------------------------------------------------- matplotlib absent
