@@ -93,14 +93,11 @@ from ._sweeper import (
     _shard_count,
     make_sweeper,
 )
+from ._hyper import MAX_CONCENTRATION, MIN_CONCENTRATION  # noqa: F401 (re-exported)
 from .exceptions import FitInterruptedWarning
 
 __all__ = ["_BaseGibbsTopicModel"]
 
-# Dirichlet concentrations outside this range overflow or underflow the
-# samplers' arithmetic (sums of K priors, products of two priors).
-MIN_CONCENTRATION = 1e-100
-MAX_CONCENTRATION = 1e10
 # Most topics a model may have (int32 topic indices, and far beyond use).
 MAX_COMPONENTS = 2**20
 # Private fitted attributes, published (or dropped) with the public ones:
@@ -863,6 +860,8 @@ class _BaseGibbsTopicModel(
     def _transform(self, X, groups, normalize=True, method="transform"):
         check_is_fitted(self)
         self._check_inference_params()
+        validate_parameter_constraints({"normalize": ["boolean"]}, {"normalize": normalize},
+                                       caller_name=f"{type(self).__name__}.{method}")
         dtype = _output_dtype(X)
         X = check_counts(self, X, reset=False, method=method)
         _memory.check_transform_memory(self, X.shape[0], method, np.dtype(dtype).itemsize)
@@ -933,8 +932,13 @@ def _n_kept(done, last, burn_in, thin):
 
 
 def _output_dtype(X):
-    """float32 for float32 input (as scikit-learn's LDA), else float64."""
-    return np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
+    """float32 for float32 input (as scikit-learn's LDA), else float64; a
+    DataFrame is float32 when all its columns are."""
+    dtype = getattr(X, "dtype", None)
+    if dtype is None and hasattr(X, "dtypes"):  # pandas
+        kinds = set(X.dtypes)
+        dtype = kinds.pop() if len(kinds) == 1 else None
+    return np.float32 if dtype == np.float32 else np.float64
 
 
 def _as_dtype(fitted, dtype):

@@ -612,6 +612,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
         name = f"{type(self).__name__}.{method}"
         if self.groups_ is None:
             if groups is not None:
+                check_group_labels(groups, n_docs, method=name)  # (wrong ones raise)
                 warnings.warn(
                     f"{name} got groups, but the model was fitted without groups "
                     "(one collection); the labels are ignored.",
@@ -682,7 +683,8 @@ class CompoundLDA(_BaseGibbsTopicModel):
             warning; negative, NaN or infinite values raise ``ValueError``.
 
         y : Ignored
-            Not used, present for API consistency by convention.
+            Not used, present for API consistency by convention. Given
+            without ``groups`` it warns: collection labels go in ``groups``.
 
         groups : array-like of shape (n_samples,), default=None
             Collection label (str or int) of each document, e.g. a list,
@@ -693,6 +695,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
         self : object
             Fitted estimator.
         """
+        warn_y_without_groups(y, groups, f"{type(self).__name__}.fit")
         with self._fit_transaction():
             dtype = _output_dtype(X)
             X = check_counts(self, X, reset=True, method="fit")
@@ -793,7 +796,8 @@ class CompoundLDA(_BaseGibbsTopicModel):
             Document-term counts of the batch, with the model's features.
 
         y : Ignored
-            Not used, present for API consistency by convention.
+            Not used, present for API consistency by convention. Given
+            without ``groups`` it warns: collection labels go in ``groups``.
 
         groups : array-like of shape (n_samples,), default=None
             Collection label of each document of the batch; labels not seen
@@ -821,6 +825,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
         >>> clda.groups_.tolist(), clda.collection_sizes_.tolist()
         ([0, 1], [150, 150])
         """
+        warn_y_without_groups(y, groups, f"{type(self).__name__}.partial_fit")
         with self._fit_transaction("partial_fit"):
             dtype = _output_dtype(X)
             first = not hasattr(self, "components_")
@@ -933,7 +938,8 @@ class CompoundLDA(_BaseGibbsTopicModel):
             Document-term counts.
 
         y : Ignored
-            Not used, present for API consistency by convention.
+            Not used, present for API consistency by convention. Given
+            without ``groups`` it warns: collection labels go in ``groups``.
 
         groups : array-like of shape (n_samples,), default=None
             Collection label of each document.
@@ -943,6 +949,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
         doc_topic_distr : ndarray of shape (n_samples, n_components)
             Topic proportions; rows sum to 1.
         """
+        warn_y_without_groups(y, groups, f"{type(self).__name__}.fit_transform")
         return self.fit(X, groups=groups).transform(X, groups=groups)
 
     def score(self, X, y=None, groups=None, sample_weight=None):
@@ -954,7 +961,8 @@ class CompoundLDA(_BaseGibbsTopicModel):
             Document-term counts.
 
         y : Ignored
-            Not used, present for API consistency by convention.
+            Not used, present for API consistency by convention. Given
+            without ``groups`` it warns: collection labels go in ``groups``.
 
         groups : array-like of shape (n_samples,), default=None
             Collection label of each document.
@@ -967,6 +975,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
         score : float
             Sum over documents of the completion log-likelihood, in nats.
         """
+        warn_y_without_groups(y, groups, f"{type(self).__name__}.score")
         return self._score(X, groups, sample_weight)
 
     def perplexity(self, X, groups=None, sub_sampling=False):
@@ -1020,6 +1029,19 @@ def too_many_collections(n_groups, n_docs):
     """More than one collection per five documents (and more than five) is
     almost always a per-document column passed as the collection label."""
     return n_groups > max(5, n_docs / 5)
+
+
+def warn_y_without_groups(y, groups, caller):
+    """Warn when ``y`` is given without ``groups``: most likely the
+    collection labels, passed in ``y``'s place (``fit(X, labels)``)."""
+    if y is not None and groups is None:
+        warnings.warn(
+            f"{caller} got y but no groups: y is ignored and the documents are "
+            "fitted as one collection. Pass the collection labels by keyword, "
+            f"{caller.rsplit('.', 1)[-1]}(X, groups=labels).",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def _warn_many_collections(n_groups, n_docs, method="fit"):

@@ -465,6 +465,11 @@ def _is_missing(label):
         return True
 
 
+def _is_label(value):
+    """A str or an int, not a bool (``True == 1`` would merge collections)."""
+    return isinstance(value, (str, numbers.Integral)) and not isinstance(value, bool)
+
+
 def _refuse_bad_labels(arr, method):
     """``ValueError`` naming missing labels (None or NaN) or, failing that,
     the first label that is neither str nor int."""
@@ -474,7 +479,7 @@ def _refuse_bad_labels(arr, method):
             f"groups passed to {method} has missing labels (None or NaN) at "
             f"positions {missing[:5]}{'...' if len(missing) > 5 else ''}."
         )
-    bad = next(v for v in arr if not isinstance(v, (str, numbers.Integral)))
+    bad = next(v for v in arr if not _is_label(v))
     raise ValueError(
         f"groups passed to {method} must hold str or int labels, got "
         f"{type(bad).__name__} {bad!r}."
@@ -517,7 +522,8 @@ def check_group_labels(groups, n_samples, *, method):
     # By the labels' types (one C-level pass): only a type that is neither
     # str nor int needs a look at each label (missing ones, bad ones).
     types = set(map(type, arr))
-    if any(not issubclass(t, (str, numbers.Integral)) for t in types):
+    if any(not issubclass(t, (str, numbers.Integral)) or issubclass(t, bool)
+           for t in types):
         _refuse_bad_labels(arr, method)
     kinds = {"str" if issubclass(t, str) else "int" for t in types}
     if len(kinds) > 1:

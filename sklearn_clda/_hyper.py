@@ -13,6 +13,12 @@ from scipy.special import digamma, gammaln
 
 from ._chunking import positive_cells
 
+# Dirichlet concentrations outside this range overflow or underflow the
+# samplers' arithmetic (sums of K priors, products of two priors); the
+# updates below keep the learned priors inside it.
+MIN_CONCENTRATION = 1e-100
+MAX_CONCENTRATION = 1e10
+
 __all__ = [
     "count_histogram",
     "topic_histogram",
@@ -142,6 +148,8 @@ def update_symmetric(cells, totals, dim, value):
     Returns
     -------
     value : float
+        Within ``[MIN_CONCENTRATION, MAX_CONCENTRATION]``: each step is
+        held to that range.
     """
     cv, cm = _concat(cells)
     tv, tm = _concat(totals)
@@ -153,6 +161,7 @@ def update_symmetric(cells, totals, dim, value):
         new = value * num / den
         if not np.isfinite(new) or new <= 0:
             return value
+        new = min(max(new, MIN_CONCENTRATION), MAX_CONCENTRATION)
         done = abs(new - value) <= _FIXED_POINT_RTOL * value
         value = new
         if done:
@@ -166,7 +175,8 @@ def update_asymmetric(topic_hists, totals, alpha):
     ``alpha_k <- alpha_k sum_sd [psi(n_dk + alpha_k) - psi(alpha_k)]
     / sum_sd [psi(n_d + alpha_0) - psi(alpha_0)]`` with ``alpha_0 =
     sum_k alpha_k`` (Minka 2000), from ``topic_histogram`` and
-    ``count_histogram(doc lengths)`` of each sample.
+    ``count_histogram(doc lengths)`` of each sample. Each step is held to
+    ``[1e-10, MAX_CONCENTRATION]``.
     """
     K = len(alpha)
     k_idx, n_vals, mult = _concat(topic_hists)
@@ -179,7 +189,7 @@ def update_asymmetric(topic_hists, totals, alpha):
                           minlength=K)
         den = np.dot(tm, _psi_diff(tv, alpha.sum()))
         # A topic without tokens has num = 0; keep it at a small positive value.
-        new = np.maximum(alpha * num / den, 1e-10)
+        new = np.clip(alpha * num / den, 1e-10, MAX_CONCENTRATION)
         if not np.all(np.isfinite(new)):
             return alpha
         done = np.max(np.abs(new - alpha) / alpha) <= _FIXED_POINT_RTOL
@@ -196,7 +206,8 @@ def update_concentration(samples, totals, gamma):
     / sum_sjd [psi(n_jd + gamma) - psi(gamma)]``, where each sample ``s``
     is ``(jk, n, mult, pi)`` (``group_topic_histogram`` and that sample's
     mixtures ``pi`` of shape (J, K)) and ``totals`` the histograms of the
-    document lengths.
+    document lengths. Each step is held to ``[MIN_CONCENTRATION,
+    MAX_CONCENTRATION]``.
     """
     jk, n, mult, p = _concat(
         [(jk, n, mult, pi.ravel()[jk]) for jk, n, mult, pi in samples]
@@ -210,6 +221,7 @@ def update_concentration(samples, totals, gamma):
         new = gamma * num / den
         if not np.isfinite(new) or new <= 0:
             return gamma
+        new = min(max(new, MIN_CONCENTRATION), MAX_CONCENTRATION)
         done = abs(new - gamma) <= _FIXED_POINT_RTOL * gamma
         gamma = new
         if done:
@@ -227,7 +239,8 @@ def _log_alpha_posterior(alpha, log_pi_sum, n_groups, K, shape, rate):
 
 
 def sample_alpha(pi, alpha, rng, *, shape=1.0, rate=1.0, step=0.3, n_steps=20):
-    """Metropolis updates of ``alpha`` given ``pi`` under a Gamma(shape, rate) prior.
+    """Metropolis updates of ``alpha`` given ``pi`` under a Gamma(shape, rate) prior
+    truncated to ``[MIN_CONCENTRATION, MAX_CONCENTRATION]``.
 
     ``p(alpha | pi) ∝ Gamma(alpha; shape, rate) prod_j Dir(pi_j; alpha)``,
     sampled with a random walk on ``log alpha`` (the Jacobian ``alpha`` is
@@ -244,6 +257,8 @@ def sample_alpha(pi, alpha, rng, *, shape=1.0, rate=1.0, step=0.3, n_steps=20):
     accepted = 0
     for _ in range(n_steps):
         proposal = alpha * np.exp(step * rng.standard_normal())
+        if not MIN_CONCENTRATION <= proposal <= MAX_CONCENTRATION:
+            continue  # outside the prior's (truncated) support: rejected
         new = _log_alpha_posterior(proposal, log_pi_sum, n_groups, K, shape, rate)
         # log target in log-alpha coordinates adds log(alpha)
         if np.log(rng.random()) < new + np.log(proposal) - current - np.log(alpha):

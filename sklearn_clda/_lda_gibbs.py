@@ -361,13 +361,20 @@ class LDAGibbs(_BaseGibbsTopicModel):
         if prior is None:
             return 1.0 / K
         try:
-            if np.ndim(prior) == 0:  # (a dict, say, is 0-d too)
-                return float(prior)
-            prior = np.asarray(prior, dtype=np.float64)
+            # A 0-d array (a dict, say, is 0-d too) is one float.
+            prior = (float(prior) if np.ndim(prior) == 0
+                     else np.asarray(prior, dtype=np.float64))
         except (TypeError, ValueError) as exc:
             raise ValueError(
                 f"doc_topic_prior must be a float or an array of {K} floats: {exc}"
             ) from exc
+        if isinstance(prior, float):
+            if not MIN_CONCENTRATION <= prior <= MAX_CONCENTRATION:
+                raise ValueError(
+                    f"doc_topic_prior must be in [{MIN_CONCENTRATION:g}, "
+                    f"{MAX_CONCENTRATION:g}], got {prior!r}."
+                )
+            return prior
         if (
             prior.shape != (K,)
             or not np.all(np.isfinite(prior))

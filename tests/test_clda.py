@@ -11,6 +11,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from scipy import stats
 from scipy.optimize import linear_sum_assignment
 from scipy.special import gammaln
+from sklearn.base import clone
 
 from sklearn_clda import CompoundLDA, LDAGibbs
 from sklearn_clda.datasets import make_compound_corpus
@@ -283,6 +284,10 @@ def test_groups_containers_give_identical_fits(corpus):
         (["a"] * 60 + [1] * 60, "mixes str and int"),
         (np.full(120, 1.5), "must hold str or int labels"),
         (np.ones(120), "must hold str or int labels"),
+        # True == 1: Python's bools would merge with (or pass for) int labels.
+        ([True] * 60 + [1] * 60, "must hold str or int labels, got bool True"),
+        ([True, False] * 60, "must hold str or int labels, got bool True"),
+        (np.array([True, False] * 60), "must hold str or int labels"),
         (np.zeros((120, 1), dtype=int), "must be 1-dimensional"),
         (np.zeros((60, 2), dtype=int), "must be 1-dimensional"),
         ("news", "scalar"),
@@ -351,6 +356,19 @@ def test_groups_none_on_multi_collection_model_falls_back(corpus, fitted):
     assert_allclose(theta, expected, rtol=1e-8, atol=1e-12)
 
 
+@pytest.mark.parametrize("method", ["fit", "fit_transform", "partial_fit", "score"])
+def test_labels_passed_as_y_warn(corpus, fitted, method):
+    # fit(X, labels) puts the labels in y: one collection, and a warning.
+    X, g = corpus
+    fresh = (lambda: fitted) if method == "score" else (lambda: clone(fitted))
+    with pytest.warns(UserWarning, match=f"CompoundLDA.{method} got y but no groups: y is "
+                                         rf"ignored .* {method}\(X, groups=labels\)"):
+        getattr(fresh(), method)(X, g)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        getattr(fresh(), method)(X, None, groups=g)
+
+
 def test_model_without_groups_ignores_groups_with_a_warning(corpus):
     X, g = corpus
     model = CompoundLDA(n_components=3, max_iter=30, random_state=0).fit(X)
@@ -368,6 +386,9 @@ def test_model_without_groups_ignores_groups_with_a_warning(corpus):
     assert_array_equal(plain, with_groups)
     assert_array_equal(plain, with_ints)
     assert score_plain == score_groups
+    # Ignored, but still one per document: a wrong list is a mistake.
+    with pytest.raises(ValueError, match="has 3 labels but X has"):
+        model.transform(X, groups=["a", "b", "c"])
     # With one collection, fold-in uses gamma_ * pi_0 as the prior.
     expected = _reference_fold_in(
         X, model.gamma_ * model.collection_topic_, np.zeros(X.shape[0], dtype=int),

@@ -183,6 +183,17 @@ def test_integer_settings_get_clear_errors(Est, params, match):
     assert _fitted_state(est) == {}
 
 
+@pytest.mark.parametrize("Est", [LDAGibbs, CompoundLDA])
+@pytest.mark.parametrize("value", ["no", "False", [False], 0, None])
+def test_transform_normalize_must_be_a_bool(Est, value):
+    X = make_lda_corpus(n_topics=2, n_features=10, n_samples=10, doc_length=10,
+                        random_state=0).data
+    est = Est(n_components=2, max_iter=4, random_state=0).fit(X)
+    with pytest.raises(ValueError, match=f"'normalize' parameter of {Est.__name__}.transform"):
+        est.transform(X, normalize=value)
+    assert_array_equal(est.transform(X, normalize=np.False_), est.transform(X, normalize=False))
+
+
 @pytest.mark.parametrize(
     "Est, name", [(LDAGibbs, "doc_topic_prior"), (LDAGibbs, "topic_word_prior"),
                   (CompoundLDA, "alpha"), (CompoundLDA, "gamma"), (CompoundLDA, "eta")],
@@ -199,6 +210,16 @@ def test_concentrations_beyond_the_supported_range_are_refused(Est, name):
         for value in ({"a": 1}, ["a", "b"]):  # (a dict passes as array-like)
             with pytest.raises(ValueError, match="doc_topic_prior must be a float or an array"):
                 Est(n_components=2, max_iter=4, doc_topic_prior=value).fit(X)
+        # A 0-d array passes as array-like, not as a Real: the same range.
+        for value in (0.0, -1.0, np.nan, np.inf, 1e308):
+            with pytest.raises(ValueError, match=r"doc_topic_prior must be in \[1e-100"):
+                Est(n_components=2, max_iter=4, doc_topic_prior=np.array(value)).fit(X)
+        as_array = Est(n_components=2, max_iter=4, random_state=0,
+                       doc_topic_prior=np.array(0.3)).fit(X)
+        as_float = Est(n_components=2, max_iter=4, random_state=0,
+                       doc_topic_prior=0.3).fit(X)
+        assert_array_equal(as_array.doc_topic_, as_float.doc_topic_)
+        assert as_array.doc_topic_prior_ == 0.3
 
 
 @pytest.mark.parametrize("value", [1e-100, MAX_CONCENTRATION])

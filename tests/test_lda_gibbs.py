@@ -323,9 +323,11 @@ def test_transform_n_jobs_does_not_change_output(fitted, held_out, beta):
         sp.coo_matrix,
         sp.csr_array,
         lambda X: sp.csr_matrix(X.astype(np.float64)),
+        lambda X: pd.DataFrame(X.astype(np.float32)),
+        lambda X: pd.DataFrame(X),
     ],
     ids=["ndarray-int64", "ndarray-float64", "ndarray-float32", "ndarray-int32",
-         "csr", "csc", "coo", "csr_array", "csr-float64"],
+         "csr", "csc", "coo", "csr_array", "csr-float64", "frame-float32", "frame-int64"],
 )
 def test_input_formats_give_identical_fit(corpus, convert):
     params = dict(n_components=4, max_iter=20, random_state=0, **PRIORS)
@@ -335,7 +337,8 @@ def test_input_formats_give_identical_fit(corpus, convert):
         lda = LDAGibbs(**params).fit(convert(corpus))
     # float32 input gives float32 topics (as scikit-learn's LDA), the same
     # chain's values rounded to float32.
-    dtype = np.float32 if getattr(convert(corpus[:1]), "dtype", None) == np.float32 else np.float64
+    dtype = np.asarray(convert(corpus[:1])).dtype
+    dtype = np.float32 if dtype == np.float32 else np.float64
     assert lda.components_.dtype == dtype and lda.doc_topic_.dtype == dtype
     assert_array_equal(lda.components_, reference.components_.astype(dtype))
     assert_array_equal(lda.doc_topic_, reference.doc_topic_.astype(dtype))

@@ -10,9 +10,11 @@ from numpy.testing import assert_array_equal
 from scipy import integrate, optimize
 from scipy.special import gammaln
 
-from sklearn_clda import CompoundLDA, LDAGibbs
+from sklearn_clda import CompoundLDA, LDAGibbs, load_model, save_model
 from sklearn_clda._base import _FitRun
 from sklearn_clda._hyper import (
+    MAX_CONCENTRATION,
+    MIN_CONCENTRATION,
     count_histogram,
     group_topic_histogram,
     sample_alpha,
@@ -306,6 +308,27 @@ def test_gibbs_em_recovers_eta_and_gamma(seed):
     assert_array_equal(m.trace_["eta"][it <= 250], 1.0)
     assert_array_equal(m.trace_["gamma"][it > 500], m.gamma_)
     assert_array_equal(m.trace_["eta"][it > 500], m.eta_)
+
+
+def test_learned_priors_stay_in_the_supported_range(tmp_path):
+    # Started at the upper bound, the fixed points step just past it; a
+    # model must come back from save_model/load_model and its learned
+    # values must be valid parameters.
+    rng = np.random.default_rng(0)
+    X = rng.poisson(0.7, size=(60, 30))
+    X[X.sum(1) == 0, 0] = 1
+    groups = np.arange(60) % 3
+    top = dict(max_iter=40, prior_update_every=5, random_state=0, learn_priors=True)
+    clda = CompoundLDA(3, gamma=MAX_CONCENTRATION, eta=MAX_CONCENTRATION, **top)
+    lda = LDAGibbs(3, doc_topic_prior=MAX_CONCENTRATION, topic_word_prior=MAX_CONCENTRATION,
+                   **top)
+    clda.fit(X, groups=groups)
+    lda.fit(X)
+    learned = [clda.gamma_, clda.eta_, lda.doc_topic_prior_, lda.topic_word_prior_]
+    assert all(MIN_CONCENTRATION <= value <= MAX_CONCENTRATION for value in learned)
+    for model in (clda, lda):
+        save_model(model, tmp_path / "model.npz")
+        load_model(tmp_path / "model.npz")
 
 
 def test_learn_priors_separately_and_validation():

@@ -235,7 +235,8 @@ class CompoundLDA(DistributedFitMixin, _clda.CompoundLDA):
             :class:`sklearn_clda.CompoundLDA`, cut into shards here.
 
         y : Ignored
-            Not used, present for API consistency by convention.
+            Not used, present for API consistency by convention. Given
+            without ``groups`` it warns: collection labels go in ``groups``.
 
         groups : dask array or Series, or array-like of shape (n_samples,), default=None
             Collection label (str or int) of each document: a dask array or
@@ -247,6 +248,7 @@ class CompoundLDA(DistributedFitMixin, _clda.CompoundLDA):
         self : object
             Fitted estimator.
         """
+        _clda.warn_y_without_groups(y, groups, f"{type(self).__name__}.fit")
         with self._fit_transaction():
             self._publish(self._fit_distributed(X, groups))
         return self
