@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from ._cli_common import (
+    MAX_REPORT_TOPICS,
     MAX_SEED,
     _add_input_options,
     _add_vocabulary_options,
@@ -282,8 +283,8 @@ def _check_args(parser, args):
     """Exit with a usage error for an invalid demo option."""
     from sklearn_clda.report import output_problem
 
-    if _n_components_problem(args.n_components):
-        parser.error(_n_components_problem(args.n_components))
+    if _n_components_problem(args.n_components, MAX_REPORT_TOPICS):
+        parser.error(_n_components_problem(args.n_components, MAX_REPORT_TOPICS))
     if args.max_iter < 2:
         parser.error("--max-iter must be at least 2")
     if args.top_words < 1:
@@ -351,8 +352,8 @@ def format_topic_table(model, feature_names, top_words=8, method="prob"):
 
 def _check_report_args(args):
     """One-line message for an invalid report option, or None."""
-    if _n_components_problem(args.n_components):
-        return _n_components_problem(args.n_components)
+    if _n_components_problem(args.n_components, MAX_REPORT_TOPICS):
+        return _n_components_problem(args.n_components, MAX_REPORT_TOPICS)
     if args.max_iter < 2:
         return "--max-iter must be at least 2"
     if args.top_words < 1:

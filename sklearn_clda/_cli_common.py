@@ -93,19 +93,40 @@ def _seed_problem(seed):
     return None
 
 
-def _n_components_problem(n_components):
+#: Most topics the demo prints and the report writes a page for (a report
+#: of 10,000 topics is already about 130 MB; fit more with CompoundLDA).
+MAX_REPORT_TOPICS = 10_000
+
+
+def _n_components_problem(n_components, most=None):
+    """Why ``-k`` is out of range, or None; ``most``: the command's limit
+    (the estimators' ``MAX_COMPONENTS`` by default)."""
     from sklearn_clda._base import MAX_COMPONENTS
 
-    if not 1 <= n_components <= MAX_COMPONENTS:
-        return f"--n-components must be in [1, {MAX_COMPONENTS}], got {n_components}"
+    most = MAX_COMPONENTS if most is None else most
+    if not 1 <= n_components <= most:
+        why = "" if most == MAX_COMPONENTS else (
+            "; this command writes out every topic (fit more topics with "
+            "sklearn_clda.CompoundLDA in Python)")
+        return f"--n-components must be in [1, {most:,}]{why}, got {n_components}"
     return None
 
 
 def _inside_input_problem(out, source, what="the report"):
-    """Why ``--out`` may not be ``out`` given a folder ``--input``, or None:
-    the command's files (``what``) would be read as documents by the next run."""
+    """Why ``--out`` may not be ``out`` given ``--input``, or None: with a
+    folder input, the command's files (``what``) would be read as documents
+    by the next run; with a file input, one of them would overwrite it."""
+    from sklearn_clda.report._files import REPORT_FILES
+
     source = Path(source)
     try:
+        if source.is_file():
+            hit = next((name for name in REPORT_FILES
+                        if (Path(out) / name).resolve() == source.resolve()), None)
+            return None if hit is None else (
+                f"--input {source} is the file {hit} of the --out folder {out}, which "
+                f"{what} writes: it would overwrite your documents; move them or "
+                "write elsewhere")
         if not source.is_dir():
             return None
     except OSError:  # the input's own problem, said when it is read

@@ -93,8 +93,10 @@ def test_help_exits_zero(capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["-k", "0"], "--n-components must be in [1, 1048576], got 0"),
-        (["-k", "99999999999"], "--n-components must be in [1, 1048576], got 99999999999"),
+        (["-k", "0"], "--n-components must be in [1, 10,000]; this command writes out every topic "
+         "(fit more topics with sklearn_clda.CompoundLDA in Python), got 0"),
+        (["-k", "99999999999"], "--n-components must be in [1, 10,000]; this command writes out every topic "
+         "(fit more topics with sklearn_clda.CompoundLDA in Python), got 99999999999"),
         (["-n", "1"], "--max-iter must be at least 2"),
         (["--gamma", "-1"], "--gamma must be positive"),
         (["--gamma", "0"], "--gamma must be positive"),

@@ -519,9 +519,11 @@ def _bad_inputs(tmp):
                                  "--max-df", "0.5"],
          "at least 13.5 and at most 7.5 of the 15 documents", "lower --min-df")
     case("n-components 0", ["--input", str(good), "--n-components", "0"],
-         "--n-components must be in [1, 1048576], got 0")
+         "--n-components must be in [1, 10,000]; this command writes out every topic "
+         "(fit more topics with sklearn_clda.CompoundLDA in Python), got 0")
     case("n-components too many", ["--input", str(good), "-k", "99999999999"],
-         "--n-components must be in [1, 1048576], got 99999999999")
+         "--n-components must be in [1, 10,000]; this command writes out every topic "
+         "(fit more topics with sklearn_clda.CompoundLDA in Python), got 99999999999")
     case("max-df out of range", ["--input", str(good), "--max-df", "1.5"],
          "--max-df must be")
     (tmp / "taken").write_text("a file", encoding="utf-8")
@@ -571,6 +573,13 @@ def _bad_inputs(tmp):
     case("output is the input folder", ["--input", str(tmp / "corpus"),
                                         "--out", str(tmp / "corpus")],
          "is inside the --input folder")
+    (tmp / "old_report").mkdir()
+    (tmp / "old_report" / "topics.csv").write_text(good.read_text(encoding="utf-8"),
+                                                   encoding="utf-8")
+    case("input is a report file of the output", [
+        "--input", str(tmp / "old_report" / "topics.csv"), "--text-column", "body",
+        "--group-column", "outlet", "--out", str(tmp / "old_report")],
+         "is the file topics.csv of the --out folder", "would overwrite your documents")
     return cases
 
 
@@ -586,6 +595,7 @@ _BAD_CASE_NAMES = [
     "output file a folder", "negative time budget", "time budget not a number",
     "n-components too many", "output name too long", "input name too long",
     "JSON integer too long", "output inside the input folder", "output is the input folder",
+    "input is a report file of the output",
 ]
 
 
@@ -898,6 +908,128 @@ def test_a_failed_write_keeps_the_old_file(tmp_path):
         files_module.write_file(tmp_path, "report.json", fail)
     assert (tmp_path / "report.json").read_text(encoding="utf-8") == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["report.json"]  # no temporary file
+
+
+def _folder_bytes(out):
+    return {p.name: p.read_bytes() for p in out.iterdir()}
+
+
+def test_a_report_that_fails_midway_leaves_the_old_one(tiny_clda, tmp_path, monkeypatch):
+    from sklearn_clda.report import _write
+
+    model, corpus = tiny_clda
+    words = [f"w{i}" for i in range(20)]
+    out = tmp_path / "out"
+    write_report(model, corpus.data, words, out, groups=corpus.groups)
+    before = _folder_bytes(out)
+
+    def fail(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    # The figures (other ones: another dpi) are written by then; the tables fail.
+    monkeypatch.setattr(_write, "write_tables", fail)
+    with pytest.raises(OSError, match="No space"):
+        write_report(model, corpus.data, words, out, groups=corpus.groups, dpi=50)
+    assert _folder_bytes(out) == before  # nothing staged is left, nothing replaced
+
+
+def test_an_interrupted_move_leaves_no_page(tiny_clda, tmp_path, monkeypatch):
+    model, corpus = tiny_clda
+    words = [f"w{i}" for i in range(20)]
+    out = tmp_path / "out"
+    write_report(model, corpus.data, words, out, groups=corpus.groups)
+    moves = []
+
+    def replace(src, dst):
+        if Path(dst).parent == out:  # a move into place (not a staged write)
+            moves.append(Path(dst).name)
+            if len(moves) == 3:
+                raise KeyboardInterrupt
+        os.rename(src, dst)
+
+    monkeypatch.setattr(files_module.os, "replace", replace)
+    with pytest.raises(KeyboardInterrupt):
+        write_report(model, corpus.data, words, out, groups=corpus.groups, title="New")
+    names = {p.name for p in out.iterdir()}
+    # The old page and summary went first: no index.html over a mixed folder.
+    assert "index.html" not in names and "report.json" not in names
+    assert moves[:3] == sorted(moves[:3]) and "index.html" not in moves
+    assert not [name for name in names if name.endswith(".part")]
+
+
+def test_a_new_report_drops_the_old_ones_files_only(tiny_clda, tmp_path):
+    model, corpus = tiny_clda
+    words = [f"w{i}" for i in range(20)]
+    out = tmp_path / "out"
+    out.mkdir()
+    # An old report's trend figure (this model's labels 0, 1 are ordered,
+    # so the figure is redrawn: use one the new report lacks), the select
+    # command's table and the user's own file.
+    (out / "document_topics.csv").write_text("stale", encoding="utf-8")
+    (out / "select_n_components.csv").write_text("select", encoding="utf-8")
+    (out / "notes.txt").write_text("mine", encoding="utf-8")
+    X = corpus.data[:-1]  # not the fitted documents: no document_topics.csv
+    write_report(model, X, words, out, groups=corpus.groups[:-1])
+    names = {p.name for p in out.iterdir()}
+    assert "document_topics.csv" not in names
+    assert (out / "select_n_components.csv").read_text(encoding="utf-8") == "select"
+    assert (out / "notes.txt").read_text(encoding="utf-8") == "mine"
+    assert "index.html" in names
+
+
+def test_a_collection_without_words_gets_a_report(tmp_path):
+    # Its documents lost every word to the vocabulary (min_df): no
+    # representative document, but the rest of the report.
+    import scipy.sparse as sp
+
+    from sklearn_clda.datasets import make_compound_corpus
+
+    corpus = make_compound_corpus(n_topics=3, n_features=20, n_collections=2,
+                                  docs_per_collection=15, doc_length=20, random_state=0)
+    X = sp.vstack([corpus.data, sp.csr_matrix((2, 20), dtype=corpus.data.dtype)]).tocsr()
+    groups = np.r_[corpus.groups.astype(str), ["empty", "empty"]]
+    model = CompoundLDA(n_components=3, max_iter=20, thin=1, random_state=0)
+    model.fit(X, groups=groups)
+    summary = write_report(model, X, [f"w{i}" for i in range(20)], tmp_path / "r",
+                           groups=groups)
+    empty = next(entry for entry in summary["distinctive"] if entry["collection"] == "empty")
+    assert empty["topics"] and all(row["documents"] == [] for row in empty["topics"])
+    others = [entry for entry in summary["distinctive"] if entry["collection"] != "empty"]
+    assert any(row["documents"] for entry in others for row in entry["topics"])
+    assert (tmp_path / "r" / "index.html").is_file()
+
+
+@pytest.mark.parametrize("n_docs, cap, why", [
+    (2, None, "it needs at least 3 documents, and there are 2"),
+    (30, 2, "the report correlates at most 2 topics, and there are 3"),
+])
+def test_topic_correlations_are_left_out_with_the_reason(tmp_path, monkeypatch, n_docs,
+                                                         cap, why):
+    from sklearn_clda.datasets import make_compound_corpus
+    from sklearn_clda.report import _analysis
+
+    if cap is not None:
+        monkeypatch.setattr(_analysis, "MAX_CORRELATED_TOPICS", cap)
+    corpus = make_compound_corpus(n_topics=3, n_features=20, n_collections=2,
+                                  docs_per_collection=15, doc_length=20, random_state=0)
+    X, groups = corpus.data[:n_docs], corpus.groups[:n_docs]
+    model = CompoundLDA(n_components=3, max_iter=20, thin=1, random_state=0)
+    model.fit(X, groups=groups)
+    out = tmp_path / "r"
+    summary = write_report(model, X, [f"w{i}" for i in range(20)], out, groups=groups)
+    assert summary["topic_pairs"] == {"omitted": why}
+    assert not (out / "topic_correlations.csv").exists()
+    assert not (out / "topic_correlations.png").exists()
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert f"is not shown:\n{why}." in page
+
+
+def test_bootstrap_draws_fit_in_their_memory():
+    from sklearn_clda.report import _analysis
+
+    assert _analysis.bootstrap_draws(24, 100) == _analysis.BOOTSTRAP_DRAWS
+    assert 8 * 400**2 * _analysis.bootstrap_draws(24, 400) <= _analysis.BOOTSTRAP_BYTES
+    assert _analysis.bootstrap_draws(24, 1000) == 0  # fewer than the minimum worth taking
 
 
 def test_output_folder_may_be_a_link_to_a_folder(tmp_path, bad_inputs):

@@ -117,14 +117,18 @@ def document_topics(model, X, groups):
 def representative(model, X, groups, n, topics, collection=None):
     """``{topic: [(row, theta), ...]}``: the documents most about each topic.
 
-    Within ``collection`` when given (which needs ``groups``: without them
-    the answer is empty).
+    Within ``collection`` when given (which needs ``groups``: without them,
+    or when the collection's documents have no word, the answer is empty).
     """
     from ..exceptions import UnseenCollectionWarning
     from ..inspection import representative_documents
 
     if collection is not None and groups is None:
         return {}
+    if collection is not None:
+        lengths = np.asarray(X.sum(axis=1)).ravel()
+        if not lengths[np.asarray(groups) == collection].any():
+            return {}  # its documents lost every word to the vocabulary's limits
     with warnings.catch_warnings():
         # Without groups, every document gets the corpus-wide mixture as prior.
         warnings.simplefilter("ignore", UnseenCollectionWarning)
@@ -231,12 +235,28 @@ PAGE_EDGES = 12
 BOOTSTRAP_DRAWS = 200
 BOOTSTRAP_WORK = 1e10
 MIN_BOOTSTRAP_DRAWS = 50
+#: The memory the resamples' correlation matrices may hold (8 K^2 bytes each).
+BOOTSTRAP_BYTES = 2**28
+#: Most topics whose correlations the report computes (K x K matrices, and a
+#: graph and table no one could read beyond it).
+MAX_CORRELATED_TOPICS = 2000
 
 
 def bootstrap_draws(n_documents, n_topics):
     """Resamples for the correlation intervals of a corpus this size (0: none)."""
-    draws = min(BOOTSTRAP_DRAWS, int(BOOTSTRAP_WORK / max(1, n_documents * n_topics ** 2)))
+    draws = min(BOOTSTRAP_DRAWS, int(BOOTSTRAP_WORK / max(1, n_documents * n_topics ** 2)),
+                BOOTSTRAP_BYTES // (8 * n_topics ** 2))
     return draws if draws >= MIN_BOOTSTRAP_DRAWS else 0
+
+
+def correlations_omitted(n_documents, n_topics):
+    """Why the report leaves the topic correlations out, or None."""
+    if n_documents < 3:
+        return f"it needs at least 3 documents, and there are {n_documents}"
+    if n_topics > MAX_CORRELATED_TOPICS:
+        return (f"the report correlates at most {MAX_CORRELATED_TOPICS:,} topics, and "
+                f"there are {n_topics:,}")
+    return None
 
 
 def topic_pairs(model, X, groups, fitted, interval):
@@ -252,9 +272,14 @@ def topic_pairs(model, X, groups, fitted, interval):
     are then the fit's, otherwise they are folded in). The main
     correlations (within the collections, or across the corpus with one)
     get bootstrap intervals of mass ``interval`` (:func:`bootstrap_draws`).
+    Without correlations (:func:`correlations_omitted`): ``({"omitted":
+    why}, None)``.
     """
     from ..inspection import topic_correlation
 
+    omitted = correlations_omitted(X.shape[0], model.components_.shape[0])
+    if omitted is not None:
+        return {"omitted": omitted}, None
     data = None if fitted else X
     within = groups is not None and len(set(map(str, groups))) >= 2
     draws = bootstrap_draws(X.shape[0], model.components_.shape[0])
@@ -267,7 +292,7 @@ def topic_pairs(model, X, groups, fitted, interval):
                                  within_collections=True, **boot)
     gone = corpus.edges[~main.adjacency[corpus.edges.topic_a, corpus.edges.topic_b]]
     summary = {
-        "within": within, "cutoff": CORRELATION_CUTOFF,
+        "omitted": None, "within": within, "cutoff": CORRELATION_CUTOFF,
         "n_edges": len(main.edges), "n_edges_corpus": len(corpus.edges),
         "n_bootstrap": draws, "interval": interval,
         "n_clear": int(main.edges["clear"].sum()) if draws else None,

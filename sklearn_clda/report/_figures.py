@@ -28,7 +28,8 @@ def draw_figures(model, names, out_dir, parts, summary, dpi):
         saver.save("trend", lambda: _analysis.trend_display(
             stats, names, summary["collection_topic"]["interval"]))
     saver.save("words", lambda: _words(model, names, parts, order, words))
-    saver.save("correlation", lambda: _correlation(parts.graph.main, order, words))
+    if parts.graph is not None:
+        saver.save("correlation", lambda: _correlation(parts.graph.main, order, words))
     saver.save("trace", lambda: _trace(stats.fits), parse_math=True)
     if n_draws >= 2:
         shown = np.argsort(-stats.docs, kind="stable")[:_MAX_TRACE_PANELS]

@@ -12,6 +12,7 @@ import csv
 import io
 import os
 import secrets
+import shutil
 from importlib import resources
 from pathlib import Path
 
@@ -131,6 +132,54 @@ def _folder_problem(out):
     if not os.access(out, os.W_OK):
         return f"cannot write to the output folder {out}: permission denied"
     return None
+
+
+#: The files whose presence says a report is complete: replaced last.
+_COMPLETE_MARKERS = ("report.json", "index.html")
+
+
+@contextlib.contextmanager
+def staged_report(out):
+    """A new hidden folder in ``out`` to write a report into; on success its
+    files replace the report's in ``out`` (:func:`_commit`), on failure
+    (or Ctrl-C) it is removed and ``out`` is left as it was.
+
+    So ``out`` holds the old report or the new one, never a mix of the two
+    under an ``index.html``. The folder is inside ``out``, so that the
+    moves are renames within one file system and nothing is written
+    outside it.
+    """
+    stage = Path(out) / f".report.{secrets.token_hex(6)}.part"
+    stage.mkdir()
+    try:
+        yield stage
+        _commit(stage, Path(out))
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def _commit(stage, out):
+    """Move the staged report's files into ``out``: first its markers of a
+    complete report are removed (an interruption from here on leaves no
+    ``index.html``), then the other files replace theirs, the files of an
+    older report that this one lacks (a trend figure, say) are removed,
+    and the markers come last."""
+    new = {path.name for path in stage.iterdir()}
+    for name in _COMPLETE_MARKERS:
+        _remove_report_file(out / name)
+    for name in sorted(new - set(_COMPLETE_MARKERS)):
+        os.replace(stage / name, out / name)
+    for name in set(REPORT_FILES) - set(SELECT_FILES) - new:
+        _remove_report_file(out / name)
+    for name in _COMPLETE_MARKERS:
+        if name in new:
+            os.replace(stage / name, out / name)
+
+
+def _remove_report_file(path):
+    """Remove a report file of an earlier run (never a link's target)."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
 
 
 def write_file(out_dir, name, write):

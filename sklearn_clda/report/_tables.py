@@ -38,7 +38,8 @@ def write_tables(out_dir, summary, theta, groups, graph):
         tables["comparisons"] = (["a", "b"] + keys, [
             [pair["a"], pair["b"]] + [row[key] for key in keys]
             for pair in pairs for row in pair["rows"]])
-    tables["topic_pairs"] = _topic_pairs(graph)
+    if graph is not None:
+        tables["topic_pairs"] = _topic_pairs(graph)
     if theta is not None:
         tables["documents"] = _documents(theta, groups)
     return {key: write_csv(out_dir, TABLE_FILES[key], header, rows)

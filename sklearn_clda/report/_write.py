@@ -13,7 +13,7 @@ from sklearn.utils._param_validation import HasMethods, validate_params
 from .._corpus import StrictInterval, check_sparse_structure
 from ..inspection._utils import check_clda
 from ._figures import draw_figures
-from ._files import copy_static, output_problem, write_file, write_text
+from ._files import copy_static, output_problem, staged_report, write_file, write_text
 from ._load import InputError
 from ._render import render_page
 from ._summary import build_summary
@@ -76,9 +76,12 @@ def write_report(
     line) and ``model.joblib`` (``pipeline`` if given, else ``model``; a
     pickle, to be loaded only from a trusted source, as the page says).
 
-    Existing files of these names are replaced: each file is written to a
-    temporary file in ``out_dir`` and then moved over the old one with
-    ``os.replace``, so that a failed write leaves the old file intact. If
+    An earlier report in ``out_dir`` is replaced as a whole: the new one is
+    written to a hidden folder inside ``out_dir`` and its files are then
+    moved over the old ones (``os.replace``), ``index.html`` last, and the
+    old report's files the new one lacks are removed (other files are left
+    alone). A failed or interrupted write leaves the old report as it was,
+    or, if it stops during the moves, no ``index.html``. If
     one of these files in ``out_dir`` is a symbolic link (which could point
     outside the folder), or is not a regular file, nothing is written and
     :class:`InputError` is raised. ``out_dir`` itself may be a symbolic
@@ -249,15 +252,17 @@ def write_report(
     # are found out here, and nothing is written)
     summary, parts = build_summary(model, X, names, options)
     out.mkdir(parents=True, exist_ok=True)
-    summary["figures"] = draw_figures(model, names, out, parts, summary, dpi)
-    summary["downloads"] = write_tables(out, summary, parts.theta, groups, parts.graph)
-    files = ["index.html", "report.json", *copy_static(out)]
-    files += _write_models(out, model, pipeline, names)
-    summary["files"] = sorted(
-        set(files) | set(summary["figures"].values()) | set(summary["downloads"].values())
-    )
-    write_text(out, "index.html", render_page(summary))
-    write_text(out, "report.json", json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    with staged_report(out) as stage:
+        summary["figures"] = draw_figures(model, names, stage, parts, summary, dpi)
+        summary["downloads"] = write_tables(stage, summary, parts.theta, groups, parts.graph)
+        files = ["index.html", "report.json", *copy_static(stage)]
+        files += _write_models(stage, model, pipeline, names)
+        summary["files"] = sorted(
+            set(files) | set(summary["figures"].values()) | set(summary["downloads"].values())
+        )
+        write_text(stage, "index.html", render_page(summary))
+        write_text(stage, "report.json",
+                   json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
     summary["index_html"] = str(out / "index.html")
     return summary
 
