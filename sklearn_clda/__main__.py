@@ -50,7 +50,7 @@ from ._cli_common import (
     _use_agg,
 )
 from ._cli_select import _add_select_parser, _run_select
-from .exceptions import ManyCollectionsWarning, MemoryLimitError
+from .exceptions import FitInterruptedWarning, ManyCollectionsWarning, MemoryLimitError
 
 # Seconds of further sweeps for the report: keeps the whole report on
 # 16-newsgroups at K=20 under a minute on two cores.
@@ -621,18 +621,21 @@ def main(argv=None):
     """Run the demo, the ``report`` or the ``select`` command; return the exit code.
 
     Ctrl-C (KeyboardInterrupt) ends either with the line "interrupted" on
-    stderr and the exit code 130, without a traceback.
+    stderr and the exit code 130, without a traceback (nor the estimators'
+    FitInterruptedWarning, which says the same to Python users).
     """
     parser = _build_parser()
     args = parser.parse_args(argv)
     prog = getattr(args, "command_prog", None) or _prog()
     try:
-        if args.command == "report":
-            return _run_report(args)
-        if args.command == "select":
-            return _run_select(args)
-        _check_args(parser, args)
-        return _run_demo(args)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FitInterruptedWarning)
+            if args.command == "report":
+                return _run_report(args)
+            if args.command == "select":
+                return _run_select(args)
+            _check_args(parser, args)
+            return _run_demo(args)
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130

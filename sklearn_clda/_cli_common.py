@@ -5,6 +5,7 @@ and notes on stderr."""
 
 import argparse
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -159,13 +160,22 @@ def _out_problem(args, what, example):
     return output_problem(args.out) or _inside_input_problem(args.out, args.input, what)
 
 
+#: Control characters (C0 but tab and newline, DEL, C1): a file name holding
+#: them must not move the terminal's cursor, clear it or retitle it when printed.
+_CONTROL = re.compile("[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f]")
+
+
+def _printable(message):
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], message)
+
+
 def _fail(message, prog=None):
-    print(f"{prog or _report_prog()}: error: {message}", file=sys.stderr)
+    print(f"{prog or _report_prog()}: error: {_printable(message)}", file=sys.stderr)
     return 2
 
 
 def _note(message, prog=None):
-    print(f"{prog or _report_prog()}: note: {message}", file=sys.stderr)
+    print(f"{prog or _report_prog()}: note: {_printable(message)}", file=sys.stderr)
 
 
 _PLOT_MISSING = (
@@ -289,6 +299,8 @@ def _read_corpus(args, problem):
     with its one line."""
     from sklearn_clda.report import InputError
 
+    if args.input == "":
+        problem = "--input is empty; name a file or folder of documents"
     problem = problem or _report_dependencies_missing()
     if problem:
         raise InputError(problem)

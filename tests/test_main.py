@@ -300,3 +300,15 @@ def test_a_command_fit_this_machine_cannot_hold_is_one_line(command, tmp_path, c
     assert main([command, "--input", str(docs), "--out", str(tmp_path / "out"), "-k", "2",
                  "-n", HUGE, "--min-df", "1", *extra]) == 2
     _one_memory_error(capsys, f"python -m sklearn_clda {command}")
+
+
+def test_messages_print_control_characters_escaped(capsys):
+    # A file name such as "\x1b]0;title\x07\x1b[2J.txt" must not retitle or
+    # clear the terminal when a note names it.
+    from sklearn_clda._cli_common import _fail, _note
+
+    _note("skipped a/\x1b]0;pwned\x07\x1b[2J.txt\tand\nmore\x9b", prog="p")
+    assert _fail("bad \x00 name", prog="p") == 2
+    err = capsys.readouterr().err
+    assert err == ("p: note: skipped a/\\x1b]0;pwned\\x07\\x1b[2J.txt\tand\nmore\\x9b\n"
+                   "p: error: bad \\x00 name\n")

@@ -576,6 +576,10 @@ def _bad_inputs(tmp):
     (tmp / "old_report").mkdir()
     (tmp / "old_report" / "topics.csv").write_text(good.read_text(encoding="utf-8"),
                                                    encoding="utf-8")
+    case("empty input path", ["--input", ""], "--input is empty; name a file or folder")
+    (tmp / "utf16.csv").write_text("body,outlet\nsome text,a\n", encoding="utf-16")
+    case("UTF-16 CSV", ["--input", str(tmp / "utf16.csv")],
+         "utf16.csv is not UTF-8 text (byte 0xff)", "iconv -f utf-16 -t utf-8")
     case("input is a report file of the output", [
         "--input", str(tmp / "old_report" / "topics.csv"), "--text-column", "body",
         "--group-column", "outlet", "--out", str(tmp / "old_report")],
@@ -595,7 +599,7 @@ _BAD_CASE_NAMES = [
     "output file a folder", "negative time budget", "time budget not a number",
     "n-components too many", "output name too long", "input name too long",
     "JSON integer too long", "output inside the input folder", "output is the input folder",
-    "input is a report file of the output",
+    "input is a report file of the output", "empty input path", "UTF-16 CSV",
 ]
 
 
@@ -676,6 +680,62 @@ def test_load_documents_errors_are_input_errors(tmp_path):
     with pytest.raises(InputError, match="no such file"):
         load_documents(tmp_path / "x.csv")
     assert issubclass(InputError, ValueError)
+
+
+def test_json_lines_split_at_line_ends_only(tmp_path):
+    # json.dumps(ensure_ascii=False) leaves U+2028, U+2029 and U+0085 raw.
+    rows = [{"text": f"one{sep}two {i}", "group": "a"}
+            for i, sep in enumerate(["\u2028", "\u2029", "\x85"])]
+    lines = [json.dumps(row, ensure_ascii=False) for row in rows]
+    path = tmp_path / "docs.jsonl"
+    path.write_text("\r\n".join(lines) + "\n", encoding="utf-8")
+    docs = load_documents(path)
+    assert docs.texts == [row["text"] for row in rows]
+    path.write_text("\n".join(lines + ['{"text": "x", "group": '] + lines) + "\n",
+                    encoding="utf-8")
+    with pytest.raises(InputError, match="docs.jsonl, line 4: not valid JSON"):
+        load_documents(path)
+
+
+def test_a_pretty_printed_json_object_is_named_as_such(tmp_path):
+    path = tmp_path / "docs.json"
+    path.write_text(json.dumps({"text": "a b", "group": "x"}, indent=2), encoding="utf-8")
+    with pytest.raises(InputError, match="holds a single JSON object spread over several "
+                                         "lines; give one JSON object per line"):
+        load_documents(path)
+
+
+@pytest.mark.parametrize("kind, sep", [("tsv", "\t"), ("csv", ",")])
+def test_an_unmatched_quote_is_named_not_swallowing_rows(tmp_path, kind, sep):
+    rows = [f"words of document {i}{sep}{'ab'[i % 2]}" for i in range(8)]
+    rows[3] = '"' + rows[3]  # opens a quoted cell that never closes
+    path = tmp_path / f"docs.{kind}"
+    path.write_text(f"text{sep}group\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=f"docs.{kind}, line 5: a cell opened with a "
+                                         "double quote runs to line 9"):
+        load_documents(path)
+    # A quoted cell over several lines, its row complete, is a document.
+    rows[3] = '"words\nover\nlines"' + sep + "a"
+    path.write_text(f"text{sep}group\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    docs = load_documents(path)
+    assert len(docs.texts) == 8 and docs.texts[3] == "words\nover\nlines"
+
+
+def test_lone_surrogates_are_mended_in_texts_and_refused_in_labels(tmp_path):
+    path = tmp_path / "docs.jsonl"
+    path.write_text('{"text": "a \\ud800 b", "group": "x"}\n{"text": "c d", "group": "y"}\n',
+                    encoding="utf-8")
+    docs = load_documents(path)
+    assert docs.texts[0] == "a \ufffd b"
+    assert docs.notes == ["replaced lone surrogates (code points that are no characters) "
+                          "by U+FFFD in 1 document(s) (line 1)"]
+    path.write_text('{"text": "a b", "group": "fr\\udc80uit"}\n', encoding="utf-8")
+    with pytest.raises(InputError, match="line 1: the collection label 'fr\\\\udc80uit' "
+                                         "holds a code point that is no character"):
+        load_documents(path)
+    # The report's own files take them (a title from a command line, say).
+    files_module.write_text(tmp_path, "t.txt", "T\udcff")
+    assert (tmp_path / "t.txt").read_text(encoding="utf-8") == "T\ufffd"
 
 
 @pytest.fixture(scope="module")
@@ -1109,7 +1169,7 @@ def test_ctrl_c_in_the_report_exits_130_without_traceback(tmp_path):
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
-    assert "Traceback" not in err
+    assert "Traceback" not in err and "Warning" not in err, err
     assert err.strip().splitlines()[-1] == "python -m sklearn_clda report: interrupted"
     assert not (out / "index.html").exists()
 

@@ -1,5 +1,6 @@
 """Each topic's share across ordered collections (years, ratings), with bands."""
 
+import re
 from numbers import Integral, Real
 
 import numpy as np
@@ -27,19 +28,31 @@ from ._base import (
 __all__ = ["CollectionTrendDisplay"]
 
 
+#: An ISO 8601 date or date and time ("2021-05", "2021-05-04T10:30").
+_ISO_DATE = re.compile(r"\d{4}(-\d{2}(-\d{2}([T ]\d{2}(:\d{2}(:\d{2}(\.\d+)?)?)?)?)?)?")
+
+
 def _as_numbers(labels):
-    """The labels as floats, or None if some label is not a finite number."""
+    """The labels as floats, or None if some label is not a finite number
+    or their range is not (1e308 and -1e308: no axis spans them)."""
     try:
         x = np.asarray([float(label) for label in labels.tolist()])
     except (TypeError, ValueError):
         return None
-    return x if np.all(np.isfinite(x)) else None
+    if not np.all(np.isfinite(x)):
+        return None
+    with np.errstate(over="ignore"):
+        return x if np.isfinite(x.max() - x.min()) else None
 
 
 def _as_dates(labels):
-    """The labels as datetime64 (ISO 8601 strings such as "2021-05"), or None."""
+    """The labels as datetime64 (ISO 8601 strings such as "2021-05"), or None
+    (NumPy's own words, "NaT", "now" and "today", are not dates here)."""
+    text = labels.astype(str)
+    if not all(_ISO_DATE.fullmatch(label) for label in text.tolist()):
+        return None
     try:
-        return np.asarray(labels.astype(str), dtype="datetime64")
+        return np.asarray(text, dtype="datetime64")
     except (TypeError, ValueError):
         return None
 

@@ -11,6 +11,7 @@ import contextlib
 import csv
 import io
 import os
+import re
 import secrets
 import shutil
 from importlib import resources
@@ -209,8 +210,16 @@ def write_file(out_dir, name, write):
 
 
 def write_text(out_dir, name, text):
-    """Write ``text`` (UTF-8) to ``out_dir / name`` with :func:`write_file`."""
-    return write_file(out_dir, name, lambda fh: fh.write(text.encode("utf-8")))
+    """Write ``text`` (UTF-8) to ``out_dir / name`` with :func:`write_file`.
+
+    Lone surrogates, which UTF-8 cannot hold (a file name or a command-line
+    argument that was not UTF-8 gives them), are written as U+FFFD.
+    """
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        data = re.sub("[\ud800-\udfff]", "\ufffd", text).encode("utf-8")
+    return write_file(out_dir, name, lambda fh: fh.write(data))
 
 
 def write_csv(out_dir, name, header, rows):

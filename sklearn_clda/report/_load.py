@@ -11,6 +11,7 @@ import csv
 import json
 import math
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -150,48 +151,64 @@ def load_documents(path, text_column="text", group_column="group"):
             fmt = "JSON lines" if kind == "jsonl" else "JSON"
             records = _read_json(path, text_column, group_column, kind)
 
-    texts, groups, empty, unlabelled = [], [], [], []
-    n_read = 0
+    kept = _kept_documents(records, path, columns)
+    return Bunch(
+        texts=kept.texts,
+        groups=kept.groups,
+        source=str(path),
+        format=fmt,
+        text_column=columns[0] if columns else None,
+        group_column=columns[1] if columns else None,
+        n_read=len(records),
+        n_skipped=len(records) - len(kept.texts),
+        notes=kept.notes,
+    )
+
+
+#: Code points that are no characters: lone UTF-16 surrogates, which JSON's
+#: "\ud800" escapes and undecodable file names (os.fsdecode) give.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _kept_documents(records, path, columns):
+    """The documents of ``records`` (``(where, text, group)``) with text and
+    a label, and notes on the others; lone surrogates in a text become
+    U+FFFD (with a note), in a label an InputError (collections that could
+    not be told apart or written)."""
+    texts, groups, empty, unlabelled, mended = [], [], [], [], []
     for where, text, group in records:
-        n_read += 1
         if not text.strip():
             empty.append(where)
         elif not group.strip():
             unlabelled.append(where)
         else:
+            if _SURROGATE.search(group):
+                raise InputError(
+                    f"{path}, {where}: the collection label {group!r} holds a code "
+                    "point that is no character (a lone surrogate, from a \\ud800-style "
+                    "JSON escape or a file name that is not UTF-8); rename it"
+                )
+            if _SURROGATE.search(text):
+                mended.append(where)
+                text = _SURROGATE.sub("\ufffd", text)
             texts.append(text)
             groups.append(group.strip())
-
     notes = []
-    if empty:
-        notes.append(
-            f"skipped {len(empty)} empty or whitespace-only document(s) "
-            f"({_list_places(empty)})"
-        )
-    if unlabelled:
-        column = f" (column {columns[1]!r})" if columns else ""
-        notes.append(
-            f"skipped {len(unlabelled)} document(s) without a collection label"
-            f"{column} ({_list_places(unlabelled)})"
-        )
+    for places, what in ((empty, "skipped {} empty or whitespace-only document(s)"),
+                         (unlabelled, "skipped {} document(s) without a collection label"
+                          + (f" (column {columns[1]!r})" if columns else "")),
+                         (mended, "replaced lone surrogates (code points that are no "
+                          "characters) by U+FFFD in {} document(s)")):
+        if places:
+            notes.append(f"{what.format(len(places))} ({_list_places(places)})")
     if not texts:
-        if n_read == 0:
+        if not records:
             raise InputError(f"{path} holds no documents")
         raise InputError(
-            f"{path} holds no document with text: all {n_read} document(s) "
+            f"{path} holds no document with text: all {len(records)} document(s) "
             "are empty, whitespace-only or unlabelled"
         )
-    return Bunch(
-        texts=texts,
-        groups=groups,
-        source=str(path),
-        format=fmt,
-        text_column=columns[0] if columns else None,
-        group_column=columns[1] if columns else None,
-        n_read=n_read,
-        n_skipped=len(empty) + len(unlabelled),
-        notes=notes,
-    )
+    return Bunch(texts=texts, groups=groups, notes=notes)
 
 
 def _list_places(places):
@@ -203,9 +220,11 @@ def _list_places(places):
 def _not_utf8(path, exc):
     bad = exc.object[exc.start:exc.start + 1]
     byte = f" (byte 0x{bad[0]:02x})" if bad else ""
+    # A UTF-16 byte-order mark says which encoding it is; else latin-1 is a guess.
+    source = "utf-16" if exc.object[:2] in (b"\xff\xfe", b"\xfe\xff") else "latin1"
     return InputError(
         f"{path} is not UTF-8 text{byte}; re-encode it as UTF-8, e.g. "
-        f"`iconv -f latin1 -t utf-8 {path.name} > utf8-{path.name}`, or save it "
+        f"`iconv -f {source} -t utf-8 {path.name} > utf8-{path.name}`, or save it "
         "as 'CSV UTF-8' / 'UTF-8' from your editor or spreadsheet"
     )
 
@@ -272,12 +291,17 @@ def _read_csv(path, text_column, group_column, kind):
             header = [h.strip() for h in header]
             ti = _find_column(header, text_column, "--text-column", path, delimiter)
             gi = _find_column(header, group_column, "--group-column", path, delimiter)
+            last = reader.line_num
             for row in reader:
                 if not row:
+                    last = reader.line_num
                     continue  # a blank line
+                if reader.line_num - last > 1 and len(row) < len(header):
+                    raise _runaway_quote(path, kind, last + 1, reader.line_num)
                 text = row[ti] if ti < len(row) else ""
                 group = row[gi] if gi < len(row) else ""
                 records.append((f"line {reader.line_num}", text, group))
+                last = reader.line_num
         except UnicodeDecodeError as exc:
             raise _not_utf8(path, exc) from None
         except csv.Error as exc:
@@ -286,6 +310,17 @@ def _read_csv(path, text_column, group_column, kind):
                 f"file ({exc})"
             ) from None
     return records
+
+
+def _runaway_quote(path, kind, first, last):
+    """A row that a quoted cell carries over several lines yet lacks cells
+    of the header's: an unmatched double quote swallowed the rows after it."""
+    return InputError(
+        f"{path}, line {first}: a cell opened with a double quote runs to line {last}, "
+        f"and the row lacks columns: is a quote unmatched? In a {kind.upper()} file a "
+        'cell that starts with " must end with " (a quote inside it written ""); '
+        "fix that cell or remove its opening quote"
+    )
 
 
 def _json_field(obj, key, option, where, path):
@@ -336,6 +371,25 @@ def _parse_json(text, path, lineno):
         ) from None
 
 
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def _refuse_one_object(content, path, kind):
+    """A .json file holding one object spread over lines (pretty-printed)
+    is not one object per line: say so, rather than that line 1 is bad."""
+    if kind != "json":
+        return
+    try:
+        whole = json.loads(content)
+    except (ValueError, RecursionError):
+        return
+    raise InputError(
+        f"{path} holds a single JSON {_json_type(whole)} spread over several lines; "
+        "give one JSON object per line (JSON lines), or one array of objects "
+        '([{"text": "...", "group": "..."}, ...])'
+    )
+
+
 def _read_json(path, text_column, group_column, kind):
     with _open_text(path) as fh:
         try:
@@ -347,10 +401,16 @@ def _read_json(path, text_column, group_column, kind):
         array = _parse_json(content, path, "")
         objects = [(f"item {i}", obj) for i, obj in enumerate(array)]
     else:
-        for lineno, line in enumerate(content.splitlines(), start=1):
+        # Line ends only: str.splitlines would also split at U+2028, U+2029 and
+        # U+0085, which JSON strings may hold unescaped.
+        for lineno, line in enumerate(_LINE_END.split(content), start=1):
             if not line.strip():
                 continue
-            obj = _parse_json(line, path, lineno)
+            try:
+                obj = _parse_json(line, path, lineno)
+            except InputError:
+                _refuse_one_object(content, path, kind)
+                raise
             objects.append((f"line {lineno}", obj))
     records = []
     for where, obj in objects:

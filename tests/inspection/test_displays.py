@@ -263,3 +263,22 @@ def test_select_display_errors():
         SelectNComponentsDisplay(
             [2], {"perplexity": [1.0], "coherence": [1.0], "exclusivity": [1.0],
                   "fit_time": [1.0]}).plot()
+
+
+@pytest.mark.parametrize("labels", [["1e308", "-1e308", "1.7e308"], ["1", "nan"],
+                                    ["2021", "NaT", "2022"], ["now", "today", "2020"],
+                                    ["2021-05", "May 2021"]])
+def test_labels_that_do_not_order_collections(labels):
+    from sklearn_clda.plotting._trend import _as_dates, _as_numbers
+
+    labels = np.asarray(labels, dtype=object)
+    assert _as_numbers(labels) is None and _as_dates(labels) is None
+
+
+def test_labels_that_order_collections():
+    from sklearn_clda.plotting._trend import _as_dates, _as_numbers
+
+    assert _as_numbers(np.asarray(["1e300", "-1e300", "3"], dtype=object)).tolist() == [
+        1e300, -1e300, 3.0]
+    dates = _as_dates(np.asarray(["2021-05", "2021-06-02", "2022-01-01T10:30"], dtype=object))
+    assert dates.dtype.kind == "M" and np.all(np.diff(dates) > np.timedelta64(0))
