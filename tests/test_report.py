@@ -1092,6 +1092,44 @@ def test_bootstrap_draws_fit_in_their_memory():
     assert _analysis.bootstrap_draws(24, 1000) == 0  # fewer than the minimum worth taking
 
 
+def test_a_right_to_left_override_in_a_label_stays_inside_it(tmp_path):
+    from sklearn_clda.datasets import make_compound_corpus
+
+    corpus = make_compound_corpus(n_topics=3, n_features=20, n_collections=2,
+                                  docs_per_collection=15, doc_length=20, random_state=0)
+    groups = np.array(["\u202eevil", "\u2067good"])[corpus.groups]
+    model = CompoundLDA(n_components=3, max_iter=20, thin=1, random_state=0)
+    model.fit(corpus.data, groups=groups)
+    write_report(model, corpus.data, [f"w{i}" for i in range(20)], tmp_path / "r",
+                 groups=groups)
+    page = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+    assert "\u202eevil\u202c vs \u2067good\u2069" in page
+    assert page.count("\u202c") >= page.count("\u202e") > 0  # (extra closes do nothing)
+
+
+def test_long_labels_are_cut_in_figures_only(tmp_path, monkeypatch):
+    from sklearn_clda.datasets import make_compound_corpus
+    from sklearn_clda.plotting import CollectionTopicDisplay
+
+    corpus = make_compound_corpus(n_topics=3, n_features=20, n_collections=2,
+                                  docs_per_collection=15, doc_length=20, random_state=0)
+    long = "x" * 5000
+    groups = np.array([long, "short"])[corpus.groups]
+    model = CompoundLDA(n_components=3, max_iter=20, thin=1, random_state=0)
+    model.fit(corpus.data, groups=groups)
+    drawn = []
+    plot = CollectionTopicDisplay.plot
+    monkeypatch.setattr(CollectionTopicDisplay, "plot", lambda self, *a, **kw: (
+        drawn.append(list(self.collection_labels)), plot(self, *a, **kw))[1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # (matplotlib's layout warnings)
+        write_report(model, corpus.data, [f"w{i}" for i in range(20)], tmp_path / "r",
+                     groups=groups)
+    assert drawn and all(label in ("x" * 39 + "\u2026", "short")
+                         for labels in drawn for label in labels)
+    assert long in (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+
+
 def test_output_folder_may_be_a_link_to_a_folder(tmp_path, bad_inputs):
     real = tmp_path / "real"
     real.mkdir()

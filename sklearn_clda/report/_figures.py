@@ -19,7 +19,7 @@ def draw_figures(model, names, out_dir, parts, summary, dpi):
     """
     stats, order = parts.stats, parts.figure_order
     n_draws = stats.chains.shape[1]  # of each chain
-    words = [list(label[:_LABEL_WORDS]) for label in parts.labels.label_words]
+    words = [[_short(w) for w in label[:_LABEL_WORDS]] for label in parts.labels.label_words]
     saver = _Saver(out_dir, dpi)
     shown = parts.shown
     saver.save("heatmap", lambda: _heatmap(stats, shown, order, words))
@@ -82,13 +82,23 @@ def _trace(fits):
     return display
 
 
+#: Longest collection label or word drawn in a figure (the page shows them whole).
+_FIGURE_TEXT = 40
+
+
+def _short(text):
+    """``text``, cut to :data:`_FIGURE_TEXT` characters with an ellipsis."""
+    text = str(text)
+    return text if len(text) <= _FIGURE_TEXT else text[:_FIGURE_TEXT - 1] + "\u2026"
+
+
 def _heatmap(stats, shown, order, words):
     """The topics ``order`` in the collections the page shows."""
     from ..plotting import CollectionTopicDisplay
 
     return CollectionTopicDisplay(
         stats.pi[np.ix_(shown, order)], topics=order, topic_words=[words[k] for k in order],
-        collection_labels=[stats.labels[j] for j in shown], kind="heatmap",
+        collection_labels=[_short(stats.labels[j]) for j in shown], kind="heatmap",
     ).plot()
 
 
@@ -108,7 +118,7 @@ def _bars(stats, shown, words, collection_topic):
         lower=stats.lower[cells] if intervals else None,
         upper=stats.upper[cells] if intervals else None,
         topics=topics, topic_words=[words[k] for k in topics],
-        collection_labels=[stats.labels[j] for j in shown],
+        collection_labels=[_short(stats.labels[j]) for j in shown],
         interval=interval if intervals else None, kind=collection_topic["chart"],
     ).plot()
 

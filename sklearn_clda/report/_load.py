@@ -102,7 +102,13 @@ def load_documents(path, text_column="text", group_column="group"):
     empty or only whitespace, or its JSON value is ``null`` or ``NaN`` (or
     an infinity): such a document is skipped rather than put in a
     collection named ``"nan"``. JSON numbers are read as strings, e.g.
-    ``2024`` as ``"2024"``.
+    ``2024`` as ``"2024"``. JSON lines are split at line ends only (a
+    string may hold U+2028 unescaped). A CSV or TSV row that a quoted cell
+    carries over several lines yet lacks columns (an unmatched quote that
+    swallowed the rows after it) raises ``InputError`` with the line the
+    quote opened. Lone surrogates (``"\ud800"`` escapes, file names that
+    are not UTF-8) become U+FFFD in texts, with a note, and raise
+    ``InputError`` in collection labels.
 
     Examples
     --------

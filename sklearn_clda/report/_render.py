@@ -1,8 +1,10 @@
 """Rendering the report's page from its summary with Jinja2 templates.
 
 Autoescaping is on for every template: user text (titles, collection
-labels, words, document snippets) is escaped wherever it is shown. An
-undefined field is an error rather than an empty string.
+labels, words, document snippets) is escaped wherever it is shown, and the
+bidirectional embeddings and isolates it opens are closed after it
+(:func:`close_bidi`). An undefined field is an error rather than an empty
+string.
 """
 
 import math
@@ -28,12 +30,37 @@ def _environment():
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        finalize=close_bidi,
     )
     env.filters.update(
         pct=pct, pp=pp, num=num, seconds=seconds, ordinal=ordinal, every=every,
         sentence=sentence, fixed=fixed, plural=plural,
     )
     return env
+
+
+#: Bidirectional embeddings and overrides (closed by U+202C) and isolates
+#: (closed by U+2069).
+_EMBEDDINGS = str.maketrans("", "", "\u202a\u202b\u202d\u202e")
+_ISOLATES = str.maketrans("", "", "\u2066\u2067\u2068")
+
+
+def close_bidi(value):
+    """``value`` with a closing mark for each bidirectional embedding,
+    override or isolate it opens, so that a label such as "\u202eA" shows
+    reversed itself but leaves the text after it ("A vs B") alone. Extra
+    closing marks are ignored by browsers; other values pass unchanged.
+
+    >>> close_bidi("\u202eabc") == "\u202eabc\u202c"
+    True
+    >>> close_bidi("plain"), close_bidi(3)
+    ('plain', 3)
+    """
+    if not isinstance(value, str) or value.isascii():
+        return value
+    embeddings = len(value) - len(value.translate(_EMBEDDINGS))
+    isolates = len(value) - len(value.translate(_ISOLATES))
+    return value + "\u202c" * embeddings + "\u2069" * isolates
 
 
 def _missing(x):
