@@ -1343,7 +1343,7 @@ def test_correlation_intervals_fit_the_time_they_may_take(tmp_path, monkeypatch)
     assert pairs["n_bootstrap"] == 0 and pairs["n_clear"] is None
     assert all(row["lower"] is None and row["clear"] is None for row in pairs["edges"])
     page = " ".join((tmp_path / "r" / "index.html").read_text(encoding="utf-8").split())
-    assert "too large to resample the correlations" in page
+    assert "too many to resample the correlations" in page
 
 
 def test_heatmap_and_tables_follow_the_topic_table(csv_report, tmp_path, monkeypatch):

@@ -25,9 +25,10 @@ def word_scores(components, method, *, frex_weight=0.5, relevance_lambda=0.6):
 
     ``components`` are non-negative topic-word weights (rows with positive
     sums). The words' corpus shares ``p_w`` are the columns' shares of the
-    total weight, ``components.sum(axis=0) / components.sum()``. Rows are
-    scaled by their maximum before they are summed, so that finite weights
-    near 1e308 do not overflow.
+    total weight, ``components.sum(axis=0) / components.sum()``. The
+    weights are scaled before they are summed (each row by its maximum for
+    ``phi``, all by the largest for ``p_w``), so that finite weights near
+    1e308 do not overflow.
     """
     phi = _normalize_rows(components)
     if method == "prob":
