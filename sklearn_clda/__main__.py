@@ -41,6 +41,7 @@ from ._cli_common import (
     _n_components_problem,
     _note,
     _out_problem,
+    _printable,
     _prog,
     _read_corpus,
     _report_dependencies_missing,
@@ -574,7 +575,7 @@ def _write_report_folder(out, fail, model, X, names, **kwargs):
     except (InputError, OSError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         return fail(f"cannot write the report to {out}: {reason}")
-    print(f"Report: {summary['index_html']}")
+    print(f"Report: {_printable(summary['index_html'])}")
     return 0
 
 

@@ -257,7 +257,7 @@ def _load_report_documents(args):
     n_groups = len(set(docs.groups))
     print(
         f"Read {n_docs:,} documents in {n_groups:,} collection"
-        f"{'s' if n_groups != 1 else ''} from {args.input} ({docs.format})."
+        f"{'s' if n_groups != 1 else ''} from {_printable(args.input)} ({docs.format})."
     )
     if too_many_collections(n_groups, n_docs):
         _note(
@@ -284,9 +284,11 @@ def _vectorize(args, docs):
         raise InputError(_vocabulary_error(exc, args, len(docs.texts))) from None
     n_empty = int(np.sum(np.asarray(X.sum(axis=1)).ravel() == 0))
     if n_empty:
+        fate = ("they are left out (no word to fit or to score)" if args.command == "select"
+                else "they are kept but do not shape the topics")
         _note(
             f"{n_empty:,} document(s) have no word left in the vocabulary (only "
-            "stop words or rare words); they are kept but do not shape the topics",
+            f"stop words or rare words); {fate}",
             args.command_prog,
         )
     return vectorizer, X

@@ -10,6 +10,8 @@ import time
 import warnings
 from pathlib import Path
 
+import numpy as np
+
 from ._cli_common import (
     MAX_SEED,
     _add_input_options,
@@ -19,6 +21,7 @@ from ._cli_common import (
     _n_components_problem,
     _note,
     _out_problem,
+    _printable,
     _read_corpus,
     _report_prog,
     _seed_problem,
@@ -136,14 +139,17 @@ def _run_select(args):
         docs, _, X = _read_corpus(args, _check_select_args(args))
     except InputError as exc:
         return fail(str(exc))
-    problem, note = _folds_problem(args.folds, docs.groups)
+    # Documents without a word neither shape a fit nor have tokens to score.
+    worded = np.flatnonzero(np.asarray(X.sum(axis=1)).ravel())
+    X, groups = X[worded], [docs.groups[i] for i in worded]
+    problem, note = _folds_problem(args.folds, groups)
     if problem:
         return fail(problem)
     if note:
         _note(note, _select_prog())
     try:
-        results = _compare_numbers_of_topics(args, X, docs.groups)
-    except MemoryLimitError as exc:
+        results = _compare_numbers_of_topics(args, X, groups)
+    except (MemoryLimitError, ValueError) as exc:  # (a fold without tokens, say)
         return fail(str(exc))
     print(format_select_table(results))
     return _write_select_folder(args, results, fail)
@@ -154,6 +160,10 @@ def _folds_problem(folds, groups):
     or one line): each collection is split into the folds."""
     sizes = Counter(groups).values()
     largest = max(sizes)
+    if largest < 2:
+        return ("no collection has two documents with words, and the folds split each "
+                "collection: there is nothing to fit on and score on other documents; "
+                "give more documents"), None
     if folds > largest:
         return (f"--folds {folds} is more than the documents of the largest collection "
                 f"({largest}): each collection is split into the folds; lower --folds"), None
@@ -238,23 +248,25 @@ def _write_select_folder(args, results, fail):
 
     from sklearn_clda.plotting import SelectNComponentsDisplay
     from sklearn_clda.report import InputError
-    from sklearn_clda.report._files import SELECT_FILES, write_csv, write_file
+    from sklearn_clda.report._files import SELECT_FILES, staged_output, write_csv, write_file
 
     out = Path(args.out)
     table, figure = SELECT_FILES
     display = SelectNComponentsDisplay.from_results(results)
     try:
         out.mkdir(parents=True, exist_ok=True)
-        write_csv(out, table, list(results.columns), results.itertuples(index=False))
-        write_file(out, figure,
-                   lambda fh: display.figure_.savefig(fh, format="png", dpi=110))
+        # Both files replace an earlier run's, the table last: never a mix.
+        with staged_output(out, owned=SELECT_FILES, markers=(table,)) as stage:
+            write_csv(stage, table, list(results.columns), results.itertuples(index=False))
+            write_file(stage, figure,
+                       lambda fh: display.figure_.savefig(fh, format="png", dpi=110))
     except (InputError, OSError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         return fail(f"cannot write to {out}: {reason}")
     finally:
         plt.close(display.figure_)
-    print(f"\nWrote {out / table} and {out / figure}.")
-    print(f"Read the topics of a candidate K with:\n  {_report_command(args)} -k K "
+    print(_printable(f"\nWrote {out / table} and {out / figure}."))
+    print(f"Read the topics of a candidate K with:\n  {_printable(_report_command(args))} -k K "
           "--out DIR")
     return 0
 

@@ -23,6 +23,7 @@ import numpy as np
 from sklearn.utils._param_validation import validate_params
 from sklearn.utils.validation import check_is_fitted
 
+from . import _memory
 from ._base import MAX_CONCENTRATION, MIN_CONCENTRATION
 from ._clda import CompoundLDA
 from ._lda_gibbs import LDAGibbs
@@ -269,7 +270,8 @@ def _bad(path, message):
 
 
 def _check_member(npz, key, path):
-    """Check the header of the entry ``key`` before its array is read."""
+    """Check the header of the entry ``key`` before its array is read;
+    return the array's size in bytes."""
     info = npz.zip.getinfo(key + ".npy")
     with npz.zip.open(info) as fh:
         version = np.lib.format.read_magic(fh)
@@ -286,6 +288,16 @@ def _check_member(npz, key, path):
     if info.file_size != start + size:
         raise _bad(path, f"entry {key!r} holds {info.file_size - start} bytes for "
                          f"an array of shape {shape} and dtype {dtype}")
+    return size
+
+
+def _check_total_size(total, path):
+    """The arrays must fit in this machine's memory: a small compressed file
+    can declare arrays of any size (zeros deflate about 1000:1)."""
+    available = _memory.physical_memory()
+    if available is not None and total > available:
+        raise _bad(path, f"its arrays would take {_memory.gib(total)}, more than this "
+                         f"machine's {_memory.gib(available)} of memory")
 
 
 def _read_entries(path):
@@ -296,11 +308,9 @@ def _read_entries(path):
         fh.seek(0)
         try:
             with np.load(fh, allow_pickle=False) as npz:
-                entries = {}
-                for key in npz.files:
-                    _check_member(npz, key, path)
-                    entries[key] = npz[key]
-                return entries
+                _check_total_size(sum(_check_member(npz, key, path) for key in npz.files),
+                                  path)
+                return {key: npz[key] for key in npz.files}
         except _BadFile:
             raise
         except (ValueError, KeyError, EOFError, OSError, zipfile.BadZipFile, zlib.error,
@@ -478,9 +488,18 @@ def _scalar(attrs, name, kind, path, *, positive=False, minimum=None, within=Non
     return value
 
 
+def _distributions(array):
+    """Whether the last axis of ``array`` holds probabilities summing to 1
+    (to float32's precision: a float32 model is saved as float32)."""
+    return bool(np.allclose(array.sum(axis=-1), 1.0, rtol=0, atol=1e-5))
+
+
 def _check_common(attrs, n_components, path):
     """Checks shared by both estimators; the arrays are cast to their dtypes."""
-    comp = _array(attrs, "components_", 2, "f", path).astype(np.float64)
+    # float32 as saved (a model fitted on float32 counts keeps them), else float64
+    saved = getattr(attrs.get("components_"), "dtype", None)
+    dtype = np.float32 if saved == np.float32 else np.float64
+    comp = _array(attrs, "components_", 2, "f", path).astype(dtype)
     attrs["components_"] = _values("components_", comp, path, positive=True,
                                    within=(0.0, MAX_PSEUDO_COUNT))
     if comp.shape[0] != n_components or comp.shape[1] < 1:
@@ -492,10 +511,12 @@ def _check_common(attrs, n_components, path):
         names = _array(attrs, "feature_names_in_", 1, "O", path)
         if names.shape != (comp.shape[1],):
             raise _bad(path, "feature_names_in_ has not one name per feature")
-    doc_topic = _array(attrs, "doc_topic_", 2, "f", path).astype(np.float64)
+    doc_topic = _array(attrs, "doc_topic_", 2, "f", path).astype(dtype)
     attrs["doc_topic_"] = _values("doc_topic_", doc_topic, path, nonnegative=True)
     if doc_topic.shape[1] != n_components:
         raise _bad(path, "doc_topic_ has not n_components columns")
+    if not _distributions(doc_topic):
+        raise _bad(path, "doc_topic_ must hold topic proportions (rows summing to 1)")
     n_iter = _scalar(attrs, "n_iter_", int, path, minimum=1)
     if not 0 <= _scalar(attrs, "burn_in_", int, path) < n_iter:
         raise _bad(path, "burn_in_ must be in [0, n_iter_)")
@@ -529,9 +550,7 @@ def _check_clda(attrs, n_components, path):
     pi = _array(attrs, "collection_topic_", 2, "f", path).astype(np.float64)
     attrs["collection_topic_"] = _values("collection_topic_", pi, path, nonnegative=True)
     n_groups = pi.shape[0]
-    if n_groups < 1 or pi.shape[1] != n_components or not np.allclose(
-        pi.sum(axis=1), 1.0, rtol=0, atol=1e-6
-    ):
+    if n_groups < 1 or pi.shape[1] != n_components or not _distributions(pi):
         raise _bad(path, "collection_topic_ must hold one mixture (summing to 1) of "
                          "n_components topics per collection")
     draws = _array(attrs, "collection_topic_samples_", 3, "f", path).astype(np.float64)
@@ -540,6 +559,8 @@ def _check_clda(attrs, n_components, path):
     )
     if draws.shape[0] < 1 or draws.shape[1:] != pi.shape:
         raise _bad(path, "collection_topic_samples_ does not match collection_topic_")
+    if not _distributions(draws):
+        raise _bad(path, "collection_topic_samples_ must hold mixtures (summing to 1)")
     groups = attrs.get("groups_")
     if groups is None:
         if n_groups != 1:

@@ -111,6 +111,18 @@ def test_round_trip_gives_identical_outputs(name, make, kind, corpus, tmp_path):
         np.testing.assert_array_equal(before, after)
 
 
+@pytest.mark.parametrize("make", [CASES[0][1], CASES[4][1]], ids=["lda", "clda"])
+def test_round_trip_keeps_float32(make, corpus, tmp_path):
+    X = corpus.data.astype(np.float32)
+    model = make()
+    model.fit(X, **({"groups": _str_groups(corpus.groups)}
+                    if isinstance(model, CompoundLDA) else {}))
+    loaded = load_model(save_model(model, tmp_path / "m.npz"))
+    for name in ("components_", "doc_topic_"):
+        _assert_same_value(getattr(model, name), getattr(loaded, name), name)
+        assert getattr(loaded, name).dtype == np.float32
+
+
 def test_round_trip_keeps_feature_names(corpus, tmp_path):
     pd = pytest.importorskip("pandas")
     X = pd.DataFrame(corpus.data.toarray(), columns=[f"w{i}" for i in range(corpus.data.shape[1])])
@@ -283,6 +295,10 @@ HOSTILE = {
     "huge components": (_scaled("fitted/components_", 1e300),
                         "components_ must be in [0, 1e+100]"),
     "pi not summing to 1": (_scaled("fitted/collection_topic_", 2.0), "collection_topic_"),
+    "pi draws not summing to 1": (_scaled("fitted/collection_topic_samples_", 7.0),
+                                  "collection_topic_samples_ must hold mixtures"),
+    "theta not summing to 1": (_scaled("fitted/doc_topic_", 7.0),
+                               "doc_topic_ must hold topic proportions"),
     "pi draws mismatch": (lambda e: e.__setitem__(
         "fitted/collection_topic_samples_", e["fitted/collection_topic_samples_"][:, :2]),
         "collection_topic_samples_ does not match"),
@@ -434,3 +450,19 @@ def test_load_model_refuses_lda_priors_no_fit_gives(corpus, tmp_path, key):
     entries[key] = np.float64(1e308)
     with pytest.raises(ValueError, match=rf"{key.split('/')[1]} must be in \[1e-100, 1e\+10\]"):
         load_model(_write_entries(tmp_path / "hostile.npz", entries))
+
+
+def test_load_model_refuses_arrays_larger_than_the_memory(saved, tmp_path, monkeypatch):
+    # Zeros deflate about 1000:1: a small file may declare arrays of any
+    # size, so the declared sizes are checked against the memory before
+    # any array is read.
+    from sklearn_clda import _memory
+
+    path = tmp_path / "m.npz"
+    _write_entries(path, saved)
+    monkeypatch.setattr(_memory, "physical_memory", lambda: 1000)
+    with pytest.raises(ValueError, match=r"its arrays would take 0\.0 GiB, more than this "
+                                         r"machine's 0\.0 GiB of memory"):
+        load_model(path)
+    monkeypatch.setattr(_memory, "physical_memory", lambda: None)  # (not known: no check)
+    load_model(path)

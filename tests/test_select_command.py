@@ -175,3 +175,50 @@ def test_small_collections_and_memory_are_said_in_notes(docs_csv, tmp_path, caps
     assert any("2 fits at once would need about" in n for n in notes)
     assert "Warning" not in captured.err
     assert "--seed 7 -k K" in captured.out
+
+
+def _write_docs(path, rows):
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["body", "outlet"])
+        writer.writerows(rows)
+    return path
+
+
+def test_documents_without_words_are_left_out(tmp_path, capsys):
+    # Four documents of words seen once (--min-df 2 drops them): with them
+    # a fold could have no token to fit or to score.
+    rng = random.Random(1)
+    rows = [(" ".join(rng.choice(THEMES[o]) for _ in range(20)), o)
+            for o in ("sport", "money") for _ in range(4)]
+    rows += [(f"unique{i} single{i}", "sport") for i in range(4)]
+    path = _write_docs(tmp_path / "docs.csv", rows)
+    for seed in ("0", "1", "2"):
+        assert _select(path, tmp_path / f"out{seed}", "-k", "2", "--folds", "2",
+                       "--seed", seed) == 0
+        err = capsys.readouterr().err
+        assert "4 document(s) have no word left" in err and "they are left out" in err
+
+
+def test_collections_too_small_to_split_are_named(tmp_path, capsys):
+    path = _write_docs(tmp_path / "docs.csv", [("goal match team", "sport"),
+                                               ("goal match bank", "money")])
+    assert _select(path, tmp_path / "out", "-k", "2", "--min-df", "1") == 2
+    err = capsys.readouterr().err
+    assert "error: no collection has two documents with words" in err
+
+
+def test_a_failed_write_leaves_the_earlier_comparison(docs_csv, tmp_path, monkeypatch):
+    from matplotlib.figure import Figure
+
+    out = tmp_path / "out"
+    assert _select(docs_csv, out, "-k", "2") == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def fail(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    # The table is written (staged) first, then the figure fails.
+    monkeypatch.setattr(Figure, "savefig", fail)
+    assert _select(docs_csv, out, "-k", "3") == 2
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before

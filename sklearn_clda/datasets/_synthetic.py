@@ -7,6 +7,7 @@ import scipy.sparse as sp
 from sklearn.utils import Bunch, check_random_state
 from sklearn.utils._param_validation import validate_params
 
+from .._hyper import MAX_CONCENTRATION
 from .._corpus import StrictInterval
 
 __all__ = ["make_compound_corpus", "make_lda_corpus"]
@@ -18,7 +19,10 @@ _INT32_MAX = np.iinfo(np.int32).max
 # --------------------------------------------------------------------------
 
 _POSITIVE_INT = StrictInterval(Integral, 1, None, closed="left")
-_POSITIVE_FINITE = StrictInterval(Real, 0, np.inf, closed="neither")
+# Dirichlet concentrations: positive, at most the estimators' largest
+# (numpy's Dirichlet returns zeros near 1e308 / dimension); tiny ones are
+# the one-hot limit.
+_CONCENTRATION = StrictInterval(Real, 0, MAX_CONCENTRATION, closed="right")
 _DOC_LENGTH = [_POSITIVE_INT, tuple, list]
 _RANDOM_STATE = ["random_state", np.random.Generator]
 
@@ -152,9 +156,9 @@ def _sample_dirichlet(rng, concentration, size):
         "n_collections": [_POSITIVE_INT],
         "docs_per_collection": [_POSITIVE_INT],
         "doc_length": _DOC_LENGTH,
-        "alpha": [_POSITIVE_FINITE],
-        "gamma": [_POSITIVE_FINITE],
-        "eta": [_POSITIVE_FINITE],
+        "alpha": [_CONCENTRATION],
+        "gamma": [_CONCENTRATION],
+        "eta": [_CONCENTRATION],
         "random_state": _RANDOM_STATE,
     },
     prefer_skip_nested_validation=True,
@@ -325,8 +329,8 @@ def make_compound_corpus(
         "n_features": [_POSITIVE_INT],
         "n_samples": [_POSITIVE_INT],
         "doc_length": _DOC_LENGTH,
-        "doc_topic_prior": [_POSITIVE_FINITE],
-        "topic_word_prior": [_POSITIVE_FINITE],
+        "doc_topic_prior": [_CONCENTRATION],
+        "topic_word_prior": [_CONCENTRATION],
         "random_state": _RANDOM_STATE,
     },
     prefer_skip_nested_validation=True,

@@ -101,9 +101,20 @@ def _fold_words(est, model, pre, seed):
     return top if names is None else np.asarray(names)[top]
 
 
-def _evaluate(estimator, X, labels, train, test, n_topics, coherence, seed):
+def _check_tokens(X_part, part, fold):
+    """A fold's training or held-out counts must hold a token."""
+    if float(np.asarray(X_part.sum())) <= 0:
+        raise ValueError(
+            f"select_n_components: the {part} documents of fold {fold[0] + 1} of "
+            f"{fold[1]} have no token ({X_part.shape[0]} document(s) without a word "
+            "of the vocabulary); use fewer folds, or leave out the documents "
+            "without words."
+        )
+
+
+def _evaluate(estimator, X, labels, train, test, n_topics, coherence, seed, fold):
     """Fit one clone with ``n_topics`` topics on ``train``; measure it on
-    ``test``; ``seed`` orders its tied top words."""
+    ``test``; ``seed`` orders its tied top words; ``fold``: (index, count)."""
     est = clone(estimator)
     model, pre, _ = unwrap(est)
     model.set_params(n_components=n_topics)
@@ -111,6 +122,8 @@ def _evaluate(estimator, X, labels, train, test, n_topics, coherence, seed):
     if pre is not None:
         X_train = pre.fit_transform(X_train)
         X_test = pre.transform(X_test)
+    _check_tokens(X_train, "training", fold)
+    _check_tokens(X_test, "held-out", fold)
     g_train = None if labels is None else labels[train]
     g_test = None if labels is None else labels[test]
     start = time.perf_counter()
@@ -151,7 +164,8 @@ def search_n_components(estimator, X, groups, n_components, cv, coherence, n_job
     folds = _folds(cv, X, labels, random_state)
     n_fits = len(values) * len(folds)
     results = Parallel(n_jobs=max(1, min(_effective_n_jobs(n_jobs), n_fits)))(
-        delayed(_evaluate)(estimator, X, labels, train, test, k, score, [k, fold])
+        delayed(_evaluate)(estimator, X, labels, train, test, k, score, [k, fold],
+                           (fold, len(folds)))
         for k in values for fold, (train, test) in enumerate(folds)
     )
     _add_stability(results, values, len(folds))

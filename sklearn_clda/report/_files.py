@@ -140,39 +140,41 @@ _COMPLETE_MARKERS = ("report.json", "index.html")
 
 
 @contextlib.contextmanager
-def staged_report(out):
-    """A new hidden folder in ``out`` to write a report into; on success its
-    files replace the report's in ``out`` (:func:`_commit`), on failure
-    (or Ctrl-C) it is removed and ``out`` is left as it was.
+def staged_output(out, owned=None, markers=_COMPLETE_MARKERS):
+    """A new hidden folder in ``out`` to write a command's files into; on
+    success its files replace the old ones in ``out`` (:func:`_commit`),
+    on failure (or Ctrl-C) it is removed and ``out`` is left as it was.
 
-    So ``out`` holds the old report or the new one, never a mix of the two
-    under an ``index.html``. The folder is inside ``out``, so that the
-    moves are renames within one file system and nothing is written
-    outside it.
+    So ``out`` holds the old files or the new ones, never a mix of the two
+    under the files that say they are complete (``markers``). ``owned``:
+    the names of the command's files, of which those the new run lacks
+    are removed (the report's by default: :data:`REPORT_FILES` but
+    ``select``'s). The folder is inside ``out``, so that the moves are
+    renames within one file system and nothing is written outside it.
     """
-    stage = Path(out) / f".report.{secrets.token_hex(6)}.part"
+    owned = set(REPORT_FILES) - set(SELECT_FILES) if owned is None else set(owned)
+    stage = Path(out) / f".output.{secrets.token_hex(6)}.part"
     stage.mkdir()
     try:
         yield stage
-        _commit(stage, Path(out))
+        _commit(stage, Path(out), owned, markers)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
 
 
-def _commit(stage, out):
-    """Move the staged report's files into ``out``: first its markers of a
-    complete report are removed (an interruption from here on leaves no
-    ``index.html``), then the other files replace theirs, the files of an
-    older report that this one lacks (a trend figure, say) are removed,
-    and the markers come last."""
+def _commit(stage, out, owned, markers):
+    """Move the staged files into ``out``: first the old ``markers`` are
+    removed (an interruption from here on leaves none), then the other
+    files replace theirs, the ``owned`` files of an older run that this
+    one lacks (a trend figure, say) are removed, and the markers come last."""
     new = {path.name for path in stage.iterdir()}
-    for name in _COMPLETE_MARKERS:
+    for name in markers:
         _remove_report_file(out / name)
-    for name in sorted(new - set(_COMPLETE_MARKERS)):
+    for name in sorted(new - set(markers)):
         os.replace(stage / name, out / name)
-    for name in set(REPORT_FILES) - set(SELECT_FILES) - new:
+    for name in owned - new:
         _remove_report_file(out / name)
-    for name in _COMPLETE_MARKERS:
+    for name in markers:
         if name in new:
             os.replace(stage / name, out / name)
 

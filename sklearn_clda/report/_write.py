@@ -13,7 +13,7 @@ from sklearn.utils._param_validation import HasMethods, validate_params
 from .._corpus import StrictInterval, check_sparse_structure
 from ..inspection._utils import check_clda
 from ._figures import draw_figures
-from ._files import copy_static, output_problem, staged_report, write_file, write_text
+from ._files import copy_static, output_problem, staged_output, write_file, write_text
 from ._load import InputError
 from ._render import render_page
 from ._summary import build_summary
@@ -252,7 +252,7 @@ def write_report(
     # are found out here, and nothing is written)
     summary, parts = build_summary(model, X, names, options)
     out.mkdir(parents=True, exist_ok=True)
-    with staged_report(out) as stage:
+    with staged_output(out) as stage:
         summary["figures"] = draw_figures(model, names, stage, parts, summary, dpi)
         summary["downloads"] = write_tables(stage, summary, parts.theta, groups, parts.graph)
         files = ["index.html", "report.json", *copy_static(stage)]

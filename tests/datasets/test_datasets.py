@@ -479,6 +479,9 @@ def test_make_compound_corpus_five_million_tokens():
         (dict(gamma=np.inf), "gamma"),
         (dict(eta=-0.1), "eta"),
         (dict(eta="0.1"), "eta"),
+        # numpy's Dirichlet gives zero rows (every token on one word) there
+        (dict(eta=1e308), r"eta.*range \(0.0, 10000000000.0\]"),
+        (dict(alpha=1e11), "alpha"),
     ],
 )
 def test_make_compound_corpus_invalid_arguments(params, match):
@@ -504,6 +507,8 @@ def test_invalid_random_state(random_state):
         ((3, 10, 10, (3, 2)), {}, "low <= high"),
         ((3, 10, 10, 10), dict(doc_topic_prior=0), "doc_topic_prior"),
         ((3, 10, 10, 10), dict(topic_word_prior=-1), "topic_word_prior"),
+        ((3, 10, 10, 10), dict(topic_word_prior=1e307), "topic_word_prior"),
+        ((3, 10, 10, 10), dict(doc_topic_prior=1e308), "doc_topic_prior"),
     ],
 )
 def test_make_lda_corpus_invalid_arguments(args, kwargs, match):

@@ -318,3 +318,19 @@ def test_folds_need_a_collection_that_large(corpus):
     groups = np.arange(60) % 30  # 30 collections of 2 documents
     with pytest.raises(ValueError, match="largest collection has 2 document"):
         select_n_components(LDAGibbs(), corpus.data, groups, n_components=[2], cv=3)
+
+
+def test_a_fold_without_tokens_is_named():
+    import scipy.sparse as sp
+    from sklearn.model_selection import PredefinedSplit
+
+    X = sp.csr_matrix(np.array([[2, 1, 0], [0, 3, 1], [1, 0, 2], [0, 0, 0]]))
+    # Fold 1 fits on the empty document alone; fold 2 scores it alone.
+    cv = PredefinedSplit([0, 0, 0, 1])
+    with pytest.raises(ValueError, match="the training documents of fold 1 of 2 have no "
+                                         "token"):
+        select_n_components(LDAGibbs(max_iter=4), X, n_components=[2], cv=cv)
+    cv = PredefinedSplit([1, -1, -1, 0])  # fold 1 scores doc 3 (empty) alone
+    with pytest.raises(ValueError, match="the held-out documents of fold 1 of 2 have no "
+                                         "token"):
+        select_n_components(LDAGibbs(max_iter=4), X, n_components=[2], cv=cv)
