@@ -4,7 +4,10 @@ Every file is written to a new temporary file in the folder and then moved
 over the old one with ``os.replace``: a failed write leaves the old file as
 it was, and a symbolic link in place of a report file is refused (it could
 point outside the folder) or, if it appears after the check, replaced
-rather than followed.
+rather than followed. A command's files as a whole are written into a
+hidden folder inside the output folder first (:func:`staged_output`), so
+that a run that fails or is interrupted leaves the earlier run's files, not
+a mix.
 """
 
 import contextlib
