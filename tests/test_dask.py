@@ -545,6 +545,68 @@ def test_wrong_input_raises_a_clear_error(client, corpus, make, match):
     assert not hasattr(model, "components_")
 
 
+def test_a_failed_fit_leaves_nothing_on_the_client(client, corpus):
+    # Raising the exception the client keeps for a failed task would tie
+    # this fit's frames (futures, X, the estimator) to the client.
+    import gc
+    import weakref
+
+    X = _dask_counts(corpus.data).map_blocks(lambda b: b * 0.5, meta=_dask_counts(
+        corpus.data)._meta)
+    model = _clda(client)
+    alive = weakref.ref(model)
+    with pytest.raises(ValueError, match="non-integer"):
+        model.fit(X, groups=corpus.groups)
+    del model
+    gc.collect()
+    assert alive() is None
+    deadline = time.monotonic() + 10  # (futures are released on the client's loop)
+    while dict(client.refcount) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not dict(client.refcount)
+
+
+def test_empty_blocks_and_list_input_fit_as_the_rest(client, corpus):
+    # An empty block's labels are no str labels; in-memory counts may be
+    # lists of rows, as in memory.
+    X, groups = corpus.data, corpus.groups
+    plain = _clda(client, max_iter=6).fit(X, groups=groups)
+    blocks = da.concatenate([_dask_counts(X[:0]), _dask_counts(X), _dask_counts(X[:0])])
+    labels = da.concatenate([da.from_array(groups[:0]), da.from_array(groups, chunks=40),
+                             da.from_array(groups[:0])])
+    padded = _clda(client, max_iter=6).fit(blocks, groups=labels)
+    assert padded.groups_.dtype.kind == "i" and padded.groups_.tolist() == [0, 1, 2]
+    listed = _clda(client, max_iter=6).fit(X.toarray().tolist(), groups=groups)
+    np.testing.assert_array_equal(listed.components_, plain.components_)
+
+
+def test_labels_of_both_kinds_in_one_shard_are_refused():
+    from sklearn_clda.dask._shard import _check_labels
+
+    blocks = [sp.csr_matrix((3, 2)), sp.csr_matrix((3, 2))]
+    with pytest.raises(ValueError, match=r"mixes str and int labels \(blocks 4 to 5 of X\)"):
+        _check_labels([np.array(["a"] * 3, dtype=object), np.array([1] * 3, dtype=object)],
+                      blocks, 4, "CompoundLDA.fit")
+
+
+def test_a_missing_label_names_its_block():
+    from sklearn_clda.dask._shard import _check_labels
+
+    blocks = [sp.csr_matrix((3, 2)), sp.csr_matrix((3, 2))]
+    with pytest.raises(ValueError, match=r"missing labels .* at positions \[1\]\. \(In "
+                                         r"block 5 of X: positions count from its first"):
+        _check_labels([np.array(["a"] * 3), np.array(["a", None, "b"], dtype=object)],
+                      blocks, 4, "CompoundLDA.fit")
+
+
+def test_a_closed_client_is_named(corpus):
+    closed = Client(processes=False, n_workers=1, threads_per_worker=1,
+                    dashboard_address=None)
+    closed.close()
+    with pytest.raises(ValueError, match="the client passed as client= is closed"):
+        _clda(closed).fit(corpus.data, groups=corpus.groups)
+
+
 def _wide_counts(n_docs=60, n_features=30000, doc_len=15):
     """Few tokens and many words: the client's (V, K) tables dominate."""
     rng = np.random.default_rng(0)

@@ -9,6 +9,7 @@ estimators' sampling loop drives: it holds the global word-topic counts,
 runs a synchronization round per ``sweep`` and rebuilds lost shards.
 """
 
+import copy
 import time
 import warnings
 
@@ -74,6 +75,17 @@ class _PausedWatch:
             "resume. Give the workers more memory, or use more workers (smaller shards), "
             "fewer topics or a smaller vocabulary."
         )
+
+
+def _fresh(error):
+    """A copy of a shard's exception, to raise here. Raising the one the
+    client keeps for the future would attach this fit's frames (its
+    futures, X, the estimator) to it, and the client would keep them
+    after the fit has failed."""
+    try:
+        return copy.copy(error)
+    except Exception:  # an exception type that does not copy
+        return RuntimeError(f"{type(error).__name__}: {error}")
 
 
 class ShardSet:
@@ -226,7 +238,9 @@ class ShardSet:
                         continue  # counted as lost below
                     del pending[i]
                     self._cancel(pending)
-                    future.result()  # raises the shard's exception
+                    error = future.exception() if future.status == "error" else None
+                    if error is not None:
+                        raise _fresh(error) from error
                     raise RuntimeError(f"{self.caller}: {what} of shard {i} was {future.status}.")
             fetch = self._collect(pending, results, fetch, deadline)
             if not pending:

@@ -64,8 +64,9 @@ class _ClusterAverager:
 
 
 def _known_rows(X):
-    """X's number of rows, or ``None`` where a dask array does not know it."""
-    rows = X.shape[0]
+    """X's number of rows, or ``None`` where a dask array does not know it
+    (in-memory X may be a list of rows)."""
+    rows = X.shape[0] if hasattr(X, "shape") else len(X)
     return int(rows) if isinstance(rows, (int, np.integer)) else None
 
 
@@ -110,6 +111,10 @@ def _refuse_dask_input(X, name, method):
                      "transform, dtype=float, chunks=(X.chunks[0], (model.n_components,)))",
     }.get(method, "score it block by block: score sums over the documents, so the "
                   "blocks' scores add up")
+    if name == "CompoundLDA" and method != "partial_fit":
+        how += (" (with groups, zip the blocks: local = model.to_local(); "
+                f"[dask.delayed(local.{method})(x, groups=g) for x, g in "
+                "zip(X.to_delayed().ravel(), groups.to_delayed())])")
     raise ValueError(
         f"X passed to {name}.{method} is a dask collection; {method} runs in "
         f"this process on in-memory counts. Pass X.compute() if it fits, or {how}."
@@ -220,6 +225,11 @@ class DistributedFitMixin:
         self._check_distributed(caller)
         run = self._schedule(self._check_burn_in())
         with fit_client(self.client, self.timeout) as client:
+            if getattr(client, "status", None) in ("closing", "closed"):
+                raise ValueError(
+                    f"{caller}: the client passed as client= is closed; pass an open "
+                    "Client, its scheduler's address, or None."
+                )
             try:
                 client.wait_for_workers(1, timeout=self.timeout)
             except TimeoutError as exc:  # distributed's WorkerStartTimeoutError

@@ -104,7 +104,20 @@ def _check_labels(group_blocks, x_blocks, first_block, caller):
                 f"{length} labels; give groups the same row chunks as X "
                 "(a dask Series with one partition per block of X)."
             )
-        parts.append(check_group_labels(g, n, method=caller))
+        if not n:  # (an empty block's labels would be <U1 and turn ints into strings)
+            continue
+        try:
+            parts.append(check_group_labels(g, n, method=caller))
+        except ValueError as exc:
+            raise ValueError(
+                f"{exc} (In block {first_block + j} of X: positions count from its "
+                "first row.)"
+            ) from None
+    if len({part.dtype.kind for part in parts}) > 1:
+        raise ValueError(
+            f"groups passed to {caller} mixes str and int labels (blocks "
+            f"{first_block} to {first_block + len(x_blocks) - 1} of X); use one type."
+        )
     return np.concatenate(parts) if parts else np.array([], dtype=np.int64)
 
 
