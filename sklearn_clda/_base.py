@@ -636,8 +636,12 @@ class _BaseGibbsTopicModel(
 
     # -------------------------------------------------------------- streaming
     def _check_partial_fit(self, X):
-        """``ValueError`` for what ``partial_fit`` cannot take: here, an
-        ``n_components`` changed since the fit that it would continue."""
+        """``ValueError`` for what ``partial_fit`` cannot take: parameters
+        that are not valid (scikit-learn's ``_fit_context`` validates them
+        on the first call only), or an ``n_components`` changed since the
+        fit that it would continue."""
+        if hasattr(self, "components_"):
+            self._validate_params()
         if hasattr(self, "components_") and self.components_.shape[0] != self.n_components:
             raise ValueError(
                 f"{type(self).__name__}.partial_fit continues the fitted model, which has "

@@ -25,6 +25,8 @@ come from a few iterations of CVB0's document update under the topics
 reports the measurements behind these choices.
 """
 
+import numbers
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import digamma
@@ -74,6 +76,10 @@ def _same(a, b):
             return np.array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object))
         except (TypeError, ValueError):
             return False
+    kinds = (numbers.Number, np.number)
+    if isinstance(a, kinds) and isinstance(b, kinds) and not isinstance(
+            a, (bool, np.bool_)) and not isinstance(b, (bool, np.bool_)):
+        return a == b  # (1 and 1.0, np.float64(0.02) and 0.02 are the same setting)
     return type(a) is type(b) and a == b
 
 
@@ -165,6 +171,9 @@ def online_step(mass, n):
                                                   where=total > 0))
     keep_num = (1.0 - rho) * total
     keep = np.divide(keep_num, mass, out=np.zeros_like(total), where=mass > 0)
+    # (n = 0 before anything was seen, too: the starting counts, which make
+    # the topics differ, must not be wiped by a piece without tokens)
+    keep = np.where(n > 0, keep, 1.0)
     add = np.divide(rho * total, n, out=np.zeros_like(total), where=n > 0)
     return keep, add
 

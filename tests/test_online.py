@@ -142,9 +142,26 @@ def test_warm_start_refuses_to_continue_on_other_data_or_settings(corpus):
     with pytest.raises(ValueError, match="burn_in_=10"):
         m.set_params(n_components=3, burn_in=5).fit(X, groups=g)
     assert _state(m) == before
-    # With the settings back, the chain continues.
-    m.set_params(burn_in=None).fit(X, groups=g)
+    # With the settings back, the chain continues; an equal number of
+    # another type is the same setting.
+    m.set_params(burn_in=None, alpha=1, n_components=np.int64(3)).fit(X, groups=g)
     assert m.n_iter_ == 40
+
+
+@pytest.mark.parametrize("Est, name, bad", [(CompoundLDA, "alpha", -1.0),
+                                            (CompoundLDA, "sampler", "nope"),
+                                            (LDAGibbs, "topic_word_prior", -5.0)])
+def test_partial_fit_validates_settings_changed_after_the_first_call(corpus, Est, name, bad):
+    # scikit-learn validates partial_fit's parameters on the first call only.
+    X, g = corpus
+    model = Est(n_components=3, random_state=0)
+    fit = (lambda m: m.partial_fit(X, groups=g)) if Est is CompoundLDA else (
+        lambda m: m.partial_fit(X))
+    fit(model)
+    before = _state(model)
+    with pytest.raises(ValueError, match=f"The '{name}' parameter of {Est.__name__}"):
+        fit(model.set_params(**{name: bad}))
+    assert _state(model) == before
 
 
 def test_warm_start_without_a_kept_chain_warns_and_starts_a_new_one(corpus):
@@ -371,6 +388,25 @@ def test_online_step_weighs_pieces_by_their_position():
     assert_allclose(counts[1:], counts[1] * np.arange(1, n_pieces), rtol=1e-9)
     keep, add = _online.online_step(np.array([5.0, 5.0]), np.array([0.0, 5.0]))
     assert_array_equal(keep, [1.0, 0.0]) and add[0] == 0.0  # nothing new: unchanged
+    # Nothing new before anything was seen: the starting counts stay too.
+    keep, add = _online.online_step(0.0, 0.0)
+    assert keep == 1.0 and add == 0.0
+
+
+@pytest.mark.parametrize("Est", [LDAGibbs, CompoundLDA])
+def test_a_first_piece_without_tokens_keeps_the_topics_apart(Est):
+    # Documents sorted so that the first sub-batch has no token (they lost
+    # every word): it must not wipe the random start that tells the topics
+    # apart (all topics came out identical).
+    corpus = make_lda_corpus(n_topics=3, n_features=30, n_samples=100, doc_length=40,
+                             random_state=0)
+    empty = sp.csr_matrix((2 * _online.SUB_BATCH_DOCS, 30), dtype=corpus.data.dtype)
+    X = sp.vstack([empty, corpus.data]).tocsr()
+    first = next(iter(_online.sub_batches(X.shape[0])))
+    assert X[first[0]:first[1]].sum() == 0
+    model = Est(n_components=3, random_state=0).partial_fit(X)
+    spread = np.abs(model.components_ - model.components_[0]).max()
+    assert spread > 1.0
 
 
 def test_expected_tables_are_exact_for_known_and_single_token_counts():
