@@ -790,10 +790,9 @@ class CompoundLDA(_BaseGibbsTopicModel):
         unfitted estimator the first call starts the stream; on a fitted
         model it continues from the fitted topics and mixtures.
 
-        The priors continue from the fitted model's (``alpha_``, ``gamma_`` and
-        ``eta_``): prior
-        parameters changed with ``set_params`` since are not taken up; call
-        ``fit`` to use them.
+        The priors continue from the fitted model's (``alpha_``, ``gamma_``
+        and ``eta_``): prior parameters changed with ``set_params`` since are
+        not taken up; call ``fit`` to use them.
 
         Parameters
         ----------

@@ -488,10 +488,9 @@ class LDAGibbs(_BaseGibbsTopicModel):
         estimator the first call starts the stream; on a model fitted by
         ``fit`` it continues from that model's topics.
 
-        The priors continue from the fitted model's (``doc_topic_prior_`` and
-        ``topic_word_prior_``): prior
-        parameters changed with ``set_params`` since are not taken up; call
-        ``fit`` to use them.
+        The priors continue from the fitted model's (``doc_topic_prior_``
+        and ``topic_word_prior_``): prior parameters changed with
+        ``set_params`` since are not taken up; call ``fit`` to use them.
 
         Parameters
         ----------
