@@ -83,7 +83,7 @@ from ._online import (
     online_step,
     sub_batches,
 )
-from ._progress import LOGGER as _LOGGER
+from ._progress import log as _log
 from ._progress import progress as _progress
 from ._progress import verbose_logging as _verbose_logging
 from ._sweeper import (
@@ -246,7 +246,7 @@ class _Trace:
         cols["seconds"].append(time.perf_counter() - self.start)
         for key, value in values.items():
             cols.setdefault(key, []).append(value)
-        _LOGGER.info(
+        _log(
             "%s iteration %d of %d, log-likelihood %.6e",
             self.name, iteration, self.max_iter, ll,
         )
@@ -650,6 +650,27 @@ class _BaseGibbsTopicModel(
                 f"{self.n_components} topics."
             )
 
+    def _empty_batch(self, X, first):
+        """Whether ``partial_fit``'s batch has no token, so that the fitted
+        model stays as it is (with a warning); a first batch without one
+        cannot start a model and raises."""
+        if count_tokens(X) > 0:
+            return False
+        name = f"{type(self).__name__}.partial_fit"
+        if first:
+            raise ValueError(
+                f"X passed to {name} contains no tokens (all counts are zero after "
+                "rounding), so it cannot start a model; start the stream with a batch "
+                "that has words (later batches without any are skipped)."
+            )
+        warnings.warn(
+            f"X passed to {name} contains no tokens (all counts are zero after "
+            "rounding); the batch is skipped and the model is unchanged.",
+            UserWarning,
+            stacklevel=3,
+        )
+        return True
+
     def _partial_fit_online(self, X, doc_group, n_groups, carry):
         """Fold one batch into the model by the online method (SCVB0, see
         ``_online``); returns the fitted attributes.
@@ -659,11 +680,6 @@ class _BaseGibbsTopicModel(
         """
         self._check_common_params()
         n_tokens = count_tokens(X)
-        if n_tokens == 0:
-            raise ValueError(
-                f"X passed to {type(self).__name__}.partial_fit contains no tokens "
-                "(all counts are zero after rounding); a topic model needs words."
-            )
         _memory.check_fit_memory(self, X.shape,
                                  _memory.online_phases(*X.shape, int(self.n_components)))
         run = _FitRun(0, frozenset(), frozenset())
@@ -861,12 +877,15 @@ class _BaseGibbsTopicModel(
         _map_interruptibly(run, *self._inference_pieces(indptr))
         return theta
 
+    def _check_normalize(self, normalize, method):
+        validate_parameter_constraints({"normalize": ["boolean"]}, {"normalize": normalize},
+                                       caller_name=f"{type(self).__name__}.{method}")
+
     def _transform(self, X, groups, normalize=True, method="transform"):
         check_is_fitted(self)
         self._check_inference_params()
-        validate_parameter_constraints({"normalize": ["boolean"]}, {"normalize": normalize},
-                                       caller_name=f"{type(self).__name__}.{method}")
-        dtype = _output_dtype(X)
+        self._check_normalize(normalize, method)
+        dtype = self.components_.dtype  # the model's, as scikit-learn's LDA
         X = check_counts(self, X, reset=False, method=method)
         _memory.check_transform_memory(self, X.shape[0], method, np.dtype(dtype).itemsize)
         prior_rows, doc_rows = self._inference_prior(groups, X.shape[0], method)

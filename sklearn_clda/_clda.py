@@ -206,16 +206,23 @@ class CompoundLDA(_BaseGibbsTopicModel):
         against private copies of the word-topic counts, merged after the
         sweep). Blocks are capped at one per document and per 1,024 tokens,
         and run on at most one thread per CPU. Results are reproducible for
-        a given ``n_jobs`` and ``random_state`` (whatever the number of
-        CPUs) but differ between values of ``n_jobs``; only ``n_jobs=1`` is
-        the exact serial sampler. ``transform``, ``score`` and
-        ``perplexity`` also use the threads (over documents; their results
-        do not depend on ``n_jobs``).
+        a given positive ``n_jobs`` and ``random_state`` (whatever the
+        number of CPUs) but differ between values of ``n_jobs``; only
+        ``n_jobs=1`` is the exact serial sampler. A negative ``n_jobs``
+        counts the CPUs of the machine that fits, so its results differ
+        between machines with different numbers of CPUs. Unlike
+        scikit-learn's LDA, ``n_jobs=None`` does not follow
+        ``joblib.parallel_config``: a global setting would change the
+        chain. ``transform``, ``score`` and ``perplexity`` also use the
+        threads (over documents; their results do not depend on
+        ``n_jobs``).
 
     verbose : int, default=0
         If positive, show each evaluation of the log-likelihood on stdout
         and, when stderr is a terminal, a progress bar over sweeps. The
-        messages always go to the ``sklearn_clda`` logger (INFO level).
+        messages go to the ``sklearn_clda`` logger: at INFO level when
+        ``verbose``, else at DEBUG level (see the user guide,
+        "Interrupting, failures and messages").
 
     random_state : int, RandomState instance or None, default=None
         Seeds every draw of the sampler. The same integer gives
@@ -797,7 +804,10 @@ class CompoundLDA(_BaseGibbsTopicModel):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Document-term counts of the batch, with the model's features.
+            Document-term counts of the batch, with the model's features. A
+            batch without a single token (every document emptied by the
+            vectorizer) is skipped with a ``UserWarning``, the model
+            unchanged; a first batch needs tokens to start the model.
 
         y : Ignored
             Not used, present for API consistency by convention. Given
@@ -838,6 +848,8 @@ class CompoundLDA(_BaseGibbsTopicModel):
             self._check_common_params()
             self._learned_priors()
             labels, old_rows, codes = self._batch_collections(groups, X.shape[0], first)
+            if self._empty_batch(X, first):
+                return self
             n_groups = 1 if labels is None else len(labels)
             carry = self._carry(old_rows, n_groups, first)
             fitted = self._partial_fit_online(X, codes, n_groups, carry)
@@ -926,15 +938,17 @@ class CompoundLDA(_BaseGibbsTopicModel):
         -------
         doc_topic_distr : ndarray of shape (n_samples, n_components)
             Topic proportions; rows sum to 1 when ``normalize``.
-            Deterministic, row by row. float32 for float32 ``X``, else
-            float64.
+            Deterministic, row by row. In the model's dtype: float32 when
+            it was fitted on float32 ``X``, else float64 (as scikit-learn's
+            LDA).
         """
         return self._transform(X, groups, normalize=normalize)
 
-    def fit_transform(self, X, y=None, groups=None):
+    def fit_transform(self, X, y=None, groups=None, *, normalize=True):
         """Fit the model, then transform the training documents.
 
-        Equal to ``fit(X, groups=groups).transform(X, groups=groups)``.
+        Equal to ``fit(X, groups=groups).transform(X, groups=groups,
+        normalize=normalize)``.
 
         Parameters
         ----------
@@ -948,13 +962,17 @@ class CompoundLDA(_BaseGibbsTopicModel):
         groups : array-like of shape (n_samples,), default=None
             Collection label of each document.
 
+        normalize : bool, default=True
+            Whether to normalize the rows (see ``transform``).
+
         Returns
         -------
         doc_topic_distr : ndarray of shape (n_samples, n_components)
-            Topic proportions; rows sum to 1.
+            Topic proportions; rows sum to 1 when ``normalize``.
         """
         warn_y_without_groups(y, groups, f"{type(self).__name__}.fit_transform")
-        return self.fit(X, groups=groups).transform(X, groups=groups)
+        self._check_normalize(normalize, "fit_transform")
+        return self.fit(X, groups=groups).transform(X, groups=groups, normalize=normalize)
 
     def score(self, X, y=None, groups=None, sample_weight=None):
         """Estimated held-out log-likelihood by document completion (higher is better).

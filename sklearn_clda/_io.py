@@ -234,6 +234,13 @@ def _npz_entries(estimator):
             f"{type(estimator).__name__}."
         )
     check_is_fitted(estimator)
+    missing = sorted(_REQUIRED[type(estimator).__name__] - set(vars(estimator)))
+    if missing:
+        raise ValueError(
+            f"save_model cannot save this {type(estimator).__name__}: it lacks the "
+            f"fitted attributes {missing} (deleted after fitting?), which load_model "
+            "needs; fit the model again, or pickle it instead."
+        )
     notes = []
     params = {
         name: _json_param(name, value, notes)

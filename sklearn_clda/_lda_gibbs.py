@@ -136,16 +136,23 @@ class LDAGibbs(_BaseGibbsTopicModel):
         against private copies of the word-topic counts, merged after the
         sweep). Blocks are capped at one per document and per 1,024 tokens,
         and run on at most one thread per CPU. Results are reproducible for
-        a given ``n_jobs`` and ``random_state`` (whatever the number of
-        CPUs) but differ between values of ``n_jobs``; only ``n_jobs=1`` is
-        the exact serial sampler. ``transform``, ``score`` and
-        ``perplexity`` also use the threads (over documents; their results
-        do not depend on ``n_jobs``).
+        a given positive ``n_jobs`` and ``random_state`` (whatever the
+        number of CPUs) but differ between values of ``n_jobs``; only
+        ``n_jobs=1`` is the exact serial sampler. A negative ``n_jobs``
+        counts the CPUs of the machine that fits, so its results differ
+        between machines with different numbers of CPUs. Unlike
+        scikit-learn's LDA, ``n_jobs=None`` does not follow
+        ``joblib.parallel_config``: a global setting would change the
+        chain. ``transform``, ``score`` and ``perplexity`` also use the
+        threads (over documents; their results do not depend on
+        ``n_jobs``).
 
     verbose : int, default=0
         If positive, show each evaluation of the log-likelihood on stdout
         and, when stderr is a terminal, a progress bar over sweeps. The
-        messages always go to the ``sklearn_clda`` logger (INFO level).
+        messages go to the ``sklearn_clda`` logger: at INFO level when
+        ``verbose``, else at DEBUG level (see the user guide,
+        "Interrupting, failures and messages").
 
     random_state : int, RandomState instance or None, default=None
         Seeds the sampler (initial assignments and every draw). The same
@@ -495,7 +502,10 @@ class LDAGibbs(_BaseGibbsTopicModel):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Document-term counts of the batch, with the model's features.
+            Document-term counts of the batch, with the model's features. A
+            batch without a single token (every document emptied by the
+            vectorizer) is skipped with a ``UserWarning``, the model
+            unchanged; a first batch needs tokens to start the model.
 
         y : Ignored
             Not used, present for API consistency by convention.
@@ -524,6 +534,8 @@ class LDAGibbs(_BaseGibbsTopicModel):
             self._check_partial_fit(X)
             X = check_counts(self, X, reset=first, method="partial_fit")
             self._doc_topic_prior_value()
+            if self._empty_batch(X, first):
+                return self
             carry = None if first else {
                 "doc_topic_prior": np.copy(self.doc_topic_prior_)
                 if np.ndim(self.doc_topic_prior_) else float(self.doc_topic_prior_),
@@ -554,14 +566,15 @@ class LDAGibbs(_BaseGibbsTopicModel):
         doc_topic_distr : ndarray of shape (n_samples, n_components)
             Topic proportions; each row sums to 1 when ``normalize``.
             Deterministic for a fitted model, and each row depends only on
-            its document. float32 for float32 ``X``, else float64.
+            its document. In the model's dtype: float32 when it was fitted
+            on float32 ``X``, else float64 (as scikit-learn's LDA).
         """
         return self._transform(X, None, normalize=normalize)
 
-    def fit_transform(self, X, y=None):
+    def fit_transform(self, X, y=None, *, normalize=True):
         """Fit the model, then transform the training documents.
 
-        Equal to ``fit(X).transform(X)``: the training documents' topic
+        Equal to ``fit(X).transform(X, normalize=normalize)``: the training documents' topic
         proportions are re-inferred with the final topics (the chain's own
         estimate is ``doc_topic_``).
 
@@ -573,12 +586,16 @@ class LDAGibbs(_BaseGibbsTopicModel):
         y : Ignored
             Not used, present for API consistency by convention.
 
+        normalize : bool, default=True
+            Whether to normalize the rows (see ``transform``).
+
         Returns
         -------
         doc_topic_distr : ndarray of shape (n_samples, n_components)
-            Topic proportions; each row sums to 1.
+            Topic proportions; each row sums to 1 when ``normalize``.
         """
-        return self.fit(X).transform(X)
+        self._check_normalize(normalize, "fit_transform")
+        return self.fit(X).transform(X, normalize=normalize)
 
     def score(self, X, y=None, sample_weight=None):
         """Estimated held-out log-likelihood of documents (higher is better).

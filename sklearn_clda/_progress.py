@@ -2,19 +2,28 @@
 tqdm bar over sweeps when ``verbose``.
 
 Every message (evaluations of the log-likelihood, VEM bounds) goes to
-``logging.getLogger("sklearn_clda")`` at INFO level, so applications
-route it like any other log. With ``verbose > 0`` and no handler of the
-user's on that logger, a fit shows those messages on stdout (above the
-bar) for its duration. The bar is drawn only on a terminal: in a
-redirected log it would be one line per update.
+``logging.getLogger("sklearn_clda")``: at INFO level during a fit with
+``verbose > 0``, at DEBUG level otherwise, so that an application logging
+at INFO hears nothing from a quiet fit (as from scikit-learn's). A verbose
+fit shows its messages once: through the application's handlers where one
+of them takes INFO records (``logging.basicConfig``, say), else on stdout
+(above the bar) for the fit's duration. The bar is drawn only on a
+terminal: in a redirected log it would be one line per update.
 """
 
 import logging
 from contextlib import contextmanager
+from contextvars import ContextVar
 
-__all__ = ["LOGGER", "progress", "verbose_logging"]
+__all__ = ["LOGGER", "log", "progress", "verbose_logging"]
 
 LOGGER = logging.getLogger("sklearn_clda")
+_LEVEL = ContextVar("sklearn_clda_message_level", default=logging.DEBUG)
+
+
+def log(message, *args):
+    """Log a fit's message: INFO inside a verbose fit, else DEBUG."""
+    LOGGER.log(_LEVEL.get(), message, *args)
 
 
 class _NoProgress:
@@ -53,19 +62,38 @@ class _TqdmHandler(logging.Handler):
             self.handleError(record)
 
 
+def _shown_above():
+    """Whether a handler of a logger above ours takes INFO records, as
+    ``logging.basicConfig``'s does (a propagated record meets only the
+    handlers' levels, not their loggers')."""
+    logger = LOGGER
+    while logger.propagate and logger.parent is not None:
+        logger = logger.parent
+        if any(h.level <= logging.INFO for h in logger.handlers):
+            return True
+    return False
+
+
 @contextmanager
 def verbose_logging(verbose):
-    """With ``verbose``, show the package logger's INFO messages on stdout
-    for the duration of a fit (unless the user configured its handlers)."""
-    if not verbose or LOGGER.handlers:
+    """With ``verbose``, log the fit's messages at INFO and show them once
+    for the fit's duration: through the user's handlers (their levels
+    left alone when they are on our logger), else on stdout."""
+    if not verbose:
         yield
         return
-    handler = _TqdmHandler()
+    token = _LEVEL.set(logging.INFO)
+    own = bool(LOGGER.handlers)
+    handler = None if own or _shown_above() else _TqdmHandler()
     level = LOGGER.level
-    LOGGER.addHandler(handler)
-    LOGGER.setLevel(logging.INFO)
+    if handler is not None:
+        LOGGER.addHandler(handler)
+    if not own:
+        LOGGER.setLevel(logging.INFO)
     try:
         yield
     finally:
-        LOGGER.removeHandler(handler)
+        if handler is not None:
+            LOGGER.removeHandler(handler)
         LOGGER.setLevel(level)
+        _LEVEL.reset(token)

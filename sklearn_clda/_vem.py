@@ -84,7 +84,7 @@ from scipy.special import digamma, gammaln, polygamma
 from sklearn.utils import check_random_state
 
 from ._chunking import capped_bounds, pieces
-from ._progress import LOGGER as _LOGGER
+from ._progress import log as _log
 from ._progress import verbose_logging as _verbose_logging
 
 __all__ = ["fit_vem"]
@@ -657,7 +657,7 @@ def fit_vem(X, doc_group, n_groups, n_components, *, alpha, gamma, eta,
         Seeds the random initialization of lambda.
     verbose : int
         Show the bound after each iteration if > 0 (through the
-        ``sklearn_clda`` logger, which always receives it at INFO level).
+        ``sklearn_clda`` logger: at INFO level if > 0, else at DEBUG level).
 
     Returns
     -------
@@ -684,7 +684,7 @@ def fit_vem(X, doc_group, n_groups, n_components, *, alpha, gamma, eta,
             _m_step(st, n_iter > tau_warmup, learned, doc_group, n_docs_per_group)
             elbo.append(_elbo(chunks, st.lam, st.tau, st.rho, doc_group, n_docs_per_group,
                               st.alpha, st.gamma, st.eta))
-            _LOGGER.info(
+            _log(
                 "VEM iteration %d: bound = %.6f (max E-step sweeps %d, %.2f s)",
                 n_iter, elbo[-1], inner, time.perf_counter() - t_start,
             )

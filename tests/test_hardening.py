@@ -299,7 +299,7 @@ def test_a_few_collections_do_not_warn(corpus):
 # ---------------------------------------------------------- messages
 def test_messages_go_through_the_package_logger(corpus, caplog):
     X, g = corpus
-    with caplog.at_level(logging.INFO, logger="sklearn_clda"):
+    with caplog.at_level(logging.DEBUG, logger="sklearn_clda"):
         CompoundLDA(n_components=3, max_iter=6, evaluate_every=2, random_state=0).fit(
             X, groups=g
         )

@@ -55,12 +55,11 @@ a ``# sklearn-clda:`` comment where it happens:
 - the ``thread_unsafe`` marks (of pytest-run-parallel, not used here) are
   dropped;
 - the rounding warning of the tests that feed uniform floats is silenced;
-- tests that cannot apply to a Gibbs sampler, or that need ``partial_fit``
-  (not yet implemented), are marked ``xfail(strict=True)`` with the reason
-  and the exception expected, so that they are known to fail and a change
-  is noticed: ``partial_fit`` (4), scikit-learn's private
-  ``_perplexity_precomp_distr`` (1), ``bound_ == perplexity(X)`` (2), an
-  all-empty corpus (2) and the format of the verbose output (6).
+- tests that cannot apply to a Gibbs sampler are marked
+  ``xfail(strict=True)`` with the reason and the exception expected, so
+  that they are known to fail and a change is noticed: scikit-learn's
+  private ``_perplexity_precomp_distr`` (1), ``bound_ == perplexity(X)``
+  (2), an all-empty corpus (2) and the format of the verbose output (6).
 
 No seed or iteration count needed changing: the planted-topic tests
 recover the three blocks and the 1-sweep vs 10-sweep perplexity and score
