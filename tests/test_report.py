@@ -1103,8 +1103,10 @@ def test_a_right_to_left_override_in_a_label_stays_inside_it(tmp_path):
     write_report(model, corpus.data, [f"w{i}" for i in range(20)], tmp_path / "r",
                  groups=groups)
     page = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
-    assert "\u202eevil\u202c vs \u2067good\u2069" in page
-    assert page.count("\u202c") >= page.count("\u202e") > 0  # (extra closes do nothing)
+    # Each label is an isolate of its own (FSI ... PDI) with its own scopes closed.
+    assert "\u2068\u202eevil\u202c\u2069 vs \u2068\u2067good\u2069\u2069" in page
+    assert page.count("\u202c") == page.count("\u202e") > 0
+    assert page.count("\u2069") == page.count("\u2067") + page.count("\u2068")
 
 
 def test_long_labels_are_cut_in_figures_only(tmp_path, monkeypatch):

@@ -13,11 +13,13 @@ Skipped, with the reason, when Selenium, Chromium or its driver is missing
 import csv
 import json
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+import numpy as np
 import pytest
 
 pytest.importorskip("matplotlib")
@@ -220,3 +222,84 @@ def test_csv_links_resolve_to_csv_files(page, report):
         if path.name in CSV_HEADERS:
             assert rows[0] == CSV_HEADERS[path.name], path.name
         assert all(len(row) == len(rows[0]) for row in rows), path.name
+
+
+def _top_level_rules(css):
+    """The number of rules at the top level of a style sheet (an ``@media``
+    block counts once), comments removed."""
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    depth, rules = 0, 0
+    for ch in css:
+        if ch == "{":
+            rules += depth == 0
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+    return rules
+
+
+def test_the_browser_keeps_every_rule_of_the_style_sheet(page, report):
+    # A stray token before a rule (once a leftover \"\"\" quote) makes the
+    # browser drop that rule silently: the page looks right but unstyled there.
+    css = (report / "report.css").read_text(encoding="utf-8")
+    # (a file:// sheet's rules are closed to scripts: parse a copy in a <style>)
+    kept = page.execute_script("""
+        const style = document.createElement("style");
+        style.textContent = arguments[0];
+        document.head.appendChild(style);
+        const n = style.sheet.cssRules.length;
+        style.remove();
+        return n;""", css)
+    assert kept == _top_level_rules(css) > 20
+
+
+LONG_LABEL = ("Frankfurter Allgemeine Zeitung, Wirtschaft und Finanzen, "
+              "Sonntagsausgabe mit Beilagen aus den Regionen Rhein-Main und Hessen")
+RTL_LABELS = ["\u05e2\u05d9\u05ea\u05d5\u05df \u05d4\u05d0\u05e8\u05e5",
+              "\u0634\u0628\u0643\u0629 \u0627\u0644\u062c\u0632\u064a\u0631\u0629"]
+
+
+@pytest.fixture(scope="module")
+def labelled_page(browser, tmp_path_factory):
+    """A report on collections labelled in Hebrew, in Arabic and with a
+    label of 120 characters."""
+    from sklearn_clda import CompoundLDA
+    from sklearn_clda.datasets import make_compound_corpus
+    from sklearn_clda.report import write_report
+
+    tmp = tmp_path_factory.mktemp("labels")
+    corpus = make_compound_corpus(n_topics=3, n_features=20, n_collections=3,
+                                  docs_per_collection=15, doc_length=20, random_state=0)
+    groups = np.array(RTL_LABELS + [LONG_LABEL])[corpus.groups]
+    model = CompoundLDA(n_components=3, max_iter=20, thin=1, random_state=0)
+    model.fit(corpus.data, groups=groups)
+    write_report(model, corpus.data, [f"w{i}" for i in range(20)], tmp / "r",
+                 groups=groups)
+    browser.get((tmp / "r" / "index.html").as_uri())
+    return browser
+
+
+def test_a_right_to_left_label_keeps_its_share_beside_it(labelled_page):
+    # A Hebrew or Arabic label followed by "(22.1%)": without an isolate
+    # around the label the share is drawn on its left, read as part of it.
+    boxes = labelled_page.execute_script("""
+        return Array.from(document.querySelectorAll("#topics-table tbody tr"), row => {
+          const cell = row.cells[4];
+          const range = document.createRange();
+          range.selectNodeContents(cell.firstChild);
+          const label = range.getBoundingClientRect();
+          const share = cell.querySelector(".muted").getBoundingClientRect();
+          return [cell.firstChild.textContent, label.left, label.right, share.left];
+        });""")
+    rtl = [box for box in boxes if any(name in box[0] for name in RTL_LABELS)]
+    assert rtl, boxes
+    for _, label_left, label_right, share_left in rtl:
+        assert label_right > label_left
+        assert share_left >= label_right - 0.5, boxes
+
+
+def test_long_labels_do_not_widen_the_page(labelled_page):
+    # Headers wrap, the picker's select fits: no sideways scrolling of the page.
+    widths = labelled_page.execute_script(
+        "return [document.documentElement.scrollWidth, window.innerWidth];")
+    assert widths[0] <= widths[1], widths

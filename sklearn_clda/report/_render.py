@@ -1,9 +1,8 @@
 """Rendering the report's page from its summary with Jinja2 templates.
 
 Autoescaping is on for every template: user text (titles, collection
-labels, words, document snippets) is escaped wherever it is shown, and the
-bidirectional embeddings and isolates it opens are closed after it
-(:func:`close_bidi`). An undefined field is an error rather than an empty
+labels, words, document snippets) is escaped wherever it is shown, and
+shown as a bidirectional isolate of its own (:func:`isolate_bidi`). An undefined field is an error rather than an empty
 string.
 """
 
@@ -30,7 +29,7 @@ def _environment():
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
-        finalize=close_bidi,
+        finalize=isolate_bidi,
     )
     env.filters.update(
         pct=pct, pp=pp, num=num, seconds=seconds, ordinal=ordinal, every=every,
@@ -39,28 +38,58 @@ def _environment():
     return env
 
 
-#: Bidirectional embeddings and overrides (closed by U+202C) and isolates
-#: (closed by U+2069).
-_EMBEDDINGS = str.maketrans("", "", "\u202a\u202b\u202d\u202e")
-_ISOLATES = str.maketrans("", "", "\u2066\u2067\u2068")
+#: Openers of bidirectional embeddings and overrides (closed by U+202C, PDF)
+#: and of isolates (closed by U+2069, PDI).
+_EMBEDDING_OPENERS = frozenset("\u202a\u202b\u202d\u202e")
+_ISOLATE_OPENERS = frozenset("\u2066\u2067\u2068")
+_PDF, _PDI, _FSI = "\u202c", "\u2069", "\u2068"
 
 
-def close_bidi(value):
-    """``value`` with a closing mark for each bidirectional embedding,
-    override or isolate it opens, so that a label such as "\u202eA" shows
-    reversed itself but leaves the text after it ("A vs B") alone. Extra
-    closing marks are ignored by browsers; other values pass unchanged.
+def _balanced_bidi(text):
+    """``text`` with its bidirectional controls balanced: a closing mark
+    that closes nothing it opened is dropped, and each scope it leaves
+    open is closed at its end (by the rules of Unicode's UAX #9: a PDI
+    also closes the embeddings opened inside its isolate)."""
+    out, open_embeddings = [], [0]  # per isolate level
+    for ch in text:
+        if ch in _EMBEDDING_OPENERS:
+            open_embeddings[-1] += 1
+        elif ch in _ISOLATE_OPENERS:
+            open_embeddings.append(0)
+        elif ch == _PDF:
+            if not open_embeddings[-1]:
+                continue
+            open_embeddings[-1] -= 1
+        elif ch == _PDI:
+            if len(open_embeddings) == 1:
+                continue
+            open_embeddings.pop()
+        out.append(ch)
+    closing = _PDI * (len(open_embeddings) - 1) + _PDF * open_embeddings[0]
+    return "".join(out) + closing
 
-    >>> close_bidi("\u202eabc") == "\u202eabc\u202c"
+
+def isolate_bidi(value):
+    """``value`` (user text: a collection label, a word, a snippet) as a
+    bidirectional isolate of its own, like HTML's ``<bdi>``: a right-to-left
+    label keeps its numbers and the text around it in their order ("(22.1%)
+    after the name), and the controls it opens (an override such as
+    "\u202eA") act inside it only. ASCII text, which holds no right-to-left
+    letter, numbers and markup (already finished by a macro) pass
+    unchanged.
+
+    >>> isolate_bidi("\u202eabc") == "\u2068\u202eabc\u202c\u2069"
     True
-    >>> close_bidi("plain"), close_bidi(3)
+    >>> isolate_bidi("x\u2069y") == "\u2068xy\u2069"  # closes nothing of its own
+    True
+    >>> isolate_bidi("plain"), isolate_bidi(3)
     ('plain', 3)
     """
-    if not isinstance(value, str) or value.isascii():
+    from markupsafe import Markup
+
+    if not isinstance(value, str) or isinstance(value, Markup) or value.isascii():
         return value
-    embeddings = len(value) - len(value.translate(_EMBEDDINGS))
-    isolates = len(value) - len(value.translate(_ISOLATES))
-    return value + "\u202c" * embeddings + "\u2069" * isolates
+    return _FSI + _balanced_bidi(value) + _PDI
 
 
 def _missing(x):

@@ -2,12 +2,22 @@
 // It loads nothing: the page works offline, from its folder alone.
 "use strict";
 
+// The page shows user text as bidirectional isolates (U+2066-U+2069, with
+// any embeddings U+202A-U+202E of the text itself): invisible, and no part
+// of what a text column sorts by.
+const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/g;
+
 function cellValue(row, column, numeric) {
   const cell = row.cells[column];
   const raw = cell.dataset.sort !== undefined ? cell.dataset.sort : cell.textContent.trim();
-  if (!numeric) return raw.toLowerCase();
+  if (!numeric) return raw.replace(BIDI_CONTROLS, "");
   const value = parseFloat(raw);
   return Number.isNaN(value) ? -Infinity : value;
+}
+
+function compareValues(x, y, numeric) {
+  if (numeric) return x < y ? -1 : x > y ? 1 : 0;
+  return x.localeCompare(y, undefined, { sensitivity: "base", numeric: true });
 }
 
 function sortTable(table, header) {
@@ -19,7 +29,7 @@ function sortTable(table, header) {
   rows.sort((a, b) => {
     const x = cellValue(a.row, column, numeric);
     const y = cellValue(b.row, column, numeric);
-    const order = x < y ? -1 : x > y ? 1 : a.index - b.index;
+    const order = compareValues(x, y, numeric) || a.index - b.index;
     return ascending ? order : -order;
   });
   for (const th of header.parentNode.cells) th.removeAttribute("aria-sort");
