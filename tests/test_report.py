@@ -1871,3 +1871,35 @@ def test_extend_chain_needs_the_data_and_collections_of_the_fit(small_corpus):
         vem.fit(X, groups=groups)
     with pytest.raises(ValueError, match="fitted with algorithm='vem', which keeps no draws"):
         extend_chain(vem, X, groups, time_budget=5)
+
+
+def test_largest_in_goes_by_the_lower_end_of_the_intervals():
+    # A collection of two documents has the highest mean share of a small
+    # topic (its mixture is mostly the prior's) but the widest interval.
+    from sklearn.utils import Bunch
+
+    from sklearn_clda.report._summary import _largest_in
+
+    stats = Bunch(pi=np.array([[0.004], [0.035], [0.088]]),
+                  lower=np.array([[0.001], [0.022], [0.004]]))
+    assert _largest_in(stats, 0) == 1
+    stats.lower = np.array([[np.nan], [np.nan], [np.nan]])  # no interval: by the mean
+    assert _largest_in(stats, 0) == 2
+
+
+def test_a_character_the_figure_font_lacks_is_warned_once(tmp_path):
+    # Every figure that draws the label warned again: eight identical lines.
+    from sklearn_clda.datasets import make_compound_corpus
+
+    corpus = make_compound_corpus(n_topics=3, n_features=20, n_collections=2,
+                                  docs_per_collection=15, doc_length=20, random_state=0)
+    groups = np.array(["news \U0001F4F0", "blogs"])[corpus.groups]
+    model = CompoundLDA(n_components=3, max_iter=20, thin=1, random_state=0)
+    model.fit(corpus.data, groups=groups)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        write_report(model, corpus.data, [f"w{i}" for i in range(20)], tmp_path / "r",
+                     groups=groups)
+    glyphs = [str(w.message) for w in caught if "Glyph" in str(w.message)]
+    assert glyphs, [str(w.message) for w in caught]
+    assert len(glyphs) == len(set(glyphs))

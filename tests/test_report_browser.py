@@ -40,7 +40,8 @@ CSV_HEADERS = {
     "collections.csv": ["name", "documents", "document_share", "tokens", "ess_min",
                         "ess_median"],
     "topics.csv": ["rank", "topic", "label_words", "top_words", "share", "tokens",
-                   "coherence", "largest_in", "largest_share", "chain_distance", "unstable"],
+                   "coherence", "largest_in", "largest_share", "largest_lower",
+                   "largest_upper", "chain_distance", "unstable"],
     "collection_topics.csv": ["collection", "topic", "mean", "lower", "upper", "ess",
                               "rhat", "corpus_wide"],
     "distinctive_topics.csv": ["collection", "topic", "share", "lower", "upper", "ess",
@@ -288,7 +289,7 @@ def test_a_right_to_left_label_keeps_its_share_beside_it(labelled_page):
           const range = document.createRange();
           range.selectNodeContents(cell.firstChild);
           const label = range.getBoundingClientRect();
-          const share = cell.querySelector(".muted").getBoundingClientRect();
+          const share = cell.querySelector(".share").getBoundingClientRect();
           return [cell.firstChild.textContent, label.left, label.right, share.left];
         });""")
     rtl = [box for box in boxes if any(name in box[0] for name in RTL_LABELS)]

@@ -34,6 +34,7 @@ __all__ = ["CollectionTopicDisplay"]
 _KINDS = ("bars", "points", "heatmap")
 _KIND = StrOptions(set(_KINDS))
 _WIDE_HEATMAP_COLLECTIONS = 12  # more: the heatmap's collection labels stand upright
+_CHAR_INCHES = 0.075  # the width of a tick label's character at the default size
 
 
 class CollectionTopicDisplay:
@@ -404,13 +405,17 @@ class CollectionTopicDisplay:
             ticklabels = names
         longest = max(len(label) for label in ticklabels)
         # Many collections: narrow columns under upright labels, so that the
-        # figure keeps a width a page can show.
-        upright = n_collections > _WIDE_HEATMAP_COLLECTIONS
-        label_height = 0.075 * max(len(c) for c in collections) if upright else 0.0
+        # figure keeps a width a page can show. Labels longer than their
+        # column is wide (about 12 characters in 0.9 in) stand upright too.
+        many = n_collections > _WIDE_HEATMAP_COLLECTIONS
+        column = 0.3 if many else 0.9
+        longest_collection = max(len(str(c)) for c in collections)
+        upright = many or _CHAR_INCHES * longest_collection > column
+        label_height = _CHAR_INCHES * longest_collection if upright else 0.0
         fig, ax = single_axes(
             ax,
             figsize=(
-                max(4.5, (0.3 if upright else 0.9) * n_collections + 0.075 * longest + 2.5),
+                max(4.5, column * n_collections + _CHAR_INCHES * longest + 2.5),
                 max(3.0, 0.3 * n_topics + 1.6 + label_height),
             ),
         )

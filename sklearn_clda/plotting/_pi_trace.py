@@ -332,8 +332,8 @@ class PiTraceDisplay:
             limits = (0.0, top * 1.05 if top > 0 else 1.0)
         for panel in panels:
             panel.set_ylim(*limits)
-            if kind == "acf":
-                panel.xaxis.set_major_locator(MaxNLocator(integer=True))
+            # lags and sweeps are whole numbers
+            panel.xaxis.set_major_locator(MaxNLocator(integer=True))
         for i, panel in enumerate(panels):
             if i + n_cols >= n_collections:
                 panel.set_xlabel(xlabel)

@@ -1,5 +1,7 @@
 """The report's figures, drawn with the package's displays and saved as PNG."""
 
+import warnings
+
 import numpy as np
 
 from . import _analysis
@@ -15,8 +17,24 @@ def draw_figures(model, names, out_dir, parts, summary, dpi):
 
     The heatmap and the word panels follow the topic table's order (its
     first ``MAX_FIGURE_TOPICS``, ``parts.figure_order``); topic labels use
-    the table's label words (FREX when available).
+    the table's label words (FREX when available). A warning that several
+    figures raise (a character of a label that the font lacks) is given
+    once.
     """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        files = _draw_all(model, names, out_dir, parts, summary, dpi)
+    seen = set()
+    for record in caught:
+        key = (record.category, str(record.message))
+        if key not in seen:
+            seen.add(key)
+            warnings.warn_explicit(record.message, record.category, record.filename,
+                                   record.lineno)
+    return files
+
+
+def _draw_all(model, names, out_dir, parts, summary, dpi):
     stats, order = parts.stats, parts.figure_order
     n_draws = stats.chains.shape[1]  # of each chain
     words = [[_short(w) for w in label[:_LABEL_WORDS]] for label in parts.labels.label_words]

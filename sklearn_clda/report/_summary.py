@@ -191,7 +191,7 @@ def _topics(model, X, names, groups, labels, stats, theta):
         )
     rows = []
     for k in range(K):
-        peak = int(np.argmax(stats.pi[:, k]))
+        peak = _largest_in(stats, k)
         rows.append({
             "topic": k,
             "label_words": labels.label_words[k],
@@ -201,6 +201,8 @@ def _topics(model, X, names, groups, labels, stats, theta):
             "coherence": float(coherence[k]),
             "largest_in": stats.labels[peak],
             "largest_share": float(stats.pi[peak, k]),
+            "largest_lower": float(stats.lower[peak, k]),
+            "largest_upper": float(stats.upper[peak, k]),
             # with several chains: the farthest match of the topic in another
             # chain, and whether some chain lacks it (farther than 0.5)
             "chain_distance": float(stats.distances[k]) if len(stats.fits) > 1 else None,
@@ -208,6 +210,16 @@ def _topics(model, X, names, groups, labels, stats, theta):
         })
     order = np.argsort(-shares, kind="stable").tolist()
     return Bunch(rows=rows, order=order, n_tokens=int(X.sum()), notes=notes)
+
+
+def _largest_in(stats, k):
+    """The collection where topic ``k`` surely takes the largest share: the
+    highest lower end of the posterior intervals (the highest mean where
+    they are not finite). By the means, a collection of a few documents,
+    whose mixture is mostly its prior's, would win every small topic."""
+    lower = stats.lower[:, k]
+    basis = lower if np.isfinite(lower).all() else stats.pi[:, k]
+    return int(np.argmax(basis))
 
 
 def _collection_topic(stats, interval):

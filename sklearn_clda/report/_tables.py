@@ -9,7 +9,7 @@ _DISTINCTIVE = ("topic", "share", "lower", "upper", "ess", "corpus_share", "rati
                 "verdict", "chains_agree")
 _COLLECTIONS = ("name", "documents", "document_share", "tokens", "ess_min", "ess_median")
 _TOPICS = ("topic", "share", "tokens", "coherence", "largest_in", "largest_share",
-           "chain_distance", "unstable")
+           "largest_lower", "largest_upper", "chain_distance", "unstable")
 _DOCUMENT = ("row", "collection", "weight", "snippet")
 
 

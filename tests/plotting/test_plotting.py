@@ -266,6 +266,24 @@ def test_heatmap_of_many_collections_stands_their_labels_upright(n_collections, 
     assert width < (0.4 if upright else 1.0) * n_collections + 4
 
 
+@pytest.mark.parametrize("labels", [
+    [f"outlet {j}" for j in range(12)],
+    ["Frankfurter Allgemeine Zeitung", "Le Monde diplomatique", "The New York Times",
+     "Neue Zuercher Zeitung", "Corriere della Sera", "El Pais"],
+    [f"Regional newspaper number {j}" for j in range(20)],
+])
+def test_heatmap_collection_labels_never_overlap(labels):
+    # Six outlets' names overlapped, unreadable, in columns 0.9 in wide.
+    props = np.full((len(labels), 3), 1 / 3)
+    disp = CollectionTopicDisplay(props, collection_labels=labels).plot(kind="heatmap")
+    disp.figure_.canvas.draw()
+    renderer = disp.figure_.canvas.get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in disp.ax_.get_xticklabels()]
+    assert len(boxes) == len(labels)
+    for left, right in zip(boxes, boxes[1:]):
+        assert left.x1 <= right.x0 + 0.5, (left, right)
+
+
 def test_collection_topic_single_collection(clda_single):
     disp = CollectionTopicDisplay.from_estimator(clda_single, interval=None)
     assert len(disp.bars_) == 1
@@ -401,6 +419,16 @@ def test_pi_trace(clda_chain):
     disp = PiTraceDisplay.from_estimator(clda_chain)
     assert disp.lines_.shape == (J, K)
     assert disp.axes_.shape == (2, 2) and not disp.axes_[1, 1].axison
+
+
+def test_pi_trace_ticks_only_whole_sweeps():
+    # Four draws, sweeps 5 to 8, were ticked at 4.5, 5.5, ...: no such sweep.
+    samples = np.random.default_rng(0).dirichlet(np.ones(3), size=(4, 2))
+    disp = PiTraceDisplay(samples, iterations=np.arange(5, 9)).plot()
+    for ax in disp.axes_.ravel():
+        if ax.axison:
+            ticks = ax.get_xticks()
+            assert_array_equal(ticks, np.round(ticks))
 
 
 def test_pi_acf(clda_chain):
