@@ -207,6 +207,35 @@ def test_bootstrap_resamples_within_collections(fitted):
     assert topic_correlation(model, groups=groups).lower is None
 
 
+def test_bootstrap_runs_blas_on_one_thread(fitted, monkeypatch):
+    # OpenBLAS's threads on each resample's small product cost up to 35
+    # times one thread's time on a busy machine; the thread count goes back
+    # afterwards.
+    from threadpoolctl import threadpool_info
+
+    from sklearn_clda.inspection import _correlation
+
+    def blas_threads():
+        return [pool["num_threads"] for pool in threadpool_info()
+                if pool["user_api"] == "blas"]
+
+    seen, original = [], _correlation._correlations
+
+    def spy(values, method):
+        seen.append(blas_threads())
+        return original(values, method)
+
+    before = blas_threads()
+    if not before or max(before) == 1:
+        pytest.skip("BLAS runs on one thread here already: nothing to limit")
+    monkeypatch.setattr(_correlation, "_correlations", spy)
+    model, X, groups, order = fitted
+    topic_correlation(model, groups=groups, n_bootstrap=60, random_state=0)
+    assert len(seen) == 61  # the estimate itself, then each resample
+    assert seen[0] == before and all(threads == [1] * len(before) for threads in seen[1:])
+    assert blas_threads() == before
+
+
 def test_bootstrap_bad_requests(fitted, monkeypatch):
     from sklearn_clda.inspection import _correlation
 
