@@ -68,6 +68,7 @@ from ._chunking import balanced_bounds, budget_pieces, pieces, positive_cells
 from ._corpus import (
     StrictInterval,
     check_counts,
+    check_token_count,
     count_tokens,
     split_alternate,
 )
@@ -427,6 +428,7 @@ class _BaseGibbsTopicModel(
                 f"X passed to {type(self).__name__}.fit contains no tokens (all "
                 "counts are zero after rounding); a topic model needs words."
             )
+        check_token_count(X, f"{type(self).__name__}.fit")
         self._check_memory(X, n_groups, itemsize,
                            max(1, (int(self.max_iter) - burn_in) // int(self.thin)))
         return self._schedule(burn_in)
@@ -435,12 +437,23 @@ class _BaseGibbsTopicModel(
         """Refuse, before any work, a Gibbs fit keeping ``n_kept`` samples
         that this machine cannot hold (see ``_memory``)."""
         shape, K = X.shape, int(self.n_components)
+        kernel = self._kernel(X)
         phases = partial(_memory.gibbs_phases, *shape, K, n_groups, itemsize=itemsize,
                          n_tokens=count_tokens(X),
+                         uniform_bytes=self._uniform_bytes(X, kernel),
                          kept_samples=self._kept_sample_bytes(n_groups, n_kept),
                          previous=self._previous_fit_bytes(), keeps_chain=self.warm_start)
-        _memory.check_fit_memory(self, shape, phases(word_table=self._kernel(X) != "sparse"),
+        _memory.check_fit_memory(self, shape, phases(word_table=kernel != "sparse"),
                                  phases(word_table=False))
+
+    def _uniform_bytes(self, X, kernel):
+        """The sweeping threads' buffers of uniforms: each thread draws a
+        document's at once, one float64 per token (exact kernel) or three
+        per MH step and token, so each buffer is as long as the longest
+        document."""
+        per_token = 8 if kernel == "dense" else 24 * int(self.mh_steps)
+        threads = _n_threads(_effective_n_jobs(self.n_jobs))
+        return per_token * int(np.asarray(X.sum(axis=1)).max(initial=0)) * threads
 
     def _previous_fit_bytes(self):
         """Bytes of the arrays this estimator holds from its last fit: its

@@ -401,6 +401,18 @@ def count_tokens(X):
     return int(X.data.sum())
 
 
+def check_token_count(X, caller):
+    """Refuse a corpus with more tokens than the samplers' 32-bit token
+    indices can address, before anything is allocated for it."""
+    n_tokens = count_tokens(X)
+    if n_tokens > _INT32_MAX:
+        raise ValueError(
+            f"X passed to {caller} has {n_tokens:,} tokens; at most {_INT32_MAX:,} are "
+            "supported. Fit on a sample of the documents, or stream them in batches "
+            "with partial_fit."
+        )
+
+
 def csr_to_tokens(X):
     """Expand a canonical CSR count matrix into token arrays.
 
@@ -412,11 +424,7 @@ def csr_to_tokens(X):
     doc_ptr : ndarray of shape (n_docs + 1,), int64
         Tokens of document ``d`` are ``words[doc_ptr[d]:doc_ptr[d + 1]]``.
     """
-    n_tokens = count_tokens(X)
-    if n_tokens > _INT32_MAX:
-        raise ValueError(
-            f"The corpus has {n_tokens} tokens; at most {_INT32_MAX} are supported."
-        )
+    check_token_count(X, "the Gibbs sampler")
     words = np.repeat(X.indices, X.data).astype(np.int32, copy=False)
     csum = np.zeros(X.nnz + 1, dtype=np.int64)
     np.cumsum(X.data, out=csum[1:])

@@ -35,14 +35,17 @@ _KEPT_DRAWS = frozenset({"the kept collection mixtures", "collection_topic_sampl
 
 
 def gibbs_phases(n_docs, n_features, n_components, n_groups, *, word_table, itemsize,
-                 n_tokens=0, kept_samples=0, previous=0, keeps_chain=False):
+                 n_tokens=0, uniform_bytes=0, kept_samples=0, previous=0,
+                 keeps_chain=False):
     """The phases of a Gibbs fit: ``{phase: {array: bytes}}``.
 
     ``word_table``: whether the sampler keeps a word-topic count table
     (all but ``sampler="sparse"``); ``itemsize``: the bytes of an entry of
     the fitted ``components_`` and ``doc_topic_`` (8, or 4 for float32
     input); ``n_tokens``: the corpus' tokens, each with a word and a topic
-    (int32 each) while sampling; ``kept_samples``: the bytes of the kept
+    (int32 each) while sampling; ``uniform_bytes``: the sweeping threads'
+    buffers of uniforms, each as long as the longest document (a corpus of
+    one long document needs more than the same tokens in many); ``kept_samples``: the bytes of the kept
     samples' collection mixtures (``CompoundLDA``), which become
     ``collection_topic_samples_``;
     ``previous``: see :func:`with_previous_fit`; ``keeps_chain``:
@@ -55,6 +58,7 @@ def gibbs_phases(n_docs, n_features, n_components, n_groups, *, word_table, item
         "while sampling": {
             "the word-topic counts": table,
             "the tokens' words and topics": 8 * n_tokens,
+            "the uniforms of the longest document": uniform_bytes,
             "the document-topic counts and their running mean": 12 * n_docs * K,
             # a sweep's table counts and prior, the mixtures and the next
             # draw's gamma variates and their parameters, (n_groups, K) each

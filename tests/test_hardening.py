@@ -387,3 +387,18 @@ def test_no_parameter_takes_a_bool_for_a_number():
              for param, rules in table.items() for rule in rules
              if isinstance(rule, Interval) and not isinstance(rule, StrictInterval)]
     assert not loose, loose
+
+
+@pytest.mark.parametrize("Est", [LDAGibbs, CompoundLDA])
+def test_more_tokens_than_supported_are_named_before_any_memory_estimate(Est, monkeypatch):
+    # 2**31 + 10 tokens: the memory check ran first and advised fewer topics
+    # (on a machine of 1 GiB here, which such a fit never fits in).
+    import scipy.sparse as sp
+
+    real = os.sysconf
+    pages = {"SC_PAGE_SIZE": 4096, "SC_PHYS_PAGES": 2**30 // 4096}
+    monkeypatch.setattr(os, "sysconf", lambda name: pages.get(name) or real(name))
+    X = sp.csr_matrix(np.array([[2**30, 2**30, 10]], dtype=np.int64))
+    with pytest.raises(ValueError, match=r"has 2,147,483,658 tokens; at most "
+                                         r"2,147,483,647 are supported.*partial_fit"):
+        Est(n_components=2).fit(X)

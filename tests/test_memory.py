@@ -409,6 +409,7 @@ def _gibbs(model, X, groups, itemsize=8):
         n_kept = max(1, (model.max_iter - model.max_iter // 2) // model.thin)
     return _memory.gibbs_phases(*X.shape, model.n_components, n_groups, word_table=word_table,
                                 itemsize=itemsize, n_tokens=int(X.sum()),
+                                uniform_bytes=model._uniform_bytes(X, model._kernel(X)),
                                 kept_samples=model._kept_sample_bytes(n_groups, n_kept),
                                 previous=model._previous_fit_bytes(),
                                 keeps_chain=model.warm_start)
@@ -428,6 +429,9 @@ _FITS = {
                   lambda m, X, g: _gibbs(m, X, np.arange(X.shape[0]))),
     # few topics and many tokens: the tokens' words and topics are the peak
     "many-tokens": (lambda: LDAGibbs(3, max_iter=2), "fit", _gibbs),
+    # ... all in one document: the sweep's uniforms for it count too
+    "one-long-document": (lambda: LDAGibbs(3, max_iter=2), "fit", _gibbs),
+    "one-long-document-mh": (lambda: LDAGibbs(3, sampler="mh", max_iter=2), "fit", _gibbs),
     "float32": (lambda: LDAGibbs(200, max_iter=3), "fit32",
                 lambda m, X, g: _gibbs(m, X, g, itemsize=4)),
     "vem": (lambda: CompoundLDA(200, algorithm="vem", max_iter=2), "fit",
@@ -492,11 +496,17 @@ def test_memory_estimate_is_a_close_lower_bound_of_the_peak(kind):
     3,000 collections of one document each, whose kept mixtures are most
     of the peak, 1.01 (1.47 if the published draws were a copy of the
     kept ones); 3.6 million tokens at K = 3, 1.06 (the tokens' words and
-    topics, 8 bytes a token, were not counted before)."""
+    topics, 8 bytes a token, were not counted before); the same tokens in
+    one document, whose sweep draws a uniform per token (three per MH step
+    and token) at once, within the bounds once those buffers were counted
+    and below 0.8 before."""
     many_docs = kind in ("warm-many-docs", "ags-draws")
     X, groups = _corpus(3000, 300, 15) if many_docs else _corpus(60, 30000, 15)
     if kind == "many-tokens":
         X = X * 4000  # about 3.6 million tokens
+    if kind.startswith("one-long-document"):
+        X = sp.csr_matrix(np.asarray(X.sum(axis=0)) * 4000)  # the same, in one row
+        groups = groups[:1]
     make, how, phases = _FITS[kind]
     model = make()
     before = 0
@@ -590,7 +600,7 @@ def test_transform_is_refused_when_its_proportions_do_not_fit(monkeypatch, dtype
     says so, and how to get around it, before any work (not numpy's
     MemoryError at the allocation); at exactly that size it runs."""
     X, _ = _corpus(400, 50, 20)
-    model = LDAGibbs(50, max_iter=2).fit(X)
+    model = LDAGibbs(50, max_iter=2).fit(X.astype(dtype))  # its dtype is transform's
     needed = 400 * 50 * per_cell
     _fake_memory(monkeypatch, needed - 4096)
     with pytest.raises(ValueError, match=r"LDAGibbs.transform of 400 documents with 50 topics "

@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_array
 
 from .._base import _BaseGibbsTopicModel
 from .._corpus import StrictInterval, check_group_labels
+from ..metrics._topics import _top_indices
 from ._documents import _doc_topic
 from ._utils import (
     check_topics,
@@ -94,22 +95,6 @@ def _log_odds_z(counts, phi_k, prior, against=None):
     return delta / np.sqrt(variance), rest, n_own[:, 0], n_rest[:, 0]
 
 
-def _top_by_z(z, n):
-    """Per row of ``z``, the indices of its ``n`` largest values, largest
-    first (ties: lower index first), without sorting whole rows."""
-    if n >= z.shape[1]:
-        return np.argsort(-z, axis=1, kind="stable")
-    picked = np.argpartition(-z, n - 1, axis=1)[:, :n]
-    out = np.empty_like(picked)
-    for j, cand in enumerate(picked):
-        # Every word tied with the n-th value, so the choice among ties is by index.
-        cut = z[j, cand].min()
-        cand = np.flatnonzero(z[j] >= cut)
-        order = np.lexsort((cand, -z[j, cand]))
-        out[j] = cand[order[:n]]
-    return out
-
-
 def _check_collections(groups, n_docs, caller):
     """``(labels, members)``: the sorted distinct labels, and the rows of each."""
     if groups is None:
@@ -151,7 +136,7 @@ def _rows(topic, names, words, stats, n, keep):
     if not keep.all():  # (a copy of every (J, V) array otherwise)
         stats, names = [a[keep] for a in stats], names[keep]
     z, counts, rest, n_own, n_rest = stats
-    top = _top_by_z(z, n)
+    top = _top_indices(z, n)
     return {
         "topic": np.full(top.size, topic),
         "collection": np.repeat(names, top.shape[1]),

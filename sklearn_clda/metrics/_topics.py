@@ -147,10 +147,31 @@ def top_word_indices(components, n=10):
     return _top_indices(components, n)
 
 
-def _top_indices(components, n):
-    """Top-``n`` columns of each row of a validated matrix, stable for ties."""
-    order = np.argsort(-components, axis=1, kind="stable")
-    return np.ascontiguousarray(order[:, :n]).astype(np.int64, copy=False)
+def _top_indices(values, n):
+    """The columns of the ``n`` largest values of each row, largest first,
+    ties by column (NaN last), row by row without sorting whole rows.
+
+    NumPy equivalent: ``np.argsort(-values, axis=1, kind="stable")[:, :n]``
+    (a test holds it to that). A full sort of a ``(K, V)`` matrix costs
+    ``O(K V log V)`` time and two more ``(K, V)`` arrays (15 s and 3 GB at
+    ``K = 100``, ``V = 2,000,000``); a partition of one row at a time costs
+    ``O(V)`` and one row's indices.
+    """
+    values = np.asarray(values)
+    n_rows, n_cols = values.shape
+    n = min(n, n_cols)
+    out = np.empty((n_rows, n), dtype=np.int64)
+    for i, row in enumerate(values):
+        if n == n_cols or np.isnan(row).any():
+            out[i] = np.argsort(-row, kind="stable")[:n]
+            continue
+        # The n-th largest value; every column tied with it is a candidate,
+        # so that ties are settled by column.
+        cut = np.partition(row, n_cols - n)[n_cols - n]
+        candidates = np.flatnonzero(row >= cut)
+        order = np.lexsort((candidates, -row[candidates]))
+        out[i] = candidates[order[:n]]
+    return out
 
 
 @validate_params(

@@ -16,7 +16,6 @@ from sklearn_clda.inspection import _collection_words, topic_words_by_collection
 from sklearn_clda.inspection._collection_words import (
     _attribution_weights,
     _log_odds_z,
-    _top_by_z,
     expected_topic_word_counts,
 )
 
@@ -119,14 +118,6 @@ def test_z_scores_follow_monroe_et_al(against):
 def test_z_scores_finite_where_the_topic_has_no_word():
     z, *_ = _log_odds_z(np.array([[3.0, 0.0], [1.0, 0.0]]), np.array([1.0, 0.0]), 10.0)
     assert np.all(np.isfinite(z)) and abs(z[0, 1]) < 1e-100
-
-
-def test_top_by_z_breaks_ties_by_index():
-    rng = np.random.default_rng(2)
-    z = rng.integers(0, 5, size=(6, 40)).astype(float)  # many ties
-    for n in (1, 3, 7, 40, 50):
-        want = np.argsort(-z, axis=1, kind="stable")[:, :n]
-        np.testing.assert_array_equal(_top_by_z(z, n), want)
 
 
 def test_planted_words_of_each_collection(corpus, clda):

@@ -642,3 +642,22 @@ def test_topic_sizes_with_huge_finite_weights_does_not_overflow():
         warnings.simplefilter("error")
         sizes = topic_sizes(np.array([[0.0, 0, 1], [0, 1e308, 1e308]]), np.array([[1], [2]]))
     np.testing.assert_allclose(sizes, [0.0, 1.0, 2.0])
+
+
+@pytest.mark.parametrize("n", [1, 3, 7, 39, 40, 50])
+def test_top_indices_is_its_numpy_equivalent(n):
+    # Many ties, a row of equal floors (a topic with few words), NaN: the
+    # order of a stable sort of the negated values, ties by column.
+    from sklearn_clda.metrics._topics import _top_indices
+
+    rng = np.random.default_rng(2)
+    values = rng.integers(0, 5, size=(8, 40)).astype(float)
+    values[1] = 0.01
+    values[2, :3] = [2.0, 0.01, 3.0]
+    values[2, 3:] = 0.01
+    values[3, 5] = np.nan
+    values[4] = -values[4]
+    want = np.argsort(-values, axis=1, kind="stable")[:, :n]
+    got = _top_indices(values, n)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, want)
