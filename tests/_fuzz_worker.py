@@ -806,8 +806,9 @@ def infer_under_property(est, X, weights, **groups):
     theta = call(est.transform, X, **groups)
     check_rejected_if_malformed(theta, X, "transform")
     if ok(theta):
+        # in the fitted model's dtype, as scikit-learn's LDA
         check_stochastic_rows(theta, (_n_rows(X), est.n_components), "transform",
-                              output_dtype(X))
+                              est.components_.dtype)
     ref = reference_counts(X)
     n_tokens = np.inf if ref is None else ref.data.sum()
     score = call(est.score, X, sample_weight=weights, **groups)
