@@ -574,9 +574,9 @@ class LDAGibbs(_BaseGibbsTopicModel):
     def fit_transform(self, X, y=None, *, normalize=True):
         """Fit the model, then transform the training documents.
 
-        Equal to ``fit(X).transform(X, normalize=normalize)``: the training documents' topic
-        proportions are re-inferred with the final topics (the chain's own
-        estimate is ``doc_topic_``).
+        Equal to ``fit(X).transform(X, normalize=normalize)``: the training
+        documents' topic proportions are re-inferred with the final topics
+        (the chain's own estimate is ``doc_topic_``).
 
         Parameters
         ----------

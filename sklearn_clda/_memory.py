@@ -45,9 +45,9 @@ def gibbs_phases(n_docs, n_features, n_components, n_groups, *, word_table, item
     input); ``n_tokens``: the corpus' tokens, each with a word and a topic
     (int32 each) while sampling; ``uniform_bytes``: the sweeping threads'
     buffers of uniforms, each as long as the longest document (a corpus of
-    one long document needs more than the same tokens in many); ``kept_samples``: the bytes of the kept
-    samples' collection mixtures (``CompoundLDA``), which become
-    ``collection_topic_samples_``;
+    one long document needs more than the same tokens in many);
+    ``kept_samples``: the bytes of the kept samples' collection mixtures
+    (``CompoundLDA``), which become ``collection_topic_samples_``;
     ``previous``: see :func:`with_previous_fit`; ``keeps_chain``:
     ``warm_start``, whose kept chain holds on to the documents' running
     sums (``doc_topic_`` is a copy) and a copy of the kept mixtures.

@@ -29,8 +29,8 @@ def draw_figures(model, names, out_dir, parts, summary, dpi):
         key = (record.category, str(record.message))
         if key not in seen:
             seen.add(key)
-            warnings.warn_explicit(record.message, record.category, record.filename,
-                                   record.lineno)
+            # from this module, so that filters on the package's warnings apply
+            warnings.warn(record.message, stacklevel=1)
     return files
 
 

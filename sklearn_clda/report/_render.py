@@ -2,8 +2,8 @@
 
 Autoescaping is on for every template: user text (titles, collection
 labels, words, document snippets) is escaped wherever it is shown, and
-shown as a bidirectional isolate of its own (:func:`isolate_bidi`). An undefined field is an error rather than an empty
-string.
+shown as a bidirectional isolate of its own (:func:`isolate_bidi`). An
+undefined field is an error rather than an empty string.
 """
 
 import math
