@@ -263,7 +263,7 @@ RTL_LABELS = ["\u05e2\u05d9\u05ea\u05d5\u05df \u05d4\u05d0\u05e8\u05e5",
 @pytest.fixture(scope="module")
 def labelled_page(browser, tmp_path_factory):
     """A report on collections labelled in Hebrew, in Arabic and with a
-    label of 120 characters."""
+    label of over 120 characters."""
     from sklearn_clda import CompoundLDA
     from sklearn_clda.datasets import make_compound_corpus
     from sklearn_clda.report import write_report

@@ -71,9 +71,9 @@ def _balanced_bidi(text):
 
 def isolate_bidi(value):
     """``value`` (user text: a collection label, a word, a snippet) as a
-    bidirectional isolate of its own, like HTML's ``<bdi>``: a right-to-left
-    label keeps its numbers and the text around it in their order ("(22.1%)
-    after the name), and the controls it opens (an override such as
+    bidirectional isolate of its own, like HTML's ``<bdi>``: the numbers and
+    text around a right-to-left label keep their order (its share "(22.1%)"
+    stays after it), and the controls it opens (an override such as
     "\u202eA") act inside it only. ASCII text, which holds no right-to-left
     letter, numbers and markup (already finished by a macro) pass
     unchanged.
