@@ -1092,17 +1092,23 @@ def test_bootstrap_draws_fit_in_their_memory():
     assert _analysis.bootstrap_draws(24, 1000) == 0  # fewer than the minimum worth taking
 
 
-def test_a_right_to_left_override_in_a_label_stays_inside_it(tmp_path):
+def _report_on_labels(out, labels):
+    """A report in ``out`` on a small corpus whose collections (15 documents
+    each) carry ``labels``; returns the path of its page."""
     from sklearn_clda.datasets import make_compound_corpus
 
-    corpus = make_compound_corpus(n_topics=3, n_features=20, n_collections=2,
+    corpus = make_compound_corpus(n_topics=3, n_features=20, n_collections=len(labels),
                                   docs_per_collection=15, doc_length=20, random_state=0)
-    groups = np.array(["\u202eevil", "\u2067good"])[corpus.groups]
+    groups = np.array(labels)[corpus.groups]
     model = CompoundLDA(n_components=3, max_iter=20, thin=1, random_state=0)
     model.fit(corpus.data, groups=groups)
-    write_report(model, corpus.data, [f"w{i}" for i in range(20)], tmp_path / "r",
-                 groups=groups)
-    page = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+    write_report(model, corpus.data, [f"w{i}" for i in range(20)], out, groups=groups)
+    return out / "index.html"
+
+
+def test_a_right_to_left_override_in_a_label_stays_inside_it(tmp_path):
+    page = _report_on_labels(tmp_path / "r", ["\u202eevil", "\u2067good"]).read_text(
+        encoding="utf-8")
     # Each label is an isolate of its own (FSI ... PDI) with its own scopes closed.
     assert "\u2068\u202eevil\u202c\u2069 vs \u2068\u2067good\u2069\u2069" in page
     assert page.count("\u202c") == page.count("\u202e") > 0
@@ -1889,17 +1895,9 @@ def test_largest_in_goes_by_the_lower_end_of_the_intervals():
 
 def test_a_character_the_figure_font_lacks_is_warned_once(tmp_path):
     # Every figure that draws the label warned again: eight identical lines.
-    from sklearn_clda.datasets import make_compound_corpus
-
-    corpus = make_compound_corpus(n_topics=3, n_features=20, n_collections=2,
-                                  docs_per_collection=15, doc_length=20, random_state=0)
-    groups = np.array(["news \U0001F4F0", "blogs"])[corpus.groups]
-    model = CompoundLDA(n_components=3, max_iter=20, thin=1, random_state=0)
-    model.fit(corpus.data, groups=groups)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        write_report(model, corpus.data, [f"w{i}" for i in range(20)], tmp_path / "r",
-                     groups=groups)
+        _report_on_labels(tmp_path / "r", ["news \U0001F4F0", "blogs"])
     glyphs = [str(w.message) for w in caught if "Glyph" in str(w.message)]
     assert glyphs, [str(w.message) for w in caught]
     assert len(glyphs) == len(set(glyphs))

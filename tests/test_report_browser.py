@@ -19,7 +19,6 @@ import sys
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-import numpy as np
 import pytest
 
 pytest.importorskip("matplotlib")
@@ -29,7 +28,8 @@ webdriver = pytest.importorskip(
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_report import COLLECTIONS, _make_documents, _run, _write_csv  # noqa: E402
+from test_report import (  # noqa: E402
+    COLLECTIONS, _make_documents, _report_on_labels, _run, _write_csv)
 
 CHROMIUM = [os.environ.get("CHROMIUM_BINARY"), "chromium", "chromium-browser",
             "google-chrome", "google-chrome-stable"]
@@ -264,18 +264,8 @@ RTL_LABELS = ["\u05e2\u05d9\u05ea\u05d5\u05df \u05d4\u05d0\u05e8\u05e5",
 def labelled_page(browser, tmp_path_factory):
     """A report on collections labelled in Hebrew, in Arabic and with a
     label of over 120 characters."""
-    from sklearn_clda import CompoundLDA
-    from sklearn_clda.datasets import make_compound_corpus
-    from sklearn_clda.report import write_report
-
     tmp = tmp_path_factory.mktemp("labels")
-    corpus = make_compound_corpus(n_topics=3, n_features=20, n_collections=3,
-                                  docs_per_collection=15, doc_length=20, random_state=0)
-    groups = np.array(RTL_LABELS + [LONG_LABEL])[corpus.groups]
-    model = CompoundLDA(n_components=3, max_iter=20, thin=1, random_state=0)
-    model.fit(corpus.data, groups=groups)
-    write_report(model, corpus.data, [f"w{i}" for i in range(20)], tmp / "r",
-                 groups=groups)
+    _report_on_labels(tmp / "r", RTL_LABELS + [LONG_LABEL])
     browser.get((tmp / "r" / "index.html").as_uri())
     return browser
 
