@@ -28,6 +28,7 @@ da = pytest.importorskip("dask.array")
 import dask  # noqa: E402
 import sklearn  # noqa: E402
 from distributed import Client, LocalCluster, Worker  # noqa: E402
+from distributed.client import _wait  # noqa: E402
 from sklearn.base import clone  # noqa: E402
 from sklearn.pipeline import Pipeline  # noqa: E402
 from sklearn.preprocessing import FunctionTransformer  # noqa: E402
@@ -411,6 +412,49 @@ def _sleep(key, seconds):
     import time
 
     time.sleep(seconds)
+
+
+def test_fetches_given_up_on_a_stalling_loop_leave_the_client_working():
+    """Fetching finished shards' results with short limits while the client's
+    event loop stalls now and then (a loaded machine) never breaks the client.
+    Giving up on distributed's gather just as it sent its request used to
+    leave every later gather of the client failing (an UnboundLocalError
+    from ``distributed.utils.sync``); it broke within about 4 s here."""
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                      dashboard_address=None, silence_logs=50) as cluster, \
+            Client(cluster, set_as_default=False) as c:
+        shards = _cluster.ShardSet(c, [([], None, 0)], (1, 1), "Test.fit", 30, "t")
+        stop = threading.Event()
+        staller = threading.Thread(target=_stall_loop, args=(c.loop, stop))
+        staller.start()
+        rng = np.random.default_rng(0)
+        deadline, gave_up = time.monotonic() + 8, 0
+        try:
+            while time.monotonic() < deadline:
+                futures = dict(enumerate(c.map(_double, range(2), pure=False)))
+                c.sync(_wait, list(futures.values()))
+                results = {}
+                shards._collect(futures, results, rng.uniform(5e-4, 1e-2), deadline)
+                gave_up += not results
+        finally:
+            stop.set()
+            staller.join()
+        assert gave_up > 0
+        assert c.gather(c.submit(_double, 21, pure=False)) == 42
+
+
+def _double(x):
+    return 2 * x
+
+
+def _stall_loop(loop, stop):
+    """Blocks ``loop`` for up to 20 ms at random moments until ``stop``."""
+    rng = np.random.default_rng(1)
+    while not stop.is_set():
+        ran = threading.Event()
+        loop.add_callback(lambda s=rng.uniform(0, 0.02): (time.sleep(s), ran.set()))
+        ran.wait(1)
+        time.sleep(rng.uniform(0, 0.002))
 
 
 # --------------------------------------------------------- reproducibility

@@ -9,6 +9,7 @@ estimators' sampling loop drives: it holds the global word-topic counts,
 runs a synchronization round per ``sweep`` and rebuilds lost shards.
 """
 
+import asyncio
 import copy
 import time
 import warnings
@@ -34,6 +35,30 @@ _MAX_REBUILDS = 3
 # its memory_limit) while a shard's task waits on it, and between checks.
 _PAUSED_SECONDS = 60.0
 _PAUSE_CHECK_SECONDS = 2.0
+
+
+async def _gather_within(client, futures, seconds):
+    """The results of finished ``futures``; ``TimeoutError`` after ``seconds``.
+
+    The gather itself is never cancelled: it runs on, and its late result is
+    dropped. distributed's client shares one in-flight gather between its
+    callers, and cancelling a gather the moment it started that request
+    (which a timeout on a busy event loop does) leaves every later gather of
+    that client failing.
+    """
+    task = asyncio.ensure_future(client._gather(futures))
+    task.add_done_callback(_retrieve)
+    try:
+        return await asyncio.wait_for(asyncio.shield(task), seconds)
+    except asyncio.TimeoutError:  # not the builtin one before Python 3.11
+        raise TimeoutError(f"gather not done within {seconds:g} s") from None
+
+
+def _retrieve(task):
+    """Mark a dropped gather's exception seen (a worker that died with the
+    result, say): the wait that gave it up checks the workers itself."""
+    if not task.cancelled():
+        task.exception()
 
 
 class _PausedWatch:
@@ -273,8 +298,8 @@ class ShardSet:
         if not done:
             return fetch
         try:
-            values = self.client.sync(self.client._gather, list(done.values()),
-                                      callback_timeout=fetch)
+            values = self.client.sync(_gather_within, self.client,
+                                      list(done.values()), fetch)
         except TimeoutError:
             return min(2 * fetch, max(deadline - time.monotonic(), 0.0))
         for (i, future), value in zip(done.items(), values):
