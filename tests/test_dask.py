@@ -376,6 +376,36 @@ def test_worker_killed_while_building_or_gathering(client, corpus, monkeypatch, 
     assert np.isclose(total, corpus.data.sum())
 
 
+def test_a_worker_gone_before_its_shard_is_sent_is_replaced(corpus, monkeypatch):
+    """A worker that leaves the cluster after the fit chose it for a shard,
+    before the shard's data reached it, is replaced: the data goes to a
+    live worker (a KeyError from the scheduler's scatter used to end the
+    fit, as when every worker was killed on a loaded machine)."""
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                      dashboard_address=None, silence_logs=50) as cluster, \
+            Client(cluster, set_as_default=False) as c:
+        async def start_worker():
+            return await Worker(cluster.scheduler_address, nthreads=1, dashboard_address=":0")
+
+        leaving = c.sync(start_worker)
+        c.wait_for_workers(2, timeout=60)
+        ship = _cluster.ShardSet._ship
+        shipped_to = []
+
+        def leave_then_ship(shards, blocks, addr):
+            if addr == leaving.address and leaving.status.name == "running":
+                c.sync(leaving.close)
+            shipped_to.append(addr)
+            return ship(shards, blocks, addr)
+
+        monkeypatch.setattr(_cluster.ShardSet, "_ship", leave_then_ship)
+        model = _clda(c, max_iter=3).fit(corpus.data, groups=corpus.groups)
+    assert leaving.address in shipped_to
+    assert model.n_shards_ == 2 and not model.rebuilt_shards_
+    total = model.components_.sum() - model.components_.size * model.eta_
+    assert np.isclose(total, corpus.data.sum())
+
+
 def test_fit_without_workers_waits_then_says_so(client, corpus, monkeypatch):
     """A fit on a cluster with no worker waits up to ``timeout`` for one and
     says so; and when the workers leave between the start of a fit and
@@ -789,6 +819,14 @@ def test_a_worker_paused_for_memory_is_named_not_waited_out(monkeypatch):
     30% of 400 MiB, which the package's imports by the first build pass."""
     monkeypatch.setattr(_cluster, "_PAUSED_SECONDS", 2.0)
     monkeypatch.setattr(_cluster, "_PAUSE_CHECK_SECONDS", 0.5)
+    drop, dropping = _cluster.ShardSet.drop, []
+
+    def timed_drop(shards):
+        start = time.monotonic()
+        drop(shards)
+        dropping.append(time.monotonic() - start)
+
+    monkeypatch.setattr(_cluster.ShardSet, "drop", timed_drop)
     X = _wide_counts(30, 2000)
     with _limited_worker({**_NO_PAUSE, "pause": 0.3}) as c:
         model = LDAGibbs(n_components=3, max_iter=2, random_state=0, client=c, timeout=40)
@@ -798,6 +836,9 @@ def test_a_worker_paused_for_memory_is_named_not_waited_out(monkeypatch):
             model.fit(X)
         assert time.monotonic() - start < 30
         assert not hasattr(model, "components_")
+        # The failed fit's cleanup did not wait on the paused worker (it
+        # used to wait out 10 s).
+        assert dropping and dropping[0] < 5
 
 
 def test_shard_rows_known_and_unknown():

@@ -16,7 +16,7 @@ import warnings
 
 import dask
 import numpy as np
-from distributed import Future
+from distributed import Future, fire_and_forget
 from distributed.client import _wait
 
 from .._chunking import positive_csr
@@ -195,16 +195,31 @@ class ShardSet:
             self.shard_threads[i] = max(1, threads)
         return self.shard_threads[i]
 
+    def _ship_shard(self, i):
+        """Shard ``i``'s blocks sent to its worker (see :meth:`_ship`); a
+        worker that leaves the cluster meanwhile (it died just after the
+        fit chose it) is replaced by another (:meth:`place`)."""
+        x_blocks, group_blocks, _ = self.specs[i]
+        for _ in range(_MAX_REBUILDS):
+            addr = self.workers[i]
+            try:
+                return self._ship(x_blocks, addr), self._ship(group_blocks, addr)
+            except Exception:
+                if addr in self.alive():
+                    raise
+            self.place(i)
+        raise RuntimeError(f"{self.caller}: the workers chosen for shard {i} kept "
+                           "leaving the cluster while its data was sent to them.")
+
     def submit_build(self, i, seed, topics=None):
-        x_blocks, group_blocks, first = self.specs[i]
+        x, groups = self._ship_shard(i)
         addr = self.workers[i]
         info = self.client.scheduler_info(n_workers=-1)["workers"].get(addr, {})
         task = dask.delayed(_shard.build_shard, pure=False)(
-            self.key(i), self._ship(x_blocks, addr), self._ship(group_blocks, addr),
-            *self.build_args, seed, self.caller, first, topics, threads=self._threads_of(i),
-            limit=(addr, int(info.get("memory_limit") or 0)),
+            self.key(i), x, groups, *self.build_args, seed, self.caller, self.specs[i][2],
+            topics, threads=self._threads_of(i), limit=(addr, int(info.get("memory_limit") or 0)),
         )
-        return self.client.compute(task, workers=[self.workers[i]], allow_other_workers=False)
+        return self.client.compute(task, workers=[addr], allow_other_workers=False)
 
     def submit(self, fn, i, *args):
         return self.client.submit(
@@ -336,14 +351,19 @@ class ShardSet:
         raise RuntimeError(f"{self.caller}: shards {todo} could not be built; workers keep dying.")
 
     def drop(self):
-        """Forget every shard on its worker (best effort, never waits long)."""
-        futures = {}
-        alive = set(self.alive())
+        """Forget every shard on its worker: best effort, never waiting long,
+        nor at all on a paused worker (it starts no task until its memory
+        drops below the pause fraction; the drop then runs there)."""
+        info = self.client.scheduler_info(n_workers=-1)["workers"]
+        futures = []
         for i, addr in self.workers.items():
-            if addr in alive:
-                futures[i] = self.submit(_shard.drop_shard, i)
+            if addr in info:
+                future = self.submit(_shard.drop_shard, i)
+                fire_and_forget(future)  # runs even once this fit has returned
+                if info[addr].get("status") != "paused":
+                    futures.append(future)
         try:
-            self._wait(list(futures.values()), min(self.timeout, 10.0))
+            self._wait(futures, min(self.timeout, 10.0))
         except Exception:  # noqa: BLE001 - cleanup must not hide the fit's outcome
             pass
 
