@@ -25,6 +25,8 @@ import scipy.sparse as sp
 pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
 
+pytestmark = pytest.mark.slow  # run first (tests/conftest.py)
+
 import dask  # noqa: E402
 import sklearn  # noqa: E402
 from distributed import Client, LocalCluster, Worker  # noqa: E402
@@ -65,9 +67,10 @@ class _SharedCluster:
         """The client once both workers run. A nanny restarts the worker a
         test killed, but gives up when the new process is slow to start (a
         loaded machine): then the cluster is replaced, so that one test's
-        kill cannot fail the next."""
+        kill cannot fail the next. A new cluster starts in seconds; a full
+        CI run once waited out a whole minute for the nanny."""
         try:
-            self.client.wait_for_workers(2, timeout=60)
+            self.client.wait_for_workers(2, timeout=20)
         except TimeoutError:
             self.close()
             self.start()
