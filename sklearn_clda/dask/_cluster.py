@@ -16,7 +16,7 @@ import warnings
 
 import dask
 import numpy as np
-from distributed import Future, fire_and_forget
+from distributed import Future
 from distributed.client import _wait
 
 from .._chunking import positive_csr
@@ -35,6 +35,10 @@ _MAX_REBUILDS = 3
 # its memory_limit) while a shard's task waits on it, and between checks.
 _PAUSED_SECONDS = 60.0
 _PAUSE_CHECK_SECONDS = 2.0
+# Drop tasks left on paused workers, held until done: the task of a released
+# future is forgotten. (distributed's fire_and_forget would keep the result
+# of a task that finished before the request reached the scheduler.)
+_LEFT_DROPS = set()
 
 
 async def _gather_within(client, futures, seconds):
@@ -357,11 +361,14 @@ class ShardSet:
         info = self.client.scheduler_info(n_workers=-1)["workers"]
         futures = []
         for i, addr in self.workers.items():
-            if addr in info:
-                future = self.submit(_shard.drop_shard, i)
-                fire_and_forget(future)  # runs even once this fit has returned
-                if info[addr].get("status") != "paused":
-                    futures.append(future)
+            if addr not in info:
+                continue
+            future = self.submit(_shard.drop_shard, i)
+            if info[addr].get("status") == "paused":
+                _LEFT_DROPS.add(future)
+                future.add_done_callback(_LEFT_DROPS.discard)
+            else:
+                futures.append(future)
         try:
             self._wait(futures, min(self.timeout, 10.0))
         except Exception:  # noqa: BLE001 - cleanup must not hide the fit's outcome
