@@ -25,8 +25,6 @@ import scipy.sparse as sp
 pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
 
-pytestmark = pytest.mark.slow  # run first (tests/conftest.py)
-
 import dask  # noqa: E402
 import sklearn  # noqa: E402
 from distributed import Client, LocalCluster, Worker  # noqa: E402
@@ -305,20 +303,29 @@ def test_every_worker_killed_in_one_round(client, corpus, monkeypatch):
     assert np.isclose(total, corpus.data.sum())
 
 
+@contextlib.contextmanager
+def _cluster_and_one_thread_worker(threads_per_worker):
+    """``(client, worker)``: a cluster in this process of a worker with
+    ``threads_per_worker`` threads and a one-thread ``worker`` that a test
+    may close."""
+    with LocalCluster(n_workers=1, threads_per_worker=threads_per_worker, processes=False,
+                      dashboard_address=None, silence_logs=50) as cluster, \
+            Client(cluster, set_as_default=False) as c:
+        async def start_worker():
+            return await Worker(cluster.scheduler_address, nthreads=1, dashboard_address=":0")
+
+        worker = c.sync(start_worker)
+        c.wait_for_workers(2, timeout=60)
+        yield c, worker
+
+
 def test_default_worker_threads_are_each_workers_and_kept_on_rebuild(corpus, monkeypatch):
     """``worker_threads=None`` sweeps each shard on the threads of the worker
     that first built it, and a shard rebuilt on a worker with another
     thread count keeps its own (its count decides its draws). A cluster of
     a two-thread and a one-thread worker, in this process; the one-thread
     worker leaves between rounds 5 and 6."""
-    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                      dashboard_address=None, silence_logs=50) as cluster, \
-            Client(cluster, set_as_default=False) as c:
-        async def start_worker():
-            return await Worker(cluster.scheduler_address, nthreads=1, dashboard_address=":0")
-
-        single = c.sync(start_worker)
-        c.wait_for_workers(2, timeout=60)
+    with _cluster_and_one_thread_worker(threads_per_worker=2) as (c, single):
         X = _dask_counts(corpus.data)
         sweep = _cluster.ClusterChain.sweep
         left = {}
@@ -384,14 +391,7 @@ def test_a_worker_gone_before_its_shard_is_sent_is_replaced(corpus, monkeypatch)
     before the shard's data reached it, is replaced: the data goes to a
     live worker (a KeyError from the scheduler's scatter used to end the
     fit, as when every worker was killed on a loaded machine)."""
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                      dashboard_address=None, silence_logs=50) as cluster, \
-            Client(cluster, set_as_default=False) as c:
-        async def start_worker():
-            return await Worker(cluster.scheduler_address, nthreads=1, dashboard_address=":0")
-
-        leaving = c.sync(start_worker)
-        c.wait_for_workers(2, timeout=60)
+    with _cluster_and_one_thread_worker(threads_per_worker=1) as (c, leaving):
         ship = _cluster.ShardSet._ship
         shipped_to = []
 

@@ -57,8 +57,6 @@ from test_geweke import (
 
 from sklearn_clda._mh_sweeper import _MHSweeper
 
-pytestmark = pytest.mark.slow  # run first (tests/conftest.py)
-
 
 class _MHMixin:
     """Swap the dense sweeper of a test_geweke transition for the MH one."""

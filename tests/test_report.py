@@ -21,8 +21,6 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-pytestmark = pytest.mark.slow  # run first (tests/conftest.py)
-
 from matplotlib.image import imread  # noqa: E402
 from sklearn.feature_extraction.text import CountVectorizer  # noqa: E402
 

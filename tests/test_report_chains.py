@@ -27,8 +27,6 @@ from _signals import interrupt_with_workers  # noqa: E402
 pytest.importorskip("pandas")
 pytest.importorskip("jinja2")
 
-pytestmark = pytest.mark.slow  # run first (tests/conftest.py)
-
 WORDS = [f"w{i}" for i in range(30)]
 
 
