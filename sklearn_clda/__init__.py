@@ -18,10 +18,37 @@ for _ext in ("_sampling", "_mh_sampling"):
     )
 del _PathFinder, _ext
 
-from ._clda import CompoundLDA  # noqa: E402
-from ._io import load_model, save_model  # noqa: E402
-from ._lda_gibbs import LDAGibbs  # noqa: E402
+from typing import TYPE_CHECKING  # noqa: E402
 
 __version__ = "0.1.0.dev0"
 
 __all__ = ["CompoundLDA", "LDAGibbs", "__version__", "load_model", "save_model"]
+
+# The estimators import scikit-learn, which takes seconds; they are imported
+# on first use, so that the command line's ``--help`` and the light
+# submodules (``sklearn_clda.exceptions``) do not wait for it.
+_LAZY = {
+    "CompoundLDA": "._clda",
+    "LDAGibbs": "._lda_gibbs",
+    "load_model": "._io",
+    "save_model": "._io",
+}
+
+if TYPE_CHECKING:  # for static analysis; at run time, __getattr__ below
+    from ._clda import CompoundLDA
+    from ._io import load_model, save_model
+    from ._lda_gibbs import LDAGibbs
+
+
+def __getattr__(name):
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(_LAZY[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ._clda import too_many_collections
 
 MAX_SEED = 2**32 - 1  # seeds are those of numpy.random.RandomState
 
@@ -254,6 +253,8 @@ def _load_report_documents(args):
             f"{args.input} holds only {n_docs} document with text; a topic model "
             "needs at least 2"
         )
+    from sklearn_clda._clda import too_many_collections
+
     n_groups = len(set(docs.groups))
     print(
         f"Read {n_docs:,} documents in {n_groups:,} collection"

@@ -258,6 +258,24 @@ def test_console_script_help_shows_its_own_name():
     assert module.stdout.startswith("usage: python -m sklearn_clda ")
 
 
+def test_help_does_not_wait_for_scikit_learn():
+    # Importing scikit-learn takes seconds; the help of every command is
+    # printed without it (the estimators are imported on first use).
+    code = ("import runpy, sys\n"
+            "for argv in (['--help'], ['report', '--help'], ['select', '--help']):\n"
+            "    sys.argv = ['sklearn-clda', *argv]\n"
+            "    try:\n"
+            "        runpy.run_module('sklearn_clda', run_name='__main__')\n"
+            "    except SystemExit as exc:\n"
+            "        assert exc.code == 0, exc.code\n"
+            "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('sklearn', 'scipy'))\n"
+            "assert not heavy, heavy[:5]\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("usage: sklearn-clda") == 3
+
+
 def test_demo_runs_on_the_core_dependencies():
     # README's first command installs no extra: the demo must not need pandas
     # (nor matplotlib) for its FREX table.
