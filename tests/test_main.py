@@ -222,21 +222,20 @@ def test_ctrl_c_in_the_demo_exits_130_without_traceback():
 
 
 # ------------------------------------------------- names and extras
-_NO_MATPLOTLIB = "import sys; sys.modules['matplotlib'] = None; "
-
-
 @pytest.mark.parametrize("argv", [["report", "--input", "x.csv", "--out", "OUT"],
                                   ["-n", "2", "--report", "OUT"]])
-def test_missing_matplotlib_names_the_extra(tmp_path, argv):
+def test_missing_matplotlib_names_the_extra(tmp_path, argv, capsys, monkeypatch):
     argv = [str(tmp_path / a) if a in ("x.csv", "OUT") else a for a in argv]
     (tmp_path / "x.csv").write_text("text,source\na b c,x\nd e f,y\n")
-    code = (_NO_MATPLOTLIB + "from sklearn_clda.__main__ import _run; "
-            f"sys.argv = ['sklearn-clda'] + {argv!r}; sys.exit(_run())")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120)
-    assert proc.returncode == 2, proc.stderr
-    assert 'pip install "sklearn-clda[plot]"' in proc.stderr
-    assert "Traceback" not in proc.stderr
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib fails
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert 'pip install "sklearn-clda[plot]"' in err
+    assert "Traceback" not in err
     assert not (tmp_path / "OUT").exists()
 
 

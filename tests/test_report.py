@@ -1452,20 +1452,19 @@ def test_time_budget_must_be_a_number_of_seconds(capsys):
 @pytest.mark.parametrize("module, extra", [("jinja2", "plot"), ("pandas", "inspect")])
 @pytest.mark.parametrize("argv", [["report", "--input", "x.csv", "--out", "OUT"],
                                   ["-n", "2", "--report", "OUT"]])
-def test_a_missing_dependency_names_its_extra(tmp_path, argv, module, extra):
+def test_a_missing_dependency_names_its_extra(tmp_path, argv, module, extra, monkeypatch,
+                                              capsys):
     argv = [str(tmp_path / a) if a in ("x.csv", "OUT") else a for a in argv]
     (tmp_path / "x.csv").write_text("text,group\na b c,x\nd e f,y\n", encoding="utf-8")
-    code = (f"import sys; sys.modules[{module!r}] = None; "
-            "from sklearn_clda.__main__ import _run; "
-            f"sys.argv = ['sklearn-clda'] + {argv!r}; sys.exit(_run())")
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(REPO_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, cwd=tmp_path, env=env)
-    assert proc.returncode == 2, proc.stderr
-    assert f'pip install "sklearn-clda[{extra}]"' in proc.stderr
-    assert "Traceback" not in proc.stderr
+    monkeypatch.setitem(sys.modules, module, None)  # its import fails
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert f'pip install "sklearn-clda[{extra}]"' in err
+    assert "Traceback" not in err
     assert not (tmp_path / "OUT").exists()
 
 
