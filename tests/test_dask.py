@@ -145,20 +145,23 @@ def test_heldout_perplexity_matches_threaded_estimator_on_news16(client):
     X, groups = sp.csr_matrix(news.data), np.asarray(news.groups)
     test = np.arange(X.shape[0]) % 5 == 0
     params = {"n_components": 20, "max_iter": 60, "thin": 2}
-    ppl = {"dask": [], "threads": []}
     # One chain's held-out perplexity varies by 0.7% (Dask) and 1.0%
-    # (threads) between seeds (nine seeds each); the means of six put the 1%
-    # bound at about 2 standard deviations of their difference (three put
-    # it at 1.5). Fixed seeds: the outcome itself is reproducible.
+    # (threads) between seeds (nine seeds each). A Dask fit costs 2.5 times
+    # a threaded one (its rounds' messages), so the threads get more seeds:
+    # the means of four and six differ by 0.54% (one standard deviation)
+    # between seed sets, and the 1.5% bound is 2.2 of those away from the
+    # mean ratio (1.003 over six seeds each). Fixed seeds: the outcome itself
+    # is reproducible. benchmarks/bench_dask.py measures the approximation.
+    ppl = {"dask": [], "threads": []}
     for seed in range(6):
-        for name, model in (
-            ("dask", CompoundLDA(client=client, random_state=seed, **params)),
-            ("threads", sklearn_clda.CompoundLDA(n_jobs=2, random_state=seed, **params)),
-        ):
+        fits = [("threads", sklearn_clda.CompoundLDA(n_jobs=2, random_state=seed, **params))]
+        if seed < 4:
+            fits.append(("dask", CompoundLDA(client=client, random_state=seed, **params)))
+        for name, model in fits:
             model.fit(X[~test], groups=groups[~test])
             ppl[name].append(model.perplexity(X[test], groups=groups[test]))
     ratio = np.mean(ppl["dask"]) / np.mean(ppl["threads"])
-    assert abs(ratio - 1) < 0.01, (ppl, ratio)
+    assert abs(ratio - 1) < 0.015, (ppl, ratio)
 
 
 def test_counts_stay_consistent_and_to_local_is_the_in_memory_model(client, corpus):
