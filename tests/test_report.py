@@ -1658,6 +1658,44 @@ def test_every_pair_of_collections_is_compared(csv_report):
         assert len(list(csv.DictReader(fh))) == 3 * 3
 
 
+def test_pairs_past_the_page_s_limit_are_in_the_csv(small_corpus, tmp_path, monkeypatch):
+    """Past MAX_COMPARED collections the page shows no pair (their number
+    grows with the square of the collections') and says where they are; the
+    CSV holds every pair up to MAX_CSV_COMPARED collections, and past that
+    the page says how many are compared. (Tested with the limits at 2 and 3
+    rather than 12 and 40: the same code.)"""
+    from sklearn_clda.inspection import compare_collections
+    from sklearn_clda.report import _summary
+
+    X, groups, names = small_corpus  # 3 collections
+    model = CompoundLDA(n_components=3, max_iter=40, thin=2, random_state=0)
+    model.fit(X, groups=groups)
+    monkeypatch.setattr(_summary, "MAX_COMPARED", 2)
+    summary = write_report(model, X, names, tmp_path / "csv", groups=groups)
+    cmp = summary["comparisons"]
+    assert cmp["pairs"] == []
+    assert cmp["omitted"] == ("3 collections (the page shows the pairs of up to 2); all 3 "
+                              "pairs are in collection_comparisons.csv")
+    page = " ".join((tmp_path / "csv" / "index.html").read_text(encoding="utf-8").split())
+    assert f"No pairwise comparison is shown: {html.escape(cmp['omitted'])}." in page
+    assert '<div class="pair" id="pair-' not in page
+    with open(tmp_path / "csv" / "collection_comparisons.csv", newline="",
+              encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    labels = model.groups_.tolist()
+    assert [(r["a"], r["b"]) for r in rows[::3]] == [
+        (labels[a], labels[b]) for a in range(3) for b in range(a + 1, 3)]
+    assert [int(r["topic"]) for r in rows[:3]] == summary["topic_order"]
+    expected = compare_collections(model, labels[0], labels[2], ci=0.9).set_index("topic")
+    np.testing.assert_allclose([float(r["difference"]) for r in rows[3:6]],
+                               expected.loc[summary["topic_order"], "mean"])
+
+    monkeypatch.setattr(_summary, "MAX_CSV_COMPARED", 2)
+    summary = write_report(model, X, names, tmp_path / "none", groups=groups)
+    assert summary["comparisons"]["omitted"] == "3 collections (pairs are compared for up to 2)"
+    assert "comparisons" not in summary["downloads"]
+    assert not (tmp_path / "none" / "collection_comparisons.csv").exists()
+
 @pytest.mark.parametrize("labels, ordered", [
     (["2001", "2005", "2010"], "numbers"), (["2020-01", "2020-06", "2021-01"], "dates"),
     (["north", "south", "west"], None),

@@ -17,6 +17,7 @@ from sklearn.utils import Bunch
 
 from . import _analysis
 from ._analysis import MIN_DRAWS
+from ._files import TABLE_FILES
 from ._stats import MAX_RHAT, MIN_ESS, collection_statistics, trend_after_burn_in
 
 #: Topics drawn, the largest first, in the figures with a panel or row per
@@ -31,7 +32,10 @@ _SNIPPET_CHARS = 280  # characters of a document shown in the page
 _SNIPPET_WORDS = 25  # words shown for a document given as counts only
 _TOPIC_DOCUMENTS = 3  # representative documents per topic
 _COLLECTION_DOCUMENTS = 2  # ... per distinctive topic of a collection
-MAX_COMPARED = 12  # collections compared pairwise (all pairs) at most
+MAX_COMPARED = 12  # collections whose pairs the page shows (all pairs) at most
+# ... whose pairs collection_comparisons.csv holds at most (780 pairs; their
+# number grows with the square of the collections', and so does their time)
+MAX_CSV_COMPARED = 40
 MAX_BAR_COLLECTIONS = 10  # collections drawn as grouped bars (a color each) at most
 # Collections the page's per-collection tables, cards and figures show at most
 # (those with the most documents); the CSV tables and report.json hold all.
@@ -64,8 +68,10 @@ def build_summary(model, X, names, options):
     of the topics (``order``) and its first :data:`MAX_FIGURE_TOPICS`, which
     the figures of every topic draw (``figure_order``), the documents' topic
     proportions from the fit (``theta``, or None), the topic correlations
-    (``graph``, :func:`~._analysis.topic_pairs`) and the positions of the
-    collections the page shows (``shown``).
+    (``graph``, :func:`~._analysis.topic_pairs`), the pairs of collections
+    compared for the CSV table (``compared``, JSON values; the page's are in
+    the summary) and the positions of the collections the page shows
+    (``shown``).
     """
     from .. import __version__
 
@@ -79,6 +85,7 @@ def build_summary(model, X, names, options):
     docs = _DocumentPicker(model, X, names, options)
     info = _input_info(options.texts_info)
     shown = shown_collections(stats)
+    comparisons, compared = _comparisons(model, stats, options.interval, topics.order)
     summary = {
         "title": options.title,
         "generated": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z").strip(),
@@ -105,7 +112,7 @@ def build_summary(model, X, names, options):
         "snippets": "words" if options.texts is None else "text",
         "collection_topic": _collection_topic(stats, options.interval),
         "distinctive": _distinctive(model, stats, options.n_distinctive, docs),
-        "comparisons": _comparisons(model, stats, options.interval, topics.order),
+        "comparisons": comparisons,
         "trend": _analysis.collection_order(model),
         "diagnostics": _diagnostics(model, stats, options.extension),
         "notes": info["notes"] + topics.notes + ([theta_note] if theta_note else []),
@@ -119,7 +126,7 @@ def build_summary(model, X, names, options):
     K = order.size
     summary["figure_topics"] = None if K <= MAX_FIGURE_TOPICS else MAX_FIGURE_TOPICS
     parts = Bunch(stats=stats, labels=labels, order=order, theta=theta, graph=graph,
-                  figure_order=order[:MAX_FIGURE_TOPICS],
+                  compared=jsonable(compared), figure_order=order[:MAX_FIGURE_TOPICS],
                   shown=np.arange(len(stats.labels)) if shown is None else shown)
     return jsonable(summary), parts
 
@@ -295,26 +302,35 @@ def _distinctive(model, stats, n_distinctive, docs):
 
 
 def _comparisons(model, stats, interval, order):
-    """Every pair of collections compared topic by topic (for J <= MAX_COMPARED),
-    the topics in the topic table's order."""
+    """Every pair of collections compared topic by topic, the topics in the
+    topic table's order: ``(for the page, for the CSV)``. The page shows the
+    pairs of at most :data:`MAX_COMPARED` collections; the CSV holds those
+    of at most :data:`MAX_CSV_COMPARED`."""
     J = len(stats.labels)
     if J < 2:
-        return {"pairs": [], "omitted": "a single collection"}
-    if J > MAX_COMPARED:
-        return {"pairs": [], "omitted": f"{J} collections (pairs shown up to {MAX_COMPARED})"}
+        return {"pairs": [], "omitted": "a single collection"}, []
+    if J > MAX_CSV_COMPARED:
+        return {"pairs": [], "omitted": f"{J} collections (pairs are compared for up to "
+                                        f"{MAX_CSV_COMPARED})"}, []
     if stats.chains.shape[1] < MIN_DRAWS:
-        return {"pairs": [], "omitted": f"fewer than {MIN_DRAWS} kept draws of the mixtures"}
-    pairs = []
-    for a in range(J):
-        for b in range(a + 1, J):
-            by_topic = {row["topic"]: row for row in _analysis.compare(model, stats, a, b,
-                                                                      interval)}
-            rows = [by_topic[k] for k in order]
-            for row in rows:
-                row["verdict"] = verdict(row["lower"], row["upper"], row["ess"],
-                                         bool(row["chains_agree"]))
-            pairs.append({"a": stats.labels[a], "b": stats.labels[b], "rows": rows})
-    return {"pairs": pairs, "omitted": None}
+        return {"pairs": [], "omitted": f"fewer than {MIN_DRAWS} kept draws of the mixtures"}, []
+    pairs = [_pair(model, stats, interval, order, a, b)
+             for a in range(J) for b in range(a + 1, J)]
+    if J > MAX_COMPARED:
+        omitted = (f"{J} collections (the page shows the pairs of up to {MAX_COMPARED}); "
+                   f"all {len(pairs)} pairs are in {TABLE_FILES['comparisons']}")
+        return {"pairs": [], "omitted": omitted}, pairs
+    return {"pairs": pairs, "omitted": None}, pairs
+
+
+def _pair(model, stats, interval, order, a, b):
+    """Collections ``a`` and ``b`` (positions) compared topic by topic."""
+    by_topic = {row["topic"]: row for row in _analysis.compare(model, stats, a, b, interval)}
+    rows = [by_topic[k] for k in order]
+    for row in rows:
+        row["verdict"] = verdict(row["lower"], row["upper"], row["ess"],
+                                 bool(row["chains_agree"]))
+    return {"a": stats.labels[a], "b": stats.labels[b], "rows": rows}
 
 
 def _diagnostics(model, stats, extension):

@@ -13,12 +13,14 @@ _TOPICS = ("topic", "share", "tokens", "coherence", "largest_in", "largest_share
 _DOCUMENT = ("row", "collection", "weight", "snippet")
 
 
-def write_tables(out_dir, summary, theta, groups, graph):
+def write_tables(out_dir, summary, theta, groups, graph, compared):
     """Write every table of the page as CSV; return ``{key: file name}``.
 
     ``theta`` (the documents' topic proportions, or None) and ``groups``
     (their collections, or None) give ``document_topics.csv``; ``graph``
-    (:func:`~._analysis.topic_pairs`) gives ``topic_correlations.csv``.
+    (:func:`~._analysis.topic_pairs`) gives ``topic_correlations.csv``;
+    ``compared`` (the pairs of collections compared, which may be more than
+    the page shows) gives ``collection_comparisons.csv``.
     """
     tables = {
         "collections": (_COLLECTIONS, [
@@ -32,12 +34,11 @@ def write_tables(out_dir, summary, theta, groups, graph):
     }
     if summary["collection_words"]:
         tables["collection_words"] = _collection_words(summary)
-    pairs = summary["comparisons"]["pairs"]
-    if pairs:
-        keys = [key for key in pairs[0]["rows"][0]]
+    if compared:
+        keys = [key for key in compared[0]["rows"][0]]
         tables["comparisons"] = (["a", "b"] + keys, [
             [pair["a"], pair["b"]] + [row[key] for key in keys]
-            for pair in pairs for row in pair["rows"]])
+            for pair in compared for row in pair["rows"]])
     if graph is not None:
         tables["topic_pairs"] = _topic_pairs(graph)
     if theta is not None:

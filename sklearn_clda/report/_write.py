@@ -100,9 +100,11 @@ def write_report(
     ordered collection labels (numbers or dates), as trends; for each
     collection the topics most over-represented relative to the
     corpus-wide mixture, with documents; every pair of collections compared
-    topic by topic; and fit diagnostics. A difference is called clear only
-    when its interval excludes 0 and rests on an effective sample size of
-    at least 100 draws; the page names the intervals that rest on fewer.
+    topic by topic (on the page for up to 12 collections, in
+    ``collection_comparisons.csv`` for up to 40); and fit diagnostics. A
+    difference is called clear only when its interval excludes 0 and rests
+    on an effective sample size of at least 100 draws; the page names the
+    intervals that rest on fewer.
     With several ``chains``, a difference on fewer effective draws whose
     interval in each chain alone excludes 0 on the same side is marked
     "every chain" (chains settled in different modes pool to a few
@@ -254,7 +256,8 @@ def write_report(
     out.mkdir(parents=True, exist_ok=True)
     with staged_output(out) as stage:
         summary["figures"] = draw_figures(model, names, stage, parts, summary, dpi)
-        summary["downloads"] = write_tables(stage, summary, parts.theta, groups, parts.graph)
+        summary["downloads"] = write_tables(stage, summary, parts.theta, groups, parts.graph,
+                                          parts.compared)
         files = ["index.html", "report.json", *copy_static(stage)]
         files += _write_models(stage, model, pipeline, names)
         summary["files"] = sorted(
