@@ -222,23 +222,6 @@ def test_ctrl_c_in_the_demo_exits_130_without_traceback():
 
 
 # ------------------------------------------------- names and extras
-@pytest.mark.parametrize("argv", [["report", "--input", "x.csv", "--out", "OUT"],
-                                  ["-n", "2", "--report", "OUT"]])
-def test_missing_matplotlib_names_the_extra(tmp_path, argv, capsys, monkeypatch):
-    argv = [str(tmp_path / a) if a in ("x.csv", "OUT") else a for a in argv]
-    (tmp_path / "x.csv").write_text("text,source\na b c,x\nd e f,y\n")
-    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib fails
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    err = capsys.readouterr().err
-    assert code == 2, err
-    assert 'pip install "sklearn-clda[plot]"' in err
-    assert "Traceback" not in err
-    assert not (tmp_path / "OUT").exists()
-
-
 def test_console_script_help_shows_its_own_name():
     script = shutil.which("sklearn-clda") or os.path.join(
         os.path.dirname(sys.executable), "sklearn-clda"

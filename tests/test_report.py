@@ -1449,7 +1449,8 @@ def test_time_budget_must_be_a_number_of_seconds(capsys):
     assert "--time-budget must be a number of seconds >= 0, got -1.0" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("module, extra", [("jinja2", "plot"), ("pandas", "inspect")])
+@pytest.mark.parametrize("module, extra", [("jinja2", "plot"), ("matplotlib", "plot"),
+                                           ("pandas", "inspect")])
 @pytest.mark.parametrize("argv", [["report", "--input", "x.csv", "--out", "OUT"],
                                   ["-n", "2", "--report", "OUT"]])
 def test_a_missing_dependency_names_its_extra(tmp_path, argv, module, extra, monkeypatch,
