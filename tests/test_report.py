@@ -1697,6 +1697,7 @@ def test_pairs_past_the_page_s_limit_are_in_the_csv(small_corpus, tmp_path, monk
     assert "comparisons" not in summary["downloads"]
     assert not (tmp_path / "none" / "collection_comparisons.csv").exists()
 
+
 @pytest.mark.parametrize("labels, ordered", [
     (["2001", "2005", "2010"], "numbers"), (["2020-01", "2020-06", "2021-01"], "dates"),
     (["north", "south", "west"], None),
