@@ -67,6 +67,10 @@ _CHAINS_HELP = (
     f"its R-hat saying whether they agree (at most {MAX_CHAINS}; N times the fit "
     "time) (default: %(default)s)"
 )
+_NO_FIGURES_HELP = (
+    "write the report without its figures: no matplotlib needed, about half "
+    "the time of a small report"
+)
 _TIME_BUDGET_HELP = (
     "seconds the report may spend running the chain further, until every "
     "collection's topic proportions have an effective sample size of 100 "
@@ -198,6 +202,9 @@ def _build_parser():
         help="with --report: " + _CHAINS_HELP,
     )
     parser.add_argument(
+        "--no-figures", action="store_true", help="with --report: " + _NO_FIGURES_HELP,
+    )
+    parser.add_argument(
         "--n-jobs", type=int, default=-1, metavar="N", help=_N_JOBS_HELP,
     )
     commands = parser.add_subparsers(
@@ -261,6 +268,9 @@ def _add_report_parser(commands):
     fit.add_argument(
         "--no-progress", action="store_true", help="do not show the progress bar",
     )
+    io_group.add_argument(
+        "--no-figures", action="store_true", help=_NO_FIGURES_HELP,
+    )
 
 
 def _chains_problem(chains, seed, n_jobs):
@@ -304,8 +314,11 @@ def _check_args(parser, args):
         parser.error(_chains_problem(args.chains, args.seed, args.n_jobs))
     if args.chains > 1 and args.report is None:
         parser.error("--chains pools several fits in the report: give --report DIR too")
-    if args.report is not None and _report_dependencies_missing():
-        parser.error(f"--report: {_report_dependencies_missing()}")
+    if args.no_figures and args.report is None:
+        parser.error("--no-figures leaves the report's figures out: give --report DIR too")
+    missing = args.report is not None and _report_dependencies_missing(not args.no_figures)
+    if missing:
+        parser.error(f"--report: {missing}")
 
 
 def format_topic_table(model, feature_names, top_words=8, method="prob"):
@@ -400,7 +413,8 @@ def _run_report(args):
     from sklearn_clda.report._parallel import ChainProcessError
 
     try:
-        docs, vectorizer, X = _read_corpus(args, _check_report_args(args))
+        docs, vectorizer, X = _read_corpus(args, _check_report_args(args),
+                                           figures=not args.no_figures)
     except InputError as exc:
         return _fail(str(exc))
     try:
@@ -423,6 +437,7 @@ def _run_report(args):
         title=title, groups=docs.groups, texts=docs.texts, texts_info=dict(docs),
         settings=settings, fit_seconds=seconds + extension["seconds"],
         top_words=args.top_words, extension=extension, chains=chains,
+        figures=not args.no_figures,
     )
 
 
@@ -581,7 +596,8 @@ def _write_report_folder(out, fail, model, X, names, **kwargs):
 
 def _write_demo_report(args, model, news, seconds):
     """Write the HTML report of the demo's fit to ``args.report``."""
-    _use_agg()
+    if not args.no_figures:
+        _use_agg()
     note = (
         "16-newsgroups ships as counts, without its raw texts, hence no "
         "vectorizer: apply the model to rows of load_news16().data, e.g. "
@@ -610,6 +626,7 @@ def _write_demo_report(args, model, news, seconds):
         settings={"Command": command},
         fit_seconds=seconds + chain_seconds + extension["seconds"],
         top_words=args.top_words, model_note=note, extension=extension, chains=chains,
+        figures=not args.no_figures,
     )
 
 

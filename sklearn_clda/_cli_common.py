@@ -182,6 +182,11 @@ _PLOT_MISSING = (
     'dependencies: pip install "sklearn-clda[plot]"'
 )
 
+_JINJA2_MISSING = (
+    "the report's page needs Jinja2, an optional dependency: "
+    'pip install "sklearn-clda[plot]"'
+)
+
 
 _INSPECT_MISSING = (
     "the report's analysis (sklearn_clda.inspection) needs pandas, an optional "
@@ -189,13 +194,18 @@ _INSPECT_MISSING = (
 )
 
 
-def _report_dependencies_missing():
-    """The message naming the extra to install, if one the report needs is missing."""
+def _report_dependencies_missing(figures=True):
+    """The message naming the extra to install, if one the report needs
+    (without matplotlib when it draws no ``figures``) is missing."""
     try:
         import jinja2  # noqa: F401
-        import matplotlib  # noqa: F401
     except ImportError:
-        return _PLOT_MISSING
+        return _PLOT_MISSING if figures else _JINJA2_MISSING
+    if figures:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            return _PLOT_MISSING
     try:
         import pandas  # noqa: F401
     except ImportError:
@@ -295,19 +305,21 @@ def _vectorize(args, docs):
     return vectorizer, X
 
 
-def _read_corpus(args, problem):
+def _read_corpus(args, problem, figures=True):
     """Check, read and vectorize the documents of a command on documents:
     ``(docs, vectorizer, X)``. ``problem`` is the command's own check of its
     options (a one-line reason, or None); every problem raises InputError
-    with its one line."""
+    with its one line. ``figures``: the command draws figures (it needs
+    matplotlib)."""
     from sklearn_clda.report import InputError
 
     if args.input == "":
         problem = "--input is empty; name a file or folder of documents"
-    problem = problem or _report_dependencies_missing()
+    problem = problem or _report_dependencies_missing(figures)
     if problem:
         raise InputError(problem)
-    _use_agg()
+    if figures:
+        _use_agg()
     docs = _load_report_documents(args)
     vectorizer, X = _vectorize(args, docs)
     return docs, vectorizer, X

@@ -1469,6 +1469,50 @@ def test_a_missing_dependency_names_its_extra(tmp_path, argv, module, extra, mon
     assert not (tmp_path / "OUT").exists()
 
 
+def test_a_report_without_figures_needs_no_matplotlib(tmp_path, monkeypatch):
+    """``--no-figures`` (``figures=False``): the page, tables and models
+    without a figure, a note saying so, and no import of matplotlib."""
+    docs = _make_documents()
+    csv_path = _write_csv(tmp_path / "docs.csv", docs)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # its import fails
+    out = tmp_path / "r"
+    code, _, err = _run(["report", "--input", str(csv_path), "--text-column", "body",
+                         "--group-column", "outlet", "--out", str(out), "--no-figures",
+                         *REPORT_ARGS])
+    assert code == 0, err
+    summary = _summary(out)
+    assert summary["figures"] == {}
+    assert not list(out.glob("*.png"))
+    assert {"index.html", "collection_topics.csv", "model.npz"} <= set(summary["files"])
+    page = " ".join((out / "index.html").read_text(encoding="utf-8").split())
+    assert "<img" not in page
+    assert "The figures were not drawn (figures=False, or --no-figures" in page
+
+
+def test_no_figures_without_a_report_is_refused(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["-n", "4", "--no-figures"])
+    assert exc.value.code == 2
+    assert "--no-figures leaves the report's figures out: give --report DIR too" in (
+        capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("argv", [["report", "--input", "x.csv", "--out", "OUT"],
+                                  ["-n", "2", "--report", "OUT"]])
+def test_without_figures_only_jinja2_is_named(tmp_path, argv, monkeypatch, capsys):
+    argv = [str(tmp_path / a) if a in ("x.csv", "OUT") else a for a in argv]
+    (tmp_path / "x.csv").write_text("text,group\na b c,x\nd e f,y\n", encoding="utf-8")
+    monkeypatch.setitem(sys.modules, "jinja2", None)
+    try:
+        code = main([*argv, "--no-figures"])
+    except SystemExit as exc:
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "the report's page needs Jinja2, an optional dependency" in err
+    assert "matplotlib" not in err
+
+
 def test_extend_chain_continues_a_kept_chain(small_corpus):
     from sklearn_clda.report import extend_chain
 

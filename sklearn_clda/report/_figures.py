@@ -11,6 +11,10 @@ _MAX_TRACE_PANELS = 6  # collections drawn in the pi trace and ACF figures
 _LABEL_WORDS = 3  # words in a topic's label in the figures
 _BAR_TOPICS = 6  # topics in the bar chart
 
+#: The page's note on a report written without its figures.
+NO_FIGURES_NOTE = ("the figures were not drawn (figures=False, or --no-figures on the "
+                   "command line); the tables and CSV files hold their numbers")
+
 
 def draw_figures(model, names, out_dir, parts, summary, dpi):
     """Draw and save every figure; return ``{key: file name}``.

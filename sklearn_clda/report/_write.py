@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import HasMethods, validate_params
 
 from .._corpus import StrictInterval, check_sparse_structure
 from ..inspection._utils import check_clda
-from ._figures import draw_figures
+from ._figures import NO_FIGURES_NOTE, draw_figures
 from ._files import copy_static, output_problem, staged_output, write_file, write_text
 from ._load import InputError
 from ._render import render_page
@@ -40,6 +40,7 @@ from ._tables import write_tables
         "extension": [dict, None],
         "dpi": [StrictInterval(Integral, 1, None, closed="left")],
         "chains": [list, tuple, None],
+        "figures": ["boolean"],
     },
     prefer_skip_nested_validation=True,
 )
@@ -63,6 +64,7 @@ def write_report(
     extension=None,
     dpi=110,
     chains=None,
+    figures=True,
 ):
     """Write an HTML report of a fitted CompoundLDA to a folder.
 
@@ -201,6 +203,12 @@ def write_report(
         farther than 0.5 in total variation) are marked. The saved model
         is ``model``.
 
+    figures : bool, default=True
+        Draw the figures (with matplotlib). ``False`` writes the page, the
+        tables and the models without them, and says so on the page: it
+        needs no matplotlib, and takes about half the time of a small
+        report (a figure takes about half a second).
+
     Returns
     -------
     summary : dict
@@ -253,9 +261,12 @@ def write_report(
     # (before the folder is made: chains that are not chains of the model
     # are found out here, and nothing is written)
     summary, parts = build_summary(model, X, names, options)
+    if not figures:
+        summary["notes"].append(NO_FIGURES_NOTE)
     out.mkdir(parents=True, exist_ok=True)
     with staged_output(out) as stage:
-        summary["figures"] = draw_figures(model, names, stage, parts, summary, dpi)
+        summary["figures"] = (draw_figures(model, names, stage, parts, summary, dpi)
+                              if figures else {})
         summary["downloads"] = write_tables(stage, summary, parts.theta, groups, parts.graph,
                                           parts.compared)
         files = ["index.html", "report.json", *copy_static(stage)]
