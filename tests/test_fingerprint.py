@@ -71,18 +71,19 @@ def _tokens(summary):
 
 
 def test_report_folds_in_reordered_documents(corpus, clda, tmp_path):
-    pytest.importorskip("matplotlib")
+    pytest.importorskip("jinja2")
     from sklearn_clda.report import write_report
 
     model, labels = clda
     names = [f"w{i}" for i in range(corpus.data.shape[1])]
     X, order = corpus.data, np.arange(59, -1, -1)
-    same = write_report(model, X, names, tmp_path / "same", groups=labels)
+    same = write_report(model, X, names, tmp_path / "same", groups=labels, figures=False)
     assert "document_topics.csv" in same["files"]
     assert_allclose(_tokens(same), topic_sizes(model.doc_topic_, X))
     assert not [note for note in same["notes"] if "not the fitted documents" in note]
 
-    other = write_report(model, X[order], names, tmp_path / "other", groups=labels[order])
+    other = write_report(model, X[order], names, tmp_path / "other", groups=labels[order],
+                         figures=False)
     assert "document_topics.csv" not in other["files"]
     assert [note for note in other["notes"] if "not the fitted documents" in note]
     # The topic sizes are those of the documents given, not the fit's
@@ -146,7 +147,7 @@ def test_saved_model_keeps_its_fingerprint(corpus, clda, tmp_path):
 
 
 def test_lists_and_streams(corpus, clda, tmp_path):
-    pytest.importorskip("matplotlib")
+    pytest.importorskip("jinja2")
     from sklearn_clda.report import extend_chain, write_report
 
     model, labels = clda
@@ -163,6 +164,6 @@ def test_lists_and_streams(corpus, clda, tmp_path):
     names = [f"w{i}" for i in range(X.shape[1])]
     other = batch + 4  # as many documents, of the same collections
     summary = write_report(stream, corpus.data[other], names, tmp_path / "s",
-                           groups=labels[other])
+                           groups=labels[other], figures=False)
     assert "document_topics.csv" not in summary["files"]
     assert any("keeps no record" in note for note in summary["notes"])

@@ -259,7 +259,7 @@ def test_report_shows_how_collections_word_a_shared_topic(tmp_path):
                 groups.append(country)
     X = np.array(rows)
     model = CompoundLDA(n_components=2, max_iter=100, random_state=0).fit(X, groups=groups)
-    write_report(model, X, vocab, tmp_path / "r", groups=groups)
+    write_report(model, X, vocab, tmp_path / "r", groups=groups, figures=False)
     shown = _check_collection_words(tmp_path / "r", ["uk", "us"])
     sport = int(np.argmax(model.components_[:, vocab.index("ball")]))
     assert shown[(sport, "uk")][0] == "match" and shown[(sport, "us")][0] == "game"
@@ -378,7 +378,7 @@ def test_write_report_escapes_words_and_saves_model_alone(csv_report, tmp_path):
     names = np.array(pipe[:-1].get_feature_names_out(), dtype=object)
     names[np.argmax(model.components_[0])] = "<script>alert('x')</script>"
     summary = write_report(model, X, names, tmp_path / "r", title="<i>T</i> & co",
-                           top_words=4)
+                           top_words=4, figures=False)
     page = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
     assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in page
     assert "<script>" not in page and "alert('x')" not in page
@@ -438,7 +438,7 @@ def test_folder_report(tmp_path):
     root = _write_folder(tmp_path / "corpus", _make_documents(n_per_collection=10))
     out = tmp_path / "out"
     code, stdout, stderr = _run(["report", "--input", str(root), "--out", str(out),
-                                 "--title", "My corpus", *REPORT_ARGS])
+                                 "--title", "My corpus", *REPORT_ARGS, "--no-figures"])
     assert code == 0, stderr
     page = (out / "index.html").read_text(encoding="utf-8")
     assert "<h1>My corpus</h1>" in page
@@ -1051,7 +1051,7 @@ def test_a_collection_without_words_gets_a_report(tmp_path):
     model = CompoundLDA(n_components=3, max_iter=20, thin=1, random_state=0)
     model.fit(X, groups=groups)
     summary = write_report(model, X, [f"w{i}" for i in range(20)], tmp_path / "r",
-                           groups=groups)
+                           groups=groups, figures=False)
     empty = next(entry for entry in summary["distinctive"] if entry["collection"] == "empty")
     assert empty["topics"] and all(row["documents"] == [] for row in empty["topics"])
     others = [entry for entry in summary["distinctive"] if entry["collection"] != "empty"]
@@ -1346,7 +1346,7 @@ def test_correlation_intervals_fit_the_time_they_may_take(tmp_path, monkeypatch)
     groups = [g for _, g in docs]
     model = CompoundLDA(n_components=3, max_iter=30, random_state=0).fit(X, groups=groups)
     summary = write_report(model, X, [f"w{i}" for i in range(X.shape[1])], tmp_path / "r",
-                           groups=groups)
+                           groups=groups, figures=False)
     pairs = summary["topic_pairs"]
     assert pairs["n_bootstrap"] == 0 and pairs["n_clear"] is None
     assert all(row["lower"] is None and row["clear"] is None for row in pairs["edges"])
@@ -1412,7 +1412,7 @@ def test_report_on_too_few_effective_draws_calls_nothing_clear(small_corpus, tmp
     assert extension["sweeps_after"] == extension["sweeps_before"] == 24
     assert not extension["reached"] and extension["ess_after"] < 100
     summary = write_report(model, X, names, tmp_path / "r", groups=groups,
-                           extension=extension)
+                           extension=extension, figures=False)
     # The themes are plain: with enough draws these differences would be clear.
     rows = [row for entry in summary["distinctive"] for row in entry["topics"]]
     assert rows and all(row["difference_lower"] > 0 for row in rows)
@@ -1599,7 +1599,8 @@ def test_the_report_says_a_stalled_chain_needs_other_seeds(small_corpus, tmp_pat
     extension = {"target": 100.0, "budget": 30.0, "method": "warm_start", "rounds": 1,
                  "sweeps_before": 12, "sweeps_after": 24, "seconds": 1.0,
                  "ess_before": 5.0, "ess_after": 5.5, "reached": False, "stalled": True}
-    write_report(model, X, names, tmp_path / "r", groups=groups, extension=extension)
+    write_report(model, X, names, tmp_path / "r", groups=groups, extension=extension,
+                 figures=False)
     page = " ".join((tmp_path / "r" / "index.html").read_text(encoding="utf-8").split())
     assert "It stopped early" in page and "<code>--chains 4</code>" in page
     assert "The time budget of" not in page
@@ -1664,7 +1665,7 @@ def test_document_snippets_are_escaped_and_shortened(csv_report, tmp_path):
     X = pipe[:-1].transform(texts)
     marked = ["<img src=x onerror=alert(1)> " + t + " tail" * 100 for t in texts]
     summary = write_report(pipe, X, pipe[:-1].get_feature_names_out(), tmp_path / "r",
-                           groups=groups, texts=marked)
+                           groups=groups, texts=marked, figures=False)
     page = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
     assert "&lt;img src=x onerror=alert(1)&gt;" in page
     assert "<img src=x" not in page
@@ -1716,7 +1717,8 @@ def test_pairs_past_the_page_s_limit_are_in_the_csv(small_corpus, tmp_path, monk
     model = CompoundLDA(n_components=3, max_iter=40, thin=2, random_state=0)
     model.fit(X, groups=groups)
     monkeypatch.setattr(_summary, "MAX_COMPARED", 2)
-    summary = write_report(model, X, names, tmp_path / "csv", groups=groups)
+    summary = write_report(model, X, names, tmp_path / "csv", groups=groups,
+                           figures=False)
     cmp = summary["comparisons"]
     assert cmp["pairs"] == []
     assert cmp["omitted"] == ("3 collections (the page shows the pairs of up to 2); all 3 "
@@ -1736,7 +1738,8 @@ def test_pairs_past_the_page_s_limit_are_in_the_csv(small_corpus, tmp_path, monk
                                expected.loc[summary["topic_order"], "mean"])
 
     monkeypatch.setattr(_summary, "MAX_CSV_COMPARED", 2)
-    summary = write_report(model, X, names, tmp_path / "none", groups=groups)
+    summary = write_report(model, X, names, tmp_path / "none", groups=groups,
+                           figures=False)
     assert summary["comparisons"]["omitted"] == "3 collections (pairs are compared for up to 2)"
     assert "comparisons" not in summary["downloads"]
     assert not (tmp_path / "none" / "collection_comparisons.csv").exists()
@@ -1839,7 +1842,8 @@ def test_page_shows_the_largest_collections_and_the_csv_all(small_corpus, tmp_pa
     assert len(json.loads((out / "report.json").read_text())["collections"]) == J
     # Up to the limit, everything is shown and nothing is said.
     monkeypatch.setattr(_summary, "MAX_PAGE_COLLECTIONS", J)
-    summary = write_report(model, X, names, tmp_path / "all", groups=labels)
+    summary = write_report(model, X, names, tmp_path / "all", groups=labels,
+                           figures=False)
     assert summary["shown_collections"] is None
     page = (tmp_path / "all" / "index.html").read_text(encoding="utf-8")
     assert "this section shows the" not in page
@@ -1864,7 +1868,7 @@ def test_collection_documents_come_from_the_collection(tmp_path):
     model = CompoundLDA(n_components=2, max_iter=60, thin=2, random_state=0)
     model.fit(X, groups=groups)
     summary = write_report(model, X, vectorizer.get_feature_names_out(), tmp_path / "r",
-                           groups=groups, texts=texts)
+                           groups=groups, texts=texts, figures=False)
     entry = next(e for e in summary["distinctive"] if e["collection"] == "A")
     (row,) = entry["topics"]
     sport = row["topic"]
@@ -1927,7 +1931,7 @@ def test_the_report_says_when_the_chain_halves_disagree(small_corpus, tmp_path):
     half = drift.shape[0] // 2
     drift[half:] = drift[half:] * 0.5 + 0.5 * drift[half:, :, ::-1]
     model.collection_topic_samples_ = drift
-    summary = write_report(model, X, names, tmp_path / "r", groups=groups)
+    summary = write_report(model, X, names, tmp_path / "r", groups=groups, figures=False)
     diag = summary["diagnostics"]
     assert diag["n_rhat_above"] > 0 and diag["rhat_max"] > 1.01
     page = " ".join((tmp_path / "r" / "index.html").read_text(encoding="utf-8").split())

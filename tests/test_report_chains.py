@@ -88,9 +88,10 @@ def test_the_report_pools_the_chains_lined_up(corpus, chains, tmp_path):
 def test_pooled_intervals_are_wider_than_one_chain_s(corpus, tmp_path):
     """Chains stopped early settle apart: their pooled intervals span them."""
     early = _fits(corpus, 60)
-    one = write_report(early[0], corpus.data, WORDS, tmp_path / "one", groups=corpus.groups)
+    one = write_report(early[0], corpus.data, WORDS, tmp_path / "one", groups=corpus.groups,
+                       figures=False)
     pooled = write_report(early[0], corpus.data, WORDS, tmp_path / "all",
-                          groups=corpus.groups, chains=early[1:])
+                          groups=corpus.groups, chains=early[1:], figures=False)
     width = [np.subtract(s["collection_topic"]["upper"], s["collection_topic"]["lower"])
              for s in (one, pooled)]
     assert np.median(width[1] / width[0]) > 1.2
@@ -102,7 +103,7 @@ def test_a_topic_some_chain_lacks_is_marked(corpus, tmp_path):
     early = _fits(corpus, 100)
     assert align_chains(early).unstable.tolist() == [0]
     summary = write_report(early[0], corpus.data, WORDS, tmp_path, groups=corpus.groups,
-                           chains=early[1:])
+                           chains=early[1:], figures=False)
     assert summary["diagnostics"]["unstable_topics"] == [0]
     assert [t["unstable"] for t in summary["topics"]] == [True, False, False]
     assert summary["topics"][0]["chain_distance"] > 0.5
@@ -118,7 +119,8 @@ def test_a_topic_some_chain_lacks_is_marked(corpus, tmp_path):
 
 
 def test_one_fit_keeps_the_one_chain_page(corpus, chains, tmp_path):
-    summary = write_report(chains[0], corpus.data, WORDS, tmp_path, groups=corpus.groups)
+    summary = write_report(chains[0], corpus.data, WORDS, tmp_path, groups=corpus.groups,
+                           figures=False)
     assert summary["diagnostics"]["n_chains"] == 1
     assert all(t["chain_distance"] is None and not t["unstable"] for t in summary["topics"])
     page = _page(tmp_path)
@@ -204,7 +206,7 @@ def test_report_command_fits_and_pools_several_chains(tmp_path, capsys):
         out = tmp_path / f"r{jobs}"
         code = main(["report", "--input", str(source), "--out", str(out), "-k", "2",
                      "-n", "60", "--chains", "3", "--seed", "4", "--time-budget", "2",
-                     "--n-jobs", jobs, "--no-progress"])
+                     "--n-jobs", jobs, "--no-progress", "--no-figures"])
         assert code == 0
         assert said in capsys.readouterr().out
         summaries.append(json.loads((out / "report.json").read_text(encoding="utf-8")))
@@ -310,7 +312,7 @@ def test_chains_settled_apart_agree_on_a_direction(corpus, tmp_path):
         draws = place + rng.normal(0, 0.005, size=(100, 2, 3))
         fit.collection_topic_samples_ = draws / draws.sum(axis=2, keepdims=True)
     summary = write_report(fits[0], corpus.data, WORDS, tmp_path, groups=corpus.groups,
-                           chains=fits[1:])
+                           chains=fits[1:], figures=False)
     rows = summary["comparisons"]["pairs"][0]["rows"]
     by_topic = {row["topic"]: row for row in rows}
     assert all(row["ess"] < 100 for row in rows)
@@ -441,7 +443,7 @@ def test_chains_with_too_few_draws_are_run_further_or_reported_as_such(corpus, t
              for seed in (1, 2)]
     assert short[0].collection_topic_samples_.shape[0] < 4
     summary = write_report(short[0], X, WORDS, tmp_path / "few", groups=groups,
-                           chains=short[1:])
+                           chains=short[1:], figures=False)
     assert summary["diagnostics"]["n_chains"] == 2
     assert summary["comparisons"]["pairs"] == []
     info = extend_chain(short, X, groups, min_ess=20, time_budget=30)
@@ -449,7 +451,8 @@ def test_chains_with_too_few_draws_are_run_further_or_reported_as_such(corpus, t
     assert short[0].n_iter_ == short[1].n_iter_ > 20
     source = _documents(tmp_path / "docs.csv")
     assert main(["report", "--input", str(source), "--out", str(tmp_path / "r"), "-k", "2",
-                 "-n", "5", "--chains", "2", "--time-budget", "0", "--no-progress"]) == 0
+                 "-n", "5", "--chains", "2", "--time-budget", "0", "--no-progress",
+                 "--no-figures"]) == 0
 
 
 def test_one_topic_chains_are_not_taken_for_the_same_chain(corpus, tmp_path):
@@ -457,7 +460,8 @@ def test_one_topic_chains_are_not_taken_for_the_same_chain(corpus, tmp_path):
     X, groups = corpus.data, corpus.groups
     one = [CompoundLDA(n_components=1, max_iter=20, random_state=seed).fit(X, groups=groups)
            for seed in (1, 2)]
-    summary = write_report(one[0], X, WORDS, tmp_path, groups=groups, chains=one[1:])
+    summary = write_report(one[0], X, WORDS, tmp_path, groups=groups, chains=one[1:],
+                           figures=False)
     assert summary["diagnostics"]["n_chains"] == 2
 
 
@@ -527,8 +531,10 @@ def test_groups_as_text_name_collections_fitted_as_numbers(corpus, tmp_path):
     model = CompoundLDA(n_components=3, max_iter=20, random_state=0).fit(
         corpus.data, groups=corpus.groups)
     text = [str(g) for g in corpus.groups]
-    summary = write_report(model, corpus.data, WORDS, tmp_path / "t", groups=text)
-    same = write_report(model, corpus.data, WORDS, tmp_path / "i", groups=corpus.groups)
+    summary = write_report(model, corpus.data, WORDS, tmp_path / "t", groups=text,
+                           figures=False)
+    same = write_report(model, corpus.data, WORDS, tmp_path / "i", groups=corpus.groups,
+                        figures=False)
     assert summary["collections"] == same["collections"]
     assert "document_topics.csv" in summary["files"]
 
