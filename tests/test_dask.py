@@ -887,6 +887,30 @@ def _worker_keys(dask_worker):
     return sorted(str(k) for k in dask_worker.data)
 
 
+def test_a_drop_still_queued_when_the_fit_stops_waiting_runs_later(client, corpus,
+                                                                    monkeypatch):
+    """The fit waits a while for its shards' drops; one queued behind other
+    work on its worker when the wait ends still runs (the task of a
+    released future is forgotten: a full run once found a fit's two shards
+    left on the workers)."""
+    drop = _cluster.ShardSet.drop
+    busy = []
+
+    def drop_behind_busy_workers(shards):
+        busy.extend(client.submit(_sleep, None, 1.0, workers=[addr], pure=False)
+                    for addr in sorted(set(shards.workers.values())))
+        shards.timeout = 0.1  # the drops' wait ends before the sleeps do
+        drop(shards)
+
+    monkeypatch.setattr(_cluster.ShardSet, "drop", drop_behind_busy_workers)
+    _clda(client, max_iter=3).fit(corpus.data, groups=corpus.groups)
+    assert busy and any(future.status == "pending" for future in busy)
+    deadline = time.monotonic() + 30
+    while set(client.run(_count_shards).values()) != {0} and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert set(client.run(_count_shards).values()) == {0}
+
+
 def test_round_messages_do_not_pile_up_on_the_workers(client, corpus, monkeypatch):
     """Each round's table change, scattered to the workers, is released when
     the round is done: not left to the garbage collector, which kept every

@@ -35,9 +35,10 @@ _MAX_REBUILDS = 3
 # its memory_limit) while a shard's task waits on it, and between checks.
 _PAUSED_SECONDS = 60.0
 _PAUSE_CHECK_SECONDS = 2.0
-# Drop tasks left on paused workers, held until done: the task of a released
-# future is forgotten. (distributed's fire_and_forget would keep the result
-# of a task that finished before the request reached the scheduler.)
+# Drop tasks, held until done: the task of a released future is forgotten,
+# so a drop still queued when the fit stops waiting (a busy or paused
+# worker) would never run. (distributed's fire_and_forget would keep the
+# result of a task that finished before the request reached the scheduler.)
 _LEFT_DROPS = set()
 
 
@@ -355,19 +356,19 @@ class ShardSet:
         raise RuntimeError(f"{self.caller}: shards {todo} could not be built; workers keep dying.")
 
     def drop(self):
-        """Forget every shard on its worker: best effort, never waiting long,
-        nor at all on a paused worker (it starts no task until its memory
-        drops below the pause fraction; the drop then runs there)."""
+        """Forget every shard on its worker: never waiting long, nor at all
+        on a paused worker (it starts no task until its memory drops below
+        the pause fraction). A drop not done when the wait ends runs later:
+        its future is held until then (:data:`_LEFT_DROPS`)."""
         info = self.client.scheduler_info(n_workers=-1)["workers"]
         futures = []
         for i, addr in self.workers.items():
             if addr not in info:
                 continue
             future = self.submit(_shard.drop_shard, i)
-            if info[addr].get("status") == "paused":
-                _LEFT_DROPS.add(future)
-                future.add_done_callback(_LEFT_DROPS.discard)
-            else:
+            _LEFT_DROPS.add(future)
+            future.add_done_callback(_LEFT_DROPS.discard)
+            if info[addr].get("status") != "paused":
                 futures.append(future)
         try:
             self._wait(futures, min(self.timeout, 10.0))
