@@ -887,6 +887,23 @@ def _worker_keys(dask_worker):
     return sorted(str(k) for k in dask_worker.data)
 
 
+def test_the_fit_asks_the_scheduler_for_the_workers(client, corpus, monkeypatch):
+    """``client.scheduler_info()`` returns the client's cached identity,
+    which its refresh every 2 s replaces with one that lists no worker; a
+    loaded machine could read that one between the fetch and the return. A
+    fit that did found no worker: it rebuilt its shards ([0, 0, 1, 1] in a
+    full run) and left them on the workers. The fit must not depend on it:
+    here it always lists none."""
+
+    def no_workers(self, n_workers=-1, **kwargs):
+        return {**(self._scheduler_identity or {}), "workers": {}}
+
+    monkeypatch.setattr(Client, "scheduler_info", no_workers)
+    model = _clda(client, max_iter=5, timeout=5).fit(corpus.data, groups=corpus.groups)
+    assert model.n_shards_ == 2 and not model.rebuilt_shards_
+    assert set(client.run(_count_shards).values()) == {0}
+
+
 def test_a_drop_still_queued_when_the_fit_stops_waiting_runs_later(client, corpus,
                                                                     monkeypatch):
     """The fit waits a while for its shards' drops; one queued behind other

@@ -6,7 +6,7 @@ from contextlib import contextmanager
 
 from distributed import Client, LocalCluster
 
-__all__ = ["fit_client"]
+__all__ = ["cluster_workers", "fit_client"]
 
 
 @contextmanager
@@ -41,3 +41,16 @@ def fit_client(client, timeout):
         return
     with Client(client, set_as_default=False, timeout=timeout) as own:
         yield own
+
+
+def cluster_workers(client):
+    """``{address: info}`` of the workers in the cluster now, asked of the
+    scheduler.
+
+    Not ``client.scheduler_info()``: that fetches the same and then returns
+    the client's cached copy, which the client's own refresh (every 2 s,
+    without the workers) may replace in between. A fit that read no worker
+    there counted its shards as lost and rebuilt them, or left them on the
+    workers at its end.
+    """
+    return client.sync(client.scheduler.identity, n_workers=-1)["workers"]

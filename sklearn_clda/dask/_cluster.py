@@ -21,6 +21,7 @@ from distributed.client import _wait
 
 from .._chunking import positive_csr
 from . import _shard
+from ._client import cluster_workers
 from ._messages import DeltaMerger, merge_histograms, nbytes
 
 __all__ = ["ClusterChain", "ShardSet"]
@@ -87,7 +88,7 @@ class _PausedWatch:
         if not pending or now - self.checked < _PAUSE_CHECK_SECONDS:
             return
         self.checked = now
-        info = self.shards.client.scheduler_info(n_workers=-1)["workers"]
+        info = cluster_workers(self.shards.client)
         waited_on = {self.shards.workers[i] for i in pending}
         paused = {a for a, w in info.items() if w.get("status") == "paused"} & waited_on
         self.since = {a: self.since.get(a, now) for a in paused}
@@ -151,7 +152,7 @@ class ShardSet:
 
     def alive(self):
         """Addresses of the workers now in the cluster, sorted."""
-        return sorted(self.client.scheduler_info(n_workers=-1)["workers"])
+        return sorted(cluster_workers(self.client))
 
     def alive_or_wait(self, what):
         """:meth:`alive`; with no worker in the cluster, waits up to
@@ -195,7 +196,7 @@ class ShardSet:
         if i not in self.shard_threads:
             threads = self.threads
             if threads is None:
-                info = self.client.scheduler_info(n_workers=-1)["workers"]
+                info = cluster_workers(self.client)
                 threads = int(info.get(self.workers[i], {}).get("nthreads") or 1)
             self.shard_threads[i] = max(1, threads)
         return self.shard_threads[i]
@@ -219,7 +220,7 @@ class ShardSet:
     def submit_build(self, i, seed, topics=None):
         x, groups = self._ship_shard(i)
         addr = self.workers[i]
-        info = self.client.scheduler_info(n_workers=-1)["workers"].get(addr, {})
+        info = cluster_workers(self.client).get(addr, {})
         task = dask.delayed(_shard.build_shard, pure=False)(
             self.key(i), x, groups, *self.build_args, seed, self.caller, self.specs[i][2],
             topics, threads=self._threads_of(i), limit=(addr, int(info.get("memory_limit") or 0)),
@@ -360,7 +361,7 @@ class ShardSet:
         on a paused worker (it starts no task until its memory drops below
         the pause fraction). A drop not done when the wait ends runs later:
         its future is held until then (:data:`_LEFT_DROPS`)."""
-        info = self.client.scheduler_info(n_workers=-1)["workers"]
+        info = cluster_workers(self.client)
         futures = []
         for i, addr in self.workers.items():
             if addr not in info:

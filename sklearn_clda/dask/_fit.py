@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 from .. import _memory
 from .._corpus import StrictInterval
 from .._base import _as_dtype, _output_dtype, _Trace, word_log_likelihood
-from ._client import fit_client
+from ._client import cluster_workers, fit_client
 from ._cluster import ClusterChain, ShardSet
 from ._input import shard_specs
 
@@ -237,7 +237,7 @@ class DistributedFitMixin:
                     f"{caller}: no Dask worker joined the cluster within "
                     f"timeout={self.timeout:g} s; start workers or raise timeout."
                 ) from exc
-            n_workers = len(client.scheduler_info(n_workers=-1)["workers"])
+            n_workers = len(cluster_workers(client))
             specs, n_features = shard_specs(self, X, groups, n_workers, caller)
             self._check_client_memory(_known_rows(X), n_features)  # before the build
             self._check_worker_memory(client, X, specs, n_features)
@@ -267,7 +267,7 @@ class DistributedFitMixin:
         ``memory_limit`` of the workers (those without a limit are not
         checked): the worker would be restarted by its nanny, again and
         again, instead of building the shard."""
-        workers = client.scheduler_info(n_workers=-1)["workers"]
+        workers = cluster_workers(client)
         limits = {a: int(w.get("memory_limit") or 0) for a, w in workers.items()}
         limits = {a: m for a, m in limits.items() if m > 0}
         if not limits:
