@@ -68,8 +68,8 @@ _CHAINS_HELP = (
     "time) (default: %(default)s)"
 )
 _NO_FIGURES_HELP = (
-    "write the report without its figures: no matplotlib needed, about half "
-    "the time of a small report"
+    "write the report without its figures: no matplotlib needed, and much "
+    "quicker (the figures take most of a small report's time)"
 )
 _TIME_BUDGET_HELP = (
     "seconds the report may spend running the chain further, until every "
