@@ -277,9 +277,11 @@ def test_every_worker_killed_in_one_round(client, corpus, monkeypatch):
     rebuilt shards' topics), not just the shards that answered (none).
 
     A nanny restarts its worker in 1-4 s here, even beside three busy
-    processes, but one CI run in about eight saw no worker come back
-    within the fit's 60 s wait (it registered a few seconds later): the
-    fit waits up to 300 s, which costs nothing when the workers return."""
+    processes, but one CI run in about eight ended the fit's 60 s wait
+    with no worker seen (one registered a few seconds later; the fit then
+    read the client's cached worker list, see
+    test_the_fit_asks_the_scheduler_for_the_workers): the fit waits up to
+    300 s, which costs nothing when the workers return."""
     from sklearn_clda import _pi_update
 
     sweep = _cluster.ClusterChain.sweep
@@ -908,8 +910,8 @@ def test_a_drop_still_queued_when_the_fit_stops_waiting_runs_later(client, corpu
                                                                     monkeypatch):
     """The fit waits a while for its shards' drops; one queued behind other
     work on its worker when the wait ends still runs (the task of a
-    released future is forgotten: a full run once found a fit's two shards
-    left on the workers)."""
+    released future is forgotten, and the shard would stay in the
+    worker's memory)."""
     drop = _cluster.ShardSet.drop
     busy = []
 
