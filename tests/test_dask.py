@@ -277,11 +277,9 @@ def test_every_worker_killed_in_one_round(client, corpus, monkeypatch):
     rebuilt shards' topics), not just the shards that answered (none).
 
     A nanny restarts its worker in 1-4 s here, even beside three busy
-    processes, but one CI run in about eight ended the fit's 60 s wait
-    with no worker seen (one registered a few seconds later; the fit then
-    read the client's cached worker list, see
-    test_the_fit_asks_the_scheduler_for_the_workers): the fit waits up to
-    300 s, which costs nothing when the workers return."""
+    processes, but in one CI run in about eight no worker registered
+    within the fit's 60 s wait (one did a few seconds later): the fit
+    waits up to 300 s, which costs nothing when the workers return."""
     from sklearn_clda import _pi_update
 
     sweep = _cluster.ClusterChain.sweep
