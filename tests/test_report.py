@@ -1449,22 +1449,31 @@ def test_time_budget_must_be_a_number_of_seconds(capsys):
     assert "--time-budget must be a number of seconds >= 0, got -1.0" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("module, extra", [("jinja2", "plot"), ("matplotlib", "plot"),
-                                           ("pandas", "inspect")])
+@pytest.mark.parametrize("module, flags, message", [
+    ("jinja2", [], "the report's figures and page need matplotlib and Jinja2"),
+    ("matplotlib", [], "the report's figures and page need matplotlib and Jinja2"),
+    ("pandas", [], "the report's analysis (sklearn_clda.inspection) needs pandas"),
+    ("jinja2", ["--no-figures"], "the report's page needs Jinja2, an optional dependency"),
+])
 @pytest.mark.parametrize("argv", [["report", "--input", "x.csv", "--out", "OUT"],
                                   ["-n", "2", "--report", "OUT"]])
-def test_a_missing_dependency_names_its_extra(tmp_path, argv, module, extra, monkeypatch,
-                                              capsys):
+def test_a_missing_dependency_names_its_extra(tmp_path, argv, module, flags, message,
+                                              monkeypatch, capsys):
+    """One line naming what is missing and the extra to install; without
+    figures, matplotlib is not asked for."""
     argv = [str(tmp_path / a) if a in ("x.csv", "OUT") else a for a in argv]
     (tmp_path / "x.csv").write_text("text,group\na b c,x\nd e f,y\n", encoding="utf-8")
     monkeypatch.setitem(sys.modules, module, None)  # its import fails
     try:
-        code = main(argv)
+        code = main([*argv, *flags])
     except SystemExit as exc:
         code = exc.code
     err = capsys.readouterr().err
     assert code == 2, err
+    assert message in err
+    extra = "inspect" if module == "pandas" else "plot"
     assert f'pip install "sklearn-clda[{extra}]"' in err
+    assert ("matplotlib" in err) == (module != "pandas" and not flags)
     assert "Traceback" not in err
     assert not (tmp_path / "OUT").exists()
 
@@ -1495,22 +1504,6 @@ def test_no_figures_without_a_report_is_refused(capsys):
     assert exc.value.code == 2
     assert "--no-figures leaves the report's figures out: give --report DIR too" in (
         capsys.readouterr().err)
-
-
-@pytest.mark.parametrize("argv", [["report", "--input", "x.csv", "--out", "OUT"],
-                                  ["-n", "2", "--report", "OUT"]])
-def test_without_figures_only_jinja2_is_named(tmp_path, argv, monkeypatch, capsys):
-    argv = [str(tmp_path / a) if a in ("x.csv", "OUT") else a for a in argv]
-    (tmp_path / "x.csv").write_text("text,group\na b c,x\nd e f,y\n", encoding="utf-8")
-    monkeypatch.setitem(sys.modules, "jinja2", None)
-    try:
-        code = main([*argv, "--no-figures"])
-    except SystemExit as exc:
-        code = exc.code
-    err = capsys.readouterr().err
-    assert code == 2, err
-    assert "the report's page needs Jinja2, an optional dependency" in err
-    assert "matplotlib" not in err
 
 
 def test_extend_chain_continues_a_kept_chain(small_corpus):
