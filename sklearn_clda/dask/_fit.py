@@ -130,7 +130,7 @@ class DistributedFitMixin:
     """
 
     _dask_constraints = {
-        "client": [None, str, HasMethods(["submit", "scheduler_info"])],
+        "client": [None, str, HasMethods(["submit", "sync"])],
         "local_sweeps": [StrictInterval(Integral, 1, None, closed="left")],
         "worker_threads": [StrictInterval(Integral, 1, None, closed="left"), None],
         "timeout": [StrictInterval(Real, 0, None, closed="neither")],
