@@ -16,6 +16,7 @@ from sklearn_clda.inspection import _collection_words, topic_words_by_collection
 from sklearn_clda.inspection._collection_words import (
     _attribution_weights,
     _log_odds_z,
+    _word_topic,
     expected_topic_word_counts,
 )
 
@@ -69,20 +70,24 @@ def test_expected_counts_match_dense_reference(chunk_bytes, monkeypatch):
     phi = rng.dirichlet(np.ones(V), size=K)
     label = rng.integers(0, 3, size=D)
     members = [np.flatnonzero(label == j) for j in range(3)]
-    topics = np.array([4, 1, 2])
     weights = _attribution_weights(sp.csr_matrix(dense.astype(float)), theta, phi.T.copy())
-    got = expected_topic_word_counts(weights, theta, phi.T.copy(), members, topics)
     S = theta @ phi
-    want = np.zeros_like(got)
-    for j, rows in enumerate(members):
-        for t, k in enumerate(topics):
+    every = np.zeros((3, V))
+    for k in (4, 1, 2, 0, 3):
+        got = expected_topic_word_counts(weights, theta, phi.T.copy(), members, k)
+        assert sp.issparse(got) and got.shape == (3, V)
+        want = np.zeros((3, V))
+        for j, rows in enumerate(members):
             for d in rows:
-                want[j, t] += dense[d] * theta[d, k] * phi[k] / S[d]
-    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
+                want[j] += dense[d] * theta[d, k] * phi[k] / S[d]
+        np.testing.assert_allclose(got.toarray(), want, rtol=1e-12, atol=1e-13)
+        # A collection's row holds only the words its documents use.
+        for j, rows in enumerate(members):
+            assert set(got[j].indices) <= set(np.flatnonzero(dense[rows].sum(axis=0)))
+        every += got.toarray()
     # Over every topic, the expected counts are the counts.
-    every = expected_topic_word_counts(weights, theta, phi.T.copy(), members, np.arange(K))
     for j, rows in enumerate(members):
-        np.testing.assert_allclose(every[j].sum(axis=0), dense[rows].sum(axis=0), rtol=1e-12)
+        np.testing.assert_allclose(every[j], dense[rows].sum(axis=0), rtol=1e-12)
 
 
 def test_tokens_no_topic_can_explain_get_no_weight():
@@ -99,7 +104,9 @@ def test_z_scores_follow_monroe_et_al(against):
     counts = np.array([[30.0, 5.0, 0.0, 15.0], [10.0, 20.0, 1.0, 9.0], [2.0, 3.0, 0.5, 4.0]])
     phi_k = np.array([0.4, 0.3, 0.05, 0.25])
     prior = 50.0
-    z, rest, n_own, n_rest = _log_odds_z(counts, phi_k, prior, against)
+    rest = (counts.sum(axis=0) - counts if against is None
+            else np.broadcast_to(counts[against], counts.shape))
+    z, n_own, n_rest = _log_odds_z(counts, rest, phi_k, prior)
     for j in range(3):
         others = counts.sum(axis=0) - counts[j] if against is None else counts[against]
         for w in range(4):
@@ -110,13 +117,13 @@ def test_z_scores_follow_monroe_et_al(against):
                      - np.log((y_r + a) / (n_r + prior - y_r - a)))
             want = delta / np.sqrt(1 / (y_j + a) + 1 / (y_r + a))
             assert z[j, w] == pytest.approx(want, rel=1e-12)
-            assert rest[j, w] == pytest.approx(y_r)
         assert n_own[j] == pytest.approx(counts[j].sum())
         assert n_rest[j] == pytest.approx(others.sum())
 
 
 def test_z_scores_finite_where_the_topic_has_no_word():
-    z, *_ = _log_odds_z(np.array([[3.0, 0.0], [1.0, 0.0]]), np.array([1.0, 0.0]), 10.0)
+    counts = np.array([[3.0, 0.0], [1.0, 0.0]])
+    z, *_ = _log_odds_z(counts, counts[::-1], np.array([1.0, 0.0]), 10.0)
     assert np.all(np.isfinite(z)) and abs(z[0, 1]) < 1e-100
 
 
@@ -175,14 +182,42 @@ def test_non_integer_counts_are_counted_as_the_model_rounds_them(corpus, clda):
     pd.testing.assert_frame_equal(got, want)
 
 
-def test_blocks_and_chunks_give_the_same_table(corpus, clda, monkeypatch):
+def dense_reference(model, X, groups, topic, against):
+    """Each collection's best word in ``topic`` and its z-score, from the
+    dense (collections x words) counts of the topic at once."""
+    theta = model.transform(X)
+    phi_t = _word_topic(model.components_)
+    weights = _attribution_weights(sp.csr_matrix(X, dtype=float), theta, phi_t)
+    names, index = np.unique(groups, return_inverse=True)
+    members = [np.flatnonzero(index == j) for j in range(names.size)]
+    counts = expected_topic_word_counts(weights, theta, phi_t, members, topic).toarray()
+    if against is None:
+        rest = counts.sum(axis=0) - counts
+    else:
+        b = list(names).index(against)
+        rest = np.broadcast_to(counts[b], (names.size - 1, counts.shape[1]))
+        counts, names = np.delete(counts, b, axis=0), np.delete(names, b)
+    z, *_ = _log_odds_z(counts, rest, phi_t[:, topic], 100.0)
+    return names, z.argmax(axis=1), z.max(axis=1)
+
+
+@pytest.mark.parametrize("against", [None, "b"])
+def test_blocks_and_chunks_give_the_same_table(corpus, monkeypatch, against):
     X, groups = corpus
-    whole = topic_words_by_collection(clda, X, groups, n_words=4)
-    monkeypatch.setattr(_collection_words, "_BLOCK_BYTES", 1)  # one topic at a time
+    model = LDAGibbs(n_components=2, max_iter=30, random_state=0).fit(X)
+    # Four collections, so that blocks of one hold the others apart.
+    groups = np.array(["a", "b", "c", "d"] * (len(groups) // 4))
+    whole = topic_words_by_collection(model, X, groups, n_words=4, against=against)
+    monkeypatch.setattr(_collection_words, "_BLOCK_BYTES", 1)  # one collection at a time
     monkeypatch.setattr(_collection_words, "_CHUNK_BYTES", 1)  # one token at a time
-    pieces = topic_words_by_collection(clda, X, groups, n_words=4)
-    np.testing.assert_array_equal(whole["word"], pieces["word"])
-    np.testing.assert_allclose(whole["z"], pieces["z"], rtol=1e-12)
+    pieces = topic_words_by_collection(model, X, groups, n_words=4, against=against)
+    pd.testing.assert_frame_equal(whole, pieces, check_exact=False, rtol=1e-12)
+    for k in range(2):
+        names, best, z = dense_reference(model, X, groups, k, against)
+        first = pieces[(pieces["topic"] == k) & (pieces["rank"] == 1)]
+        assert first["collection"].tolist() == names.tolist()
+        assert first["word"].tolist() == [f"word {w}" for w in best]
+        np.testing.assert_allclose(first["z"], z, rtol=1e-12)
 
 
 def test_against_one_collection(corpus, clda):
@@ -244,3 +279,23 @@ def test_bad_input_raises_clear_errors(corpus, kwargs, error, match):
     groups_arg = args.pop("groups")
     with pytest.raises(error, match=match):
         topic_words_by_collection(model, X, groups_arg, **args)
+
+
+def test_z_scores_at_the_edges_of_the_floating_point_range():
+    # A topic whose mass is on one word (its other words' share 0, so the
+    # floor takes over), and prior shares as small as a double holds: the
+    # ratio of the four terms leaves the range, the four logs do not.
+    tiny = _collection_words._TINY
+    counts = np.array([[5.0, 0.0, 0.0, 2.0], [0.0, 0.0, 3.0, 1e9], [7.0, 0.0, 0.0, 0.0]])
+    rest = np.array([[0.0, 0.0, 4.0, 1e9], [6.0, 0.0, 0.0, 0.0], [1e9, 0.0, 2.0, 1.0]])
+    for phi_k, prior in (([1.0, 0.0, 0.0, 0.0], 10.0), ([1.0, 1e-320, 1e-300, 0.0], 1e-3),
+                         ([0.25, 0.25, 0.25, 0.25], 1e-300)):
+        phi_k = np.array(phi_k)
+        z, *_ = _log_odds_z(counts, rest, phi_k, prior)
+        a = np.maximum(prior * phi_k, tiny)
+        n, m = counts.sum(axis=1, keepdims=True), rest.sum(axis=1, keepdims=True)
+        delta = (np.log(counts + a) - np.log(np.maximum(n + prior - counts - a, tiny))
+                 - np.log(rest + a) + np.log(np.maximum(m + prior - rest - a, tiny)))
+        want = delta / np.sqrt(1 / (counts + a) + 1 / (rest + a))
+        assert np.all(np.isfinite(z))
+        np.testing.assert_allclose(z, want, rtol=1e-9)
