@@ -1981,3 +1981,47 @@ def test_a_character_the_figure_font_lacks_is_warned_once(tmp_path):
     glyphs = [str(w.message) for w in caught if "Glyph" in str(w.message)]
     assert glyphs, [str(w.message) for w in caught]
     assert len(glyphs) == len(set(glyphs))
+
+
+@pytest.mark.parametrize("labels", ["text", "numbers"])
+def test_document_shares_pick_what_representative_documents_picks(labels):
+    # The report folds the documents in once; its picks, in the corpus and
+    # within each collection, are those of the public function, which folds
+    # in each collection's documents on their own.
+    from sklearn_clda.inspection import representative_documents
+    from sklearn_clda.report._analysis import DocumentShares
+
+    rng = np.random.default_rng(3)
+    X = rng.poisson(1.0, size=(60, 12))
+    X[[4, 30]] = 0  # documents without a word are never picked
+    names = np.array(["b", "a", "c", "d"]) if labels == "text" else np.array([7, 3, 12, 5])
+    groups = names[rng.integers(0, 3, size=60)]
+    groups[[4, 30]] = names[3]  # a collection whose documents have no word
+    model = CompoundLDA(n_components=3, max_iter=40, random_state=0).fit(X, groups=groups)
+    shares = DocumentShares(model, X, groups)
+    topics = [2, 0, 1]
+
+    def public(**kwargs):
+        table = representative_documents(model, X, groups, n=4, topic=topics, **kwargs)
+        return {k: [(int(r.document), r.theta) for r in table[table.topic == k].itertuples()]
+                for k in topics}
+
+    assert shares.top(4, topics) == public()
+    for label in model.groups_:  # (labels as the model holds them)
+        if label == names[3]:
+            assert shares.top(4, topics, label) == {}
+        else:
+            assert shares.top(4, topics, label) == public(collection=label)
+    assert DocumentShares(model, X, None).top(4, topics, model.groups_[0]) == {}
+
+
+def test_report_json_has_a_key_a_line_and_no_nan():
+    summary = {"title": "r\u00e9sum\u00e9", "topics": [{"share": 0.5, "words": ["a", "b"]}],
+               "none": None}
+    text = files_module.json_text(summary)
+    assert json.loads(text) == summary
+    assert text.splitlines() == ["{", '  "title": "r\u00e9sum\u00e9",',
+                                 '  "topics": [{"share": 0.5, "words": ["a", "b"]}],',
+                                 '  "none": null', "}"]
+    with pytest.raises(ValueError):  # (jsonable turns NaN into None first)
+        files_module.json_text({"share": float("nan")})

@@ -10,7 +10,7 @@ from sklearn.utils.validation import _num_samples, check_array
 from .._corpus import StrictInterval, check_group_labels
 from ._utils import accepts, check_topics, require_pandas, unwrap
 
-__all__ = ["representative_documents"]
+__all__ = ["representative_documents", "top_rows"]
 
 
 def _doc_topic(estimator, X, groups):
@@ -52,6 +52,12 @@ def _long_enough(estimator, X, groups, rows, min_length, caller, collection):
         Xt = _safe_indexing(Xt, keep)
         groups = None if groups is None else _safe_indexing(groups, keep)
     return rows[keep], _fold_in(model, Xt, groups)
+
+
+def top_rows(shares, n):
+    """Positions of the ``n`` largest ``shares``, largest first, ties by
+    position: ``np.argsort(-shares, kind="stable")[:n]``."""
+    return np.argsort(-shares, kind="stable")[:n]
 
 
 def _candidate_rows(labels, collection, caller):
@@ -228,7 +234,7 @@ def representative_documents(estimator, X, groups=None, *, n=3, topic=None, coll
               else check_topics(topic, theta.shape[1], name=f"topic passed to {caller}"))
     columns = {"topic": [], "rank": [], "document": [], "theta": []}
     for k in topics:
-        best = np.argsort(-theta[:, k], kind="stable")[:n]
+        best = top_rows(theta[:, k], n)
         columns["topic"].extend([int(k)] * best.size)
         columns["rank"].extend(range(1, best.size + 1))
         columns["document"].extend(rows[best].tolist())

@@ -13,6 +13,7 @@ a mix.
 import contextlib
 import csv
 import io
+import json
 import os
 import re
 import secrets
@@ -212,6 +213,18 @@ def write_file(out_dir, name, write):
             os.unlink(tmp)
         raise
     return name
+
+
+def json_text(summary):
+    """``summary`` (a dict of JSON values) as JSON text: one top-level key
+    per line, each value on its line without indentation. An indented file
+    is written by the json module's Python encoder, and only an unindented
+    value by its C one, several times faster on the summary of thousands of
+    collections."""
+    return "{\n" + ",\n".join(
+        f"  {json.dumps(str(key))}: {json.dumps(value, ensure_ascii=False, allow_nan=False)}"
+        for key, value in summary.items()
+    ) + "\n}\n"
 
 
 def write_text(out_dir, name, text):

@@ -44,6 +44,11 @@ MAX_PAGE_COLLECTIONS = 40
 
 def jsonable(value):
     """``value`` with NumPy values as Python ones and NaN/inf as None."""
+    kind = type(value)  # (the plain leaves first: most of a big summary's values)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else None
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -382,8 +387,9 @@ class _DocumentPicker:
     """Representative documents with their snippets, for topics and collections."""
 
     def __init__(self, model, X, names, options):
-        self.model, self.X, self.names = model, X, names
+        self.X, self.names = X, names
         self.texts, self.groups = options.texts, options.groups
+        self.shares = _analysis.DocumentShares(model, X, options.groups)
 
     def _rows(self, found):
         return [
@@ -394,8 +400,7 @@ class _DocumentPicker:
 
     def by_topic(self, order):
         """``[{"topic": k, "documents": [...]}, ...]`` in the given topic order."""
-        found = _analysis.representative(self.model, self.X, self.groups,
-                                         _TOPIC_DOCUMENTS, order)
+        found = self.shares.top(_TOPIC_DOCUMENTS, order)
         return [{"topic": int(k), "documents": self._rows(found.get(int(k), []))}
                 for k in order]
 
@@ -403,8 +408,7 @@ class _DocumentPicker:
         """``{topic: [...]}``: the collection's documents most about each topic."""
         if not topics:
             return {}
-        found = _analysis.representative(self.model, self.X, self.groups,
-                                         _COLLECTION_DOCUMENTS, topics, collection)
+        found = self.shares.top(_COLLECTION_DOCUMENTS, topics, collection)
         return {k: self._rows(rows) for k, rows in found.items()}
 
     def _collection(self, row):

@@ -1,6 +1,5 @@
 """``write_report``: the report folder of a fitted CompoundLDA."""
 
-import json
 import os
 from numbers import Integral, Real
 from pathlib import Path
@@ -13,7 +12,14 @@ from sklearn.utils._param_validation import HasMethods, validate_params
 from .._corpus import StrictInterval, check_sparse_structure
 from ..inspection._utils import check_clda
 from ._figures import NO_FIGURES_NOTE, draw_figures
-from ._files import copy_static, output_problem, staged_output, write_file, write_text
+from ._files import (
+    copy_static,
+    json_text,
+    output_problem,
+    staged_output,
+    write_file,
+    write_text,
+)
 from ._load import InputError
 from ._render import render_page
 from ._summary import build_summary
@@ -276,8 +282,7 @@ def write_report(
             set(files) | set(summary["figures"].values()) | set(summary["downloads"].values())
         )
         write_text(stage, "index.html", render_page(summary))
-        write_text(stage, "report.json",
-                   json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+        write_text(stage, "report.json", json_text(summary))
     summary["index_html"] = str(out / "index.html")
     return summary
 
