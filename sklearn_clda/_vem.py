@@ -122,7 +122,9 @@ def _dirichlet_expectation(alpha):
 
 
 def _collection_bound(a, omega, n_docs, sum_psi_rho, sum_psi_rho_dot, alpha, gamma):
-    """Part of L that depends on tau_j = a * omega, for one collection j.
+    """Part of L that depends on tau_j = a * omega, for one collection j, or
+    for each row of a batch (``a``, ``n_docs``, ``sum_psi_rho_dot`` of
+    shape (J,), ``omega`` and ``sum_psi_rho`` of shape (J, K)).
 
     Returns
         E[log p_alpha(pi_j)] - E[log q(pi_j | tau_j)]
@@ -133,32 +135,36 @@ def _collection_bound(a, omega, n_docs, sum_psi_rho, sum_psi_rho_dot, alpha, gam
     sum_psi_rho[k] = sum_d Psi(rho_jdk) and sum_psi_rho_dot = sum_d Psi(rho_jd.).
     Constants are included, so this is the collection's full contribution.
     """
-    K = omega.shape[0]
-    tau = a * omega
-    e_log_pi = digamma(tau) - digamma(a)
+    K = omega.shape[-1]
+    a = np.asarray(a, dtype=np.float64)
+    D = np.asarray(n_docs, dtype=np.float64)
+    tau = a[..., None] * omega
+    e_log_pi = digamma(tau) - digamma(a)[..., None]
     # E_q[log p_alpha(pi_j)]  (eq. var-exp, line 2)
-    val = gammaln(K * alpha) - K * gammaln(alpha) + (alpha - 1.0) * e_log_pi.sum()
+    val = gammaln(K * alpha) - K * gammaln(alpha) + (alpha - 1.0) * e_log_pi.sum(axis=-1)
     # - E_q[log q(pi_j | tau_j)]  (eq. var-exp, line 8)
-    val -= gammaln(a) - gammaln(tau).sum() + ((tau - 1.0) * e_log_pi).sum()
+    val -= gammaln(a) - gammaln(tau).sum(axis=-1) + ((tau - 1.0) * e_log_pi).sum(axis=-1)
     # sum_d E_q[log p_gamma(theta_jd | pi_j)], Kim-bound form (eq. var-exp,
     # line 3 last expression), E_q[pi_jk] = omega_jk:
     #   lgamma(gamma) - gamma/tau_j. (K-1)
     #   - (gamma - K) [log tau_j. - Psi(tau_j.) + Psi(rho_jd.)]
     #   - sum_k [lgamma(gamma omega_k)
     #            + (1 - gamma omega_k)(log tau_jk - Psi(tau_jk) + Psi(rho_jdk))]
-    D = n_docs
     val += D * (gammaln(gamma) - gamma * (K - 1) / a)
     val -= (gamma - K) * (D * (np.log(a) - digamma(a)) + sum_psi_rho_dot)
     go = gamma * omega
+    Dk = D[..., None]
     val -= (
-        D * gammaln(go) + (1.0 - go) * (D * (np.log(tau) - digamma(tau)) + sum_psi_rho)
-    ).sum()
+        Dk * gammaln(go) + (1.0 - go) * (Dk * (np.log(tau) - digamma(tau)) + sum_psi_rho)
+    ).sum(axis=-1)
     return val
 
 
 def _omega_grad_hess(a, omega, n_docs, sum_psi_rho, alpha, gamma):
-    """g_jk and h_jk of eqs. omega-grad and omega-hess."""
-    D = n_docs
+    """g_jk and h_jk of eqs. omega-grad and omega-hess (one collection, or
+    a batch as in :func:`_collection_bound`)."""
+    D = np.asarray(n_docs, dtype=np.float64)[..., None]
+    a = np.asarray(a, dtype=np.float64)[..., None]
     x = a * omega
     c = alpha + D - x - gamma * D * omega  # alpha + D_j - a w - gamma D_j w
     tri = _trigamma(x)
@@ -179,92 +185,143 @@ def _omega_grad_hess(a, omega, n_docs, sum_psi_rho, alpha, gamma):
 
 
 def _a_grad_hess(a, omega, n_docs, alpha, gamma):
-    """g_j and h_j of eqs. a-grad and a-hess."""
-    D = n_docs
-    K = omega.shape[0]
-    x = a * omega
-    c = alpha + D - x - gamma * D * omega
-    tri_a = _trigamma(a)
+    """g_j and h_j of eqs. a-grad and a-hess (one collection, or a batch)."""
+    D = np.asarray(n_docs, dtype=np.float64)
+    a = np.asarray(a, dtype=np.float64)
+    K = omega.shape[-1]
+    x = a[..., None] * omega
+    c = alpha + D[..., None] - x - gamma * D[..., None] * omega
+    tri_a = _trigamma(a)[..., None]
     d1 = omega * _trigamma(x) - tri_a
-    g = (d1 * c).sum() + (K - 1) * gamma * D / a**2
+    g = (d1 * c).sum(axis=-1) + (K - 1) * gamma * D / a**2
     h = (
-        ((omega**2 * _tetragamma(x) - _tetragamma(a)) * c).sum()
-        - (omega * d1).sum()
+        ((omega**2 * _tetragamma(x) - _tetragamma(a)[..., None]) * c).sum(axis=-1)
+        - (omega * d1).sum(axis=-1)
         - 2.0 * (K - 1) * gamma * D / a**3
     )
     return g, h
 
 
-def _update_collection(tau_j, n_docs, sum_psi_rho, sum_psi_rho_dot, alpha, gamma):
-    """Constrained Newton updates for one collection (Algorithm alg:vem,
-    M-step loop; section "Variational Dirichlet Update for Collections").
+class _Collections:
+    """The collections' (a_j, omega_j) during the M-step's Newton updates,
+    with their part of L (``f``) and what it is a function of."""
+
+    def __init__(self, tau, n_docs, sum_psi_rho, sum_psi_rho_dot, alpha, gamma):
+        self.a = tau.sum(axis=1)
+        self.omega = tau / self.a[:, None]
+        self.D = np.asarray(n_docs, dtype=np.float64)
+        self.s, self.s_dot = sum_psi_rho, sum_psi_rho_dot
+        self.alpha, self.gamma = alpha, gamma
+        self.f = self.bound(np.arange(self.a.size), self.a, self.omega)
+
+    def bound(self, rows, a, omega):
+        return _collection_bound(a, omega, self.D[rows], self.s[rows], self.s_dot[rows],
+                                 self.alpha, self.gamma)
+
+    def search(self, rows, propose, valid, evaluate, accept):
+        """Backtracking for the collections ``rows`` at once: each tries
+        ``propose(i, t)`` (i: positions in ``rows``) with t = 1, 1/2, 1/4,
+        ... (its own t, up to _MAX_HALVINGS tries) until the point is
+        ``valid`` and ``evaluate(rows, points)`` does not lower its ``f``;
+        ``accept(rows, points)`` moves those that found one."""
+        t = np.ones(rows.size)
+        pending = np.arange(rows.size)
+        for _ in range(_MAX_HALVINGS):
+            if pending.size == 0:
+                break
+            points = propose(pending, t[pending])
+            ok = valid(points)
+            f_new = np.full(pending.size, -np.inf)
+            if ok.any():
+                f_new[ok] = evaluate(rows[pending[ok]], points[ok])
+            better = ok & (f_new >= self.f[rows[pending]])
+            accept(rows[pending[better]], points[better])
+            self.f[rows[pending[better]]] = f_new[better]
+            pending = pending[~better]
+            t[pending] *= 0.5
+
+
+def _omega_steps(cs, rows):
+    """The constrained Newton step for omega_j (eq. constraint-newton-step)
+    of the collections ``rows``, an ascent direction on the simplex."""
+    g, h = _omega_grad_hess(cs.a[rows], cs.omega[rows], cs.D[rows], cs.s[rows], cs.alpha,
+                            cs.gamma)
+    proj_grad = g - g.mean(axis=1, keepdims=True)  # projected on {sum_k d_k = 0}
+    concave = np.all(h < 0, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv_h = 1.0 / h
+        newton = ((np.sum(g * inv_h, axis=1) / np.sum(inv_h, axis=1))[:, None] * inv_h
+                  - g * inv_h)
+    step = np.where(concave[:, None], newton, proj_grad)
+    ascent = np.sum(proj_grad * step, axis=1) > 0
+    step = np.where(ascent[:, None], step, proj_grad)
+    step -= step.mean(axis=1, keepdims=True)  # keep sum_k omega_jk = 1 exactly
+    # the first try: as far as the step goes, inside the open simplex
+    neg = step < 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        room = np.where(neg, -cs.omega[rows] / step, np.inf).min(axis=1)
+    first = np.where(neg.any(axis=1), np.minimum(1.0, 0.99 * room), 1.0)
+    return step, first
+
+
+def _newton_round(cs, rows):
+    """One round of the M-step loop for the collections ``rows``: the omega
+    step, then the a step, each with backtracking on the collection's L."""
+    step, first = _omega_steps(cs, rows)
+    keep = np.any(step != 0, axis=1)
+    moving, step, first = rows[keep], step[keep], first[keep]
+
+    def set_omega(r, points):
+        cs.omega[r] = points
+
+    cs.search(moving,
+              lambda i, t: cs.omega[moving[i]] + (t * first[i])[:, None] * step[i],
+              lambda points: np.all(points > 0, axis=1),
+              lambda r, points: cs.bound(r, cs.a[r], points), set_omega)
+    # --- Newton step for a_j (eq. newton-step-a-j)
+    g_a, h_a = _a_grad_hess(cs.a[rows], cs.omega[rows], cs.D[rows], cs.alpha, cs.gamma)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        step_a = np.where(h_a < 0, -g_a / h_a, np.sign(g_a) * cs.a[rows])
+    # (not locally concave, or not uphill: along the gradient, scale ~ a)
+    step_a = np.where(step_a * g_a < 0, np.sign(g_a) * cs.a[rows], step_a)
+    moving, step_a = rows[step_a != 0], step_a[step_a != 0]
+
+    def set_a(r, points):
+        cs.a[r] = points
+
+    cs.search(moving, lambda i, t: cs.a[moving[i]] + t * step_a[i], lambda points: points > 0,
+              lambda r, points: cs.bound(r, points, cs.omega[r]), set_a)
+
+
+def _update_collections(tau, n_docs, sum_psi_rho, sum_psi_rho_dot, alpha, gamma):
+    """Constrained Newton updates of every collection (Algorithm alg:vem,
+    M-step loop; section "Variational Dirichlet Update for Collections"),
+    all collections at once, each on its own: row j of the result is what
+    the collection's updates alone give.
 
     Alternates the constrained Newton step for omega_j (eq.
     constraint-newton-step, derivatives eqs. omega-grad/omega-hess) and the
     Newton step for a_j (eq. newton-step-a-j, derivatives eqs.
     a-grad/a-hess), each safeguarded by an ascent-direction check and
-    backtracking on the collection's part of L (see module notes).
-    Returns the new tau_j = a_j * omega_j.
+    backtracking on the collection's part of L (see module notes), until a
+    round raises it by less than _NEWTON_RTOL relatively. Returns the new
+    tau, of shape (J, K): tau_j = a_j * omega_j.
     """
-    a = float(tau_j.sum())  # initialize (a_j, omega_j) from the current tau_j
-    omega = tau_j / a
-
-    def f(a_, om_):
-        return _collection_bound(a_, om_, n_docs, sum_psi_rho, sum_psi_rho_dot,
-                                 alpha, gamma)
-
-    f_cur = f(a, omega)
+    cs = _Collections(tau, n_docs, sum_psi_rho, sum_psi_rho_dot, alpha, gamma)
+    rows = np.arange(tau.shape[0])
     for _ in range(_NEWTON_MAX_ITER):
-        f_start = f_cur
-
-        # --- constrained Newton step for omega_j (eq. constraint-newton-step)
-        g, h = _omega_grad_hess(a, omega, n_docs, sum_psi_rho, alpha, gamma)
-        proj_grad = g - g.mean()  # gradient projected on {sum_k d_k = 0}
-        if np.all(h < 0):
-            inv_h = 1.0 / h
-            step = (np.sum(g * inv_h) / np.sum(inv_h)) * inv_h - g * inv_h
-        else:
-            step = proj_grad
-        if not np.dot(proj_grad, step) > 0:  # not an ascent direction
-            step = proj_grad
-        step -= step.mean()  # keep sum_k omega_jk = 1 exactly (float drift)
-        if np.any(step != 0):
-            t = 1.0
-            neg = step < 0
-            if np.any(neg):  # stay inside the open simplex
-                t = min(1.0, 0.99 * np.min(-omega[neg] / step[neg]))
-            for _ in range(_MAX_HALVINGS):
-                om_new = omega + t * step
-                if np.all(om_new > 0):
-                    f_new = f(a, om_new)
-                    if f_new >= f_cur:
-                        omega, f_cur = om_new, f_new
-                        break
-                t *= 0.5
-
-        # --- Newton step for a_j (eq. newton-step-a-j)
-        g_a, h_a = _a_grad_hess(a, omega, n_docs, alpha, gamma)
-        if h_a < 0:
-            step_a = -g_a / h_a
-        else:  # not locally concave: move along the gradient, scale ~ a
-            step_a = np.sign(g_a) * a
-        if step_a * g_a < 0:
-            step_a = np.sign(g_a) * a
-        if step_a != 0:
-            t = 1.0
-            for _ in range(_MAX_HALVINGS):
-                a_new = a + t * step_a
-                if a_new > 0:
-                    f_new = f(a_new, omega)
-                    if f_new >= f_cur:
-                        a, f_cur = a_new, f_new
-                        break
-                t *= 0.5
-
-        if f_cur - f_start <= _NEWTON_RTOL * abs(f_start):
+        if rows.size == 0:
             break
-    # set tau_j = a_j^(final) * omega_j^(final)
-    return a * omega
+        f_start = cs.f[rows].copy()
+        _newton_round(cs, rows)
+        rows = rows[~(cs.f[rows] - f_start <= _NEWTON_RTOL * np.abs(f_start))]
+    return cs.a[:, None] * cs.omega
+
+
+def _update_collection(tau_j, n_docs, sum_psi_rho, sum_psi_rho_dot, alpha, gamma):
+    """:func:`_update_collections` for one collection: the new tau_j."""
+    return _update_collections(tau_j[None], np.array([n_docs]), sum_psi_rho[None],
+                               np.array([sum_psi_rho_dot]), alpha, gamma)[0]
 
 
 # ---------------------------------------------------------------------------
@@ -523,10 +580,10 @@ def _elbo(chunks, lam, tau, rho, doc_group, n_docs_per_group, alpha, gamma, eta)
     del cross
     # collections: E log p(pi_j) - E log q(pi_j) + sum_d Kim bound on E log p(theta|pi)
     s, s_dot = _doc_stats(rho, doc_group, tau.shape[0])
-    for j in range(tau.shape[0]):
-        a = tau[j].sum()
-        val += _collection_bound(a, tau[j] / a, n_docs_per_group[j], s[j], s_dot[j],
-                                 alpha, gamma)
+    a = tau.sum(axis=1)
+    for part in _collection_bound(a, tau / a[:, None], n_docs_per_group, s, s_dot, alpha,
+                                  gamma).tolist():
+        val += part  # (in collection order, as one at a time)
     # - sum_d E[log q(theta_d | rho_d)]
     e_log_theta = _dirichlet_expectation(rho)
     val -= (gammaln(rho.sum(axis=1)).sum() - gammaln(rho).sum()
@@ -591,9 +648,9 @@ def _m_step(st, update_tau, learned, doc_group, n_docs_per_group):
     """Step 2 (Maximization): constrained Newton updates of tau_j = a_j
     omega_j (unless still warming up), then the learned hyperparameters."""
     s, s_dot = _doc_stats(st.rho, doc_group, st.tau.shape[0])
-    for j in range(st.tau.shape[0] if update_tau else 0):
-        st.tau[j] = _update_collection(st.tau[j], n_docs_per_group[j], s[j], s_dot[j],
-                                       st.alpha, st.gamma)
+    if update_tau:
+        st.tau[:] = _update_collections(st.tau, n_docs_per_group, s, s_dot, st.alpha,
+                                        st.gamma)
     if "alpha" in learned:
         st.alpha = _update_alpha(st.alpha, _dirichlet_expectation(st.tau))
     if "eta" in learned:

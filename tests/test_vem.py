@@ -32,6 +32,7 @@ from sklearn_clda._vem import (
     _elbo,
     _omega_grad_hess,
     _update_collection,
+    _update_collections,
     fit_vem,
 )
 from sklearn_clda import CompoundLDA
@@ -261,6 +262,27 @@ def test_collection_update_maximizes_bound(D, alpha, gamma):
     assert f(tau) >= -ref.fun - 1e-9 * max(1.0, abs(ref.fun))
     if D == 0:
         assert_allclose(tau, alpha, rtol=1e-6)
+
+
+def test_collections_are_updated_together_as_each_alone():
+    """The M-step updates every collection in one batch; each row is what
+    the collection's own update gives, bit for bit, however many rounds
+    and halvings the others take (collections of every size, an empty one,
+    and starts far from and at the optimum)."""
+    rng = np.random.default_rng(7)
+    J, K, alpha, gamma = 9, 5, 0.4, 3.0
+    D = np.array([0, 1, 3, 12, 40, 7, 2, 25, 5], dtype=float)
+    s, s_dot = np.zeros((J, K)), np.zeros(J)
+    for j in range(J):
+        rho = rng.gamma(0.5, 3.0, size=(int(D[j]), K)) + 0.01
+        s[j], s_dot[j] = digamma(rho).sum(axis=0), digamma(rho.sum(axis=1)).sum()
+    tau = rng.gamma(2.0, 1.0, size=(J, K)) * rng.uniform(0.05, 80.0, size=(J, 1))
+    tau[4] = _update_collection(tau[4], D[4], s[4], s_dot[4], alpha, gamma)  # at its optimum
+    together = _update_collections(tau, D, s, s_dot, alpha, gamma)
+    alone = np.array([_update_collection(tau[j], D[j], s[j], s_dot[j], alpha, gamma)
+                      for j in range(J)])
+    np.testing.assert_array_equal(together, alone)
+    assert not np.array_equal(together, tau)
 
 
 # ------------------------------------------------------------ recovery
