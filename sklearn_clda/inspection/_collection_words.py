@@ -21,7 +21,7 @@ from ._utils import (
     unwrap,
 )
 
-__all__ = ["expected_topic_word_counts", "topic_words_by_collection"]
+__all__ = ["ExpectedTopicWordCounts", "topic_words_by_collection"]
 
 # Bytes of (n_tokens_at_once, K) temporaries when attributing tokens, and of
 # each dense (collections, V) array of one topic's z-scores at a time (small
@@ -60,29 +60,44 @@ def _attribution_weights(counts, theta, phi_t):
     return sp.csr_matrix((data, cols, counts.indptr), shape=counts.shape)
 
 
-def expected_topic_word_counts(weights, theta, phi_t, members, topic):
-    """Expected tokens of each word in topic ``topic``, by collection: a CSR
-    matrix of shape ``(len(members), V)`` (a collection's row is non-zero
-    only at the words its documents hold), from :func:`_attribution_weights`.
+class ExpectedTopicWordCounts:
+    """Expected tokens of each word in a topic, by collection, from
+    :func:`_attribution_weights`: ``topic(k)`` is a CSR matrix of shape
+    ``(len(members), V)``, a collection's row non-zero only at the words its
+    documents hold.
 
-    NumPy equivalent, with ``C`` the dense counts, ``phi = phi_t.T`` and
-    ``S = theta @ phi``::
+    NumPy equivalent of ``topic(k)``, with ``C`` the dense counts,
+    ``phi = phi_t.T`` and ``S = theta @ phi``::
 
-        n[j, w] = sum(C[d, w] * theta[d, topic] * phi[topic, w] / S[d, w]
+        n[j, w] = sum(C[d, w] * theta[d, k] * phi[k, w] / S[d, w]
                       for d in members[j])
+
+    The cells (collection, word) of the non-zeros are found once; a topic
+    then costs one weighted count of the non-zeros into their cells.
     """
-    rows = np.concatenate([np.asarray(m, dtype=np.intp) for m in members])
-    sizes = np.array([len(m) for m in members], dtype=np.intp)
-    membership = sp.csr_matrix((np.ones(rows.size), rows, np.r_[0, np.cumsum(sizes)]),
-                               shape=(len(members), theta.shape[0]))
-    # The weights scaled by the topic's share of each document, then summed
-    # over each collection's documents: one sparse product, not a pass per
-    # collection.
-    scaled = weights.copy()
-    scaled.data *= np.repeat(theta[:, topic], np.diff(weights.indptr))
-    out = sp.csr_matrix(membership @ scaled)
-    out.data *= phi_t[out.indices, topic]
-    return out
+
+    def __init__(self, weights, theta, phi_t, members):
+        # topics in rows: a topic's column of theta or phi_t, read at every
+        # non-zero, is then one contiguous row
+        self.theta_t, self.phi = np.ascontiguousarray(theta.T), np.ascontiguousarray(phi_t.T)
+        n_docs, V = weights.shape
+        collection = np.full(n_docs, -1, dtype=np.int64)
+        for j, rows in enumerate(members):
+            collection[np.asarray(rows, dtype=np.intp)] = j
+        doc = np.repeat(np.arange(n_docs), np.diff(weights.indptr))
+        kept = collection[doc] >= 0
+        self.doc, self.value = doc[kept], weights.data[kept]
+        cells, self.cell = np.unique(collection[self.doc] * V + weights.indices[kept],
+                                     return_inverse=True)
+        self.word = cells % V
+        self.indptr = np.searchsorted(cells // V, np.arange(len(members) + 1))
+        self.shape = (len(members), V)
+
+    def topic(self, k):
+        counts = np.bincount(self.cell, weights=self.value * self.theta_t[k][self.doc],
+                             minlength=self.word.size)
+        counts *= self.phi[k][self.word]
+        return sp.csr_matrix((counts, self.word, self.indptr), shape=self.shape)
 
 
 def _log_odds_z(counts, rest, phi_k, prior):
@@ -368,8 +383,9 @@ def topic_words_by_collection(estimator, X, groups, *, topic=None, n_words=10,
               else check_topics(topic, K, name=f"topic passed to {caller}"))
     weights = _attribution_weights(_word_counts(estimator, X, V), theta, phi_t)
     n = min(n_words, V)
-    parts = [_topic_rows(int(k), expected_topic_word_counts(weights, theta, phi_t, members, k),
-                         phi_t[:, k], float(prior), base, names, words, n)
+    expected = ExpectedTopicWordCounts(weights, theta, phi_t, members)
+    parts = [_topic_rows(int(k), expected.topic(k), phi_t[:, k], float(prior), base, names,
+                         words, n)
              for k in topics]
     return pd.DataFrame({key: np.concatenate([part[key] for part in parts])
                          for key in parts[0]})

@@ -67,11 +67,16 @@ def _topic_pairs(graph):
     pairs = np.argwhere(np.triu(main.adjacency | corpus.adjacency, k=1))
     header = ("topic_a", "topic_b", "within_collections", "corpus", "edge_within",
               "edge_corpus", "lower", "upper")
-    rows = [[a, b, main.correlation[a, b] if within else None, corpus.correlation[a, b],
-             bool(main.adjacency[a, b]) if within else None, bool(corpus.adjacency[a, b]),
-             None if main.lower is None else main.lower[a, b],
-             None if main.upper is None else main.upper[a, b]]
-            for a, b in pairs.tolist()]
+    a, b = pairs[:, 0], pairs[:, 1]
+    none = [None] * len(pairs)
+
+    def column(matrix, present=True):  # (a pair's value, taken for all pairs at once)
+        return matrix[a, b].tolist() if present and matrix is not None else none
+
+    rows = [list(row) for row in zip(
+        a.tolist(), b.tolist(), column(main.correlation, within), column(corpus.correlation),
+        column(main.adjacency, within), column(corpus.adjacency), column(main.lower),
+        column(main.upper))]
     rows.sort(key=lambda row: -(row[2] if within else row[3]))
     return header, rows
 
@@ -109,6 +114,10 @@ def _collection_words(summary):
 
 def _documents(theta, groups):
     header = ["document", "collection"] + [f"topic_{k}" for k in range(theta.shape[1])]
-    rows = [[d, None if groups is None else str(groups[d])] + [f"{v:.6g}" for v in theta[d]]
-            for d in range(theta.shape[0])]
+    # a row's numbers formatted at once ("%.6g" each): a format call per
+    # cell took 13 s for 10,764 documents and 1,000 topics
+    numbers = ",".join(["%.6g"] * theta.shape[1])
+    rows = [[d, None if groups is None else str(groups[d]),
+             *(numbers % tuple(shares)).split(",")]
+            for d, shares in enumerate(theta.tolist())]
     return header, rows

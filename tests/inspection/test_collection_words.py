@@ -17,7 +17,7 @@ from sklearn_clda.inspection._collection_words import (
     _attribution_weights,
     _log_odds_z,
     _word_topic,
-    expected_topic_word_counts,
+    ExpectedTopicWordCounts,
 )
 
 pytest.importorskip("pandas")
@@ -73,8 +73,9 @@ def test_expected_counts_match_dense_reference(chunk_bytes, monkeypatch):
     weights = _attribution_weights(sp.csr_matrix(dense.astype(float)), theta, phi.T.copy())
     S = theta @ phi
     every = np.zeros((3, V))
+    expected = ExpectedTopicWordCounts(weights, theta, phi.T.copy(), members)
     for k in (4, 1, 2, 0, 3):
-        got = expected_topic_word_counts(weights, theta, phi.T.copy(), members, k)
+        got = expected.topic(k)
         assert sp.issparse(got) and got.shape == (3, V)
         want = np.zeros((3, V))
         for j, rows in enumerate(members):
@@ -190,7 +191,7 @@ def dense_reference(model, X, groups, topic, against):
     weights = _attribution_weights(sp.csr_matrix(X, dtype=float), theta, phi_t)
     names, index = np.unique(groups, return_inverse=True)
     members = [np.flatnonzero(index == j) for j in range(names.size)]
-    counts = expected_topic_word_counts(weights, theta, phi_t, members, topic).toarray()
+    counts = ExpectedTopicWordCounts(weights, theta, phi_t, members).topic(topic).toarray()
     if against is None:
         rest = counts.sum(axis=0) - counts
     else:
