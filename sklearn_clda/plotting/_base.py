@@ -1,5 +1,7 @@
 """Shared helpers of the plotting displays: matplotlib checks, axes, inputs."""
 
+import warnings
+
 import numpy as np
 from sklearn.utils._param_validation import (
     InvalidParameterError,
@@ -249,16 +251,60 @@ def collection_labels(model):
     return np.asarray(groups, dtype=object)
 
 
-def check_collections(model, collections, caller, name="collections"):
-    """Positions (into ``collection_topic_``) and labels of chosen collections."""
-    labels = collection_labels(model)
+#: Collections a display draws when not told which; beyond it, the ones with
+#: the most documents (a panel, bar or row each: thousands took minutes and
+#: could not be read).
+MAX_COLLECTIONS = 40
+
+
+def largest_collections(sizes, n=MAX_COLLECTIONS):
+    """Positions of the ``n`` collections with the most documents (ties: the
+    first), in their order."""
+    return np.sort(np.argsort(-np.asarray(sizes), kind="stable")[:n])
+
+
+def default_collections(labels, sizes, caller):
+    """Positions of the collections a display draws unasked: all of them, or
+    the :data:`MAX_COLLECTIONS` with the most documents, with a warning."""
+    if len(labels) <= MAX_COLLECTIONS:
+        return np.arange(len(labels))
+    warnings.warn(
+        f"{caller} draws the {MAX_COLLECTIONS} of the {len(labels)} collections with the "
+        "most documents; pass collections= (their labels) to choose which.",
+        UserWarning, stacklevel=4,
+    )
+    return largest_collections(sizes)
+
+
+def shown_collections(model, collections, caller):
+    """:func:`check_collections` of a display that draws each collection:
+    ``None`` means :func:`default_collections` (by ``collection_sizes_``)."""
     if collections is None:
-        return np.arange(labels.shape[0]), labels
-    if isinstance(collections, str) or np.ndim(collections) == 0:
-        collections = [collections]
+        labels = collection_labels(model)
+        positions = default_collections(labels, model.collection_sizes_, caller)
+        return positions, labels[positions]
+    return check_collections(model, collections, caller)
+
+
+def check_collections(model, collections, caller, name="collections"):
+    """Positions (into ``collection_topic_``) and labels of chosen collections
+    (all of them for ``None``)."""
+    labels = collection_labels(model)
     among = "the model; its collections (groups_) are"
     if getattr(model, "groups_", None) is None:
         among = "a model fitted as a single collection, labelled"
+    positions = collection_positions(labels, collections, caller, name, among)
+    return positions, labels[positions]
+
+
+def collection_positions(labels, collections, caller, name="collections",
+                         among="the model; its collections (groups_) are"):
+    """Positions in ``labels`` of the collections named, in their order
+    (all of them for ``None``): each named once, and at least one."""
+    if collections is None:
+        return np.arange(len(labels))
+    if isinstance(collections, str) or np.ndim(collections) == 0:
+        collections = [collections]
     positions = [collection_position(labels, value, name, caller, among)
                  for value in collections]
     if not positions:
@@ -267,8 +313,7 @@ def check_collections(model, collections, caller, name="collections"):
         raise ValueError(
             f"{name} passed to {caller} repeats collections: {list(collections)}."
         )
-    positions = np.asarray(positions, dtype=np.intp)
-    return positions, labels[positions]
+    return np.asarray(positions, dtype=np.intp)
 
 
 def std_of(display, name, n_points):

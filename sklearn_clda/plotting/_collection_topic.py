@@ -18,11 +18,11 @@ from ._base import (
     check_matplotlib,
     finite_values,
     check_topics,
-    collection_labels,
     interval_bounds,
     merge_kw,
     resolve_feature_names,
     select_topics,
+    shown_collections,
     single_axes,
     text_color_for,
     topic_word_distributions,
@@ -480,6 +480,7 @@ class CollectionTopicDisplay:
         estimator,
         *,
         topics=None,
+        collections=None,
         kind="bars",
         interval=0.9,
         feature_names=None,
@@ -504,6 +505,12 @@ class CollectionTopicDisplay:
             whose proportions differ most across collections (largest max -
             min spread; with one collection, the largest proportions) and,
             for ``kind="heatmap"``, every topic.
+
+        collections : array-like, default=None
+            Labels of the collections to show, in this order, as in
+            ``groups_`` (a model fitted without groups has the single
+            collection ``"all"``). ``None`` shows every collection, up to 40;
+            with more, the 40 with the most documents, with a warning.
 
         kind : {"bars", "points", "heatmap"}, default="bars"
             ``"bars"``: grouped bars of the chosen topics, one bar per
@@ -556,7 +563,9 @@ class CollectionTopicDisplay:
         check_matplotlib(caller)
         model, pipeline_names = unwrap_estimator(estimator)
         samples = check_clda(model, caller)
-        pi = np.asarray(model.collection_topic_, dtype=np.float64)
+        positions, labels = shown_collections(model, collections, caller)
+        pi = np.asarray(model.collection_topic_, dtype=np.float64)[positions]
+        samples = samples[:, positions]
         n_components = pi.shape[1]
         if topics is None:
             if kind != "heatmap":
@@ -597,7 +606,7 @@ class CollectionTopicDisplay:
             upper=upper,
             topics=topics,
             topic_words=words,
-            collection_labels=collection_labels(model),
+            collection_labels=list(labels),
             interval=interval,
             kind=kind,
         )

@@ -5,9 +5,9 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import HasMethods, validate_params
 
-from .._corpus import StrictInterval
+from .._corpus import StrictInterval, check_group_labels
 from ..inspection._utils import require_pandas
-from ._base import check_matplotlib
+from ._base import check_matplotlib, collection_positions, default_collections
 from ._topic_words import draw_word_bars
 
 __all__ = ["CollectionWordsDisplay"]
@@ -182,8 +182,9 @@ class CollectionWordsDisplay:
         # topic_words_by_collection checks the rest, plot its keywords.
         prefer_skip_nested_validation=False,
     )
-    def from_estimator(cls, estimator, X, groups, topic, *, feature_names=None, n_words=10,
-                       prior=100.0, against=None, n_cols=None, ax=None, **plot_kw):
+    def from_estimator(cls, estimator, X, groups, topic, *, collections=None,
+                       feature_names=None, n_words=10, prior=100.0, against=None, n_cols=None,
+                       ax=None, **plot_kw):
         """Plot how each collection words one topic of a fitted topic model.
 
         Parameters
@@ -200,6 +201,12 @@ class CollectionWordsDisplay:
 
         topic : int
             The topic to show.
+
+        collections : array-like, default=None
+            Labels of the collections to show (a panel each), in this order,
+            as in ``groups``. ``None`` shows every collection (but
+            ``against``), up to 40; with more, the 40 with the most
+            documents, with a warning.
 
         feature_names : array-like of str of shape (n_features,), default=None
             The vocabulary; see
@@ -239,13 +246,28 @@ class CollectionWordsDisplay:
         table = topic_words_by_collection(estimator, X, groups, topic=topic, n_words=n_words,
                                           prior=prior, feature_names=feature_names,
                                           against=against)
-        by = table.groupby("collection", sort=False)
+        by = dict(list(table.groupby("collection", sort=False)))
+        chosen = _chosen(np.array(list(by), dtype=object), groups, collections,
+                         f"{cls.__name__}.from_estimator")
         display = cls(
-            np.array([rows["word"].to_numpy() for _, rows in by], dtype=object),
-            np.array([rows["z"].to_numpy() for _, rows in by]),
-            collections=[label for label, _ in by],
+            np.array([by[label]["word"].to_numpy() for label in chosen], dtype=object),
+            np.array([by[label]["z"].to_numpy() for label in chosen]),
+            collections=list(chosen),
             topic=int(topic),
-            tokens=by["collection_tokens"].first().to_numpy(),
+            tokens=np.array([by[label]["collection_tokens"].iloc[0] for label in chosen]),
             against=against,
         )
         return display.plot(ax=ax, n_cols=n_cols, **plot_kw)
+
+
+def _chosen(labels, groups, collections, caller):
+    """The labels (among the table's ``labels``) of the collections to draw."""
+    if collections is not None:
+        return labels[collection_positions(labels, collections, caller,
+                                           among="the table; its collections are")]
+    # (labels as topic_words_by_collection read them, which checked them)
+    names, counts = np.unique(check_group_labels(groups, len(groups), method=caller),
+                              return_counts=True)
+    documents = dict(zip(names.tolist(), counts.tolist()))
+    return labels[default_collections(labels, [documents[label] for label in labels.tolist()],
+                                      caller)]

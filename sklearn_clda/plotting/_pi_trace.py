@@ -12,11 +12,11 @@ from ._base import (
     axes_grid,
     check_attribute,
     check_clda,
-    check_collections,
     check_matplotlib,
     check_topics,
     merge_kw,
     select_topics,
+    shown_collections,
     unwrap_estimator,
 )
 
@@ -383,7 +383,8 @@ class PiTraceDisplay:
         collections : array-like, default=None
             Labels of the collections to show (one panel each), as in
             ``groups_``; a model fitted without groups has the single
-            collection ``"all"``. ``None`` shows every collection.
+            collection ``"all"``. ``None`` shows every collection, up to 40;
+            with more, the 40 with the most documents, with a warning.
 
         kind : {"trace", "acf"}, default="trace"
             ``"trace"``: the draws against the sweep they were kept at.
@@ -417,7 +418,7 @@ class PiTraceDisplay:
             )
         else:
             topics = check_topics(topics, n_components)
-        positions, labels = check_collections(model, collections, caller)
+        positions, labels = shown_collections(model, collections, caller)
         shown = (samples[:, positions][:, :, topics] if chains is None
                  else chains[:, :, positions][:, :, :, topics])
         display = cls(

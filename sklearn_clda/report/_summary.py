@@ -140,9 +140,11 @@ def shown_collections(stats):
     """Positions of the collections the page shows one by one, in label
     order: the :data:`MAX_PAGE_COLLECTIONS` with the most documents (ties:
     the first label), or ``None`` for all of them."""
+    from ..plotting._base import largest_collections  # (no matplotlib)
+
     if len(stats.labels) <= MAX_PAGE_COLLECTIONS:
         return None
-    return np.sort(np.argsort(-np.asarray(stats.docs), kind="stable")[:MAX_PAGE_COLLECTIONS])
+    return largest_collections(stats.docs, MAX_PAGE_COLLECTIONS)
 
 
 def _input_info(texts_info):
