@@ -209,3 +209,15 @@ def test_bench_large_k_sparse_kernel_with_and_without_table_is_one_chain():
         B._kernel_sweep("sparse-table", b)
     np.testing.assert_array_equal(a["z"], b["z"])
     np.testing.assert_array_equal(a["ndk"], b["ndk"])
+
+
+def test_bench_analysis_times_each_step():
+    out = subprocess.run(
+        [sys.executable, os.path.join(BENCH, "bench_analysis.py"), "--collections", "45",
+         "--features", "60", "--sweeps", "8", "--vem-iter", "2", "--skip", "report"],
+        capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    header, _, row = out.stdout.splitlines()[1:4]
+    assert header.split() == ["collections", "documents", "fit", "s", "vem", "s", "words", "s",
+                              "summary", "s", "heatmap", "s"]
+    assert row.split()[:2] == ["45", "180"]
