@@ -13,6 +13,7 @@ import asyncio
 import copy
 import time
 import warnings
+from concurrent.futures import CancelledError
 
 import dask
 import numpy as np
@@ -312,8 +313,10 @@ class ShardSet:
         fetched together; returns the next fetch's time limit.
 
         A result may have died with its worker since it was computed: the
-        fetch never waits long (the caller then checks the workers), and a
-        large result still on its way gets twice as long the next time.
+        fetch never waits long, or its task is cancelled (its input left
+        with the worker); either way the caller then checks the workers and
+        the statuses. A large result still on its way gets twice as long
+        the next time.
         """
         done = {i: f for i, f in pending.items() if f.status == "finished"}
         if not done:
@@ -323,6 +326,8 @@ class ShardSet:
                                       list(done.values()), fetch)
         except TimeoutError:
             return min(2 * fetch, max(deadline - time.monotonic(), 0.0))
+        except CancelledError:
+            return fetch
         for (i, future), value in zip(done.items(), values):
             results[i] = value
             future.release()
@@ -331,8 +336,16 @@ class ShardSet:
 
     def _wait(self, futures, seconds):
         """``distributed.wait`` on this fit's client (which need not be the
-        default one); ``TimeoutError`` after ``seconds``."""
-        self.client.sync(_wait, futures, timeout=seconds, return_when="ALL_COMPLETED")
+        default one); ``TimeoutError`` after ``seconds``. A cancelled future
+        ends the wait as a finished one does (recent distributed releases
+        raise ``FuturesCancelledError`` for it): the caller reads each
+        future's status, and a task cancelled because its worker left with
+        its data (a lost shard's blocks, just sent) is a lost shard, not a
+        failed fit."""
+        try:
+            self.client.sync(_wait, futures, timeout=seconds, return_when="ALL_COMPLETED")
+        except CancelledError:
+            pass
 
     @staticmethod
     def _cancel(pending):

@@ -133,7 +133,8 @@ class CompoundLDA(DistributedFitMixin, _clda.CompoundLDA):
 
     rebuilt_shards_ : list of tuple
         ``(round, shard)`` of each shard rebuilt after its worker was lost
-        (``round`` is ``"build"`` when lost while building).
+        (``round`` is ``"build"`` when lost while building); a shard whose
+        new worker left too is rebuilt again and listed again.
 
     See Also
     --------
