@@ -29,6 +29,7 @@ import dask  # noqa: E402
 import sklearn  # noqa: E402
 from distributed import Client, LocalCluster, Worker  # noqa: E402
 from distributed.client import _wait  # noqa: E402
+from distributed.core import Status  # noqa: E402
 from sklearn.base import clone  # noqa: E402
 from sklearn.pipeline import Pipeline  # noqa: E402
 from sklearn.preprocessing import FunctionTransformer  # noqa: E402
@@ -49,14 +50,14 @@ class _SharedCluster:
 
     def __init__(self):
         self._stack = contextlib.ExitStack()
-        self.client = None
+        self.cluster = self.client = None
 
     def start(self):
-        cluster = self._stack.enter_context(LocalCluster(
+        self.cluster = self._stack.enter_context(LocalCluster(
             n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None,
             silence_logs=50,
         ))
-        self.client = self._stack.enter_context(Client(cluster, set_as_default=False))
+        self.client = self._stack.enter_context(Client(self.cluster, set_as_default=False))
 
     def close(self):
         self._stack.close()
@@ -64,15 +65,20 @@ class _SharedCluster:
     def with_both_workers(self):
         """The client once both workers run. A nanny restarts the worker a
         test killed, but gives up when the new process is slow to start (a
-        loaded machine): then the cluster is replaced, so that one test's
-        kill cannot fail the next. A new cluster starts in seconds; a full
-        CI run once waited out a whole minute for the nanny."""
-        try:
-            self.client.wait_for_workers(2, timeout=20)
-        except TimeoutError:
-            self.close()
-            self.start()
-            self.client.wait_for_workers(2, timeout=60)
+        loaded machine), and has closed itself: then the cluster is replaced
+        at once, so that one test's kill cannot fail the next. A new cluster
+        starts in seconds; a full CI run once waited out a whole minute for
+        a nanny."""
+        deadline = time.monotonic() + 20
+        while len(self.client.scheduler_info(n_workers=-1)["workers"]) < 2:
+            gone = any(nanny.status in (Status.closing, Status.closed, Status.failed)
+                       for nanny in self.cluster.workers.values())
+            if gone or time.monotonic() > deadline:
+                self.close()
+                self.start()
+                self.client.wait_for_workers(2, timeout=60)
+                break
+            time.sleep(0.1)
         return self.client
 
 
