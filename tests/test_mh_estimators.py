@@ -1,14 +1,13 @@
 """The estimators with ``sampler="mh"`` and ``"sparse"``: dispatch, settings,
 reproducibility, fits."""
 
-import os
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import parametrize_with_checks
-from test_common import _is_array_api_check, _run_with_scipy_array_api
+from _array_api import run_check
 
 from sklearn_clda import CompoundLDA, LDAGibbs, _base
 from sklearn_clda._mh_sweeper import (
@@ -244,8 +243,5 @@ _ESTIMATORS = [
 
 
 @parametrize_with_checks(_ESTIMATORS)
-def test_sklearn_compatible_mh_estimator(estimator, check):
-    if _is_array_api_check(check) and os.environ.get("SCIPY_ARRAY_API") != "1":
-        _run_with_scipy_array_api(estimator, check)
-    else:
-        check(estimator)
+def test_sklearn_compatible_mh_estimator(estimator, check, request):
+    run_check(request, estimator, check)
