@@ -1,7 +1,42 @@
-"""Fixtures shared by the test files."""
+"""Fixtures and the order of the test files."""
 
 import pytest
 from _array_api import ArrayApiChild
+
+# The test files that take longest, longest first (seconds on two cores,
+# from pytest --durations=0 summed by file). pytest-xdist hands out whole
+# files (--dist loadfile) in collection order (--no-loadscope-reorder,
+# pyproject.toml); its default order, by number of tests, ran the single
+# long test of test_docs.py last, alone, while the other worker had
+# nothing left to do. Started first, the long files leave the short ones
+# to even out the end. The order decides when a file runs, never what it
+# checks.
+LONGEST_FIRST = (
+    "tests/test_dask.py",  # 160
+    "tests/test_report.py",  # 105
+    "tests/test_docs.py",  # 100
+    "tests/test_mh_geweke.py",  # 85
+    "tests/test_geweke.py",  # 70
+    "tests/test_hardening.py",  # 35
+    "tests/test_report_chains.py",  # 35
+    "tests/test_fuzz.py",  # 35
+    "tests/test_mh_sampling.py",  # 30
+    "tests/test_main.py",  # 30
+    "tests/test_clda.py",  # 25
+)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Run the files of :data:`LONGEST_FIRST` first, in its order; every
+    other file after them in collection order, and every file's tests in
+    theirs."""
+    rank = {path: r for r, path in enumerate(LONGEST_FIRST)}
+
+    def key(numbered):
+        index, item = numbered
+        return rank.get(item.nodeid.split("::")[0], len(rank)), index
+
+    items[:] = [item for _, item in sorted(enumerate(items), key=key)]
 
 
 @pytest.fixture(scope="session")
