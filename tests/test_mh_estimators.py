@@ -1,7 +1,6 @@
 """The estimators with ``sampler="mh"`` and ``"sparse"``: dispatch, settings,
 reproducibility, fits."""
 
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
