@@ -39,6 +39,7 @@ from sklearn_clda import _memory  # noqa: E402
 from sklearn_clda.datasets import load_news16, make_compound_corpus  # noqa: E402
 from sklearn_clda.dask import CompoundLDA, LDAGibbs  # noqa: E402
 from sklearn_clda.dask import _cluster, _fit, _input  # noqa: E402
+from sklearn_clda.dask._client import cluster_workers  # noqa: E402
 from sklearn_clda.exceptions import ShardRebuiltWarning  # noqa: E402
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -70,7 +71,7 @@ class _SharedCluster:
         starts in seconds; a full CI run once waited out a whole minute for
         a nanny."""
         deadline = time.monotonic() + 20
-        while len(self.client.scheduler_info(n_workers=-1)["workers"]) < 2:
+        while len(cluster_workers(self.client)) < 2:
             gone = any(nanny.status in (Status.closing, Status.closed, Status.failed)
                        for nanny in self.cluster.workers.values())
             if gone or time.monotonic() > deadline:
