@@ -21,6 +21,18 @@ from ._trend import _topic_labels
 __all__ = ["CollectionDifferenceDisplay"]
 
 
+def _rows_layout(ax, difference, sort):
+    """``(figure, axes, order, y)``: ``ax`` or a new figure sized to the
+    topics, the topics' positions bottom to top (by ``difference`` when
+    ``sort``, else the first at the top) and each topic's row."""
+    n_topics = difference.size
+    fig, ax = single_axes(ax, figsize=(7.0, 1.2 + 0.32 * n_topics))
+    order = np.argsort(difference, kind="stable") if sort else np.arange(n_topics)[::-1]
+    y = np.empty(n_topics)
+    y[order] = np.arange(n_topics)
+    return fig, ax, order, y
+
+
 class CollectionDifferenceDisplay:
     """The difference of two collections' topic shares, with its intervals.
 
@@ -165,32 +177,41 @@ class CollectionDifferenceDisplay:
         """
         check_matplotlib(f"{type(self).__name__}.plot")
         difference, lower, upper, labels = self._checked()
-        n_topics = difference.size
-        fig, ax = single_axes(ax, figsize=(7.0, 1.2 + 0.32 * n_topics))
-        order = (np.argsort(difference, kind="stable") if sort
-                 else np.arange(n_topics)[::-1])
-        y = np.empty(n_topics)
-        y[order] = np.arange(n_topics)
-        self.clear_ = (lower > 0) | (upper < 0)
-        self.errorbars_ = []
-        for clear, color in ((True, "C0"), (False, "0.55")):
-            rows = np.flatnonzero(self.clear_ == clear)
+        fig, ax, order, y = _rows_layout(ax, difference, sort)
+        clear = (lower > 0) | (upper < 0)
+        errorbars = self._draw_rows(ax, y, (difference, lower, upper), clear, errorbar_kw)
+        self._finish(ax, labels, order)
+        self.order_, self.clear_, self.errorbars_ = order, clear, errorbars
+        self.ax_, self.figure_ = ax, fig
+        return self
+
+    @staticmethod
+    def _draw_rows(ax, y, values, highlighted, errorbar_kw):
+        """Each difference and its interval (``values``: difference, lower,
+        upper) at its row ``y``: the ``highlighted`` ones in color, the others
+        in grey. Returns the ErrorbarContainers drawn (an empty group none)."""
+        difference, lower, upper = values
+        drawn = []
+        for chosen, color in ((True, "C0"), (False, "0.55")):
+            rows = np.flatnonzero(highlighted == chosen)
             if rows.size:
-                self.errorbars_.append(ax.errorbar(
+                drawn.append(ax.errorbar(
                     difference[rows], y[rows],
                     xerr=[difference[rows] - lower[rows], upper[rows] - difference[rows]],
                     **merge_kw({"fmt": "o", "color": color, "ecolor": color, "capsize": 3,
                                 "markersize": 5, "linestyle": "none"}, errorbar_kw),
                 ))
+        return drawn
+
+    def _finish(self, ax, labels, order):
+        """The zero line, the row labels (``order``: bottom to top), the axis
+        label and the grid."""
+        n_topics = len(labels)
         ax.axvline(0.0, color="0.3", linewidth=0.8)
         ax.set_yticks(np.arange(n_topics), [labels[k] for k in order])
         ax.set_ylim(-0.7, n_topics - 0.3)
         ax.set_xlabel(self._axis_label())
         ax.grid(True, axis="x", color="0.92")
-        self.order_ = order
-        self.ax_ = ax
-        self.figure_ = fig
-        return self
 
     def _axis_label(self):
         if self.a is None:
