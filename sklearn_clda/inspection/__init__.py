@@ -15,6 +15,8 @@ differ in what they talk about, in the spirit of R's ``stm``:
 - :func:`compare_collections`: the posterior difference of two
   collections' topic shares, from the joint draws
   (``stm::estimateEffect``);
+- :func:`permutation_test`: whether two collections differ more than
+  shuffled labels would make them (``stm::permutationTest``);
 - :func:`collection_trend`: each topic's linear trend across ordered
   collections (years, ratings), with its posterior (stm's
   ``estimateEffect`` with a continuous covariate);
@@ -41,6 +43,7 @@ from ._correlation import topic_correlation
 from ._documents import representative_documents
 from ._ess import effective_sample_size
 from ._labels import topic_labels
+from ._permutation import permutation_test
 from ._rhat import rhat
 from ._select import select_n_components
 
@@ -50,6 +53,7 @@ __all__ = [
     "collection_trend",
     "compare_collections",
     "effective_sample_size",
+    "permutation_test",
     "representative_documents",
     "rhat",
     "select_n_components",
