@@ -11,6 +11,8 @@ with a ``from_estimator`` class method:
 - :class:`CollectionDifferenceDisplay`: how two collections' topic shares
   differ (or one collection's from the rest), a row per topic with its
   posterior interval;
+- :class:`PermutationTestDisplay`: the same differences against those of
+  fits with shuffled collection labels (a permutation test);
 - :class:`TopicWordsDisplay`: the top words of each topic;
 - :class:`CollectionWordsDisplay`: the words each collection uses in one
   topic more than the others do;
@@ -30,10 +32,11 @@ with a ``from_estimator`` class method:
 - :func:`autocorrelation`: the sample autocorrelation of a chain.
 
 matplotlib is imported only when something is drawn (``pip install
-matplotlib``); :func:`autocorrelation` needs only NumPy. The three displays
+matplotlib``); :func:`autocorrelation` needs only NumPy. The four displays
 drawn from a table of :mod:`sklearn_clda.inspection`
 (:class:`CollectionDifferenceDisplay`, :class:`CollectionWordsDisplay`,
-:class:`TopicCorrelationDisplay`) need pandas as well (``pip install
+:class:`PermutationTestDisplay`, :class:`TopicCorrelationDisplay`) need
+pandas as well (``pip install
 "sklearn-clda[plot,inspect]"``).
 """
 
@@ -42,6 +45,7 @@ from ._collection_topic import CollectionTopicDisplay
 from ._correlation import TopicCorrelationDisplay
 from ._difference import CollectionDifferenceDisplay
 from ._collection_words import CollectionWordsDisplay
+from ._permutation import PermutationTestDisplay
 from ._perplexity import PerplexityDisplay
 from ._pi_trace import PiTraceDisplay
 from ._select import SelectNComponentsDisplay
@@ -54,6 +58,7 @@ __all__ = [
     "CollectionTopicDisplay",
     "CollectionWordsDisplay",
     "CollectionTrendDisplay",
+    "PermutationTestDisplay",
     "PerplexityDisplay",
     "PiTraceDisplay",
     "SelectNComponentsDisplay",
