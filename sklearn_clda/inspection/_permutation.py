@@ -58,11 +58,12 @@ def _shuffled(labels, rows, rng):
     return out
 
 
-def _permuted_fit(model, X, labels, a, b, seed, reference, metric):
-    """Fit a clone of ``model`` with the collection labels ``labels`` and the
-    seed ``seed``; its per-topic mean differences in the reference's topic
-    order, the distances of the matches and the largest absolute difference."""
-    fit = clone(model).set_params(random_state=seed)
+def _permuted_fit(template, X, labels, a, b, seed, reference, metric):
+    """Fit a clone of the unfitted ``template`` with the collection labels
+    ``labels`` and the seed ``seed``; its per-topic mean differences in the
+    reference's topic order, the distances of the matches and the largest
+    absolute difference."""
+    fit = clone(template).set_params(random_state=seed)
     fit.fit(X, groups=labels)
     difference = _mean_difference(fit, a, b)
     order, distances = align_topics(reference, topic_word(fit, _CALLER), metric=metric)
@@ -122,7 +123,9 @@ def permutation_test(estimator, X, groups, a, b=None, *, n_permutations=19, ci=0
       with this one (:func:`~sklearn_clda.metrics.align_topics`) has at
       least its absolute difference, out of the ``n`` fits where the
       match lies within ``max_distance`` (stm's "match"): one test per
-      topic, not corrected for their number.
+      topic, not corrected for their number, whose smallest value is
+      ``1 / (1 + n)``: coarser than the adjusted one where few shuffled
+      fits find the topic.
 
     Parameters
     ----------
@@ -254,8 +257,9 @@ def permutation_test(estimator, X, groups, a, b=None, *, n_permutations=19, ci=0
     tasks = [(_shuffled(labels, rows, rng), int(rng.randint(np.iinfo(np.int32).max)))
              for _ in range(n_permutations)]
     reference = topic_word(model, _CALLER)
+    template = clone(model)  # (the jobs get the settings, not the fitted state)
     runs = Parallel(n_jobs=max(1, min(_effective_n_jobs(n_jobs), n_permutations)))(
-        delayed(_permuted_fit)(model, Xt, shuffled, a, b, seed, reference, metric)
+        delayed(_permuted_fit)(template, Xt, shuffled, a, b, seed, reference, metric)
         for shuffled, seed in tasks
     )
     null = np.array([run[0] for run in runs])
