@@ -19,6 +19,15 @@ __all__ = ["PermutationTestDisplay"]
 #: colors a row, by the ``p_value`` argument of the class methods.
 _P_VALUE_COLUMNS = {"adjusted": "p_value_adjusted", "topic": "p_value"}
 
+#: The class methods' parameters of the labels and colors.
+_DRAWING_CONSTRAINTS = {
+    "feature_names": ["array-like", None],
+    "label_method": [StrOptions(set(LABEL_METHODS))],
+    "top_words": [StrictInterval(Integral, 0, None, closed="left")],
+    "p_value": [StrOptions(set(_P_VALUE_COLUMNS))],
+    "alpha": [StrictInterval(Real, 0, 1, closed="neither")],
+}
+
 
 class PermutationTestDisplay(CollectionDifferenceDisplay):
     """Two collections' differences against those of fits with shuffled labels.
@@ -199,11 +208,7 @@ class PermutationTestDisplay(CollectionDifferenceDisplay):
         {
             "result": [dict],
             "estimator": [HasMethods(["fit"]), None],
-            "feature_names": ["array-like", None],
-            "label_method": [StrOptions(set(LABEL_METHODS))],
-            "top_words": [StrictInterval(Integral, 0, None, closed="left")],
-            "p_value": [StrOptions(set(_P_VALUE_COLUMNS))],
-            "alpha": [StrictInterval(Real, 0, 1, closed="neither")],
+            **_DRAWING_CONSTRAINTS,
         },
         # plot_kw is checked by plot.
         prefer_skip_nested_validation=False,
@@ -275,11 +280,7 @@ class PermutationTestDisplay(CollectionDifferenceDisplay):
     @validate_params(
         {
             "estimator": [HasMethods(["fit"])],
-            "feature_names": ["array-like", None],
-            "label_method": [StrOptions(set(LABEL_METHODS))],
-            "top_words": [StrictInterval(Integral, 0, None, closed="left")],
-            "p_value": [StrOptions(set(_P_VALUE_COLUMNS))],
-            "alpha": [StrictInterval(Real, 0, 1, closed="neither")],
+            **_DRAWING_CONSTRAINTS,
         },
         # permutation_test checks its own; plot_kw is checked by plot.
         prefer_skip_nested_validation=False,
