@@ -118,14 +118,15 @@ def permutation_test(estimator, X, groups, a, b=None, *, n_permutations=19, ci=0
       absolute difference over all topics is at least the topic's observed
       absolute difference: the max-statistic permutation test, which
       controls the family-wise error rate over the topics and needs no
-      matching of topics between fits (stm's "largest");
+      matching of topics between fits (stm records the same largest
+      absolute effect of each shuffled fit);
     - ``p_value``, ``r`` the number of shuffled fits whose topic matched
       with this one (:func:`~sklearn_clda.metrics.align_topics`) has at
       least its absolute difference, out of the ``n`` fits where the
-      match lies within ``max_distance`` (stm's "match"): one test per
-      topic, not corrected for their number, whose smallest value is
-      ``1 / (1 + n)``: coarser than the adjusted one where few shuffled
-      fits find the topic.
+      match lies within ``max_distance`` (stm's plot ``type="match"``):
+      one test per topic, not corrected for their number, whose smallest
+      value is ``1 / (1 + n)``: coarser than the adjusted one where few
+      shuffled fits find the topic.
 
     Parameters
     ----------
