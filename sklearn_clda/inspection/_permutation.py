@@ -34,10 +34,11 @@ def _check_same_collections(model, labels):
                       np.asarray(model.collection_sizes_).tolist()))
     given = dict(zip(names.tolist(), sizes.tolist()))
     if given != fitted:
+        name = next(key for key in [*fitted, *given] if fitted.get(key) != given.get(key))
         raise ValueError(
-            f"groups passed to {_CALLER} must be those the model was fitted with "
-            f"(documents per collection {fitted}), got {given}; pass the X and "
-            "groups of the fit."
+            f"groups passed to {_CALLER} must be those the model was fitted with, "
+            f"but collection {name!r} has {given.get(name, 0)} document(s) in them and "
+            f"{fitted.get(name, 0)} in the fit; pass the X and groups of the fit."
         )
 
 

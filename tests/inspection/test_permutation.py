@@ -143,8 +143,12 @@ def test_groups_other_than_the_fit_are_refused(three):
     clda, X, labels = three
     moved = labels.copy()
     moved[0] = "forums" if moved[0] != "forums" else "news"
-    with pytest.raises(ValueError, match="must be those the model was fitted with"):
+    with pytest.raises(ValueError, match="must be those the model was fitted with, but "
+                                         "collection '.*' has 2[46] document"):
         permutation_test(clda, X, moved, "news", "blogs", n_permutations=1)
+    renamed = np.where(labels == "forums", "radio", labels)
+    with pytest.raises(ValueError, match="collection 'forums' has 0 document"):
+        permutation_test(clda, X, renamed, "news", "blogs", n_permutations=1)
     with pytest.raises(ValueError, match="74 labels but X has 75"):
         permutation_test(clda, X, labels[:-1], "news", "blogs", n_permutations=1)
 
