@@ -221,3 +221,16 @@ def test_bench_analysis_times_each_step():
     assert header.split() == ["collections", "documents", "fit", "s", "vem", "s", "words", "s",
                               "summary", "s", "heatmap", "s"]
     assert row.split()[:2] == ["45", "180"]
+
+
+def test_bench_permutation_rates_each_rule_in_both_settings():
+    out = subprocess.run(
+        [sys.executable, os.path.join(BENCH, "bench_permutation.py"), "--replications", "2",
+         "--permutations", "2", "--sweeps", "20"],
+        capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    header, _, null, real = out.stdout.splitlines()[:4]
+    assert header.split()[:3] == ["setting", "interval", "any"]
+    rates = [float(v) for row in (null, real) for v in row.split()[1:]]
+    assert [null.split()[0], real.split()[0]] == ["null", "real"]
+    assert len(rates) == 12 and all(0 <= r <= 1 for r in rates)
