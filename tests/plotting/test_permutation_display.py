@@ -14,6 +14,8 @@ from sklearn_clda.datasets import make_compound_corpus  # noqa: E402
 from sklearn_clda.inspection import permutation_test  # noqa: E402
 from sklearn_clda.plotting import PermutationTestDisplay  # noqa: E402
 
+from .test_difference import drawn_rows  # noqa: E402
+
 
 @pytest.fixture(scope="module")
 def tested():
@@ -31,16 +33,6 @@ def tested():
 def _close():
     yield
     plt.close("all")
-
-
-def drawn_rows(display):
-    """``{y: (x, lower, upper)}`` of every drawn point, from the artists."""
-    rows = {}
-    for container in display.errorbars_:
-        line, _, (bars,) = container.lines
-        for x, y, segment in zip(line.get_xdata(), line.get_ydata(), bars.get_segments()):
-            rows[int(y)] = (x, segment[0][0], segment[1][0])
-    return rows
 
 
 @pytest.mark.parametrize("p_value, column", [("adjusted", "p_value_adjusted"),
