@@ -21,9 +21,9 @@ spends nearly all its sweeps far from its random start, so the timed
 sweeps should be too; warming up on all cores makes 50 warm-up sweeps
 affordable at 10M tokens.
 
-tomotopy runs at its best build: every instruction set its wheel has
-(``TOMOTOPY_ISA`` = avx512, avx2, sse2) is timed on news16 with one worker
-in a fresh process, and the fastest is used for the whole table (pass
+tomotopy runs at its best build: every build of its wheel that loads on
+this machine (``TOMOTOPY_ISA`` = avx512, avx2, sse2, none; ``_isa``) is
+timed on news16 with one worker in a fresh process, and the fastest is used for the whole table (pass
 ``--tomotopy-isa`` to skip the probe). The libraries are timed in turn,
 ``--rounds`` times, and the medians reported.
 
@@ -46,14 +46,14 @@ import _common  # noqa: F401  (pins BLAS/OpenMP threads first)
 
 import argparse  # noqa: E402
 import copy  # noqa: E402
-import json  # noqa: E402
 import os  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 
 import numpy as np  # noqa: E402
+
+import _isa  # noqa: E402
 
 from _common import (  # noqa: E402
     document_completion_split,
@@ -65,8 +65,6 @@ from _common import (  # noqa: E402
     synthetic_corpus,
     perplexity_from_estimates,
 )
-
-ISAS = ("avx512", "avx2", "sse2")
 
 
 def worker_counts(max_workers):
@@ -136,29 +134,22 @@ def tomotopy_rate(model, w, sweeps, scheme):
     return model.num_words / float(np.median(times))
 
 
-def probe_isa(isa, K, warmup, sweeps):
-    """Tokens/s of tomotopy built for ``isa`` on news16, one worker, in a
-    fresh process (the build is chosen when tomotopy is imported)."""
-    env = dict(os.environ, TOMOTOPY_ISA=isa)
-    code = (
-        "import sys, json; sys.path.insert(0, %r); import bench_threads as b; "
-        "import tomotopy as tp; m = b.tomotopy_model(b.load_news16(), %d); m.train(%d); "
-        "print(json.dumps([tp.isa, b.tomotopy_rate(m, 1, %d, 'DEFAULT')]))"
-        % (os.path.dirname(os.path.abspath(__file__)), K, warmup, sweeps)
-    )
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                         text=True, check=True).stdout
-    loaded, rate = json.loads(out.strip().splitlines()[-1])
-    return loaded, rate
+def probe_rate(K, warmup, sweeps):
+    """Tokens/s of the tomotopy build loaded in this process on news16, one
+    worker, after ``warmup`` sweeps (the probe's child runs this)."""
+    model = tomotopy_model(load_news16(), K)
+    model.train(warmup)
+    return tomotopy_rate(model, 1, sweeps, "DEFAULT")
 
 
 def best_isa(K, warmup, sweeps):
+    """The fastest of tomotopy's builds that load on this machine, each timed
+    in a fresh process (the build is chosen when tomotopy is imported; a
+    build the CPU lacks, such as avx512 on most AMD processors, is skipped)."""
     rates = {}
-    for isa in ISAS:
-        loaded, rate = probe_isa(isa, K, warmup, sweeps)
-        if loaded == isa:  # the wheel has this build and the CPU runs it
-            rates[isa] = rate
-            log(f"tomotopy {isa}: {rate / 1e6:.2f}M tokens/s (news16, K={K}, 1 worker)")
+    for isa in _isa.available_isas():
+        rates[isa] = _isa.call_with_isa(isa, "bench_threads", "probe_rate", K, warmup, sweeps)
+        log(f"tomotopy {isa}: {rates[isa] / 1e6:.2f}M tokens/s (news16, K={K}, 1 worker)")
     return max(rates, key=rates.get), rates
 
 
@@ -248,7 +239,7 @@ def main(argv=None):
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--quality-sweeps", type=int, default=300,
                    help="sweeps of the perplexity table's fits (0: no such table)")
-    p.add_argument("--tomotopy-isa", choices=ISAS, default=None,
+    p.add_argument("--tomotopy-isa", choices=_isa.ISAS, default=None,
                    help="skip the probe and use this build")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)

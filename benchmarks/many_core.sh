@@ -36,7 +36,11 @@
 #
 # Environment: PYTHON (default python3), WHEELS (default: none),
 # LIMIT (seconds per part, default 330), TOKENS (the synthetic corpus,
-# default 10000000).
+# default 10000000; 0 for news16 alone), and for the threads part ROUNDS
+# (default 1) and QUALITY_SWEEPS (the perplexity table's sweeps, default
+# 300; 0 skips it: its chains, and so its numbers, do not depend on the
+# machine, so a short lease can leave it to another) and ISA (tomotopy's
+# build, e.g. a first call's threads.json "isa": skips the probe).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,6 +50,8 @@ parts=,${2:-all},
 py=${PYTHON:-python3}
 limit=${LIMIT:-330}
 tokens=${TOKENS:-10000000}
+rounds=${ROUNDS:-1}
+quality=${QUALITY_SWEEPS:-300}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 # the in-place build, for the scripts and for Dask's worker processes
@@ -85,8 +91,8 @@ case $parts in *,threads,*)
   # One round: on a 16-core Xeon (2026-11-27) a round of the 10M-token
   # corpus took 160 s (the one-thread rows most of it), news16 15 s, the
   # perplexity table 70 s; two rounds do not fit LIMIT.
-  run_part threads "$py" benchmarks/bench_threads.py --tokens "$tokens" --rounds 1 \
-    --warmup 50 --sweeps 8 --quality-sweeps 300 --json "$out/threads.json" ;;
+  run_part threads "$py" benchmarks/bench_threads.py --tokens "$tokens" --rounds "$rounds" \
+    --warmup 50 --sweeps 8 --quality-sweeps "$quality" ${ISA:+--tomotopy-isa "$ISA"} --json "$out/threads.json" ;;
 esac
 case $parts in *,partition,*)
   # where the threads' time goes: in their cells or at the barriers
