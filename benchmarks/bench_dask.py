@@ -11,8 +11,12 @@ Tables (all on this machine; each worker count gets a fresh
    ratio to one worker and to the in-memory estimator (``n_jobs=1``, same
    run), the synchronization overhead per round (the round's wall time
    less the slowest worker's own time, ``sync_seconds_``) in ms and as a
-   share of the round, and the bytes of array data sent to and received
-   from the workers per round (``sync_bytes_``).
+   share of the round, the round split into the slowest worker's sweep,
+   its whole task (both timed inside the worker) and the client's own work
+   (the round less the sync and the task: merging the changes, the
+   estimator's steps between rounds), and the
+   bytes of array data sent to and received from the workers per round
+   (``sync_bytes_``).
 2. Per worker, the peak memory of its process (max RSS, sampled every
    5 ms) above the idle worker's, against its shard (token arrays and
    document-topic counts) plus one K x V table: the issue's bound is 2x,
@@ -113,6 +117,43 @@ def _start_rss_sampler(dask_worker):
     threading.Thread(target=sample, daemon=True).start()
 
 
+def _time_rounds(dask_worker):
+    """In a worker: from now on, record the seconds of each shard sweep and
+    of each whole round task (the sweepers' ``sweep`` and
+    ``_shard.shard_round`` wrapped in this process), so that a round can be
+    split into the worker's sweep, the rest of its task, and the client."""
+    from sklearn_clda import _partition, _sweeper
+    from sklearn_clda.dask import _shard
+
+    sweeps, tasks = [], []
+    dask_worker.sklearn_clda_round_seconds = (sweeps, tasks)
+    for cls in (_partition._PartitionedSweeper, _sweeper._ShardedSweeper):
+        plain = cls.sweep
+
+        def timed(self, *args, _plain=plain, **kwargs):
+            start = time.perf_counter()
+            try:
+                return _plain(self, *args, **kwargs)
+            finally:
+                sweeps.append(time.perf_counter() - start)
+
+        cls.sweep = timed
+    plain_round = _shard.shard_round
+
+    def timed_round(*args, **kwargs):
+        out = plain_round(*args, **kwargs)
+        tasks.append(out["seconds"])
+        return out
+
+    _shard.shard_round = timed_round
+
+
+def _round_seconds(dask_worker):
+    """In a worker: ``(sweep seconds, round task seconds)`` since
+    :func:`_time_rounds`."""
+    return tuple(map(list, dask_worker.sklearn_clda_round_seconds))
+
+
 def _peak_rss(dask_worker):
     """In a worker: the sampled peak RSS and the RSS now (bytes)."""
     import psutil
@@ -143,18 +184,21 @@ def _shard_bytes(V, K):
 def _fit_on(n_workers, X, groups, args):
     """One CompoundLDA fit on a fresh cluster of ``n_workers`` processes.
 
-    Returns the fitted model and, per worker, ``(idle RSS, (peak RSS, RSS at
+    Returns the fitted model; per worker, ``(idle RSS, (peak RSS, RSS at
     the end), [shard sizes (see _shard_bytes)])``, the shards read just
-    before the fit drops them.
+    before the fit drops them; and the median over the timed rounds of the
+    slowest worker's seconds of its sweep and of its whole task
+    (:func:`_time_rounds`).
     """
     from distributed import Client, LocalCluster
 
     from sklearn_clda.dask import CompoundLDA, _cluster
 
-    memory = {}
+    memory, sweeps = {}, {}
     drop = _cluster.ShardSet.drop
 
     def measure_then_drop(shards):
+        sweeps.update(shards.client.run(_round_seconds))
         peak = shards.client.run(_peak_rss)
         sizes = shards.client.run(_shard_bytes, X.shape[1], args.k)
         memory.update({w: (idle[w], peak[w], sizes[w]) for w in peak})
@@ -165,6 +209,7 @@ def _fit_on(n_workers, X, groups, args):
             Client(cluster, set_as_default=False) as client:
         idle = client.run(_rss)
         client.run(_start_rss_sampler)
+        client.run(_time_rounds)
         model = CompoundLDA(n_components=args.k, max_iter=args.warmup + args.sweeps,
                             burn_in=args.warmup, thin=1, random_state=0, client=client,
                             worker_threads=args.worker_threads, timeout=3600)
@@ -173,7 +218,9 @@ def _fit_on(n_workers, X, groups, args):
             model.fit(X, groups=groups)
         finally:
             _cluster.ShardSet.drop = drop
-    return model, memory
+    # one sweep a round (local_sweeps=1): the timed rounds are the last ones
+    slowest = [np.max([w[i][-args.sweeps:] for w in sweeps.values()], axis=0) for i in (0, 1)]
+    return model, memory, tuple(float(np.median(t)) for t in slowest)
 
 
 def _round_stats(model, warmup):
@@ -196,18 +243,21 @@ def scaling_table(X, groups, args):
           f"worker_threads={args.worker_threads}, "
           f"8 collections; in-memory n_jobs=1: {local_rate / 1e6:.2f}M tokens/s\n")
     print("| workers | tokens/s | vs 1 worker | vs in-memory | sync ms/round "
-          "| sync share | MB sent/round | MB received/round |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| sync share | ms/round: worker sweep / worker task / client | MB sent/round "
+          "| MB received/round |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     runs = {}
     for w in _worker_counts(args.workers):
         log(f"{w} worker(s)")
-        model, memory = _fit_on(w, X, groups, args)
+        model, memory, (sweep, task) = _fit_on(w, X, groups, args)
         seconds, sync, (sent, received) = _round_stats(model, args.warmup)
         runs[w] = (model, memory, seconds, sync, sent, received)
         rate = n_tokens / seconds
         base = n_tokens / runs[min(runs)][2]
         print(f"| {w} | {rate / 1e6:.2f}M | {rate / base:.2f}x | {rate / local_rate:.2f}x "
-              f"| {1e3 * sync:.1f} | {100 * sync / seconds:.0f}% | {sent / 1e6:.2f} "
+              f"| {1e3 * sync:.1f} | {100 * sync / seconds:.0f}% "
+              f"| {1e3 * sweep:.1f} / {1e3 * task:.1f} / {1e3 * (seconds - sync - task):.1f} "
+              f"| {sent / 1e6:.2f} "
               f"| {received / 1e6:.2f} |", flush=True)
     return runs, local_rate
 

@@ -1713,6 +1713,117 @@ def add_cells(int32_t[:, :] table, const _perm_t[::1] idx, const int32_t[::1] va
         raise ValueError("add_cells: a cell is outside the table")
 
 
+def mark_cells(int32_t[::1] acc, uint8_t[::1] touched, const _perm_t[::1] idx,
+               const int32_t[::1] vals):
+    """Add ``vals`` into ``acc`` at the flat cells ``idx`` and mark those
+    cells in ``touched``, in place with no temporaries: the first half of
+    the Dask client's merge of the shards' changes (``DeltaMerger``; the
+    second is :func:`drain_cells`). NumPy equivalent (the cells may
+    repeat)::
+
+        np.add.at(acc, idx, vals)
+        touched[idx] = 1
+
+    ``ValueError`` when a cell is outside ``acc`` or the arrays do not fit.
+    """
+    cdef Py_ssize_t n = idx.shape[0], i
+    cdef int64_t size = acc.shape[0]
+    cdef bint bad = False
+    if vals.shape[0] != n or touched.shape[0] != size:
+        raise ValueError("mark_cells: idx and vals must have the same length, and touched "
+                         "the length of acc")
+    with nogil:
+        for i in range(n):
+            bad |= not 0 <= idx[i] < size
+        if not bad:
+            for i in range(n):
+                acc[idx[i]] += vals[i]
+                touched[idx[i]] = 1
+    if bad:
+        raise ValueError("mark_cells: a cell is outside the table")
+
+
+def drain_cells(int32_t[::1] acc, uint8_t[::1] touched, index_dtype,
+                int64_t[::1] column_sums=None):
+    """The cells marked in ``touched`` whose sum in ``acc`` is not zero, as
+    ascending flat indices (of ``index_dtype``, int32 or int64) and int32
+    values, with ``acc`` and ``touched`` set back to zero at the marked
+    cells: the second half of the Dask client's merge (see
+    :func:`mark_cells`). Two passes over ``touched`` (count, then fill and
+    reset), no temporaries. With ``column_sums`` (length ``K``, the table's
+    columns), each value is also added to its column, ``cell % K``. NumPy
+    equivalent::
+
+        cells = np.flatnonzero(touched)
+        vals = acc[cells]
+        acc[cells] = 0
+        touched[cells] = 0
+        keep = vals != 0
+        idx, vals = cells[keep].astype(index_dtype), vals[keep]
+        if column_sums is not None:
+            np.add.at(column_sums, idx % column_sums.shape[0], vals)
+    """
+    cdef int64_t size = acc.shape[0], n = 0
+    # (without column sums, rows of one cell, summed into a scratch entry)
+    cdef Py_ssize_t K = 1 if column_sums is None else column_sums.shape[0]
+    if touched.shape[0] != size:
+        raise ValueError("drain_cells: touched must have the length of acc")
+    if column_sums is not None and (K == 0 or size % K != 0):
+        raise ValueError("drain_cells: the table's length must be a multiple of "
+                         "column_sums' length")
+    if np.dtype(index_dtype) not in (np.dtype(np.int32), np.dtype(np.int64)):
+        raise ValueError(f"drain_cells: index_dtype {index_dtype!r} is not int32 or int64")
+    if np.dtype(index_dtype) == np.int32 and size > 2**31:
+        raise ValueError("drain_cells: int32 cannot index this table")
+    with nogil:
+        n = _count_marked(acc, touched)
+    idx = np.empty(n, dtype=index_dtype)
+    vals = np.empty(n, dtype=np.int32)
+    cdef int32_t[::1] idx32
+    cdef int64_t[::1] idx64
+    cdef int32_t[::1] v = vals
+    cdef int64_t[::1] sums = column_sums if column_sums is not None else np.zeros(1, np.int64)
+    if idx.dtype == np.int32:
+        idx32 = idx
+        with nogil:
+            _drain[int32_t](acc, touched, idx32, v, sums, K)
+    else:
+        idx64 = idx
+        with nogil:
+            _drain[int64_t](acc, touched, idx64, v, sums, K)
+    return idx, vals
+
+
+cdef int64_t _count_marked(const int32_t[::1] acc, const uint8_t[::1] touched) noexcept nogil:
+    """Pass 1 of ``drain_cells``: the marked cells whose sum is not zero."""
+    cdef int64_t c, n = 0
+    for c in range(acc.shape[0]):
+        n += (touched[c] != 0) & (acc[c] != 0)
+    return n
+
+
+cdef void _drain(int32_t[::1] acc, uint8_t[::1] touched, _perm_t[::1] idx,
+                 int32_t[::1] vals, int64_t[::1] column_sums, Py_ssize_t K) noexcept nogil:
+    """Pass 2 of ``drain_cells``: the kept cells in order, the marks reset;
+    the table's rows of ``K`` cells one after the other, so that a cell's
+    column needs no division."""
+    cdef int64_t r, c, j = 0, n_rows = acc.shape[0] // K
+    cdef Py_ssize_t k
+    cdef int32_t a
+    for r in range(n_rows):
+        for k in range(K):
+            c = r * K + k
+            if touched[c]:
+                a = acc[c]
+                if a != 0:
+                    idx[j] = <_perm_t> c
+                    vals[j] = a
+                    column_sums[k] += a
+                    j += 1
+                acc[c] = 0
+                touched[c] = 0
+
+
 def take_rows(const int32_t[:, :] table, const int64_t[::1] rows, int32_t[:, ::1] out):
     """Rows ``rows`` of ``table`` into ``out``, in place with no temporaries
     (a Dask shard's snapshot of its rows of the word-topic table before its

@@ -371,3 +371,76 @@ def test_row_changes_refuses_arrays_that_do_not_fit():
         _sampling.row_changes(table[:, :3], np.array([0, 1], dtype=np.int64), before, np.int32)
     with pytest.raises(ValueError, match="not int32 or int64"):
         _sampling.row_changes(table, np.array([0, 1], dtype=np.int64), before, np.float64)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_merge_kernels_are_their_numpy_equivalents(index_dtype):
+    """mark_cells and drain_cells (the client's merge of the shards'
+    changes) against their docstrings' NumPy forms: cells that repeat
+    within and across changes, sums that cancel to zero, no change at all;
+    the scratch arrays come back zero, ready for the next round, and
+    DeltaMerger gives the same sum (and merge_deltas' for several changes)."""
+    from sklearn_clda import _sampling
+    from sklearn_clda.dask._messages import merge_deltas
+
+    rng = np.random.default_rng(2)
+    size, K = 600, 12
+    acc = np.zeros(size, dtype=np.int32)
+    touched = np.zeros(size, dtype=np.uint8)
+    merger = DeltaMerger(size)
+    for n_parts, n in ((0, 0), (1, 0), (1, 50), (3, 400), (2, 5000)):
+        parts = [(rng.integers(0, size, n).astype(index_dtype),
+                  rng.integers(-3, 4, n).astype(np.int32)) for _ in range(n_parts)]
+        expected_acc = np.zeros(size, dtype=np.int64)
+        for idx, vals in parts:
+            np.add.at(expected_acc, idx, vals)
+            _sampling.mark_cells(acc, touched, idx, vals)
+        cells = np.flatnonzero(touched)
+        np.testing.assert_array_equal(acc, expected_acc)
+        keep = acc[cells] != 0
+        expected_idx = cells[keep].astype(index_dtype)
+        expected_vals = acc[cells][keep]
+        expected_sums = np.full(K, 3, dtype=np.int64)
+        np.add.at(expected_sums, expected_idx % K, expected_vals)
+        sums = np.full(K, 3, dtype=np.int64)
+        idx, vals = _sampling.drain_cells(acc, touched, index_dtype, sums)
+        assert idx.dtype == index_dtype and vals.dtype == np.int32
+        np.testing.assert_array_equal(idx, expected_idx)
+        np.testing.assert_array_equal(vals, expected_vals)
+        np.testing.assert_array_equal(sums, expected_sums)
+        assert not acc.any() and not touched.any()
+        got = merger.merge(parts, index_dtype)
+        np.testing.assert_array_equal(got[0], expected_idx)
+        np.testing.assert_array_equal(got[1], expected_vals)
+        if n_parts > 1:  # (merge_deltas takes a lone change as it is)
+            want = merge_deltas(parts, K)
+            np.testing.assert_array_equal(got[0], want[0])
+            np.testing.assert_array_equal(got[1], want[1])
+    # a cell whose changes cancel is left out; the column sums skip it
+    cancel = [(np.array([7, 3], index_dtype), np.array([5, 2], np.int32)),
+              (np.array([7], index_dtype), np.array([-5], np.int32))]
+    sums = np.zeros(K, dtype=np.int64)
+    idx, vals = merger.merge(cancel, index_dtype, sums)
+    assert idx.tolist() == [3] and vals.tolist() == [2] and sums.tolist() == [0, 0, 0, 2] + [0] * 8
+
+
+def test_merge_kernels_refuse_what_does_not_fit():
+    from sklearn_clda import _sampling
+
+    acc = np.zeros(20, dtype=np.int32)
+    touched = np.zeros(20, dtype=np.uint8)
+    one = np.ones(1, dtype=np.int32)
+    for cell in (20, -1):
+        with pytest.raises(ValueError, match="outside the table"):
+            _sampling.mark_cells(acc, touched, np.array([cell], dtype=np.int64), one)
+    assert not acc.any() and not touched.any()  # checked before anything is added
+    with pytest.raises(ValueError, match="same length"):
+        _sampling.mark_cells(acc, touched, np.array([0, 1], dtype=np.int64), one)
+    with pytest.raises(ValueError, match="length of acc"):
+        _sampling.mark_cells(acc, touched[:5], np.array([0], dtype=np.int64), one)
+    with pytest.raises(ValueError, match="length of acc"):
+        _sampling.drain_cells(acc, touched[:5], np.int32)
+    with pytest.raises(ValueError, match="multiple of"):
+        _sampling.drain_cells(acc, touched, np.int32, np.zeros(3, dtype=np.int64))
+    with pytest.raises(ValueError, match="not int32 or int64"):
+        _sampling.drain_cells(acc, touched, np.float64)

@@ -20,6 +20,7 @@ import numpy as np
 from distributed import Future
 from distributed.client import _wait
 
+from .. import _sampling
 from .._chunking import positive_csr
 from . import _shard
 from ._client import cluster_workers
@@ -455,8 +456,10 @@ class ClusterChain:
         return positive_csr(self.nwk)
 
     def _add(self, table, sparse):
+        # (compiled, in place, for the cells may repeat across shards' counts)
         idx, vals = sparse
-        table.reshape(-1)[idx] += vals
+        _sampling.add_cells(table, np.ascontiguousarray(idx),
+                            np.ascontiguousarray(vals, dtype=np.int32), self.K)
 
     # -------------------------------------------------- the sampling loop's API
     def __enter__(self):
@@ -486,12 +489,11 @@ class ClusterChain:
                        for r in results.values())
         self.bytes.append((sent, received))
         self.sync_seconds.append(wall - max((r["seconds"] for r in results.values()), default=0.0))
-        deltas = [r["delta"] for r in results.values()]
-        for d in deltas:
-            self._add(self.nwk, d)
-        idx, vals = self.merger.merge(deltas, self.index_dtype)
-        self.nk += np.bincount(idx.astype(np.int64) % self.K, weights=vals,
-                               minlength=self.K).astype(np.int32)
+        column_sums = np.zeros(self.K, dtype=np.int64)
+        idx, vals = self.merger.merge([r["delta"] for r in results.values()],
+                                      self.index_dtype, column_sums)
+        self._add(self.nwk, (idx, vals))
+        self.nk += column_sums.astype(np.int32)
         self.sync = ("delta", idx, vals)
         if want_hist:
             self.hist = merge_histograms([r["hist"] for r in results.values()])

@@ -9,6 +9,8 @@ of :mod:`sklearn_clda._hyper`: ``(values, multiplicities)`` or, per
 
 import numpy as np
 
+from .. import _sampling
+
 __all__ = ["DeltaMerger", "merge_deltas", "merge_histograms", "nbytes"]
 
 
@@ -16,25 +18,25 @@ class DeltaMerger:
     """Sums the shards' sparse changes of a table of ``size`` cells.
 
     Same result as :func:`merge_deltas`, without sorting: the changes are
-    added into a dense scratch table and read back at the cells they
-    touched (one pass over a boolean mask of the table), which costs
-    ``O(entries + size / 8)`` per round and two tables of memory.
+    added into a dense scratch table, their cells marked, and the marked
+    cells read back in order and reset (compiled, with no temporaries:
+    ``_sampling.mark_cells`` and ``drain_cells``), which costs ``O(entries +
+    size)`` per round and five bytes a cell of memory.
     """
 
     def __init__(self, size):
         self.acc = np.zeros(size, dtype=np.int32)
-        self.touched = np.zeros(size, dtype=bool)
+        self.touched = np.zeros(size, dtype=np.uint8)
 
-    def merge(self, deltas, index_dtype):
+    def merge(self, deltas, index_dtype, column_sums=None):
+        """The sum of ``deltas`` (``(idx, vals)`` pairs) as ``(idx, vals)``,
+        ascending cells without zeros; with ``column_sums`` (int64, one
+        entry per column of the table), the sum's values are also added to
+        their columns (``idx % K``)."""
         for idx, vals in deltas:
-            self.acc[idx] += vals
-            self.touched[idx] = True
-        cells = np.flatnonzero(self.touched)
-        vals = self.acc[cells]
-        self.acc[cells] = 0
-        self.touched[cells] = False
-        keep = vals != 0
-        return cells[keep].astype(index_dtype), vals[keep]
+            _sampling.mark_cells(self.acc, self.touched, np.ascontiguousarray(idx),
+                                 np.ascontiguousarray(vals, dtype=np.int32))
+        return _sampling.drain_cells(self.acc, self.touched, index_dtype, column_sums)
 
 
 def merge_deltas(deltas, K):
