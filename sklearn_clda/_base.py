@@ -172,7 +172,7 @@ def _mean_topics(sums, n, eta, dtype):
         a, b = sums.indptr[lo], sums.indptr[hi]
         words = np.repeat(np.arange(lo, hi), np.diff(sums.indptr[lo:hi + 1]))
         components[sums.indices[a:b], words] = sums.data[a:b] / n + eta
-    return components
+    return _positive_topics(components)
 
 
 def doc_proportions(ndk, doc_group, prior, lo, hi):
@@ -983,7 +983,19 @@ def _as_dtype(fitted, dtype):
         return fitted
     for name in ("components_", "doc_topic_"):
         fitted[name] = fitted[name].astype(dtype, copy=False)
+    fitted["components_"] = _positive_topics(fitted["components_"])
     return fitted
+
+
+def _positive_topics(components):
+    """``components`` (made from positive float64 numbers) with every entry
+    positive, in place: in float32 a topic-word prior below its smallest
+    positive number (about 1.4e-45; priors go down to 1e-100) would round to
+    0, and a topic without tokens would then be a row of zeros, whose
+    probabilities are 0 / 0. Such entries are kept at that smallest number."""
+    if components.dtype == np.float32:
+        np.maximum(components, np.finfo(np.float32).smallest_subnormal, out=components)
+    return components
 
 
 def word_log_likelihood(nwk, nk, eta):

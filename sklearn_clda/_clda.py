@@ -250,7 +250,10 @@ class CompoundLDA(_BaseGibbsTopicModel):
     ----------
     components_ : ndarray of shape (n_components, n_features)
         Topic-word pseudo-counts ``m_kw + eta`` averaged over kept samples;
-        normalize rows to get the topics ``beta_k``.
+        normalize rows to get the topics ``beta_k``. float32 when fitted on
+        float32 ``X``; an entry below float32's smallest positive number
+        (an ``eta`` under about 1.4e-45) is stored as that number, so every
+        entry stays positive.
 
     collection_topic_ : ndarray of shape (n_groups, n_components)
         Posterior mean estimate of each collection's topic mixture

@@ -181,7 +181,10 @@ class LDAGibbs(_BaseGibbsTopicModel):
     components_ : ndarray of shape (n_components, n_features)
         Topic-word pseudo-counts ``n_kw + topic_word_prior`` averaged over
         the kept samples. Normalize the rows to get the topic-word
-        distributions (as with scikit-learn's LDA).
+        distributions (as with scikit-learn's LDA). float32 when fitted on
+        float32 ``X``; an entry below float32's smallest positive number
+        (a ``topic_word_prior`` under about 1.4e-45) is stored as that
+        number, so every entry stays positive.
 
     doc_topic_ : ndarray of shape (n_samples_fit, n_components)
         Topic proportions of the training documents from the chain,

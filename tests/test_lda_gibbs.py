@@ -24,7 +24,7 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 
-from sklearn_clda import LDAGibbs
+from sklearn_clda import CompoundLDA, LDAGibbs
 
 K_TRUE = 4
 BLOCK = 10
@@ -342,6 +342,35 @@ def test_input_formats_give_identical_fit(corpus, convert):
     assert lda.components_.dtype == dtype and lda.doc_topic_.dtype == dtype
     assert_array_equal(lda.components_, reference.components_.astype(dtype))
     assert_array_equal(lda.doc_topic_, reference.doc_topic_.astype(dtype))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: LDAGibbs(n_components=3, max_iter=4, topic_word_prior=1e-100, random_state=0),
+    lambda: CompoundLDA(n_components=3, max_iter=4, eta=1e-100, random_state=0),
+    lambda: CompoundLDA(n_components=3, max_iter=4, eta=1e-100, algorithm="mgs",
+                        random_state=0),
+    lambda: CompoundLDA(n_components=3, max_iter=4, eta=1e-100, algorithm="vem",
+                        random_state=0),
+], ids=["LDAGibbs", "AGS", "MGS", "VEM"])
+def test_float32_topics_stay_positive_below_float32s_range(make):
+    """A topic-word prior below float32's smallest positive number (priors
+    go down to 1e-100) would round to 0 in float32 topics: a topic without
+    tokens would be a row of zeros, and its probabilities 0 / 0. Such
+    entries are kept at that smallest number, and the model's answers stay
+    finite (found by the fuzz worker: one document, one word, two topics)."""
+    X = np.array([[3, 0, 0, 1], [0, 2, 0, 0]], dtype=np.float32)
+    est = make()
+    kw = {"groups": [0, 1]} if isinstance(est, CompoundLDA) else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (VEM's convergence on four iterations)
+        est.fit(X, **kw)
+    tiny = np.finfo(np.float32).smallest_subnormal
+    assert est.components_.dtype == np.float32
+    assert est.components_.min() == tiny  # word 2 has no token: only the prior
+    topics = est.components_ / est.components_.sum(axis=1, keepdims=True)
+    assert np.isfinite(topics).all()
+    assert np.isfinite(est.transform(X, **kw)).all()
+    assert np.isfinite(est.perplexity(X, **kw))
 
 
 def test_non_integer_input_is_rounded_with_warning(corpus):
