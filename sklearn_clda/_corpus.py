@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 import sklearn
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_non_negative, validate_data
+from sklearn.utils.validation import check_array, check_non_negative, validate_data
 
 __all__ = [
     "StrictInterval",
@@ -78,16 +78,33 @@ def check_counts(estimator, X, *, reset, method):
     name = f"{type(estimator).__name__}.{method}"
     X = check_sparse_structure(X, name)
     try:
-        X = validate_data(
-            estimator,
-            X,
-            reset=reset,
-            accept_sparse="csr",
-            dtype=[np.float64, np.float32, np.int64, np.int32],
-        )
+        with _quiet_float_warnings():
+            X = validate_data(
+                estimator,
+                X,
+                reset=reset,
+                accept_sparse="csr",
+                dtype=[np.float64, np.float32, np.int64, np.int32],
+            )
     except ValueError as exc:
         raise ValueError(f"Invalid X passed to {name}: {exc}") from exc
     return to_count_csr(X, name)
+
+
+def _quiet_float_warnings():
+    """NumPy's float warnings silenced while scikit-learn validates input:
+    its check that values are finite sums the array first, which warns on
+    ``inf - inf`` or a sum that overflows before it raises its own
+    ``ValueError`` (or finds every value finite). That error is the message;
+    the warning would only be noise beside it."""
+    return np.errstate(invalid="ignore", over="ignore")
+
+
+def quiet_check_array(X, **kwargs):
+    """scikit-learn's ``check_array`` without NumPy's float warnings (see
+    :func:`_quiet_float_warnings`)."""
+    with _quiet_float_warnings():
+        return check_array(X, **kwargs)
 
 
 # --------------------------------------------------------------------------
@@ -312,8 +329,9 @@ def _caller_stacklevel():
 def _check_rounding_keeps_mass(data, rounded, where):
     """Refuse input that rounding to counts would mostly erase (TF-IDF,
     normalized rows): a Gibbs sampler would fit noise behind a warning."""
-    total = float(data.sum(dtype=np.float64))
-    kept = float(rounded.sum(dtype=np.float64))
+    with _quiet_float_warnings():  # (sums past float64's range are inf)
+        total = float(data.sum(dtype=np.float64))
+        kept = float(rounded.sum(dtype=np.float64))
     if total > 0 and kept < 0.5 * total:
         raise ValueError(
             f"{where} does not look like word counts: rounding it to integers "

@@ -10,9 +10,8 @@ import hashlib
 import warnings
 
 import numpy as np
-from sklearn.utils.validation import check_array
 
-from ._corpus import check_sparse_structure, to_count_csr
+from ._corpus import check_sparse_structure, quiet_check_array, to_count_csr
 
 __all__ = ["counts_fingerprint", "data_fingerprint", "fitted_on", "groups_fingerprint"]
 
@@ -57,7 +56,7 @@ def fitted_on(model, X, groups, caller):
     with warnings.catch_warnings():
         # Non-integer counts were rounded, with a warning, by the fit already.
         warnings.simplefilter("ignore", UserWarning)
-        X = check_array(check_sparse_structure(X, caller), accept_sparse="csr",
+        X = quiet_check_array(check_sparse_structure(X, caller), accept_sparse="csr",
                         dtype=[np.float64, np.float32, np.int64, np.int32])
         counts = to_count_csr(X, caller)
     if counts_fingerprint(counts) != fingerprint[0]:

@@ -186,6 +186,34 @@ def test_check_counts_non_finite_raises(bad, match, sparse):
         canon(X)
 
 
+@pytest.mark.parametrize("values, match", [((np.inf, -np.inf), "infinity"),
+                                           ((1e308, 1e308), "integer")])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_input_checks_raise_without_numpy_warnings(values, match, sparse):
+    """scikit-learn's finiteness check sums the input first: inf and -inf
+    together (or a sum past float64's range) made NumPy warn before the
+    check raised. The boundary checks give the ValueError alone (found by
+    the fuzz worker), in the estimators and the metrics."""
+    from sklearn_clda.metrics import perplexity_from_estimates, topic_sizes
+
+    X = np.zeros((3, 2))
+    X[0, 0], X[1, 1] = values
+    if sparse:
+        X = sp.csr_matrix(X)
+    fitted = LDAGibbs(n_components=2, max_iter=2, random_state=0).fit(np.eye(2, dtype=int))
+    calls = [
+        lambda: LDAGibbs(n_components=2, max_iter=2).fit(X),
+        lambda: fitted.transform(X),
+        lambda: perplexity_from_estimates(np.full((3, 2), 0.5), np.full((2, 2), 0.5), X),
+        lambda: topic_sizes(np.full((3, 2), 0.5), X),
+    ]
+    for call in calls:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(ValueError, match=match):
+                call()
+
+
 @pytest.mark.parametrize("bad", [np.nan, np.inf])
 def test_check_counts_non_finite_names_estimator_method(bad):
     X = random_counts().astype(float)

@@ -6,10 +6,9 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import HasMethods, validate_params
-from sklearn.utils.validation import check_array
 
 from .._base import _BaseGibbsTopicModel
-from .._corpus import StrictInterval, check_group_labels
+from .._corpus import StrictInterval, check_group_labels, quiet_check_array
 from ..metrics._topics import _top_indices
 from ._documents import _doc_topic
 from ._utils import (
@@ -190,7 +189,7 @@ def _word_counts(estimator, X, n_features):
     model saw."""
     model, pre, _ = unwrap(estimator)
     Xt = X if pre is None else pre.transform(X)
-    counts = sp.csr_matrix(check_array(Xt, accept_sparse="csr", dtype=np.float64))
+    counts = sp.csr_matrix(quiet_check_array(Xt, accept_sparse="csr", dtype=np.float64))
     if counts.shape[1] != n_features:  # pragma: no cover - transform checked it
         raise ValueError(f"X has {counts.shape[1]} features, the model {n_features}.")
     if not counts.has_canonical_format:

@@ -5,9 +5,9 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, validate_params
-from sklearn.utils.validation import _num_samples, check_array
+from sklearn.utils.validation import _num_samples
 
-from .._corpus import StrictInterval, check_group_labels
+from .._corpus import StrictInterval, check_group_labels, quiet_check_array
 from ._utils import accepts, check_topics, require_pandas, unwrap
 
 __all__ = ["representative_documents", "top_rows"]
@@ -34,7 +34,7 @@ def _long_enough(estimator, X, groups, rows, min_length, caller, collection):
     model, pre, _ = unwrap(estimator)
     Xt = X if pre is None else pre.transform(X)
     try:
-        counts = check_array(Xt, accept_sparse="csr", dtype=np.float64)
+        counts = quiet_check_array(Xt, accept_sparse="csr", dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise ValueError(
             f"X passed to {caller} must hold document-term counts (or be the input of "

@@ -10,9 +10,8 @@ import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 from scipy.special import xlogy
 from sklearn.utils._param_validation import HasMethods, StrOptions, validate_params
-from sklearn.utils.validation import check_array
 
-from .._corpus import StrictInterval, check_sparse_structure, to_count_csr
+from .._corpus import StrictInterval, check_sparse_structure, quiet_check_array, to_count_csr
 
 __all__ = ["align_topics", "top_word_indices", "top_words", "topic_sizes"]
 
@@ -35,7 +34,7 @@ def _check_count_matrix(X, name, caller):
     if X is None:
         raise ValueError(f"{name} passed to {caller} must be a count matrix, got None.")
     X = check_sparse_structure(X, caller, name)
-    X = check_array(
+    X = quiet_check_array(
         X,
         accept_sparse=["csr", "csc", "coo"],
         dtype=[np.float64, np.float32, np.int64, np.int32],
@@ -53,7 +52,7 @@ def _check_nonneg_matrix(A, name, caller, *, rows_positive=True):
     With ``rows_positive``, every row must have a positive sum (so that it
     can be normalized into a probability distribution).
     """
-    A = check_array(
+    A = quiet_check_array(
         A, dtype=np.float64, ensure_all_finite=True, input_name=name,
         ensure_min_samples=1, ensure_min_features=1,
     )

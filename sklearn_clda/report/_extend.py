@@ -7,7 +7,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import validate_params
 
-from .._corpus import StrictInterval, check_group_labels
+from .._corpus import StrictInterval, check_group_labels, quiet_check_array
 from ..inspection._utils import check_clda
 from ._analysis import smallest_ess
 from ._parallel import chain_jobs, map_chains
@@ -207,10 +207,9 @@ def _check_gibbs(model):
 def _check_counts(X):
     """``ValueError`` for counts a fit would refuse (NaN, infinite or
     negative), before any chain's parameters change."""
-    from sklearn.utils.validation import check_array
-
+    
     try:
-        values = check_array(X, accept_sparse="csr", dtype=np.float64)
+        values = quiet_check_array(X, accept_sparse="csr", dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"X passed to extend_chain must hold counts: {exc}") from None
     data = values.data if hasattr(values, "tocsr") else values

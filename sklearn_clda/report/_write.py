@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from sklearn.utils import Bunch
 from sklearn.utils._param_validation import HasMethods, validate_params
 
-from .._corpus import StrictInterval, check_sparse_structure
+from .._corpus import StrictInterval, check_sparse_structure, quiet_check_array
 from ..inspection._utils import check_clda
 from ._figures import NO_FIGURES_NOTE, draw_figures
 from ._files import (
@@ -307,8 +307,7 @@ def _fit_seconds(model, fit_seconds):
 
 def _check_inputs(model, X, feature_names, groups):
     from sklearn.pipeline import Pipeline
-    from sklearn.utils.validation import check_array
-
+    
     pipeline = None
     if isinstance(model, Pipeline):
         pipeline, model = model, model[-1]
@@ -320,7 +319,7 @@ def _check_inputs(model, X, feature_names, groups):
             "which a fit with algorithm='vem' does not keep."
         )
     X = check_sparse_structure(X, "write_report")
-    X = sp.csr_matrix(check_array(X, accept_sparse="csr"))
+    X = sp.csr_matrix(quiet_check_array(X, accept_sparse="csr"))
     n_features = model.components_.shape[1]
     if X.shape[1] != n_features:
         raise ValueError(
