@@ -23,9 +23,10 @@ affordable at 10M tokens.
 
 tomotopy runs at its best build: every build of its wheel that loads on
 this machine (``TOMOTOPY_ISA`` = avx512, avx2, sse2, none; ``_isa``) is
-timed on news16 with one worker in a fresh process, and the fastest is used for the whole table (pass
-``--tomotopy-isa`` to skip the probe). The libraries are timed in turn,
-``--rounds`` times, and the medians reported.
+timed on news16 with one worker in a fresh process, and the fastest is
+used for the whole table (pass ``--tomotopy-isa`` to skip the probe). The
+libraries are timed in turn, ``--rounds`` times, and the medians
+reported.
 
 The table gives tokens/s, the speed-up over one worker, and our ratio to
 tomotopy at the same worker count. A last table compares held-out

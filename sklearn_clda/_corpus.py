@@ -20,6 +20,7 @@ __all__ = [
     "csr_to_tokens",
     "split_alternate",
     "check_group_labels",
+    "quiet_check_array",
 ]
 
 _INT32_MAX = np.iinfo(np.int32).max
