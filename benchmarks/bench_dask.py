@@ -6,7 +6,10 @@ Tables (all on this machine; each worker count gets a fresh
 
 1. Per worker count (1, 2, 4, ... up to ``os.cpu_count()``, or
    ``--workers``), on a ``make_compound_corpus`` corpus of ``--tokens``
-   tokens (default 10M; V = ``--features``, 8 collections, K = ``--k``):
+   tokens (default 10M; V = ``--features``, 8 collections, K = ``--k``;
+   with ``--tokens-per-worker``, ``--tokens`` tokens per worker: ``w``
+   workers fit a corpus ``w`` times that size, and "vs 1 worker" compares
+   throughputs at equal work per worker):
    CompoundLDA's tokens/s (median round after ``--warmup`` rounds), the
    ratio to one worker and to the in-memory estimator (``n_jobs=1``, same
    run), the synchronization overhead per round (the round's wall time
@@ -36,7 +39,7 @@ Tables (all on this machine; each worker count gets a fresh
    bandwidth stated (``--bandwidth``, GB/s at the client).
 
 Run: python benchmarks/bench_dask.py [--tokens 1000000] [--workers 1 2]
-     [--worker-threads 2]
+     [--worker-threads 2] [--tokens-per-worker]
 """
 
 import _common  # noqa: F401  (pins BLAS/OpenMP threads first)
@@ -59,6 +62,9 @@ def _args():
     p.add_argument("--workers", type=int, nargs="*", default=None)
     p.add_argument("--worker-threads", type=int, default=1,
                    help="threads of each worker's partitioned sweep (worker_threads)")
+    p.add_argument("--tokens-per-worker", action="store_true",
+                   help="give each worker --tokens tokens (a corpus of workers x --tokens "
+                        "per row) instead of sharing one corpus of --tokens")
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--sweeps", type=int, default=8)
     p.add_argument("--seeds", type=int, default=2)
@@ -231,7 +237,16 @@ def _round_stats(model, warmup):
 
 
 def scaling_table(X, groups, args):
-    """Table 1 (and the measurements table 2 and the projection use)."""
+    """Table 1 (and the measurements table 2 and the projection use).
+
+    ``runs[w]`` holds per worker count: the fitted model, each worker's
+    memory (see :func:`_fit_on`), the median round's seconds and sync
+    seconds, the mean bytes sent and received a round, the corpus's tokens
+    and the bytes of each shard's block of counts. With
+    ``--tokens-per-worker`` the row of ``w`` workers fits a corpus of ``w``
+    times ``X``'s size (weak scaling: "vs 1 worker" is then the ratio of
+    throughputs at equal work per worker); ``X`` is the one-worker corpus.
+    """
     from sklearn_clda import CompoundLDA
 
     n_tokens = int(X.sum())
@@ -239,7 +254,9 @@ def scaling_table(X, groups, args):
     local = CompoundLDA(n_components=args.k, max_iter=args.warmup + args.sweeps,
                         burn_in=args.warmup, thin=1, random_state=0).fit(X, groups=groups)
     local_rate = n_tokens / float(np.median(local.sweep_times_[args.warmup:]))
-    print(f"\n## 1. Scaling: {n_tokens:,} tokens, V={X.shape[1]}, K={args.k}, "
+    corpus = (f"{n_tokens:,} tokens per worker" if args.tokens_per_worker
+              else f"{n_tokens:,} tokens")
+    print(f"\n## 1. Scaling: {corpus}, V={X.shape[1]}, K={args.k}, "
           f"worker_threads={args.worker_threads}, "
           f"8 collections; in-memory n_jobs=1: {local_rate / 1e6:.2f}M tokens/s\n")
     print("| workers | tokens/s | vs 1 worker | vs in-memory | sync ms/round "
@@ -248,12 +265,20 @@ def scaling_table(X, groups, args):
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     runs = {}
     for w in _worker_counts(args.workers):
+        Xw, gw = X, groups
+        if args.tokens_per_worker and w > 1:
+            log(f"corpus of about {w * args.tokens} tokens")
+            Xw, gw = _corpus(w * args.tokens, args.features)
         log(f"{w} worker(s)")
-        model, memory, (sweep, task) = _fit_on(w, X, groups, args)
+        model, memory, (sweep, task) = _fit_on(w, Xw, gw, args)
         seconds, sync, (sent, received) = _round_stats(model, args.warmup)
-        runs[w] = (model, memory, seconds, sync, sent, received)
-        rate = n_tokens / seconds
-        base = n_tokens / runs[min(runs)][2]
+        tokens_w = int(Xw.sum())
+        runs[w] = (model, memory, seconds, sync, sent, received, tokens_w,
+                   _block_bytes(Xw, gw, w))
+        del Xw, gw
+        rate = tokens_w / seconds
+        one = runs[min(runs)]
+        base = one[6] / one[2]
         print(f"| {w} | {rate / 1e6:.2f}M | {rate / base:.2f}x | {rate / local_rate:.2f}x "
               f"| {1e3 * sync:.1f} | {100 * sync / seconds:.0f}% "
               f"| {1e3 * sweep:.1f} / {1e3 * task:.1f} / {1e3 * (seconds - sync - task):.1f} "
@@ -274,7 +299,7 @@ def _block_bytes(X, groups, n_workers):
             for blocks, _, _ in specs]
 
 
-def memory_table(runs, X, groups):
+def memory_table(runs):
     """Table 2: each worker's peak memory against its shard plus one table."""
     print("\n## 2. Worker memory above the idle worker's RSS (sampled every 5 ms)\n")
     print("| workers | worker | shard tokens | block MB | words, z, docs MB | ndk MB "
@@ -282,8 +307,7 @@ def memory_table(runs, X, groups):
           "| peak / (shard + table) | <= 2x |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|")
     verdicts = []
-    for w, (_, memory, *_rest) in runs.items():
-        blocks = _block_bytes(X, groups, w)
+    for w, (_, memory, *_rest, blocks) in runs.items():
         for j, (_, (idle, (peak, end), sizes)) in enumerate(sorted(memory.items())):
             tokens, arrays, ndk, table, snap, theta = (sum(c) for c in zip(*sizes))
             ratio = (peak - idle) / max(arrays + ndk + table, 1)
@@ -363,13 +387,12 @@ def _merge_seconds_per_entry(K, n_features):
 
 def projection(runs, X, args):
     """Table 4: wall time per round for 10^9 tokens on 8, 32 and 128 machines."""
-    n_tokens = int(X.sum())
     one = runs[min(runs)]
     seconds, sync = one[2], one[3]
-    per_token = (seconds - sync) / n_tokens * min(runs)  # one worker's sweep cost
+    per_token = (seconds - sync) / one[6] * min(runs)  # one worker's sweep cost
     fixed = min(r[3] for r in runs.values())  # the smallest measured sync cost
-    received = np.mean([r[5] / w for w, r in runs.items()])  # bytes per worker
-    entries_per_token = received / 8 / (n_tokens / min(runs))
+    # delta entries (8 bytes each) received per token of a worker's shard
+    entries_per_token = np.mean([r[5] / 8 / r[6] for r in runs.values()])
     merge = _merge_seconds_per_entry(args.k, X.shape[1])
     table_entries = X.shape[1] * args.k
     bandwidth = args.bandwidth * 1e9
@@ -407,7 +430,7 @@ def main():
     log(f"corpus of about {args.tokens} tokens")
     X, groups = _corpus(args.tokens, args.features)
     runs, _ = scaling_table(X, groups, args)
-    memory_table(runs, X, groups)
+    memory_table(runs)
     projection(runs, X, args)
     if not args.skip_perplexity:
         perplexity_table(args)
