@@ -328,6 +328,90 @@ def test_every_worker_killed_in_one_round(client, corpus, monkeypatch):
     assert np.isclose(total, corpus.data.sum())
 
 
+def _shard_tables_now():
+    """In a worker: its shards' copies of the word-topic table."""
+    from sklearn_clda.dask import _shard
+
+    return [np.array(shard["state"].nwk) for shard in _shard._SHARDS.values()]
+
+
+def _checking_sole_copies(client, monkeypatch):
+    """Have every round of a one-shard fit first check that the shard's copy
+    of the table is the client's (it kept its own change: the round's sync
+    is then empty); returns the list of rounds checked."""
+    sweep = _cluster.ClusterChain.sweep
+    checked = []
+
+    def checking_sweep(chain, prior, eta):
+        if chain.sync[0] == "kept":
+            [copies] = client.run(_shard_tables_now).values()
+            assert len(copies) == 1 and chain.sync[1].size == 0
+            np.testing.assert_array_equal(copies[0], chain.nwk)
+            checked.append(chain.round + 1)
+        return sweep(chain, prior, eta)
+
+    monkeypatch.setattr(_cluster.ClusterChain, "sweep", checking_sweep)
+    return checked
+
+
+def test_one_shard_is_sent_no_table_change(corpus, monkeypatch):
+    """With one worker (the embedded cluster's layout) the shard keeps its
+    own change in its copy and the client sends it no change of the table:
+    the same chain as sending the change back, with a round's message down
+    the size of the priors."""
+    X = _dask_counts(corpus.data)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                      dashboard_address=None, silence_logs=50) as cluster, \
+            Client(cluster, set_as_default=False) as c:
+        checked = _checking_sole_copies(c, monkeypatch)
+        kept = _clda(c, max_iter=20).fit(X, groups=corpus.groups)
+        assert checked == list(range(2, 21))
+        monkeypatch.setattr(_cluster.ClusterChain, "sole_shard_keeps_change", False)
+        sent_back = _clda(c, max_iter=20).fit(X, groups=corpus.groups)
+        assert checked == list(range(2, 21))
+    assert kept.n_shards_ == 1
+    np.testing.assert_array_equal(kept.components_, sent_back.components_)
+    np.testing.assert_array_equal(kept.doc_topic_, sent_back.doc_topic_)
+    np.testing.assert_array_equal(kept.collection_topic_, sent_back.collection_topic_)
+    np.testing.assert_array_equal(kept.sync_bytes_[:, 1], sent_back.sync_bytes_[:, 1])
+    # Rounds 2 on: the change received the round before (with the table
+    # counts) is not sent back.
+    saved = sent_back.sync_bytes_[1:, 0] - kept.sync_bytes_[1:, 0]
+    assert (saved > 0).all() and (saved <= sent_back.sync_bytes_[:-1, 1]).all()
+    assert (kept.sync_bytes_[1:, 0] < 1000).all()
+
+
+def test_the_only_worker_killed_mid_fit_is_rebuilt(corpus, monkeypatch):
+    """Kill the only worker process during round 10 of 20: its nanny starts
+    a new one, the shard is rebuilt there and sent the whole table, and the
+    rounds after it again send nothing of the table to a copy that is the
+    client's."""
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                      dashboard_address=None, silence_logs=50) as cluster, \
+            Client(cluster, set_as_default=False) as c:
+        sweep = _cluster.ClusterChain.sweep
+        killed = {}
+
+        def sweep_and_kill(chain, prior, eta):
+            if chain.round == 9 and not killed:
+                killed.update(c.run(os.getpid))
+                for pid in killed.values():
+                    os.kill(pid, 9)
+            return sweep(chain, prior, eta)
+
+        monkeypatch.setattr(_cluster.ClusterChain, "sweep", sweep_and_kill)
+        checked = _checking_sole_copies(c, monkeypatch)  # (before the kill)
+        with pytest.warns(ShardRebuiltWarning, match="shard 0"):
+            model = _clda(c, max_iter=20, timeout=300).fit(corpus.data, groups=corpus.groups)
+    assert len(killed) == 1 and _rebuilt(model) == [0]
+    (round_lost, _), = model.rebuilt_shards_
+    # the rounds after the rebuild's "full" sync keep the change again
+    assert set(range(round_lost + 2, 21)) <= set(checked)
+    assert round_lost + 1 not in checked
+    total = model.components_.sum() - model.components_.size * model.eta_
+    assert np.isclose(total, corpus.data.sum())
+
+
 def test_a_shard_lost_again_while_rebuilt_is_rebuilt_again(corpus, monkeypatch):
     """The worker chosen for a lost shard leaves just after the shard's data
     reached it (in one CI run a nanny closed the worker it had just

@@ -403,6 +403,10 @@ class ClusterChain:
     answer the estimator's hooks from the shards.
     """
 
+    # A fit of one shard sends it no table change (see sweep); False sends
+    # its own change back to it as with several (the same chain).
+    sole_shard_keeps_change = True
+
     def __init__(self, shards, summaries, seed, n_components, local_sweeps, hist_rounds,
                  n_table_rows, labels, prior, eta):
         self.shards = shards
@@ -473,10 +477,14 @@ class ClusterChain:
         self.round += 1
         self.prior, self.eta = np.ascontiguousarray(prior, dtype=np.float64), float(eta)
         want_hist = self.round in self.hist_rounds
+        # The only shard keeps its change in its copy, so that the next
+        # round sends it nothing of the table (the change is the round's
+        # whole change: the client's table after it is the shard's copy).
+        sole = len(self.shards) == 1 and self.sole_shard_keeps_change
         start = time.perf_counter()
         shared = self.shards.share(self.sync)
         args = (shared, self.nk, self.prior, self.eta, self.local_sweeps, self.keep_prior,
-                want_hist)
+                want_hist, sole)
         everyone = dict.fromkeys(range(len(self.shards)), args)
         try:
             results, lost = self.shards.call(_shard.shard_round, everyone, "a sweep")
@@ -494,7 +502,8 @@ class ClusterChain:
                                       self.index_dtype, column_sums)
         self._add(self.nwk, (idx, vals))
         self.nk += column_sums.astype(np.int32)
-        self.sync = ("delta", idx, vals)
+        self.sync = (("kept", np.empty(0, idx.dtype), np.empty(0, vals.dtype)) if sole
+                     else ("delta", idx, vals))
         if want_hist:
             self.hist = merge_histograms([r["hist"] for r in results.values()])
         tables = np.zeros((self.n_table_rows, self.K), dtype=np.int64)

@@ -262,11 +262,15 @@ def _apply_sync(shard, sync, nk):
 
     ``sync`` is ``("delta", idx, vals)``, the sum of every shard's change in
     the last round (the shard's copy is the table before that round: its
-    own change was taken out when it was sent), or ``("full", idx, vals)``,
-    the whole table (after a rebuild).
+    own change was taken out when it was sent), ``("full", idx, vals)``,
+    the whole table (after a rebuild), or ``("kept", idx, vals)`` with
+    nothing in ``idx`` and ``vals``: the copy already is the global table
+    (the only shard, which kept its own change; see :func:`shard_round`).
     """
     state = shard["state"]
     kind, idx, vals = sync
+    if kind not in ("delta", "full", "kept"):
+        raise ValueError(f"unknown kind of table sync {kind!r}")
     if kind == "full":
         state.nwk_padded[...] = 0
     # (compiled, in place: a fancy-indexed add's temporaries cost a Dask
@@ -319,7 +323,8 @@ def _histogram(state, n_groups):
     ])
 
 
-def shard_round(key, sync, nk, prior, eta, n_sweeps, keep_prior, want_hist):
+def shard_round(key, sync, nk, prior, eta, n_sweeps, keep_prior, want_hist,
+                keep_change=False):
     """One synchronization round of shard ``key``.
 
     First the deferred work on the state the last round left (the kept
@@ -329,7 +334,10 @@ def shard_round(key, sync, nk, prior, eta, n_sweeps, keep_prior, want_hist):
     last sweep's Antoniak table counts and, with ``want_hist``, the
     Gibbs-EM histogram of its document-topic counts. The shard's rows of
     its copy are then put back as they were after the sync, so that the
-    next sync, which includes this change, needs nothing more.
+    next sync, which includes this change, needs nothing more; with
+    ``keep_change`` (the fit's only shard, whose change is the whole of the
+    round's) they keep the change, and the next sync is ``"kept"``, an empty
+    message, unless a rebuild makes it ``"full"``.
     """
     start = time.perf_counter()
     shard = _SHARDS[key]
@@ -350,7 +358,8 @@ def shard_round(key, sync, nk, prior, eta, n_sweeps, keep_prior, want_hist):
         for _ in range(n_sweeps):
             tables = sweeper.sweep(prior, eta)
     delta = sparse_rows(state.nwk, rows, state.nk.shape[0], shard["idx_dtype"], minus=snap)
-    _sampling.put_rows(state.nwk, rows, snap)
+    if not keep_change:
+        _sampling.put_rows(state.nwk, rows, snap)
     hist = None
     if want_hist:
         hist = _histogram(state, prior.shape[0])
