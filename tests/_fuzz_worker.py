@@ -213,8 +213,13 @@ def check_stochastic_rows(a, shape, what, dtype=np.float64):
 
 
 def output_dtype(X):
-    """The documented float dtype of what fit/transform return for ``X``."""
-    return np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
+    """The documented float dtype of what fit/transform return for ``X``
+    (a DataFrame's is its columns' common dtype, as scikit-learn's
+    ``check_array`` takes it)."""
+    dtype = getattr(X, "dtype", None)
+    if isinstance(X, pd.DataFrame) and X.shape[1]:
+        dtype = np.result_type(*X.dtypes)
+    return np.float32 if dtype == np.float32 else np.float64
 
 
 def check_log_likelihood(value, n_tokens, weighted, what):
