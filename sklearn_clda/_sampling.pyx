@@ -1681,6 +1681,15 @@ cdef void _fill_changes(const int32_t[:, :] table, const int64_t[::1] rows,
             j += d != 0
 
 
+cdef bint _cells_in_range(const _perm_t[::1] idx, int64_t size) noexcept nogil:
+    """Whether every flat cell of ``idx`` is in ``[0, size)``."""
+    cdef Py_ssize_t i
+    for i in range(idx.shape[0]):
+        if not 0 <= idx[i] < size:
+            return False
+    return True
+
+
 def add_cells(int32_t[:, :] table, const _perm_t[::1] idx, const int32_t[::1] vals,
               Py_ssize_t K):
     """Add ``vals`` to the cells of ``table`` at the flat indices ``idx``
@@ -1704,8 +1713,7 @@ def add_cells(int32_t[:, :] table, const _perm_t[::1] idx, const int32_t[::1] va
         raise ValueError("add_cells: idx and vals must have the same length, and K fit "
                          "the table's columns")
     with nogil:
-        for i in range(n):
-            bad |= not 0 <= idx[i] < limit
+        bad = not _cells_in_range(idx, limit)
         if not bad:
             for i in range(n):
                 table[idx[i] // K, idx[i] % K] += vals[i]
@@ -1733,8 +1741,7 @@ def mark_cells(int32_t[::1] acc, uint8_t[::1] touched, const _perm_t[::1] idx,
         raise ValueError("mark_cells: idx and vals must have the same length, and touched "
                          "the length of acc")
     with nogil:
-        for i in range(n):
-            bad |= not 0 <= idx[i] < size
+        bad = not _cells_in_range(idx, size)
         if not bad:
             for i in range(n):
                 acc[idx[i]] += vals[i]
