@@ -850,18 +850,27 @@ class _BaseGibbsTopicModel(
             {name: getattr(self, name) for name in names}, caller_name=type(self).__name__,
         )
 
-    def _topic_word_parts(self):
+    def _topic_word_parts(self, X=None):
         """The topics' probabilities as ``_sampling.topic_word_parts`` gives
         them (a floor per topic and each word's part above it), with no
-        ``(V, K)`` table: the row totals of ``components_`` by pieces."""
+        ``(V, K)`` table: the row totals of ``components_`` by pieces. With
+        a checked count matrix ``X`` of fewer entries than words, only its
+        words are listed (all that a fold-in of ``X`` reads), so a call on a
+        few documents does not pay for the whole vocabulary's lists."""
         components = self.components_
         if components.dtype not in (np.float32, np.float64) or not components.flags.c_contiguous:
             components = np.ascontiguousarray(components, dtype=np.float64)
         K, V = components.shape
+        if X is not None and V != X.shape[1]:
+            raise ValueError(f"components_ has {V} columns but X has {X.shape[1]} features; "
+                             "components_ was replaced by a table of another vocabulary")
         totals = np.empty(K)
         for lo, hi in budget_pieces(np.arange(K + 1), 8 * V):
             totals[lo:hi] = components[lo:hi].astype(np.float64, copy=False).sum(axis=1)
-        return _sampling.topic_word_parts(components, totals)
+        words = None
+        if X is not None and X.nnz < V:  # else most words are read anyway
+            words = np.unique(X.indices).astype(np.int32)
+        return _sampling.topic_word_parts(components, totals, words)
 
     def _inference_pieces(self, indptr):
         """Document ranges of a fold-in (about equal nonzeros, four per thread
@@ -902,7 +911,7 @@ class _BaseGibbsTopicModel(
         X = check_counts(self, X, reset=False, method=method)
         _memory.check_transform_memory(self, X.shape[0], method, np.dtype(dtype).itemsize)
         prior_rows, doc_rows = self._inference_prior(groups, X.shape[0], method)
-        theta = self._fold_in(X, prior_rows, doc_rows, self._topic_word_parts())
+        theta = self._fold_in(X, prior_rows, doc_rows, self._topic_word_parts(X))
         if not normalize:
             # The fixed point's pseudo-counts: prior + expected topic counts,
             # which sum to the prior's total plus the document's length.
@@ -916,7 +925,7 @@ class _BaseGibbsTopicModel(
         self._check_inference_params()
         X = check_counts(self, X, reset=False, method=method)
         prior_rows, doc_rows = self._inference_prior(groups, X.shape[0], method)
-        parts = self._topic_word_parts()
+        parts = self._topic_word_parts(X)
         X_a, X_b = split_alternate(X)
         ll = np.zeros(X.shape[0])
         for observed, held_out in ((X_a, X_b), (X_b, X_a)):

@@ -1146,7 +1146,8 @@ ctypedef fused _real:
     double
 
 
-def topic_word_parts(const _real[:, ::1] components, const double[::1] totals):
+def topic_word_parts(const _real[:, ::1] components, const double[::1] totals,
+                     words=None):
     """The topics as :func:`fold_in` takes them, from a fitted model's
     ``components`` (``(K, V)``, float32 or float64) and their row sums
     ``totals`` (float64), without the ``(V, K)`` table of probabilities
@@ -1154,21 +1155,34 @@ def topic_word_parts(const _real[:, ::1] components, const double[::1] totals):
     smallest ``phi[:, k]``, and each word's entries above it as
     ``phi[w, k] - floor[k]`` in CSR form by word, topics increasing
     (``word_ptr`` of ``V + 1`` offsets into ``word_topic``, int32, and
-    ``word_val``). Up to ties in the rounding of the division, the same as::
+    ``word_val``). ``words`` (sorted distinct word ids, int32; ``None``:
+    all ``V``) limits the lists to the words a fold-in will read; every
+    other word's range is empty. Up to ties in the rounding of the
+    division, the same as::
 
         phi = components.T / totals
         floor = phi.min(axis=0)
         w, k = np.nonzero(phi > floor)
+        keep = np.isin(w, words)
+        w, k = w[keep], k[keep]
         word_ptr = np.r_[0, np.cumsum(np.bincount(w, minlength=V))]
         word_topic, word_val = k, phi[w, k] - floor[k]
 
     A fitted model's topics are ``(counts + eta) / total``, so only the
-    topics with a count of the word are above the floor: two passes over
-    ``components`` and ``O(V + nonzeros)`` besides.
+    topics with a count of the word are above the floor. The floor takes a
+    pass over ``components``; the lists ``O(K len(words))`` and ``O(V)``
+    besides, so folding in a few documents costs little more than that pass.
     """
-    cdef Py_ssize_t K = components.shape[0], V = components.shape[1], w, k
+    cdef Py_ssize_t K = components.shape[0], V = components.shape[1], w, k, j, n_words
     if totals.shape[0] != K:
         raise ValueError("inconsistent array shapes passed to topic_word_parts")
+    words_arr = (np.arange(V, dtype=np.int32) if words is None
+                 else np.ascontiguousarray(words, dtype=np.int32))
+    if words_arr.ndim != 1 or (len(words_arr) and (
+            words_arr[0] < 0 or words_arr[-1] >= V or np.any(np.diff(words_arr) <= 0))):
+        raise ValueError(f"topic_word_parts takes sorted distinct word ids in [0, {V})")
+    cdef const int32_t[::1] ids = words_arr
+    n_words = ids.shape[0]
     lowest_arr = (np.asarray(components).min(axis=1).astype(np.float64) if V
                   else np.zeros(K))
     floor_arr = lowest_arr / np.asarray(totals)
@@ -1177,7 +1191,8 @@ def topic_word_parts(const _real[:, ::1] components, const double[::1] totals):
     cdef int64_t[::1] ptr = word_ptr_arr
     with nogil:
         for k in range(K):  # each word's entries above the floor ...
-            for w in range(V):
+            for j in range(n_words):
+                w = ids[j]
                 ptr[w + 1] += components[k, w] > lowest[k]
         for w in range(V):
             ptr[w + 1] += ptr[w]
@@ -1190,7 +1205,8 @@ def topic_word_parts(const _real[:, ::1] components, const double[::1] totals):
     cdef int64_t[::1] fill = fill_arr
     with nogil:
         for k in range(K):  # ... then filled topic by topic
-            for w in range(V):
+            for j in range(n_words):
+                w = ids[j]
                 if components[k, w] > lowest[k]:
                     topic[fill[w]] = <int32_t> k
                     val[fill[w]] = <double> components[k, w] / totals[k] - floor[k]

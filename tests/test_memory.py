@@ -286,12 +286,15 @@ def test_expected_table_sums_are_the_plain_ones(small_budget):
     assert_array_equal(got, expected)
 
 
-def _plain_parts(components):
+def _plain_parts(components, words=None):
     """``_sampling.topic_word_parts``'s NumPy equivalent, from the dense phi."""
     comp = np.asarray(components, dtype=np.float64)
     phi = comp.T / comp.sum(axis=1)
     floor = phi.min(axis=0)
     w, k = np.nonzero(phi > floor)
+    if words is not None:
+        keep = np.isin(w, words)
+        w, k = w[keep], k[keep]
     ptr = np.r_[0, np.cumsum(np.bincount(w, minlength=phi.shape[0]))]
     return phi, (floor, ptr, k.astype(np.int32), phi[w, k] - floor[k])
 
@@ -332,6 +335,42 @@ def test_topic_word_parts_are_the_phi_above_its_floor(dtype):
     assert_allclose(rebuilt, phi, rtol=1e-15)
     with pytest.raises(ValueError, match="inconsistent"):
         _sampling.topic_word_parts(comp, totals[:-1])
+    # only some words listed: the same floor and the same entries of theirs
+    for words in ([], [0], [3, 7, 49], np.flatnonzero(counts[0]), np.arange(50)):
+        words = np.asarray(words, dtype=np.int32)
+        _assert_parts_equal(_sampling.topic_word_parts(comp, totals, words),
+                            _plain_parts(comp, words)[1])
+    for words in ([-1, 3], [3, 50], [7, 3], [3, 3], [[1, 2]]):
+        with pytest.raises(ValueError, match="sorted distinct word ids in"):
+            _sampling.topic_word_parts(comp, totals, words)
+
+
+@pytest.mark.parametrize("Estimator", [LDAGibbs, CompoundLDA])
+def test_few_documents_are_folded_in_as_in_a_whole_batch(Estimator):
+    # A call on fewer entries than words lists only their words' topics;
+    # the documents' proportions and scores are the whole batch's, bit for bit.
+    X, groups = _corpus(60, 400, 30)
+    if Estimator is LDAGibbs:
+        groups = None
+
+    def kw(rows=slice(None)):
+        return {} if groups is None else {"groups": groups[rows]}
+
+    model = Estimator(n_components=7, max_iter=5, random_state=0).fit(X, **kw())
+    whole = model.transform(X, **kw())
+    scores = model._score_docs(X, groups, "score")[0]
+    for rows in ([0], [5, 17, 40], np.arange(10)):
+        assert X[rows].nnz < X.shape[1]
+        assert_array_equal(model.transform(X[rows], **kw(rows)), whole[rows])
+        few = model._score_docs(X[rows], kw(rows).get("groups"), "score")[0]
+        assert_array_equal(few, scores[rows])
+    # every topic above its floor on the first document's words: that
+    # document alone shows no floor-level entry, the whole batch does
+    model.components_[:, X[0].indices] += 1.0
+    assert_array_equal(model.transform(X[:1], **kw(slice(1))), model.transform(X, **kw())[:1])
+    model.components_ = model.components_[:, :300].copy()
+    with pytest.raises(ValueError, match="components_ has 300 columns but X has 400"):
+        model.transform(X[:2], **kw(slice(2)))
 
 
 def test_parts_log_likelihood_is_doc_log_likelihood():
