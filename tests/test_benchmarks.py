@@ -234,3 +234,35 @@ def test_bench_permutation_rates_each_rule_in_both_settings():
     rates = [float(v) for row in (null, real) for v in row.split()[1:]]
     assert [null.split()[0], real.split()[0]] == ["null", "real"]
     assert len(rates) == 12 and all(0 <= r <= 1 for r in rates)
+
+
+def test_bench_inference_runs_each_library_at_its_rule_and_converged():
+    import bench_inference as bi
+    from gensim.matutils import Sparse2Corpus
+    from gensim.models import LdaModel
+    from sklearn.decomposition import LatentDirichletAllocation
+
+    X = _counts(n_docs=40, n_words=60)
+    libs = [bi.Ours("LDAGibbs", LDAGibbs(n_components=4, max_iter=20, random_state=0).fit(X)),
+            bi.Sklearn(LatentDirichletAllocation(n_components=4, max_iter=5,
+                                                 random_state=0).fit(X)),
+            bi.Gensim(LdaModel(corpus=list(Sparse2Corpus(X, documents_columns=False)),
+                               num_topics=4, passes=2, random_state=0))]
+    rows = np.array([3, 0, 17, 17])
+    assert libs[2].batch(X, rows) == list(Sparse2Corpus(X[rows], documents_columns=False))
+    def rule(lib):
+        if isinstance(lib, bi.Gensim):
+            return lib.model.iterations, lib.model.gamma_threshold
+        return lib.model.get_params()
+
+    for lib in libs:
+        batch = lib.batch(X, rows)
+        default, kept = lib.infer(batch), rule(lib)
+        converged = lib.converged(batch)
+        assert rule(lib) == kept  # the default rule is back
+        assert converged.shape == default.shape == (4, 4)
+        np.testing.assert_allclose(converged.sum(axis=1), 1.0, rtol=1e-6)  # gensim: float32
+        assert np.abs(default - converged).max() < 0.2
+        if not isinstance(lib, bi.Gensim):  # gensim starts each call at random
+            assert not np.array_equal(converged, default)
+            np.testing.assert_array_equal(lib.infer(batch), default)
