@@ -462,7 +462,9 @@ def _umass_terms(co, pos, smoothing):
     cond = np.broadcast_to(np.diag(co)[pos][:, None, :], pair.shape)  # n(v_j)
     scored = np.tril(np.ones((m, m), dtype=bool), k=-1) & (cond > 0)
     terms = np.zeros(pair.shape)
-    terms[scored] = np.log((pair[scored] + smoothing) / cond[scored])
+    # A difference of logs: the ratio of a tiny smoothing and a count can
+    # underflow to 0 where the logs stay finite.
+    terms[scored] = np.log(pair[scored] + smoothing) - np.log(cond[scored])
     return terms
 
 
@@ -477,9 +479,10 @@ def _npmi_matrix(co, n, smoothing):
     seen = (df[:, None] > 0) & (df[None, :] > 0)
     everywhere = seen & (co == n)
     scored = seen & ~everywhere
-    joint = (co[scored] + smoothing) / n
-    marginals = np.outer(df, df)[scored] / n**2
-    npmi[scored] = np.log(joint / marginals) / -np.log(joint)
+    # In logs, as in _umass_terms: (0 + a tiny smoothing) / n can underflow.
+    log_joint = np.log(co[scored] + smoothing) - np.log(n)
+    log_marginals = np.log(np.outer(df, df)[scored]) - 2 * np.log(n)
+    npmi[scored] = (log_joint - log_marginals) / -log_joint
     npmi[everywhere] = 1.0
     return npmi
 

@@ -405,3 +405,24 @@ def test_texts_as_tuples_and_arrays_and_empty():
     expected = _reference(list(_windows([list(t) for t in texts], 2)),
                           top_word_indices(_C, 2), "npmi")
     assert np.allclose(value, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("smoothing", [5e-324, 1e-310, 1e-300])
+def test_a_subnormal_smoothing_gives_finite_scores(smoothing):
+    """Words 0 and 2 never share a document: their UMass term is
+    ``log(s / n(v_j))`` and their NPMI tends to -1 as ``s`` shrinks. The
+    ratios ``s / n`` underflow to 0 at the smallest subnormal ``s`` (found
+    by the fuzz worker, seed 271828, with 5e-324: UMass -inf, NPMI NaN);
+    the scores are taken in logs, so they stay finite."""
+    X = np.array([[2, 0, 0], [0, 0, 1], [0, 0, 1], [1, 0, 0]])
+    topics = np.array([[1.0, 0.0, 1.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        umass = topic_coherence(X, topics, 2, smoothing=smoothing, measure="umass")
+        npmi = topic_coherence(X, topics, 2, smoothing=smoothing, measure="npmi")
+        c_v = topic_coherence(X, topics, 2, smoothing=smoothing, measure="c_v")
+    # pair (2 | 0) or (0 | 2), whichever is ranked second, over a document count of 2
+    assert umass == pytest.approx([math.log(smoothing) - math.log(2)], rel=1e-12)
+    log_joint = math.log(smoothing) - math.log(4)
+    assert npmi == pytest.approx([(log_joint - math.log(2 * 2 / 16)) / -log_joint], rel=1e-12)
+    assert -1 < npmi[0] < -0.99 and np.isfinite(c_v).all()
