@@ -853,24 +853,21 @@ class _BaseGibbsTopicModel(
     def _topic_word_parts(self, X=None):
         """The topics' probabilities as ``_sampling.topic_word_parts`` gives
         them (a floor per topic and each word's part above it), with no
-        ``(V, K)`` table: the row totals of ``components_`` by pieces. With
-        a checked count matrix ``X`` of fewer entries than words, only its
-        words are listed (all that a fold-in of ``X`` reads), so a call on a
-        few documents does not pay for the whole vocabulary's lists."""
+        ``(V, K)`` table. With a checked count matrix ``X`` of fewer entries
+        than words, only its words are listed (all that a fold-in of ``X``
+        reads), so a call on a few documents does not pay for the whole
+        vocabulary's lists."""
         components = self.components_
         if components.dtype not in (np.float32, np.float64) or not components.flags.c_contiguous:
             components = np.ascontiguousarray(components, dtype=np.float64)
-        K, V = components.shape
+        V = components.shape[1]
         if X is not None and V != X.shape[1]:
             raise ValueError(f"components_ has {V} columns but X has {X.shape[1]} features; "
                              "components_ was replaced by a table of another vocabulary")
-        totals = np.empty(K)
-        for lo, hi in budget_pieces(np.arange(K + 1), 8 * V):
-            totals[lo:hi] = components[lo:hi].astype(np.float64, copy=False).sum(axis=1)
         words = None
         if X is not None and X.nnz < V:  # else most words are read anyway
             words = np.unique(X.indices).astype(np.int32)
-        return _sampling.topic_word_parts(components, totals, words)
+        return _sampling.topic_word_parts(components, None, words)
 
     def _inference_pieces(self, indptr):
         """Document ranges of a fold-in (about equal nonzeros, four per thread

@@ -17,7 +17,7 @@ source.
 
 from cpython.exc cimport PyErr_CheckSignals
 from cpython.pycapsule cimport PyCapsule_GetPointer
-from libc.math cimport fabs, log
+from libc.math cimport fabs, isfinite, log
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memset
@@ -1146,72 +1146,184 @@ ctypedef fused _real:
     double
 
 
-def topic_word_parts(const _real[:, ::1] components, const double[::1] totals,
-                     words=None):
-    """The topics as :func:`fold_in` takes them, from a fitted model's
-    ``components`` (``(K, V)``, float32 or float64) and their row sums
-    ``totals`` (float64), without the ``(V, K)`` table of probabilities
-    ``phi[w, k] = components[k, w] / totals[k]``: ``floor[k]``, the
-    smallest ``phi[:, k]``, and each word's entries above it as
-    ``phi[w, k] - floor[k]`` in CSR form by word, topics increasing
-    (``word_ptr`` of ``V + 1`` offsets into ``word_topic``, int32, and
-    ``word_val``). ``words`` (sorted distinct word ids, int32; ``None``:
-    all ``V``) limits the lists to the words a fold-in will read; every
-    other word's range is empty. Up to ties in the rounding of the
-    division, the same as::
+cdef inline void _row_lowest_total(const _real* row, Py_ssize_t V, double* lowest,
+                                   double* total) noexcept nogil:
+    """A row's smallest entry and its sum in eight interleaved partial sums
+    (``s[j] = row[j] + row[j + 8] + ...`` from the left, then
+    ``((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))``), in one pass."""
+    cdef double s[8]
+    cdef double m[8]
+    cdef double x
+    cdef Py_ssize_t w, j, V8 = V - V % 8
+    for j in range(8):
+        s[j] = 0.0
+        m[j] = <double> row[0]
+    for w in range(0, V8, 8):
+        for j in range(8):
+            x = <double> row[w + j]
+            s[j] += x
+            m[j] = x if x < m[j] else m[j]
+    for w in range(V8, V):
+        x = <double> row[w]
+        s[w - V8] += x
+        m[w - V8] = x if x < m[w - V8] else m[w - V8]
+    total[0] = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))
+    x = m[0]
+    for j in range(1, 8):
+        x = m[j] if m[j] < x else x
+    lowest[0] = x
 
-        phi = components.T / totals
-        floor = phi.min(axis=0)
-        w, k = np.nonzero(phi > floor)
+
+cdef int _list_row(const _real* row, const int32_t* ids, Py_ssize_t n_ids, double lowest,
+                   double total, double floor, int64_t* n, int64_t* cap, int32_t** words,
+                   double** vals) noexcept nogil:
+    """Append the row's entries above ``lowest`` among the words ``ids``
+    (each ``row[w] / total - floor``) to the growing lists; -1 when memory
+    runs out."""
+    cdef Py_ssize_t j
+    cdef int32_t w
+    cdef void* grown
+    for j in range(n_ids):
+        w = ids[j]
+        if row[w] > lowest:
+            if n[0] == cap[0]:
+                cap[0] = 2 * cap[0]
+                grown = realloc(words[0], cap[0] * sizeof(int32_t))
+                if grown == NULL:
+                    return -1
+                words[0] = <int32_t*> grown
+                grown = realloc(vals[0], cap[0] * sizeof(double))
+                if grown == NULL:
+                    return -1
+                vals[0] = <double*> grown
+            words[0][n[0]] = w
+            vals[0][n[0]] = <double> row[w] / total - floor
+            n[0] += 1
+    return 0
+
+
+def _checked_words(words, Py_ssize_t V):
+    """``words`` as sorted distinct int32 ids in ``[0, V)`` (``None``: all)."""
+    if words is None:
+        return np.arange(V, dtype=np.int32)
+    ids = np.asarray(words)
+    if ids.ndim != 1 or (len(ids) and (ids.dtype.kind not in "iu" or ids[0] < 0
+                                       or ids[-1] >= V or np.any(np.diff(ids) <= 0))):
+        raise ValueError(f"topic_word_parts takes sorted distinct word ids in [0, {V})")
+    return np.ascontiguousarray(ids, dtype=np.int32)
+
+
+def topic_word_parts(const _real[:, ::1] components, totals=None, words=None):
+    """The topics as :func:`fold_in` takes them, from a fitted model's
+    ``components`` (``(K, V)``, float32 or float64), without the ``(V, K)``
+    table of probabilities ``phi[w, k] = components[k, w] / totals[k]``:
+    ``floor[k]``, the smallest ``phi[:, k]``, and each word's entries above
+    it as ``phi[w, k] - floor[k]`` in CSR form by word, topics increasing
+    (``word_ptr`` of ``V + 1`` offsets into ``word_topic``, int32, and
+    ``word_val``). ``totals`` (float64, one per topic; ``None``: each row's
+    sum in eight interleaved partial sums, as below) divide the rows;
+    ``words`` (sorted distinct word ids, int32; ``None``: all ``V``) limits
+    the lists to the words a fold-in will read, every other word's range
+    empty. The same as::
+
+        c = components.astype(np.float64)
+        if totals is None:
+            lanes = np.cumsum(np.pad(c, ((0, 0), (0, -V % 8))).reshape(K, -1, 8),
+                              axis=1)[:, -1]
+            totals = ((lanes[:, 0] + lanes[:, 1]) + (lanes[:, 2] + lanes[:, 3])) + (
+                (lanes[:, 4] + lanes[:, 5]) + (lanes[:, 6] + lanes[:, 7]))
+        lowest = c.min(axis=1)
+        floor = lowest / totals
+        k, w = np.nonzero(c > lowest[:, None])
         keep = np.isin(w, words)
-        w, k = w[keep], k[keep]
+        order = np.argsort(w[keep], kind="stable")
+        k, w = k[keep][order], w[keep][order]
         word_ptr = np.r_[0, np.cumsum(np.bincount(w, minlength=V))]
-        word_topic, word_val = k, phi[w, k] - floor[k]
+        word_topic, word_val = k, c[k, w] / totals[k] - floor[k]
 
     A fitted model's topics are ``(counts + eta) / total``, so only the
-    topics with a count of the word are above the floor. The floor takes a
-    pass over ``components``; the lists ``O(K len(words))`` and ``O(V)``
-    besides, so folding in a few documents costs little more than that pass.
+    topics with a count of the word are above the floor. One pass over
+    ``components``, each row's words looked up while the row is in cache,
+    and ``O(V + entries)`` besides: folding in a few documents costs
+    little more than reading the topics once. Raises ``ValueError`` for a
+    row with an entry below 0, NaN or infinite, or a total that is not
+    positive and finite (``components`` or ``totals``).
     """
-    cdef Py_ssize_t K = components.shape[0], V = components.shape[1], w, k, j, n_words
-    if totals.shape[0] != K:
+    cdef Py_ssize_t K = components.shape[0], V = components.shape[1], k, i, w
+    if totals is not None and np.shape(totals) != (K,):
         raise ValueError("inconsistent array shapes passed to topic_word_parts")
-    words_arr = (np.arange(V, dtype=np.int32) if words is None
-                 else np.ascontiguousarray(words, dtype=np.int32))
-    if words_arr.ndim != 1 or (len(words_arr) and (
-            words_arr[0] < 0 or words_arr[-1] >= V or np.any(np.diff(words_arr) <= 0))):
-        raise ValueError(f"topic_word_parts takes sorted distinct word ids in [0, {V})")
-    cdef const int32_t[::1] ids = words_arr
-    n_words = ids.shape[0]
-    lowest_arr = (np.asarray(components).min(axis=1).astype(np.float64) if V
+    ids_arr = _checked_words(words, V)
+    cdef const int32_t[::1] ids = ids_arr
+    cdef Py_ssize_t n_ids = ids.shape[0]
+    cdef bint given = totals is not None
+    totals_arr = (np.ascontiguousarray(totals, dtype=np.float64).copy() if given
                   else np.zeros(K))
-    floor_arr = lowest_arr / np.asarray(totals)
-    cdef const double[::1] lowest = lowest_arr, floor = floor_arr
+    lowest_arr, floor_arr, sums_arr = np.zeros(K), np.zeros(K), np.zeros(K)
+    row_end_arr = np.zeros(K, dtype=np.int64)
+    cdef double[::1] tot = totals_arr, lowest = lowest_arr, floor = floor_arr, sums = sums_arr
+    cdef int64_t[::1] row_end = row_end_arr
+    cdef int64_t n = 0, cap = 1024
+    cdef Py_ssize_t bad = -1
+    cdef int32_t* found_w = <int32_t*> malloc(cap * sizeof(int32_t))
+    cdef double* found_v = <double*> malloc(cap * sizeof(double))
+    cdef int failed = found_w == NULL or found_v == NULL
+    try:
+        with nogil:
+            for k in range(K):
+                if failed or V == 0:
+                    break
+                _row_lowest_total(&components[k, 0], V, &lowest[k], &sums[k])
+                if not given:
+                    tot[k] = sums[k]
+                if not (lowest[k] >= 0 and isfinite(sums[k]) and sums[k] > 0
+                        and isfinite(tot[k]) and tot[k] > 0):
+                    bad = k
+                    break
+                floor[k] = lowest[k] / tot[k]
+                failed = _list_row(&components[k, 0], &ids[0] if n_ids else NULL, n_ids,
+                                   lowest[k], tot[k], floor[k], &n, &cap, &found_w, &found_v)
+                row_end[k] = n
+        if failed:
+            raise MemoryError("topic_word_parts ran out of memory")
+        if bad >= 0:
+            raise ValueError(
+                f"the topics (components_) must be finite and non-negative with a positive "
+                f"total, and topic {bad} is not (smallest entry {lowest[bad]}, total "
+                f"{sums[bad]}); set components_ to such a table or refit")
+        return floor_arr, *_by_word(found_w, found_v, n, row_end, V)
+    finally:
+        free(found_w)
+        free(found_v)
+
+
+cdef tuple _by_word(const int32_t* found_w, const double* found_v, int64_t n,
+                    const int64_t[::1] row_end, Py_ssize_t V):
+    """The entries found topic by topic, regrouped by word (a counting sort,
+    so each word's topics stay increasing)."""
+    cdef Py_ssize_t K = row_end.shape[0], k, w
+    cdef int64_t i, lo = 0
     word_ptr_arr = np.zeros(V + 1, dtype=np.int64)
-    cdef int64_t[::1] ptr = word_ptr_arr
-    with nogil:
-        for k in range(K):  # each word's entries above the floor ...
-            for j in range(n_words):
-                w = ids[j]
-                ptr[w + 1] += components[k, w] > lowest[k]
-        for w in range(V):
-            ptr[w + 1] += ptr[w]
-    n = word_ptr_arr[V]
     word_topic_arr = np.empty(n, dtype=np.int32)
     word_val_arr = np.empty(n, dtype=np.float64)
-    fill_arr = word_ptr_arr[:-1].copy()
+    cdef int64_t[::1] ptr = word_ptr_arr
     cdef int32_t[::1] topic = word_topic_arr
     cdef double[::1] val = word_val_arr
+    fill_arr = np.empty(V, dtype=np.int64)
     cdef int64_t[::1] fill = fill_arr
     with nogil:
-        for k in range(K):  # ... then filled topic by topic
-            for j in range(n_words):
-                w = ids[j]
-                if components[k, w] > lowest[k]:
-                    topic[fill[w]] = <int32_t> k
-                    val[fill[w]] = <double> components[k, w] / totals[k] - floor[k]
-                    fill[w] += 1
-    return floor_arr, word_ptr_arr, word_topic_arr, word_val_arr
+        for i in range(n):
+            ptr[found_w[i] + 1] += 1
+        for w in range(V):
+            ptr[w + 1] += ptr[w]
+            fill[w] = ptr[w]
+        for k in range(K):
+            for i in range(lo, row_end[k]):
+                w = found_w[i]
+                topic[fill[w]] = <int32_t> k
+                val[fill[w]] = found_v[i]
+                fill[w] += 1
+            lo = row_end[k]
+    return word_ptr_arr, word_topic_arr, word_val_arr
 
 
 def parts_log_likelihood(

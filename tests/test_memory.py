@@ -286,12 +286,22 @@ def test_expected_table_sums_are_the_plain_ones(small_budget):
     assert_array_equal(got, expected)
 
 
-def _plain_parts(components, words=None):
+def _lane_totals(comp):
+    """Each row's sum in eight interleaved partial sums, left to right, then
+    added pairwise (``_sampling.topic_word_parts``'s totals)."""
+    K, V = comp.shape
+    lanes = np.cumsum(np.pad(comp, ((0, 0), (0, -V % 8))).reshape(K, -1, 8), axis=1)[:, -1]
+    return ((lanes[:, 0] + lanes[:, 1]) + (lanes[:, 2] + lanes[:, 3])) + (
+        (lanes[:, 4] + lanes[:, 5]) + (lanes[:, 6] + lanes[:, 7]))
+
+
+def _plain_parts(components, words=None, totals=None):
     """``_sampling.topic_word_parts``'s NumPy equivalent, from the dense phi."""
     comp = np.asarray(components, dtype=np.float64)
-    phi = comp.T / comp.sum(axis=1)
-    floor = phi.min(axis=0)
-    w, k = np.nonzero(phi > floor)
+    totals = _lane_totals(comp) if totals is None else totals
+    phi = comp.T / totals
+    floor = comp.min(axis=1) / totals
+    w, k = np.nonzero(comp.T > comp.min(axis=1))
     if words is not None:
         keep = np.isin(w, words)
         w, k = w[keep], k[keep]
@@ -323,8 +333,7 @@ def test_topic_word_parts_are_the_phi_above_its_floor(dtype):
     counts = np.where(rng.random((6, 50)) < 0.2, rng.integers(1, 9, (6, 50)), 0)
     counts[2] = rng.integers(1, 9, 50)
     comp = (counts / 3.0 + 0.05).astype(dtype)
-    totals = comp.astype(np.float64).sum(axis=1)
-    got = _sampling.topic_word_parts(comp, totals)
+    got = _sampling.topic_word_parts(comp)
     phi, want = _plain_parts(comp)
     _assert_parts_equal(got, want)
     assert got[2].dtype == np.int32 and got[1][-1] < phi.size
@@ -333,16 +342,24 @@ def test_topic_word_parts_are_the_phi_above_its_floor(dtype):
     rows = np.repeat(np.arange(phi.shape[0]), np.diff(got[1]))
     rebuilt[rows, got[2]] += got[3]
     assert_allclose(rebuilt, phi, rtol=1e-15)
+    assert_allclose(_lane_totals(comp.astype(np.float64)), comp.sum(axis=1, dtype=np.float64),
+                    rtol=1e-15)
+    # totals given; fewer words than one partial sum's stride
+    totals = comp.astype(np.float64).sum(axis=1)
+    _assert_parts_equal(_sampling.topic_word_parts(comp, totals),
+                        _plain_parts(comp, totals=totals)[1])
+    _assert_parts_equal(_sampling.topic_word_parts(comp[:, :5].copy()),
+                        _plain_parts(comp[:, :5])[1])
     with pytest.raises(ValueError, match="inconsistent"):
         _sampling.topic_word_parts(comp, totals[:-1])
     # only some words listed: the same floor and the same entries of theirs
     for words in ([], [0], [3, 7, 49], np.flatnonzero(counts[0]), np.arange(50)):
         words = np.asarray(words, dtype=np.int32)
-        _assert_parts_equal(_sampling.topic_word_parts(comp, totals, words),
+        _assert_parts_equal(_sampling.topic_word_parts(comp, None, words),
                             _plain_parts(comp, words)[1])
-    for words in ([-1, 3], [3, 50], [7, 3], [3, 3], [[1, 2]]):
+    for words in ([-1, 3], [3, 50], [7, 3], [3, 3], [[1, 2]], [2**32 + 3], [1.0, 2.0]):
         with pytest.raises(ValueError, match="sorted distinct word ids in"):
-            _sampling.topic_word_parts(comp, totals, words)
+            _sampling.topic_word_parts(comp, None, words)
 
 
 @pytest.mark.parametrize("Estimator", [LDAGibbs, CompoundLDA])
@@ -648,3 +665,34 @@ def test_transform_is_refused_when_its_proportions_do_not_fit(monkeypatch, dtype
         model.transform(X.astype(dtype))
     _fake_memory(monkeypatch, needed)
     assert model.transform(X.astype(dtype)).dtype == dtype
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "negative", "zero row", "-inf first"])
+def test_topics_set_by_hand_must_be_finite_and_non_negative(bad):
+    # components_ may be set by hand (the user guide says so); inference
+    # refuses a table it cannot read as topics instead of returning NaN.
+    X, _ = _corpus(20, 30, 20)
+    model = LDAGibbs(n_components=3, max_iter=3, random_state=0).fit(X)
+    comp = model.components_.copy()
+    if bad == "nan":
+        comp[1, 7] = np.nan
+    elif bad == "inf":
+        comp[1, 7] = np.inf
+    elif bad == "negative":
+        comp[1, 7] = -1e-9
+    elif bad == "zero row":
+        comp[1] = 0.0
+    else:
+        comp[1, 0] = -np.inf
+    model.components_ = comp
+    for call in (model.transform, model.score, model.perplexity):
+        with pytest.raises(ValueError, match=r"components_\) must be finite and non-negative"
+                                             r".* topic 1 is not"):
+            call(X[:2])
+    with pytest.raises(ValueError, match="topic 1 is not"):
+        _sampling.topic_word_parts(comp, None, np.arange(3, dtype=np.int32))
+    with pytest.raises(ValueError, match="topic 1 is not"):  # the rows read even so
+        _sampling.topic_word_parts(comp, np.ones(3))
+    totals = np.array([1.0, 1.0, np.nan])
+    with pytest.raises(ValueError, match="topic 2 is not"):
+        _sampling.topic_word_parts(model.components_[[0, 0, 0]].copy(), totals)
