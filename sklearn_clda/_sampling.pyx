@@ -1235,7 +1235,7 @@ def topic_word_parts(const _real[:, ::1] components, totals=None, words=None):
         lowest = c.min(axis=1)
         floor = lowest / totals
         k, w = np.nonzero(c > lowest[:, None])
-        keep = np.isin(w, words)
+        keep = np.isin(w, words)  # words=None: every entry kept
         order = np.argsort(w[keep], kind="stable")
         k, w = k[keep][order], w[keep][order]
         word_ptr = np.r_[0, np.cumsum(np.bincount(w, minlength=V))]
@@ -1249,7 +1249,7 @@ def topic_word_parts(const _real[:, ::1] components, totals=None, words=None):
     row with an entry below 0, NaN or infinite, or a total that is not
     positive and finite (``components`` or ``totals``).
     """
-    cdef Py_ssize_t K = components.shape[0], V = components.shape[1], k, i, w
+    cdef Py_ssize_t K = components.shape[0], V = components.shape[1], k
     if totals is not None and np.shape(totals) != (K,):
         raise ValueError("inconsistent array shapes passed to topic_word_parts")
     ids_arr = _checked_words(words, V)

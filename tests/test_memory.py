@@ -667,23 +667,21 @@ def test_transform_is_refused_when_its_proportions_do_not_fit(monkeypatch, dtype
     assert model.transform(X.astype(dtype)).dtype == dtype
 
 
-@pytest.mark.parametrize("bad", ["nan", "inf", "negative", "zero row", "-inf first"])
+# A cell (or a row) of topic 1 set to a value no topic table holds.
+_BAD_TOPIC_CELLS = {"nan": ((1, 7), np.nan), "inf": ((1, 7), np.inf),
+                    "negative": ((1, 7), -1e-9), "zero row": ((1, slice(None)), 0.0),
+                    "-inf first": ((1, 0), -np.inf)}
+
+
+@pytest.mark.parametrize("bad", list(_BAD_TOPIC_CELLS))
 def test_topics_set_by_hand_must_be_finite_and_non_negative(bad):
     # components_ may be set by hand (the user guide says so); inference
     # refuses a table it cannot read as topics instead of returning NaN.
     X, _ = _corpus(20, 30, 20)
     model = LDAGibbs(n_components=3, max_iter=3, random_state=0).fit(X)
     comp = model.components_.copy()
-    if bad == "nan":
-        comp[1, 7] = np.nan
-    elif bad == "inf":
-        comp[1, 7] = np.inf
-    elif bad == "negative":
-        comp[1, 7] = -1e-9
-    elif bad == "zero row":
-        comp[1] = 0.0
-    else:
-        comp[1, 0] = -np.inf
+    cell, value = _BAD_TOPIC_CELLS[bad]
+    comp[cell] = value
     model.components_ = comp
     for call in (model.transform, model.score, model.perplexity):
         with pytest.raises(ValueError, match=r"components_\) must be finite and non-negative"
