@@ -34,11 +34,15 @@ def _integrated_time(rho):
 def _rescaled(x, axis):
     """``x`` shifted and scaled so that each quantity's draws (over ``axis``)
     lie in [-1, 1] around 0: the ESS does not change, and products of
-    draws near the float limits (1e-170, 1e200) neither underflow nor
-    overflow."""
-    centred = x - x.mean(axis=axis, keepdims=True)
-    scale = np.abs(centred).max(axis=axis, keepdims=True)
-    return centred / np.where(scale > 0, scale, 1.0)
+    draws near the float limits (1e-170, 1e308) neither underflow nor
+    overflow. The draws are brought to [-1, 1] before they are centred, so
+    that their sum (the mean) cannot overflow either."""
+    for centre in (False, True):
+        if centre:
+            x = x - x.mean(axis=axis, keepdims=True)
+        scale = np.abs(x).max(axis=axis, keepdims=True)
+        x = x / np.where(scale > 0, scale, 1.0)
+    return x
 
 
 def _multichain_correlations(x):

@@ -95,14 +95,16 @@ def test_bad_draws_raise(draws, match):
         effective_sample_size(draws)
 
 
-@pytest.mark.parametrize("scale", [1e-200, 1e-170, 1e-5, 1e160, 1e200])
+@pytest.mark.parametrize("scale", [1e-200, 1e-170, 1e-5, 1e160, 1e200, 1e307])
 def test_ess_does_not_depend_on_the_scale_of_the_draws(scale):
     """Draws near the float limits gave the n log10(n) ceiling (their
-    autocovariances underflowed or overflowed): the ESS is that of the
-    same draws at unit scale, for one chain and for several."""
+    autocovariances underflowed or overflowed), and draws of about 1e307
+    an overflowing mean (a NaN ESS): the ESS is that of the same draws at
+    unit scale, for one chain and for several."""
     rng = np.random.default_rng(0)
     x = rng.standard_normal((200, 3))
-    np.testing.assert_allclose(effective_sample_size(scale * x + 3 * scale),
+    # (at 1e307 the 200 draws, all near 3e307, sum to more than 1e308)
+    np.testing.assert_allclose(effective_sample_size(scale * (x / 5 + 3)),
                                effective_sample_size(x), rtol=1e-9)
     chains = rng.standard_normal((3, 200))
     np.testing.assert_allclose(effective_sample_size(scale * chains, multichain=True),
