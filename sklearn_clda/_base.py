@@ -43,7 +43,10 @@ read and write the run, never ``self``:
   subclasses' ``partial_fit`` put the run variables a batch takes over
   from the fitted model (priors, mixtures, table counts) into the run;
 - ``_inference_prior(groups, n_docs, method)``: the prior rows and the
-  row index of each document for fold-in (from fitted attributes).
+  row index of each document for fold-in (from fitted attributes);
+- ``_fitted_values()``: the fitted attributes besides ``components_`` that
+  inference and ``partial_fit`` read, with their shapes and what they must
+  hold (checked by ``_check_fitted`` before each call reads them).
 """
 
 import copy
@@ -341,6 +344,12 @@ class _BaseGibbsTopicModel(
     @abstractmethod
     def _inference_prior(self, groups, n_docs, method):
         """Return ``(prior_rows, doc_rows)`` for fold-in inference."""
+
+    @abstractmethod
+    def _fitted_values(self):
+        """``(name, value, shapes, rule)`` of each fitted attribute besides
+        ``components_`` that inference and ``partial_fit`` read: ``shapes``
+        the shapes it may have, ``rule`` one of :data:`_FITTED_RULES`."""
 
     # ---------------------------------------------------------- transactions
     @contextmanager
@@ -655,6 +664,7 @@ class _BaseGibbsTopicModel(
         fit that it would continue."""
         if hasattr(self, "components_"):
             self._validate_params()
+            self._check_fitted("partial_fit")
         if hasattr(self, "components_") and self.components_.shape[0] != self.n_components:
             raise ValueError(
                 f"{type(self).__name__}.partial_fit continues the fitted model, which has "
@@ -850,6 +860,28 @@ class _BaseGibbsTopicModel(
             {name: getattr(self, name) for name in names}, caller_name=type(self).__name__,
         )
 
+    def _check_fitted(self, method):
+        """ValueError naming the attribute when one that ``method`` reads was
+        set by hand to what it cannot use (NaN proportions or scores
+        otherwise, or a crash deep inside). ``components_``: a 2-d array of
+        real numbers (its values are checked by the kernel that reads it)."""
+        name = f"{type(self).__name__}.{method}"
+        comp = self.components_
+        if not (isinstance(comp, np.ndarray) and comp.ndim == 2 and comp.dtype.kind in "biuf"
+                and comp.size > 0):
+            raise ValueError(
+                f"{name}: components_ must be a non-empty NumPy array of shape "
+                f"(n_topics, n_features) of real numbers; it was set to {_described(comp)}."
+            )
+        for attr, value, shapes, rule in self._fitted_values():
+            holds, what = _FITTED_RULES[rule]
+            a = np.asarray(value) if _is_real_array(value) else None
+            if a is None or a.shape not in shapes or not holds(a.astype(np.float64)):
+                raise ValueError(
+                    f"{name}: {attr} must be {what}, of shape "
+                    f"{' or '.join(map(str, shapes))}; it was set to {_described(value)}."
+                )
+
     def _topic_word_parts(self, X=None):
         """The topics' probabilities as ``_sampling.topic_word_parts`` gives
         them (a floor per topic and each word's part above it), with no
@@ -902,6 +934,7 @@ class _BaseGibbsTopicModel(
 
     def _transform(self, X, groups, normalize=True, method="transform"):
         check_is_fitted(self)
+        self._check_fitted(method)
         self._check_inference_params()
         self._check_normalize(normalize, method)
         dtype = self.components_.dtype  # the model's, as scikit-learn's LDA
@@ -919,6 +952,7 @@ class _BaseGibbsTopicModel(
     def _score_docs(self, X, groups, method):
         """Per-document completion log-likelihood and the number of tokens scored."""
         check_is_fitted(self)
+        self._check_fitted(method)
         self._check_inference_params()
         X = check_counts(self, X, reset=False, method=method)
         prior_rows, doc_rows = self._inference_prior(groups, X.shape[0], method)
@@ -991,6 +1025,35 @@ def _as_dtype(fitted, dtype):
         fitted[name] = fitted[name].astype(dtype, copy=False)
     fitted["components_"] = _positive_topics(fitted["components_"])
     return fitted
+
+
+#: What a fitted attribute checked by ``_check_fitted`` must hold: a test
+#: of its values (as float64) and the words of the error.
+_FITTED_RULES = {
+    "positive": (lambda a: bool(np.all(np.isfinite(a)) and np.all(a > 0)),
+                 "finite and positive"),
+    "mixtures": (lambda a: bool(np.all(np.isfinite(a)) and np.all(a >= 0)
+                                and np.all(a.sum(axis=-1) > 0)),
+                 "finite and non-negative with a positive sum in every row"),
+    "sizes": (lambda a: bool(np.all(np.isfinite(a)) and np.all(a >= 0) and a.sum() > 0),
+              "finite and non-negative with a positive total"),
+}
+
+
+def _is_real_array(value):
+    """Whether ``value`` is a number or a NumPy array of real numbers."""
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "biuf"
+    return isinstance(value, (Real, np.number)) and not isinstance(value, complex)
+
+
+def _described(value):
+    """A short account of a value for an error message."""
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape} and dtype {value.dtype}"
+    if isinstance(value, Real):
+        return repr(value)
+    return f"a {type(value).__name__}"
 
 
 def _positive_topics(components):

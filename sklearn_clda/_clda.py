@@ -617,6 +617,14 @@ class CompoundLDA(_BaseGibbsTopicModel):
             "_table_sums": run.tables,
         }
 
+    def _fitted_values(self):
+        K = self.components_.shape[0]
+        n_groups = 1 if self.groups_ is None else len(self.groups_)
+        return (*((name, getattr(self, name), ((),), "positive")
+                  for name in ("alpha_", "gamma_", "eta_")),
+                ("collection_topic_", self.collection_topic_, ((n_groups, K),), "mixtures"),
+                ("collection_sizes_", self.collection_sizes_, ((n_groups,),), "sizes"))
+
     def _inference_prior(self, groups, n_docs, method):
         prior = self.gamma_ * self.collection_topic_
         name = f"{type(self).__name__}.{method}"

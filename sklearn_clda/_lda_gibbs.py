@@ -453,6 +453,11 @@ class LDAGibbs(_BaseGibbsTopicModel):
             "topic_word_prior_": run.topic_word_prior,
         }
 
+    def _fitted_values(self):
+        K = self.components_.shape[0]
+        return (("doc_topic_prior_", self.doc_topic_prior_, ((), (K,)), "positive"),
+                ("topic_word_prior_", self.topic_word_prior_, ((),), "positive"))
+
     def _inference_prior(self, groups, n_docs, method):
         return _prior_row(self.doc_topic_prior_, self._n_features_out), np.zeros(
             n_docs, dtype=np.int32

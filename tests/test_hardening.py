@@ -402,3 +402,70 @@ def test_more_tokens_than_supported_are_named_before_any_memory_estimate(Est, mo
     with pytest.raises(ValueError, match=r"has 2,147,483,658 tokens; at most "
                                          r"2,147,483,647 are supported.*partial_fit"):
         Est(n_components=2).fit(X)
+
+
+_HAND_SET = {
+    # attribute: bad values (NaN or wrong-shaped ones gave NaN scores, a
+    # crash in a broadcast or an AttributeError deep inside)
+    "components_": [lambda m: m.components_.tolist(), lambda m: _sparse(m.components_),
+                    lambda m: m.components_[:0]],
+    "doc_topic_prior_": [np.nan, 0.0, -1.0, np.array([1.0, -1.0, 1.0]), np.ones(2), "0.1"],
+    "topic_word_prior_": [np.inf, 0.0],
+    "gamma_": [np.nan, 0.0, -1.0, np.ones(3)],
+    "alpha_": [np.inf, np.array([1.0, 1.0, 1.0])],
+    "eta_": [np.nan],
+    "collection_topic_": [lambda m: np.full_like(m.collection_topic_, np.nan),
+                          lambda m: -m.collection_topic_,
+                          lambda m: np.zeros_like(m.collection_topic_),
+                          lambda m: m.collection_topic_[:, :2], lambda m: m.collection_topic_[:2]],
+    "collection_sizes_": [lambda m: -m.collection_sizes_, lambda m: m.collection_sizes_[:1]],
+}
+
+
+def _sparse(a):
+    import scipy.sparse as sp
+
+    return sp.csr_matrix(a)
+
+
+def _hand_set_cases():
+    for attr, values in _HAND_SET.items():
+        ests = ([LDAGibbs] if attr.endswith("prior_") else
+                [CompoundLDA] if attr != "components_" else [LDAGibbs, CompoundLDA])
+        for Est in ests:
+            for i, value in enumerate(values):
+                yield pytest.param(Est, attr, value, id=f"{Est.__name__}-{attr}-{i}")
+
+
+@pytest.mark.parametrize("Est, attr, value", list(_hand_set_cases()))
+def test_fitted_attributes_set_by_hand_are_named_when_unusable(corpus, Est, attr, value):
+    """The fitted attributes that inference and partial_fit read may be set by
+    hand (a migration sets components_ and the priors); what they cannot use
+    is refused by name, and partial_fit leaves the model as it was."""
+    X, groups = corpus
+    model = Est(n_components=3, max_iter=3, random_state=0)
+    model.fit(X, **({"groups": groups} if Est is CompoundLDA else {}))
+    setattr(model, attr, value(model) if callable(value) else value)
+    kw = {"groups": groups[:4]} if Est is CompoundLDA else {}
+    before = dict(vars(model))
+    for call in (model.transform, model.score, model.perplexity, model.partial_fit):
+        with pytest.raises(ValueError, match=rf"{Est.__name__}\.{call.__name__}: {attr} must be"):
+            call(X[:4], **kw)
+    assert all(vars(model)[k] is v for k, v in before.items())
+
+
+@pytest.mark.parametrize("Est", [LDAGibbs, CompoundLDA])
+def test_fitted_attributes_set_by_hand_in_other_usable_forms_are_taken(corpus, Est):
+    X, groups = corpus
+    kw = {"groups": groups} if Est is CompoundLDA else {}
+    model = Est(n_components=3, max_iter=3, random_state=0).fit(X, **kw)
+    expected = model.transform(X[:4], **{k: v[:4] for k, v in kw.items()})
+    model.components_ = np.asfortranarray(model.components_.astype(np.float32))
+    if Est is LDAGibbs:
+        model.doc_topic_prior_ = np.full(3, np.float32(model.doc_topic_prior_))
+    else:
+        model.gamma_ = np.float32(model.gamma_)
+        model.collection_topic_ = model.collection_topic_.astype(np.float32)
+    np.testing.assert_allclose(model.transform(X[:4], **{k: v[:4] for k, v in kw.items()}),
+                               expected, rtol=1e-5)
+    model.partial_fit(X[:4], **{k: v[:4] for k, v in kw.items()})
