@@ -50,6 +50,7 @@ read and write the run, never ``self``:
 """
 
 import copy
+import math
 import time
 import warnings
 from abc import ABCMeta, abstractmethod
@@ -875,8 +876,12 @@ class _BaseGibbsTopicModel(
             )
         for attr, value, shapes, rule in self._fitted_values():
             holds, what = _FITTED_RULES[rule]
-            a = np.asarray(value) if _is_real_array(value) else None
-            if a is None or a.shape not in shapes or not holds(a.astype(np.float64)):
+            if isinstance(value, Real) and () in shapes:  # (quicker than as an array)
+                usable = holds(float(value))
+            else:
+                a = np.asarray(value) if _is_real_array(value) else None
+                usable = a is not None and a.shape in shapes and holds(a.astype(np.float64))
+            if not usable:
                 raise ValueError(
                     f"{name}: {attr} must be {what}, of shape "
                     f"{' or '.join(map(str, shapes))}; it was set to {_described(value)}."
@@ -1030,12 +1035,13 @@ def _as_dtype(fitted, dtype):
 #: What a fitted attribute checked by ``_check_fitted`` must hold: a test
 #: of its values (as float64) and the words of the error.
 _FITTED_RULES = {
-    "positive": (lambda a: bool(np.all(np.isfinite(a)) and np.all(a > 0)),
+    "positive": (lambda a: bool(np.isfinite(a).all() and (a > 0).all()) if isinstance(
+                     a, np.ndarray) else math.isfinite(a) and a > 0,
                  "finite and positive"),
-    "mixtures": (lambda a: bool(np.all(np.isfinite(a)) and np.all(a >= 0)
-                                and np.all(a.sum(axis=-1) > 0)),
+    "mixtures": (lambda a: bool(np.isfinite(a).all() and (a >= 0).all()
+                                and (a.sum(axis=-1) > 0).all()),
                  "finite and non-negative with a positive sum in every row"),
-    "sizes": (lambda a: bool(np.all(np.isfinite(a)) and np.all(a >= 0) and a.sum() > 0),
+    "sizes": (lambda a: bool(np.isfinite(a).all() and (a >= 0).all() and a.sum() > 0),
               "finite and non-negative with a positive total"),
 }
 
