@@ -158,7 +158,10 @@ def check_topics(topics, n_components, name="topics"):
 
 def check_clda(model, caller):
     """``model`` must be a fitted CompoundLDA (it has
-    ``collection_topic_samples_``); returns those draws as float64."""
+    ``collection_topic_samples_``); returns those draws as float64, checked:
+    shape (n_draws, n_collections, n_components) as ``groups_`` and
+    ``components_`` have them, finite and non-negative (they may have been
+    set by hand)."""
     if not hasattr(model, "fit"):
         raise ValueError(f"{caller} needs a fitted CompoundLDA, got {type(model).__name__}.")
     check_is_fitted(model, "components_")
@@ -167,7 +170,25 @@ def check_clda(model, caller):
             f"{caller} needs a fitted CompoundLDA (an estimator with "
             f"collection_topic_samples_), got {type(model).__name__}."
         )
-    return np.asarray(model.collection_topic_samples_, dtype=np.float64)
+    groups = getattr(model, "groups_", None)
+    n_groups = 1 if groups is None else len(groups)
+    n_topics = np.shape(model.components_)[0]
+    try:
+        samples = np.asarray(model.collection_topic_samples_, dtype=np.float64)
+    except (TypeError, ValueError):
+        samples = None
+    if samples is None or samples.ndim != 3 or samples.shape[1:] != (n_groups, n_topics):
+        raise ValueError(
+            f"{caller} needs collection_topic_samples_ of shape (n_draws, "
+            f"n_collections={n_groups}, n_components={n_topics}), got "
+            f"{'shape ' + str(samples.shape) if samples is not None else 'no numbers'}."
+        )
+    if not (np.isfinite(samples).all() and (samples >= 0).all()):
+        raise ValueError(
+            f"{caller} needs collection_topic_samples_ of finite, non-negative "
+            f"topic proportions; {type(model).__name__} has others."
+        )
+    return samples
 
 
 def collection_draws(estimator, caller, min_draws=MIN_DRAWS):
@@ -181,11 +202,6 @@ def collection_draws(estimator, caller, min_draws=MIN_DRAWS):
     """
     model, _, _ = unwrap(estimator)
     samples = check_clda(model, caller)
-    if samples.ndim != 3:
-        raise ValueError(
-            f"{caller} needs collection_topic_samples_ of shape (n_draws, "
-            f"n_collections, n_components), got shape {samples.shape}."
-        )
     if samples.shape[0] < min_draws:
         how = (
             "algorithm='vem' gives a point estimate of pi, not posterior draws; "

@@ -7,13 +7,13 @@ from sklearn.utils._param_validation import (
     InvalidParameterError,
     validate_parameter_constraints,
 )
-from sklearn.utils.validation import check_is_fitted
 
 from ..inspection._utils import (  # noqa: F401 (re-exported for the displays)
     check_clda,
     check_topics,
     collection_position,
     resolve_feature_names,
+    topic_word,
     unwrap,
 )
 from ..metrics import top_word_indices
@@ -180,17 +180,10 @@ def unwrap_estimator(estimator):
 
 
 def topic_word_distributions(model, caller):
-    """Row-normalized ``components_`` of a fitted topic model, (K, V)."""
-    check_is_fitted(model, "components_")
-    components = np.asarray(model.components_, dtype=np.float64)
-    if components.ndim != 2:
-        raise ValueError(
-            f"{caller} needs components_ of shape (n_components, n_features), "
-            f"got shape {components.shape}."
-        )
-    totals = components.sum(axis=1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(totals > 0, components / totals, 0.0)
+    """Row-normalized ``components_`` of a fitted topic model, (K, V), checked
+    as :func:`~sklearn_clda.inspection._utils.topic_word` checks it."""
+    components = topic_word(model, caller)
+    return components / components.sum(axis=1, keepdims=True)
 
 
 def top_words(phi, topics, feature_names, n_words):

@@ -164,9 +164,9 @@ class TraceDisplay:
         check_matplotlib(f"{type(self).__name__}.plot")
         if x not in _AXIS_KEYS:
             raise ValueError(f"x must be one of {list(_AXIS_KEYS)}, got {x!r}.")
+        keys = self._keys()  # (checks that the trace is a dict first)
         if x not in self.trace:
             raise ValueError(f"The trace has no {x!r} record.")
-        keys = self._keys()
         xs = np.asarray(self.trace[x])
         if figsize is None:
             figsize = (6.4, 1.2 + 2.0 * len(keys))
