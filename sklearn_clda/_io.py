@@ -214,7 +214,7 @@ def save_model(estimator, path):
     >>> np.array_equal(copy.transform(corpus.data), lda.transform(corpus.data))
     True
     """
-    entries = _npz_entries(estimator)  # checked before the file is opened
+    entries = _savable_entries(estimator)  # checked before the file is opened
     path = Path(path)
     with open(path, "wb") as fh:
         np.savez_compressed(fh, **entries)
@@ -223,7 +223,24 @@ def save_model(estimator, path):
 
 def _dump_npz(estimator, fh):
     """Write the ``.npz`` of a fitted ``estimator`` to the binary file ``fh``."""
-    np.savez_compressed(fh, **_npz_entries(estimator))
+    np.savez_compressed(fh, **_savable_entries(estimator))
+
+
+def _savable_entries(estimator):
+    """The entries of the ``.npz`` of ``estimator``, after load_model's checks
+    of them: a fitted attribute set by hand to what load_model refuses (NaN,
+    a negative proportion, another shape) is named now, not when the file
+    is read back."""
+    entries = _npz_entries(estimator)
+    try:
+        _model_from_entries(entries, "")
+    except _BadFile as exc:
+        raise ValueError(
+            f"save_model cannot save this {type(estimator).__name__}: load_model would "
+            f"refuse the file, because {exc.reason} (a fitted attribute set by hand?). "
+            "Nothing was written."
+        ) from None
+    return entries
 
 
 def _npz_entries(estimator):
@@ -269,11 +286,16 @@ def _npz_entries(estimator):
 
 
 class _BadFile(ValueError):
-    """A file that load_model refuses; its message names the file and the problem."""
+    """A file that load_model refuses; its message names the file and the
+    problem (``reason``)."""
+
+    def __init__(self, path, reason):
+        super().__init__(f"{path} is not a valid sklearn-clda model file: {reason}")
+        self.reason = reason
 
 
 def _bad(path, message):
-    return _BadFile(f"{path} is not a valid sklearn-clda model file: {message}")
+    return _BadFile(path, message)
 
 
 def _check_member(npz, key, path):
@@ -644,7 +666,12 @@ def load_model(path):
     ...     corpus.data, groups=corpus.groups)
     True
     """
-    entries = _read_entries(path)
+    return _model_from_entries(_read_entries(path), path)
+
+
+def _model_from_entries(entries, path):
+    """The model that the entries of a model file describe, each checked (the
+    file at ``path``, named in the errors)."""
     cls, params, manifest = _read_header(entries, path)
     estimator = _build_estimator(cls, params, path)
     attrs = _read_attributes(manifest, entries, path)

@@ -199,6 +199,27 @@ def test_save_model_rejects_what_it_cannot_store(corpus, tmp_path):
     assert path.read_bytes() == b"old"
 
 
+@pytest.mark.parametrize("attr, value, reason", [
+    ("gamma_", np.nan, "gamma_ has NaN or infinite values"),
+    ("collection_topic_", lambda m: -m.collection_topic_, "collection_topic_ must not be "
+                                                          "negative"),
+    ("doc_topic_", lambda m: m.doc_topic_[:, :2], "doc_topic_ has not n_components columns"),
+    ("trace_", None, "trace_ must map names to 1-d numeric arrays"),
+])
+def test_save_model_refuses_what_load_model_would_refuse(corpus, tmp_path, attr, value,
+                                                         reason):
+    # (such a model was written, and the file refused only when read back)
+    model = CompoundLDA(n_components=3, max_iter=20, random_state=0).fit(
+        corpus.data, groups=corpus.groups)
+    setattr(model, attr, value(model) if callable(value) else value)
+    path = tmp_path / "m.npz"
+    path.write_bytes(b"old")
+    with pytest.raises(ValueError, match=rf"save_model cannot save this CompoundLDA: "
+                                         rf"load_model would refuse the file, because {reason}"):
+        save_model(model, path)
+    assert path.read_bytes() == b"old"
+
+
 # ---------------------------------------------------------------------------
 # Hostile or broken files: ValueError, never a crash or a half-built model
 # ---------------------------------------------------------------------------
