@@ -150,7 +150,9 @@ def save_model(estimator, path):
         A fitted model. Its parameters must be JSON values (numbers,
         strings, bools, None or lists of those); a ``random_state`` that
         is a ``RandomState`` or ``Generator`` is saved as ``None`` with a
-        warning.
+        warning. The entries get :func:`load_model`'s checks before the file
+        is opened: a model that it would refuse (a fitted attribute set by
+        hand to NaN, say) raises ``ValueError`` and writes nothing.
 
     path : str or path-like
         File to write, replaced if it exists. No ``.npz`` suffix is added.
