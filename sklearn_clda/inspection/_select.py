@@ -56,9 +56,15 @@ def _folds(cv, X, labels, random_state):
     """The (train, test) index pairs, the same for every number of topics.
 
     An int gives shuffled folds, stratified by collection when ``labels``
-    are given (so that every collection is seen in every training fold).
+    are given (so that every collection is seen in every training fold);
+    None the default of 3.
     """
     n = _num_samples(X)
+    if n == 0:
+        raise ValueError("select_n_components got no documents to split into folds "
+                         "(X has 0 rows).")
+    if cv is None:
+        cv = 3
     if isinstance(cv, Integral):
         if labels is not None:
             largest = int(np.unique(labels, return_counts=True)[1].max())
@@ -72,7 +78,12 @@ def _folds(cv, X, labels, random_state):
             return list(StratifiedKFold(cv, shuffle=True, random_state=random_state)
                         .split(np.zeros(n), labels))
         return list(KFold(cv, shuffle=True, random_state=random_state).split(np.zeros(n)))
-    folds = list(check_cv(cv).split(X, labels, labels))
+    with warnings.catch_warnings():
+        # (the labels are passed for the splitters that use them; the others
+        # say that they ignore them, which is no news to the caller)
+        warnings.filterwarnings("ignore", "The groups parameter is ignored by",
+                                UserWarning)
+        folds = list(check_cv(cv).split(X, labels, labels))
     if not folds:
         raise ValueError(
             f"cv passed to select_n_components gave no (train, test) splits: {cv!r}."
@@ -289,12 +300,14 @@ def select_n_components(
     n_components : array-like of int
         The numbers of topics to try (distinct positive integers).
 
-    cv : int, cross-validation generator or iterable, default=3
+    cv : int, cross-validation generator, iterable or None, default=3
         How documents are split. An int gives that many shuffled folds
         (:class:`~sklearn.model_selection.StratifiedKFold` on ``groups``
         when given, so that every collection is in every training fold;
-        :class:`~sklearn.model_selection.KFold` otherwise). A splitter is
-        called as ``cv.split(X, groups, groups)``: a splitter that holds
+        :class:`~sklearn.model_selection.KFold` otherwise); ``None`` 3 of
+        them. A splitter is called as ``cv.split(X, groups, groups)`` (one
+        that takes no groups, such as ``KFold``, without its warning that
+        it ignores them): a splitter that holds
         out whole collections leaves their documents without a fitted
         mixture (see :class:`~sklearn_clda.CompoundLDA`). Every ``K`` uses
         the same folds.

@@ -334,3 +334,30 @@ def test_a_fold_without_tokens_is_named():
     with pytest.raises(ValueError, match="the held-out documents of fold 1 of 2 have no "
                                          "token"):
         select_n_components(LDAGibbs(max_iter=4), X, n_components=[2], cv=cv)
+
+
+def test_no_documents_are_named():
+    # (an empty X with empty groups gave NumPy's "zero-size array to reduction
+    # operation maximum")
+    import scipy.sparse as sp
+
+    with pytest.raises(ValueError, match="select_n_components got no documents"):
+        select_n_components(CompoundLDA(), sp.csr_matrix((0, 5)), [], n_components=[2])
+
+
+def test_cv_none_is_the_default_and_a_splitter_without_groups_is_quiet(corpus):
+    # cv=None took scikit-learn's KFold(5), which warned that it ignores the
+    # groups passed to it; so did a KFold passed as cv.
+    est = LDAGibbs(max_iter=10, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        default = select_n_components(est, corpus.data, corpus.groups, n_components=[2],
+                                      random_state=0)
+        none = select_n_components(est, corpus.data, corpus.groups, n_components=[2],
+                                   cv=None, random_state=0)
+        kfold = select_n_components(est, corpus.data, corpus.groups, n_components=[2],
+                                    cv=KFold(2))
+    assert none.attrs["n_splits"] == default.attrs["n_splits"] == 3
+    assert none.drop(columns=["fit_time", "fit_time_std"]).equals(
+        default.drop(columns=["fit_time", "fit_time_std"]))
+    assert kfold.attrs["n_splits"] == 2
