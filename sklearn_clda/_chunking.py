@@ -14,6 +14,8 @@ from :func:`budget_pieces`, so that their temporaries stay within
 a scan.
 """
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -73,10 +75,18 @@ def capped_bounds(cum_weight, cap):
     """
     cum_weight = np.asarray(cum_weight)
     n_items = len(cum_weight) - 1
+    top = int(np.iinfo(cum_weight.dtype).max) if cum_weight.dtype.kind in "iu" else None
     bounds = [0]
     while bounds[-1] < n_items:
         start = bounds[-1]
-        end = int(np.searchsorted(cum_weight, cum_weight[start] + cap, side="right")) - 1
+        if top is None:
+            limit = cum_weight[start] + cap
+        else:  # the same cut: whole weights up to the limit are those up to its floor
+            limit = min(int(cum_weight[start]) + math.floor(min(cap, top)), top)
+        # (searched as the array's dtype: another would cast the whole array,
+        # a pass over it per piece)
+        limit = cum_weight.dtype.type(limit)
+        end = int(np.searchsorted(cum_weight, limit, side="right")) - 1
         bounds.append(min(n_items, max(end, start + 1)))
     return bounds
 
