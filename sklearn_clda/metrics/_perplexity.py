@@ -8,6 +8,7 @@ from sklearn.utils import Bunch
 from sklearn.utils._param_validation import HasMethods, validate_params
 from sklearn.utils.validation import check_is_fitted
 
+from .._chunking import capped_bounds, pieces
 from .._corpus import StrictInterval, check_group_labels, check_sparse_structure
 from ..datasets._synthetic import _make_rng
 from ._topics import (
@@ -27,6 +28,8 @@ __all__ = [
 # Held-out tokens expanded at once by the splitter, and (nonzero x topic)
 # products evaluated at once by the likelihood: both bound temporary memory.
 _SPLIT_CHUNK_TOKENS = 1 << 22
+# The longest row whose split numpy's multivariate hypergeometric draws.
+_MAX_DRAWN_ROW = 10**9 - 1
 _LL_CHUNK_ENTRIES = 1 << 22
 
 
@@ -47,42 +50,35 @@ def _n_heldout(test_size, n_samples, caller):
     return int(np.ceil(test_size * n_samples))
 
 
-def _split_rows(X, word_share, rng):
-    """Split every row's tokens at random into observed and test parts.
+def _split_rows(X, word_share, rng, doc_ids):
+    """Split every row's tokens at random into observed and test parts
+    (``doc_ids``: the rows' indices in the caller's X, for errors).
 
     Each row keeps ``floor(word_share * n_d + 0.5)`` of its ``n_d`` tokens
-    as observed, a uniformly random subset of its token multiset: the
-    tokens are expanded, ordered at random within their row and the first
-    ones are observed. Rows are processed in chunks of about
-    ``_SPLIT_CHUNK_TOKENS`` tokens.
+    as observed, a uniformly random subset of its token multiset. Rows are
+    processed in chunks of about ``_SPLIT_CHUNK_TOKENS`` tokens
+    (:func:`_observed_counts`); a row longer than that alone, whose tokens
+    could not all be held in memory, gets its observed counts per word from
+    a multivariate hypergeometric draw (the same distribution), up to
+    NumPy's limit for it, ``_MAX_DRAWN_ROW`` tokens.
     """
-    n_rows = X.shape[0]
     lengths = np.asarray(X.sum(axis=1)).ravel().astype(np.int64)
     n_obs = np.floor(word_share * lengths + 0.5).astype(np.int64)
     observed = np.zeros(X.nnz, dtype=np.int64)
     row_offsets = np.concatenate(([0], np.cumsum(lengths)))
-    lo = 0
-    while lo < n_rows:
-        # Rows lo..hi-1 hold at most _SPLIT_CHUNK_TOKENS tokens (at least one row).
-        hi = int(np.searchsorted(row_offsets, row_offsets[lo] + _SPLIT_CHUNK_TOKENS,
-                                 side="right")) - 1
-        hi = min(max(hi, lo + 1), n_rows)
+    for lo, hi in pieces(capped_bounds(row_offsets, _SPLIT_CHUNK_TOKENS)):
         e0, e1 = X.indptr[lo], X.indptr[hi]
-        counts = X.data[e0:e1]
-        entry_row = np.repeat(np.arange(lo, hi), np.diff(X.indptr[lo : hi + 1]))
-        token_entry = np.repeat(np.arange(e0, e1), counts)
-        token_row = entry_row[token_entry - e0]
-        keys = rng.random(token_entry.shape[0])
-        # token_row is non-decreasing, so sorting by (row, random key) only
-        # shuffles tokens within their row: token_row[order] == token_row.
-        order = np.lexsort((keys, token_row))
-        rank = np.arange(order.shape[0]) - (row_offsets[token_row] - row_offsets[lo])
-        # rank[t]: position of the t-th sorted token within its row.
-        is_obs = rank < n_obs[token_row]
-        observed[e0:e1] = np.bincount(
-            token_entry[order][is_obs] - e0, minlength=e1 - e0
-        )
-        lo = hi
+        if hi == lo + 1 and lengths[lo] > _SPLIT_CHUNK_TOKENS:
+            if lengths[lo] > _MAX_DRAWN_ROW:
+                raise ValueError(
+                    f"document {doc_ids[lo]} has {lengths[lo]:,} tokens; a document completion "
+                    f"split takes documents of at most {_MAX_DRAWN_ROW:,} (split it "
+                    "into several documents)."
+                )
+            observed[e0:e1] = rng.multivariate_hypergeometric(
+                X.data[e0:e1].astype(np.int64), n_obs[lo], method="marginals")
+        else:
+            observed[e0:e1] = _observed_counts(X, lo, hi, n_obs, row_offsets, rng)
     # Own index arrays: eliminate_zeros works in place.
     X_obs = sp.csr_matrix((observed, X.indices.copy(), X.indptr.copy()), shape=X.shape)
     X_test = sp.csr_matrix(
@@ -91,6 +87,24 @@ def _split_rows(X, word_share, rng):
     X_obs.eliminate_zeros()
     X_test.eliminate_zeros()
     return X_obs, X_test
+
+
+def _observed_counts(X, lo, hi, n_obs, row_offsets, rng):
+    """The observed count of each entry of rows ``lo:hi``: their tokens are
+    expanded, ordered at random within their row, and the first ``n_obs``
+    of each row are observed."""
+    e0, e1 = X.indptr[lo], X.indptr[hi]
+    entry_row = np.repeat(np.arange(lo, hi), np.diff(X.indptr[lo : hi + 1]))
+    token_entry = np.repeat(np.arange(e0, e1), X.data[e0:e1])
+    token_row = entry_row[token_entry - e0]
+    keys = rng.random(token_entry.shape[0])
+    # token_row is non-decreasing, so sorting by (row, random key) only
+    # shuffles tokens within their row: token_row[order] == token_row.
+    order = np.lexsort((keys, token_row))
+    rank = np.arange(order.shape[0]) - (row_offsets[token_row] - row_offsets[lo])
+    # rank[t]: position of the t-th sorted token within its row.
+    is_obs = rank < n_obs[token_row]
+    return np.bincount(token_entry[order][is_obs] - e0, minlength=e1 - e0)
 
 
 @validate_params(
@@ -218,7 +232,8 @@ def doc_completion_split(X, groups=None, *, test_size=0.2, word_share=0.5,
     heldout[rng.permutation(n_samples)[:n_heldout]] = True
     heldout_index = np.flatnonzero(heldout)
     train_index = np.flatnonzero(~heldout)
-    X_observed, X_test = _split_rows(X[heldout_index], float(word_share), rng)
+    X_observed, X_test = _split_rows(X[heldout_index], float(word_share), rng,
+                                       heldout_index)
     X_train = sp.vstack([X[train_index], X_observed], format="csr")
     n_train = train_index.shape[0]
     return Bunch(

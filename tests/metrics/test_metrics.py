@@ -113,8 +113,13 @@ def test_split_determinism(lda_corpus):
     assert e.X_test.shape == a.X_test.shape
 
 
-def test_split_is_a_uniform_random_subset_of_tokens():
-    """Each row's observed counts follow the multivariate hypergeometric law."""
+@pytest.mark.parametrize("chunk", [None, 30])
+def test_split_is_a_uniform_random_subset_of_tokens(chunk, monkeypatch):
+    """Each row's observed counts follow the multivariate hypergeometric law,
+    whether its tokens are shuffled or (a row longer than a chunk) its
+    counts drawn from that law directly."""
+    if chunk is not None:  # every row of 40 tokens is then longer than a chunk
+        monkeypatch.setattr(perplexity_module, "_SPLIT_CHUNK_TOKENS", chunk)
     counts = np.array([12, 5, 3, 0, 20])  # 40 tokens, 20 observed
     n_rows = 4000
     X = sp.csr_matrix(np.tile(counts, (n_rows, 1)))
@@ -141,6 +146,21 @@ def test_split_chunking_gives_identical_result(lda_corpus, monkeypatch):
     chunked = doc_completion_split(X, test_size=0.5, random_state=3)
     assert (full.X_observed != chunked.X_observed).nnz == 0
     assert (full.X_test != chunked.X_test).nnz == 0
+
+
+def test_split_of_a_row_of_a_billion_tokens_expands_none():
+    # (its tokens were expanded: 8 GiB for one of the temporaries, 16 GiB
+    # at two billion, which is refused by name)
+    X = sp.csr_matrix(np.array([[10**9 - 4, 3, 0], [3, 0, 2]]))
+    split = doc_completion_split(X, test_size=1.0, word_share=0.25, random_state=0)
+    obs, test = _dense(split.X_observed), _dense(split.X_test)
+    np.testing.assert_array_equal(obs + test, X.toarray())
+    assert obs[0].sum() == 10**9 // 4 and obs[1].sum() == 1
+    with pytest.raises(ValueError, match="document 1 has 2,147,483,647 tokens; a document "
+                                         "completion split takes documents of at most "
+                                         "999,999,999"):
+        doc_completion_split(sp.csr_matrix(np.array([[1, 0], [2**31 - 2, 1]])),
+                             test_size=1.0, random_state=0)
 
 
 def test_split_groups_carried(compound_corpus):
