@@ -33,6 +33,15 @@ ONLINE_TOPIC_TABLES = 2
 # with its topics and words.
 _KEPT_DRAWS = frozenset({"the kept collection mixtures", "collection_topic_samples_"})
 
+#: What to do when the largest part of the phase that does not fit is
+#: this one (else: fewer topics or a smaller vocabulary).
+_REMEDIES = {
+    **dict.fromkeys(_KEPT_DRAWS, "keep fewer draws (a smaller max_iter or a larger thin)"),
+    "the uniforms of the longest document": "split the longest documents into shorter ones",
+    "the tokens' words and topics": "fit on a sample of the documents, or stream them in "
+                                    "batches with partial_fit",
+}
+
 
 def gibbs_phases(n_docs, n_features, n_components, n_groups, *, word_table, itemsize,
                  n_tokens=0, uniform_bytes=0, kept_samples=0, previous=0,
@@ -196,8 +205,7 @@ def check_fit_memory(estimator, shape, phases, table_free_phases=None, *, limit=
                 f"of it; sampler={estimator.sampler!r} runs a kernel that does), or")
     docs = "documents" if shape[0] is None else f"{shape[0]} documents"
     more = "" if limit is None else ", or give the workers more memory"
-    fewer = ("keep fewer draws (a smaller max_iter or a larger thin)"
-             if largest in _KEPT_DRAWS else "use fewer topics or a smaller vocabulary")
+    fewer = _REMEDIES.get(largest, "use fewer topics or a smaller vocabulary")
     # Two decimals where one would show the need and the memory alike and two tell them apart.
     one, two = ([gib(n, d) for n in (needed, available)] for d in (1, 2))
     d = 2 if one[0] == one[1] and two[0] != two[1] else 1

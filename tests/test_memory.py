@@ -645,8 +645,8 @@ def test_too_many_kept_draws_say_so(monkeypatch):
                        r"fewer draws \(a smaller max_iter or a larger thin\)\.$") as err:
         CompoundLDA(3, max_iter=10**15, thin=1).fit(X, groups=groups)
     assert isinstance(err.value, ValueError) and "fewer topics" not in str(err.value)
-    _fake_memory(monkeypatch, 4096)
-    with pytest.raises(MemoryLimitError, match="use fewer topics"):
+    _fake_memory(monkeypatch, 4096)  # (the tokens are then the largest part)
+    with pytest.raises(MemoryLimitError, match="memory; fit on a sample of the documents"):
         CompoundLDA(3, max_iter=2).fit(X, groups=groups)
 
 
@@ -714,3 +714,22 @@ def test_capped_bounds_are_the_plain_cuts(dtype, cap):
                                   side="right")) - 1
         plain.append(min(n, max(end, start + 1)))
     assert capped_bounds(cum, cap) == plain
+
+
+def test_memory_error_says_what_to_cut_by_what_does_not_fit(monkeypatch):
+    """The remedy follows the largest part of the phase that does not fit:
+    one very long document's buffers of uniforms (split it), the tokens
+    (sample or stream them); both said "use fewer topics", which does not
+    help."""
+    from sklearn_clda.exceptions import MemoryLimitError
+
+    long_doc = sp.csr_matrix(np.array([[10**9, 5, 0], [3, 0, 2]]))
+    _fake_memory(monkeypatch, 20 * 2**30)
+    with pytest.raises(MemoryLimitError, match=r"\(the uniforms of the longest document: .*"
+                                               r"split the longest documents into shorter"):
+        LDAGibbs(2, sampler="sparse", max_iter=1).fit(long_doc)
+    many = sp.csr_matrix(np.full((1000, 3), 5 * 10**5))
+    _fake_memory(monkeypatch, 2 * 2**30)
+    with pytest.raises(MemoryLimitError, match=r"\(the tokens' words and topics: .* fit on "
+                                               r"a sample of the documents, or stream"):
+        LDAGibbs(2, max_iter=1).fit(many)
