@@ -571,7 +571,12 @@ def test_worker_killed_while_building_or_gathering(client, corpus, monkeypatch, 
         monkeypatch.setattr(_cluster.ShardSet, "submit", submit_or_die)
     with pytest.warns(ShardRebuiltWarning):
         model = _clda(client, max_iter=10).fit(_dask_counts(corpus.data), groups=corpus.groups)
-    assert died and _rebuilt(model) == [1]
+    # Shard 1 is rebuilt; shard 0 too if its worker leaves meanwhile: in one
+    # CI run the nanny of the killed worker closed itself and the cluster
+    # lost both ("Lost all workers"), and the fit, rightly, rebuilt both.
+    # That only the lost shard is rebuilt is held by
+    # test_worker_killed_mid_fit_is_rebuilt.
+    assert died and 1 in _rebuilt(model)
     assert model.doc_topic_.shape == (corpus.data.shape[0], 4)
     np.testing.assert_allclose(model.doc_topic_.sum(axis=1), 1.0)
     total = model.components_.sum() - model.components_.size * model.eta_
