@@ -2025,3 +2025,34 @@ def test_report_json_has_a_key_a_line_and_no_nan():
                                  '  "none": null', "}"]
     with pytest.raises(ValueError):  # (jsonable turns NaN into None first)
         files_module.json_text({"share": float("nan")})
+
+
+def test_csv_tables_do_not_hand_spreadsheets_formulas(tmp_path):
+    """Collection labels and document texts that start like a formula (CSV
+    injection: ``=HYPERLINK(...)`` runs when the file is opened in Excel or
+    LibreOffice) get an apostrophe in the CSV tables; numbers, negative
+    ones included, and the page's own data keep them as they are."""
+    rng = random.Random(1)
+    labels = {"=SUM(1+1)": "sport", "@lab": "science", "-1": "money"}
+    docs = ["=HYPERLINK(\"http://example.com\") "
+            + " ".join(rng.choice(THEMES[theme]) for _ in range(25))
+            for theme in labels.values() for _ in range(20)]
+    groups = [label for label in labels for _ in range(20)]
+    path = _write_csv(tmp_path / "docs.csv", list(zip(docs, groups)))
+    out = tmp_path / "report"
+    code, _, stderr = _run(["report", "--input", str(path), "--text-column", "body",
+                            "--group-column", "outlet", "--out", str(out), "--no-figures",
+                            *REPORT_ARGS])
+    assert code == 0, stderr
+    cells = []
+    for table in out.glob("*.csv"):
+        with open(table, newline="", encoding="utf-8") as fh:
+            cells += [cell for row in csv.reader(fh) for cell in row]
+    formulas = [c for c in cells if c[:1] in ("=", "+", "@") or (
+        c[:1] == "-" and not re.fullmatch(r"-[\d.e+-]+|-inf|-nan", c))]
+    assert not formulas, formulas[:5]
+    assert "'=SUM(1+1)" in cells and "'@lab" in cells and "-1" in cells
+    assert any(c.startswith("'=HYPERLINK") for c in cells)
+    assert any(re.fullmatch(r"-0\.\d+(e-\d+)?", c) for c in cells)  # negative numbers stay
+    summary = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert "=SUM(1+1)" in json.dumps(summary)

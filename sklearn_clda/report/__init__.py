@@ -10,12 +10,13 @@
 - :func:`write_report` writes a report folder for a fitted
   :class:`~sklearn_clda.CompoundLDA`: ``index.html`` with its style sheet
   and script (offline: nothing is fetched from the network), the figures
-  as PNG files, every table as CSV, ``report.json`` (the summary the page
-  is rendered from), the model as ``model.npz`` (read safely with
-  :func:`sklearn_clda.load_model`) with ``vocabulary.txt``, and as
-  ``model.joblib`` (pickle: load only if trusted). Every file is written
-  to a temporary file in the folder and then moved into place; report
-  files that are symbolic links are refused.
+  as PNG files, every table as CSV (a text that a spreadsheet would run
+  as a formula, such as ``=HYPERLINK(...)``, gets a leading apostrophe),
+  ``report.json`` (the summary the page is rendered from), the model as
+  ``model.npz`` (read safely with :func:`sklearn_clda.load_model`) with
+  ``vocabulary.txt``, and as ``model.joblib`` (pickle: load only if
+  trusted). Every file is written to a temporary file in the folder and
+  then moved into place; report files that are symbolic links are refused.
 
 They back the ``python -m sklearn_clda report`` command line. The page is
 rendered with Jinja2 (``pip install "sklearn-clda[plot]"``).

@@ -244,13 +244,44 @@ def write_csv(out_dir, name, header, rows):
     """Write a CSV file (UTF-8, a header row, then ``rows``); return ``name``.
 
     Numbers are written as they are (``repr`` of floats, full precision);
-    ``None`` is an empty cell.
+    ``None`` is an empty cell. Text that a spreadsheet would run as a
+    formula gets an apostrophe in front (:func:`spreadsheet_text`).
     """
     buffer = io.StringIO(newline="")
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
+    writer.writerow(map(spreadsheet_text, header))
+    writer.writerows(map(spreadsheet_text, row) for row in rows)
     return write_text(out_dir, name, buffer.getvalue())
+
+
+#: First characters that make a spreadsheet read a text cell as a formula
+#: (OWASP's list for CSV injection).
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_text(cell):
+    """``cell`` as a CSV cell that spreadsheets show rather than run.
+
+    Texts of the corpus (a document's snippet, a collection label) reach
+    the report's CSV files; opened in Excel or LibreOffice, a cell such as
+    ``=HYPERLINK("http://...")`` or ``=cmd|' /C calc'!A0`` would be
+    evaluated. Text starting with one of ``= + - @``, a tab or a carriage
+    return gets a leading apostrophe, which spreadsheets show as text;
+    text that reads as a number (``-1``, ``+2.5``) and everything that is
+    not text are left as they are.
+
+    >>> print(spreadsheet_text('=HYPERLINK("http://example.com")'))
+    '=HYPERLINK("http://example.com")
+    >>> spreadsheet_text("-1"), spreadsheet_text(-1.5), spreadsheet_text("sci")
+    ('-1', -1.5, 'sci')
+    """
+    if not (isinstance(cell, str) and cell.startswith(_FORMULA_STARTS)):
+        return cell
+    try:
+        float(cell)
+    except ValueError:
+        return "'" + cell
+    return cell
 
 
 def copy_static(out_dir):
