@@ -106,6 +106,8 @@ def test_help_exits_zero(capsys):
         (["--seed", "1099511627776"], "--seed must be an integer in [0, 4294967295]"),
         (["--seed", str(2**32)], "--seed must be an integer in [0, 4294967295]"),
         (["--report", ""], "--report: the folder name is empty"),
+        (["--report", "/proc/sklearn-clda-report"],
+         "--report: cannot create the output folder /proc/sklearn-clda-report"),
         (["--top-words", "0"], "--top-words must be at least 1"),
         (["-k", "three"], "invalid int value"),
         (["--unknown"], "unrecognized arguments"),

@@ -809,6 +809,28 @@ def test_load_documents_and_output_problem_name_a_bad_argument(tmp_path):
         output_problem(None)
 
 
+@pytest.mark.skipif(not Path("/proc/self").is_dir() or not Path("/sys/kernel").is_dir(),
+                    reason="needs Linux's /proc and /sys")
+@pytest.mark.parametrize("out", ["/proc/sklearn-clda-report", "/proc/a/b/report", "/sys/kernel",
+                                 "/proc/self"])
+def test_output_problem_tries_the_folder_not_only_its_permission_bits(out):
+    # As root (CI, containers), os.access says yes to /proc and /sys; the
+    # report would fail only after the fit.
+    from sklearn_clda.report import output_problem
+
+    problem = output_problem(out)
+    assert problem is not None and problem.startswith(("cannot create", "cannot write")), problem
+    assert out in problem
+
+
+def test_output_problem_leaves_no_trace(tmp_path):
+    from sklearn_clda.report import output_problem
+
+    assert output_problem(tmp_path / "a" / "b" / "report") is None
+    assert output_problem(tmp_path) is None
+    assert list(tmp_path.iterdir()) == []
+
+
 # ---------------------------------------------------------------------------
 # Help and the news16 demo
 # ---------------------------------------------------------------------------

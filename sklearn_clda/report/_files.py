@@ -18,6 +18,7 @@ import os
 import re
 import secrets
 import shutil
+import tempfile
 from importlib import resources
 from pathlib import Path
 
@@ -82,7 +83,9 @@ def output_problem(out):
     :func:`~sklearn_clda.report.write_report` before it writes anything.
     The folder may itself be a symbolic link to a folder (it is then
     written into), but none of the report's files in it may be a symbolic
-    link or anything other than a regular file.
+    link or anything other than a regular file. The permission bits are
+    not trusted alone (root may pass them where nothing can be written):
+    an empty folder is created where the report's would be, and removed.
 
     Parameters
     ----------
@@ -125,7 +128,7 @@ def _folder_problem(out):
             return f"cannot create the output folder {out}: {parent} is a file"
         if not os.access(parent, os.W_OK):
             return f"cannot create the output folder {out}: {parent} is not writable"
-        return None
+        return _creation_problem(out, parent)
     if not out.is_dir():
         return f"the output path {out} is an existing file; give a folder for --out"
     for name in REPORT_FILES:
@@ -136,6 +139,39 @@ def _folder_problem(out):
             return f"{target} exists and is not a file; remove it or choose another folder"
     if not os.access(out, os.W_OK):
         return f"cannot write to the output folder {out}: permission denied"
+    return _writing_problem(out)
+
+
+# ``os.access`` answers from the permission bits: for root it says yes on a
+# folder no one can write to (``/proc``, a read-only network mount), and
+# the fit would fail only when its files are written. So the folder is
+# also tried, by creating (and removing) what the report would create.
+
+
+def _creation_problem(out, parent):
+    """Why the missing folder ``out`` cannot be created under its nearest
+    existing ``parent``: its first missing part is made and removed again."""
+    first = out
+    while first.parent != parent:
+        first = first.parent
+    try:
+        first.mkdir()
+    except FileExistsError:  # made meanwhile: nothing of ours to remove
+        return None
+    except OSError as exc:
+        return f"cannot create the output folder {out} in {parent}: {exc.strerror}"
+    first.rmdir()
+    return None
+
+
+def _writing_problem(out):
+    """Why nothing can be created in the existing folder ``out``: a staging
+    folder like :func:`staged_output`'s is made and removed again."""
+    try:
+        probe = tempfile.mkdtemp(prefix=".output.", suffix=".probe", dir=out)
+    except OSError as exc:
+        return f"cannot write to the output folder {out}: {exc.strerror}"
+    os.rmdir(probe)
     return None
 
 
