@@ -52,5 +52,10 @@ def cluster_workers(client):
     without the workers) may replace in between. A fit that read no worker
     there counted its shards as lost and rebuilt them, or left them on the
     workers at its end.
+
+    Asked without arguments: the scheduler's ``identity`` lists every
+    worker by default (``n_workers=-1`` since distributed 2025.4, which
+    added the argument; before it, always), while a scheduler older than
+    2025.4 refuses ``n_workers``.
     """
-    return client.sync(client.scheduler.identity, n_workers=-1)["workers"]
+    return client.sync(client.scheduler.identity)["workers"]
