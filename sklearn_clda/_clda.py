@@ -6,6 +6,7 @@ from numbers import Real
 
 import numpy as np
 from scipy.special import gammaln
+from sklearn import get_config
 from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import StrOptions
@@ -36,6 +37,16 @@ from ._vem import fit_vem
 from .exceptions import ManyCollectionsWarning, UnseenCollectionWarning
 
 __all__ = ["CompoundLDA"]
+
+#: What a ``score`` or ``transform`` without groups advises, by whether
+#: metadata routing is on.
+_PASS_GROUPS = {
+    False: "Pass groups (in a Pipeline, enable metadata routing with "
+           "sklearn.set_config(enable_metadata_routing=True)).",
+    True: "Pass groups (GridSearchCV and cross_validate over a Pipeline pass "
+          "them to its score on scikit-learn 1.6 and 1.7 only with "
+          "scoring=sklearn_clda.metrics.GroupsScorer()).",
+}
 
 
 class CompoundLDA(_BaseGibbsTopicModel):
@@ -647,9 +658,8 @@ class CompoundLDA(_BaseGibbsTopicModel):
                 warnings.warn(
                     f"{name} got groups=None but the model was fitted on "
                     f"{n_groups} collections; using the size-weighted mean "
-                    "collection mixture as every document's prior. Pass "
-                    "groups (in a Pipeline, enable metadata routing with "
-                    "sklearn.set_config(enable_metadata_routing=True)).",
+                    "collection mixture as every document's prior. "
+                    + _PASS_GROUPS[get_config()["enable_metadata_routing"]],
                     UnseenCollectionWarning,
                     stacklevel=3,
                 )

@@ -1,8 +1,11 @@
 """Metadata routing of ``groups`` through Pipeline, GridSearchCV and cross_validate.
 
-Behaviour checked against scikit-learn 1.9.1. CompoundLDA requests ``groups``
-in ``fit``, ``transform`` and ``score`` by default, so no ``set_*_request``
-call is needed once routing is enabled.
+Behaviour checked against scikit-learn 1.9.1, and 1.6.0 and 1.7.2 by hand.
+CompoundLDA requests ``groups`` in ``fit``, ``transform`` and ``score`` by
+default, so no ``set_*_request`` call is needed once routing is enabled.
+Model selection runs with ``scoring=None`` and with ``GroupsScorer``, which
+scikit-learn 1.6 and 1.7 need (with ``scoring=None`` they give a Pipeline's
+``score`` only what the Pipeline itself requests: no ``groups``).
 """
 
 import warnings
@@ -11,6 +14,7 @@ import numpy as np
 import pytest
 import sklearn
 from numpy.testing import assert_array_equal
+from packaging.version import Version
 from sklearn.base import clone
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.linear_model import LogisticRegression
@@ -19,6 +23,7 @@ from sklearn.pipeline import Pipeline, make_pipeline
 
 from sklearn_clda import CompoundLDA, LDAGibbs
 from sklearn_clda.exceptions import UnseenCollectionWarning
+from sklearn_clda.metrics import GroupsScorer
 
 THEMES = {
     "sport": "ball goal team match player coach score league referee season".split(),
@@ -43,6 +48,15 @@ def _make_texts(n_docs=90, seed=0):
 
 TEXTS, GROUPS = _make_texts()
 SORTED_LABELS = ["cooking", "space", "sport"]
+
+_PIPELINE_SCORE_ROUTED = Version(sklearn.__version__).release[:2] >= (1, 8)
+SCORINGS = [
+    pytest.param(None, id="scoring=None", marks=pytest.mark.skipif(
+        not _PIPELINE_SCORE_ROUTED,
+        reason="scikit-learn < 1.8 routes to a Pipeline's score only the Pipeline's "
+               "own requests with scoring=None; GroupsScorer is for those versions")),
+    pytest.param(GroupsScorer(), id="GroupsScorer"),
+]
 
 
 def _clda(**params):
@@ -123,12 +137,13 @@ def test_pipeline_transform_and_score_route_groups(routing, no_unseen_warning):
 # --------------------------------------------------------------------------
 
 
-def test_grid_search_kfold_routes_test_groups_to_score(routing, no_unseen_warning):
+@pytest.mark.parametrize("scoring", SCORINGS)
+def test_grid_search_kfold_routes_test_groups_to_score(routing, no_unseen_warning, scoring):
     cv = KFold(3, shuffle=True, random_state=0)
     _RecordingCLDA.score_calls = []
     pipe = Pipeline([("vect", CountVectorizer()), ("clda", _RecordingCLDA(
         n_components=3, max_iter=30, random_state=0))])
-    search = GridSearchCV(pipe, {"clda__n_components": [2, 3]}, cv=cv)
+    search = GridSearchCV(pipe, {"clda__n_components": [2, 3]}, cv=cv, scoring=scoring)
     search.fit(TEXTS, groups=GROUPS)
 
     scores = search.cv_results_["mean_test_score"]
@@ -147,8 +162,10 @@ def test_grid_search_kfold_routes_test_groups_to_score(routing, no_unseen_warnin
     assert search.cv_results_["split0_test_score"][0] == pytest.approx(expected, rel=1e-12)
 
 
-def test_grid_search_group_kfold_holds_out_whole_collections(routing):
-    search = GridSearchCV(_pipe(), {"clda__n_components": [2, 3]}, cv=GroupKFold(3))
+@pytest.mark.parametrize("scoring", SCORINGS)
+def test_grid_search_group_kfold_holds_out_whole_collections(routing, scoring):
+    search = GridSearchCV(_pipe(), {"clda__n_components": [2, 3]}, cv=GroupKFold(3),
+                          scoring=scoring)
     with pytest.warns(UnseenCollectionWarning) as record:
         search.fit(TEXTS, groups=GROUPS)
     messages = [str(w.message) for w in record if w.category is UnseenCollectionWarning]
@@ -162,9 +179,10 @@ def test_grid_search_group_kfold_holds_out_whole_collections(routing):
     assert_array_equal(search.best_estimator_[-1].groups_, SORTED_LABELS)
 
 
-def test_cross_validate_with_params(routing, no_unseen_warning):
+@pytest.mark.parametrize("scoring", SCORINGS)
+def test_cross_validate_with_params(routing, no_unseen_warning, scoring):
     cv = KFold(3)
-    result = cross_validate(_pipe(), TEXTS, params={"groups": GROUPS}, cv=cv)
+    result = cross_validate(_pipe(), TEXTS, params={"groups": GROUPS}, cv=cv, scoring=scoring)
     assert np.all(np.isfinite(result["test_score"]))
     train, test = next(cv.split(TEXTS))
     manual = _pipe().fit(_take(TEXTS, train), groups=GROUPS[train])
@@ -174,6 +192,28 @@ def test_cross_validate_with_params(routing, no_unseen_warning):
     # With routing on, the old ``groups=`` argument is rejected.
     with pytest.raises(ValueError, match="groups"):
         cross_validate(_pipe(), TEXTS, groups=GROUPS, cv=cv)
+
+
+def test_groups_scorer_requests_groups_for_score():
+    request = GroupsScorer().get_metadata_routing()
+    assert request.score.requests == {"groups": True}
+    assert repr(GroupsScorer()) == "GroupsScorer()"
+
+
+def test_groups_scorer_without_routing_is_scoring_none(no_unseen_warning):
+    # No routing: no labels reach fit or score, and the scorer scores the
+    # one-collection fits as scoring=None does.
+    cv = KFold(3)
+    plain = cross_validate(_pipe(), TEXTS, cv=cv)
+    scored = cross_validate(_pipe(), TEXTS, cv=cv, scoring=GroupsScorer())
+    assert np.all(np.isfinite(plain["test_score"]))
+    assert_array_equal(scored["test_score"], plain["test_score"])
+
+
+def test_lost_groups_under_routing_point_to_the_scorer(routing):
+    pipe = _pipe().fit(TEXTS, groups=GROUPS)
+    with pytest.warns(UnseenCollectionWarning, match=r"scoring=sklearn_clda\.metrics\.GroupsScorer"):
+        pipe.score(TEXTS)
 
 
 def test_compound_lda_as_middle_step(routing, no_unseen_warning):

@@ -10,7 +10,9 @@
   together in a reference corpus (UMass of Mimno et al. 2011, NPMI, C_V);
 - :func:`topic_exclusivity` is stm's exclusivity of each topic's top words;
 - :func:`topic_sizes`, :func:`top_words`, :func:`top_word_indices` and
-  :func:`align_topics` summarize and compare topics.
+  :func:`align_topics` summarize and compare topics;
+- :class:`GroupsScorer` scores held-out folds with their collection labels
+  in ``GridSearchCV`` and ``cross_validate``.
 """
 
 from ._coherence import topic_coherence
@@ -21,9 +23,11 @@ from ._perplexity import (
     perplexity,
     perplexity_from_estimates,
 )
+from ._scorer import GroupsScorer
 from ._topics import align_topics, top_word_indices, top_words, topic_sizes
 
 __all__ = [
+    "GroupsScorer",
     "align_topics",
     "doc_completion_split",
     "heldout_log_likelihood",
