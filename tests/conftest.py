@@ -1,5 +1,7 @@
 """Fixtures and the order of the test files."""
 
+import sys
+
 import pytest
 from _array_api import ArrayApiChild
 
@@ -47,3 +49,30 @@ def array_api_child():
     child = ArrayApiChild()
     yield child
     child.close()
+
+
+class _Hidden:
+    """A finder that refuses to import ``names`` (and their submodules)."""
+
+    def __init__(self, names):
+        self.names = frozenset(names)
+
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in self.names:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+@pytest.fixture
+def hide_modules(monkeypatch):
+    """``hide_modules("pandas", ...)``: from then on until the test ends,
+    importing them fails as when they are not installed, and
+    ``sys.modules`` holds no entry for them. (Not ``sys.modules[name] =
+    None``: scikit-learn 1.6 reads ``sys.modules.get("pandas").DataFrame``.)"""
+
+    def hide(*names):
+        for name in names:
+            monkeypatch.delitem(sys.modules, name, raising=False)
+        monkeypatch.setattr(sys, "meta_path", [_Hidden(names), *sys.meta_path])
+
+    return hide

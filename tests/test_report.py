@@ -1480,12 +1480,12 @@ def test_time_budget_must_be_a_number_of_seconds(capsys):
 @pytest.mark.parametrize("argv", [["report", "--input", "x.csv", "--out", "OUT"],
                                   ["-n", "2", "--report", "OUT"]])
 def test_a_missing_dependency_names_its_extra(tmp_path, argv, module, flags, message,
-                                              monkeypatch, capsys):
+                                              hide_modules, capsys):
     """One line naming what is missing and the extra to install; without
     figures, matplotlib is not asked for."""
     argv = [str(tmp_path / a) if a in ("x.csv", "OUT") else a for a in argv]
     (tmp_path / "x.csv").write_text("text,group\na b c,x\nd e f,y\n", encoding="utf-8")
-    monkeypatch.setitem(sys.modules, module, None)  # its import fails
+    hide_modules(module)
     try:
         code = main([*argv, *flags])
     except SystemExit as exc:
@@ -1500,12 +1500,12 @@ def test_a_missing_dependency_names_its_extra(tmp_path, argv, module, flags, mes
     assert not (tmp_path / "OUT").exists()
 
 
-def test_a_report_without_figures_needs_no_matplotlib(tmp_path, monkeypatch):
+def test_a_report_without_figures_needs_no_matplotlib(tmp_path, hide_modules):
     """``--no-figures`` (``figures=False``): the page, tables and models
     without a figure, a note saying so, and no import of matplotlib."""
     docs = _make_documents()
     csv_path = _write_csv(tmp_path / "docs.csv", docs)
-    monkeypatch.setitem(sys.modules, "matplotlib", None)  # its import fails
+    hide_modules("matplotlib")
     out = tmp_path / "r"
     code, _, err = _run(["report", "--input", str(csv_path), "--text-column", "body",
                          "--group-column", "outlet", "--out", str(out), "--no-figures",

@@ -1,6 +1,5 @@
 """CollectionTrendDisplay and SelectNComponentsDisplay draw the right numbers."""
 
-import sys
 
 import matplotlib
 
@@ -131,9 +130,9 @@ def test_trend_order_and_labels(corpus):
         CollectionTrendDisplay.from_estimator(clda, order=["low", "low"])
 
 
-def test_displays_need_no_pandas(corpus, monkeypatch):
+def test_displays_need_no_pandas(corpus, hide_modules):
     clda = fit(corpus, [1, 2, 3, 4], max_iter=40)
-    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas fails
+    hide_modules("pandas")
     CollectionTrendDisplay.from_estimator(clda)
     SelectNComponentsDisplay.from_estimator(
         CompoundLDA(max_iter=10, random_state=0), corpus.data, corpus.groups,
@@ -142,10 +141,10 @@ def test_displays_need_no_pandas(corpus, monkeypatch):
     CollectionTopicDisplay.from_estimator(clda)
 
 
-def test_displays_of_inspection_tables_name_themselves_without_pandas(corpus, monkeypatch):
+def test_displays_of_inspection_tables_name_themselves_without_pandas(corpus, hide_modules):
     clda = fit(corpus, [1, 2, 3, 4], max_iter=40)
     groups = np.array([1, 2, 3, 4])[corpus.groups]
-    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas fails
+    hide_modules("pandas")
     for make, via in [
         (lambda: CollectionDifferenceDisplay.from_estimator(clda, 1, 2),
          "compare_collections"),

@@ -1,6 +1,5 @@
 """topic_labels against stm's and LDAvis' published formulas, by hand."""
 
-import sys
 
 import numpy as np
 import pandas as pd
@@ -189,8 +188,8 @@ def test_fitted_scikit_learn_lda(corpus):
     assert all(len(words) == 4 for words in labels["words"])
 
 
-def test_missing_pandas_says_how_to_install_it(monkeypatch):
-    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas fails
+def test_missing_pandas_says_how_to_install_it(hide_modules):
+    hide_modules("pandas")
     with pytest.raises(ImportError, match=r"topic_labels .* `pip install pandas`"):
         topic_labels(fake_lda(COMPONENTS), VOCAB)
 
