@@ -850,7 +850,7 @@ def sparse_doc_lists(doc_ptr, Py_ssize_t n_components):
     ``ValueError`` on documents too long for them
     (:func:`check_sparse_document_lengths`)."""
     check_sparse_document_lengths(np.diff(doc_ptr), n_components)
-    return _DocLists(doc_ptr[-1], len(doc_ptr) - 1, sparse_list_shift(n_components))
+    return _DocLists(doc_ptr[len(doc_ptr) - 1], len(doc_ptr) - 1, sparse_list_shift(n_components))
 
 
 cdef void _fill_docs(

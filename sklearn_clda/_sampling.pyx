@@ -1208,7 +1208,7 @@ def _checked_words(words, Py_ssize_t V):
         return np.arange(V, dtype=np.int32)
     ids = np.asarray(words)
     if ids.ndim != 1 or (len(ids) and (ids.dtype.kind not in "iu" or ids[0] < 0
-                                       or ids[-1] >= V or np.any(np.diff(ids) <= 0))):
+                                       or ids[len(ids) - 1] >= V or np.any(np.diff(ids) <= 0))):
         raise ValueError(f"topic_word_parts takes sorted distinct word ids in [0, {V})")
     return np.ascontiguousarray(ids, dtype=np.int32)
 
@@ -1370,7 +1370,7 @@ def _check_word_parts(const int32_t[::1] indices, Py_ssize_t K, const int64_t[::
     V = word_ptr.shape[0] - 1
     ptr = np.asarray(word_ptr)
     if (V < 0 or word_topic.shape[0] != word_val.shape[0] or ptr[0] != 0
-            or ptr[V] != word_topic.shape[0] or np.any(ptr[1:] < ptr[:-1])):
+            or ptr[V] != word_topic.shape[0] or np.any(np.diff(ptr) < 0)):
         raise ValueError("the topics' word parts are not a CSR table")
     if word_topic.shape[0] and not (0 <= np.min(word_topic) and np.max(word_topic) < K):
         raise ValueError("a topic of the word parts is out of range")
@@ -1541,7 +1541,7 @@ def state_log_likelihood(
         raise ValueError("a word index is out of range of the word-topic counts' rows")
     row_start = np.zeros(indices.shape[0] + 1, dtype=bool)
     row_start[np.asarray(indptr)] = True
-    if np.any((np.diff(np.asarray(indices)) <= 0) & ~row_start[1:-1]):
+    if np.any((np.diff(np.asarray(indices)) <= 0) & ~row_start[1:indices.shape[0]]):
         raise ValueError("X's indices must be sorted (and distinct) within each row")
     if n_docs and not (0 <= np.min(doc_group) and np.max(doc_group) < G):
         raise ValueError("a document's collection has no row in prior")

@@ -324,3 +324,39 @@ def test_no_absolute_paths_in_tracked_files():
     )
     assert proc.returncode in (0, 1), proc.stderr  # 1: no match
     assert proc.stdout == "", f"absolute paths in tracked files:\n{proc.stdout}"
+
+
+#: A negative literal as an index or a slice bound: ``x[-1]``, ``x[1:-1]``,
+#: ``x[i, -2]``.
+_NEGATIVE_INDEX = re.compile(r"\[\s*-\s*\d|:\s*-\s*\d|,\s*-\s*\d+\s*\]")
+
+
+def _pyx_code_lines(path):
+    """``(line number, code)`` of a .pyx file, docstrings and comments left out."""
+    in_docstring = False
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        quotes = line.count('"""')
+        if in_docstring:
+            in_docstring = quotes % 2 == 0
+            continue
+        if quotes % 2:
+            in_docstring = True
+            line = line.split('"""')[0]
+        else:
+            line = re.sub(r'""".*?"""', "", line)
+        yield number, line.split("#")[0]
+
+
+@needs_source_tree
+def test_pyx_code_has_no_negative_index():
+    # setup.py compiles with wraparound=False, under which Cython is free to
+    # mishandle a negative index even on a Python object: ids[-1] on a NumPy
+    # array became "index -3 is out of bounds for axis 0 with size 2" in
+    # every transform under Python 3.13 (and was right under 3.11).
+    found = [
+        f"{path.name}:{number}: {code.strip()}"
+        for path in sorted((REPO_ROOT / "sklearn_clda").glob("*.pyx"))
+        for number, code in _pyx_code_lines(path)
+        if _NEGATIVE_INDEX.search(code)
+    ]
+    assert not found, "negative indices in Cython code:\n" + "\n".join(found)
