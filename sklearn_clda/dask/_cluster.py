@@ -347,6 +347,8 @@ class ShardSet:
             self.client.sync(_wait, futures, timeout=seconds, return_when="ALL_COMPLETED")
         except CancelledError:
             pass
+        except asyncio.TimeoutError:  # not the builtin one before Python 3.11
+            raise TimeoutError(f"wait not done within {seconds:g} s") from None
 
     @staticmethod
     def _cancel(pending):

@@ -11,6 +11,7 @@ documents' statistics and the averaging of their proportions run on the
 workers.
 """
 
+import asyncio
 import copy
 import uuid
 from numbers import Integral, Real
@@ -232,7 +233,9 @@ class DistributedFitMixin:
                 )
             try:
                 client.wait_for_workers(1, timeout=self.timeout)
-            except TimeoutError as exc:  # distributed's WorkerStartTimeoutError
+            # distributed's WorkerStartTimeoutError, an asyncio.TimeoutError:
+            # not the builtin one before Python 3.11.
+            except (TimeoutError, asyncio.TimeoutError) as exc:
                 raise TimeoutError(
                     f"{caller}: no Dask worker joined the cluster within "
                     f"timeout={self.timeout:g} s; start workers or raise timeout."
