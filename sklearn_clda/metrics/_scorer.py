@@ -22,7 +22,7 @@ class GroupsScorer:
 
     See Also
     --------
-    CompoundLDA.score : The approximate log-likelihood it returns.
+    sklearn_clda.CompoundLDA.score : The approximate log-likelihood it returns.
 
     Examples
     --------
