@@ -14,6 +14,7 @@ from threadpoolctl import threadpool_limits
 from .._corpus import StrictInterval, check_group_labels
 from ._collections import equal_tailed_interval
 from ._documents import _doc_topic
+from ._ranks import average_ranks
 from ._utils import require_pandas, unwrap
 
 __all__ = ["topic_correlation"]
@@ -76,10 +77,10 @@ def _centered(theta, codes):
 def _gaussianized(values):
     """Each column ranked and mapped to normal scores (the nonparanormal
     transform of Liu, Lafferty and Wasserman 2009, with ranks / (n + 1))."""
-    from scipy.stats import norm, rankdata
+    from scipy.stats import norm
 
     n = values.shape[0]
-    return norm.ppf(rankdata(values, axis=0) / (n + 1.0))
+    return norm.ppf(average_ranks(values) / (n + 1.0))
 
 
 def _partial_correlation(values):

@@ -2,9 +2,9 @@
 
 import numpy as np
 from scipy.special import ndtri
-from scipy.stats import rankdata
 from sklearn.utils._param_validation import validate_params
 
+from ._ranks import average_ranks
 from ._utils import MIN_DRAWS, real_draws
 
 __all__ = ["rhat"]
@@ -19,10 +19,15 @@ def _split(chains):
 
 def _rank_normalize(chains):
     """Ranks of all draws together (ties averaged), mapped to normal scores by
-    Blom's ``ndtri((rank - 3/8) / (S + 1/4))``; same shape."""
+    Blom's ``ndtri((rank - 3/8) / (S + 1/4))``; same shape. The draws are
+    finite. An averaged rank is a multiple of 1/2 in [1, S], so the scores
+    of those 2 S - 1 values are computed once and looked up (the same
+    numbers, without an ``ndtri`` per draw)."""
     flat = chains.reshape(-1, *chains.shape[2:])
-    ranks = rankdata(flat, method="average", axis=0)
-    return ndtri((ranks - 0.375) / (flat.shape[0] + 0.25)).reshape(chains.shape)
+    n = flat.shape[0]
+    scores = ndtri((np.arange(2 * n - 1) / 2.0 + 1.0 - 0.375) / (n + 0.25))
+    places = (average_ranks(flat) * 2.0 - 2.0).astype(np.intp)
+    return scores[places].reshape(chains.shape)
 
 
 def _basic_rhat(chains):
