@@ -255,3 +255,19 @@ def test_the_same_chain_twice_is_refused(fitted):
 
 def test_rhat_of_no_quantities_is_empty():
     assert rhat(np.zeros((2, 10, 0))).shape == (0,)
+
+
+@pytest.mark.parametrize("integer", [False, True])
+def test_rank_normalize_is_blom_of_the_average_ranks(integer):
+    """The looked-up normal scores are ndtri((rank - 3/8) / (S + 1/4)) of the
+    ties-averaged ranks of all chains' draws together, exactly."""
+    from scipy.special import ndtri
+    from scipy.stats import rankdata
+
+    from sklearn_clda.inspection._rhat import _rank_normalize
+
+    rng = np.random.default_rng(4)
+    chains = rng.integers(0, 4, (3, 9, 2)) if integer else rng.standard_normal((3, 9, 2))
+    flat = chains.reshape(27, 2)
+    expected = ndtri((rankdata(flat, method="average", axis=0) - 0.375) / 27.25)
+    np.testing.assert_array_equal(_rank_normalize(chains.astype(float)), expected.reshape(3, 9, 2))
