@@ -585,6 +585,10 @@ def _bad_inputs(tmp):
         "--input", str(tmp / "old_report" / "topics.csv"), "--text-column", "body",
         "--group-column", "outlet", "--out", str(tmp / "old_report")],
          "is the file topics.csv of the --out folder", "would overwrite your documents")
+    _write_csv(tmp / "nul.csv", [("goals and matches", "sport"), ("rates and bonds", "mon\x00ey")])
+    case("NUL in a collection label", ["--input", str(tmp / "nul.csv"), "--text-column", "body",
+                                       "--group-column", "outlet"],
+         "nul.csv, line 3: the collection label 'mon\\x00ey' holds a NUL character")
     return cases
 
 
@@ -601,6 +605,7 @@ _BAD_CASE_NAMES = [
     "n-components too many", "output name too long", "input name too long",
     "JSON integer too long", "output inside the input folder", "output is the input folder",
     "input is a report file of the output", "empty input path", "UTF-16 CSV",
+    "NUL in a collection label",
 ]
 
 
@@ -720,6 +725,23 @@ def test_an_unmatched_quote_is_named_not_swallowing_rows(tmp_path, kind, sep):
     path.write_text(f"text{sep}group\n" + "\n".join(rows) + "\n", encoding="utf-8")
     docs = load_documents(path)
     assert len(docs.texts) == 8 and docs.texts[3] == "words\nover\nlines"
+
+
+def test_nul_characters_are_mended_in_texts_and_refused_in_labels(tmp_path):
+    """A NUL in a text would reach the report's page (which drops it) and its
+    CSV files (which other tools' readers refuse or cut at it); in a label
+    the estimator refuses it, which ended the command with a traceback after
+    reading the input."""
+    path = tmp_path / "docs.csv"
+    path.write_text("text,group\na\x00b c,x\nd e,y\nf\x00\x00,x\n", encoding="utf-8")
+    docs = load_documents(path)
+    assert docs.texts == ["a\ufffdb c", "d e", "f\ufffd\ufffd"]
+    assert docs.notes == ["replaced NUL characters by U+FFFD in 2 document(s) (line 2, line 4)"]
+    lines = tmp_path / "docs.jsonl"  # JSON's escape
+    lines.write_text('{"text": "a b", "group": "x\\u0000"}\n', encoding="utf-8")
+    with pytest.raises(InputError, match="docs.jsonl, line 1: the collection label "
+                                         "'x\\\\x00' holds a NUL character"):
+        load_documents(lines)
 
 
 def test_lone_surrogates_are_mended_in_texts_and_refused_in_labels(tmp_path):

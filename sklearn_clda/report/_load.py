@@ -107,8 +107,8 @@ def load_documents(path, text_column="text", group_column="group"):
     carries over several lines yet lacks columns (an unmatched quote that
     swallowed the rows after it) raises ``InputError`` with the line the
     quote opened. Lone surrogates (``"\ud800"`` escapes, file names that
-    are not UTF-8) become U+FFFD in texts, with a note, and raise
-    ``InputError`` in collection labels.
+    are not UTF-8) and NUL characters become U+FFFD in texts, with a note,
+    and raise ``InputError`` in collection labels.
 
     Examples
     --------
@@ -178,25 +178,25 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 def _kept_documents(records, path, columns):
     """The documents of ``records`` (``(where, text, group)``) with text and
-    a label, and notes on the others; lone surrogates in a text become
-    U+FFFD (with a note), in a label an InputError (collections that could
-    not be told apart or written)."""
-    texts, groups, empty, unlabelled, mended = [], [], [], [], []
+    a label, and notes on the others; lone surrogates and NUL characters
+    in a text become U+FFFD (with a note: UTF-8 cannot hold the first; HTML
+    drops the second from the page, and other tools' CSV readers refuse it
+    or cut the cell at it), in a label an InputError (collections that
+    could not be told apart or written)."""
+    texts, groups, empty, unlabelled, mended, nul = [], [], [], [], [], []
     for where, text, group in records:
         if not text.strip():
             empty.append(where)
         elif not group.strip():
             unlabelled.append(where)
         else:
-            if _SURROGATE.search(group):
-                raise InputError(
-                    f"{path}, {where}: the collection label {group!r} holds a code "
-                    "point that is no character (a lone surrogate, from a \\ud800-style "
-                    "JSON escape or a file name that is not UTF-8); rename it"
-                )
+            _check_label(group, where, path)
             if _SURROGATE.search(text):
                 mended.append(where)
                 text = _SURROGATE.sub("\ufffd", text)
+            if "\x00" in text:
+                nul.append(where)
+                text = text.replace("\x00", "\ufffd")
             texts.append(text)
             groups.append(group.strip())
     notes = []
@@ -204,7 +204,8 @@ def _kept_documents(records, path, columns):
                          (unlabelled, "skipped {} document(s) without a collection label"
                           + (f" (column {columns[1]!r})" if columns else "")),
                          (mended, "replaced lone surrogates (code points that are no "
-                          "characters) by U+FFFD in {} document(s)")):
+                          "characters) by U+FFFD in {} document(s)"),
+                         (nul, "replaced NUL characters by U+FFFD in {} document(s)")):
         if places:
             notes.append(f"{what.format(len(places))} ({_list_places(places)})")
     if not texts:
@@ -215,6 +216,22 @@ def _kept_documents(records, path, columns):
             "are empty, whitespace-only or unlabelled"
         )
     return Bunch(texts=texts, groups=groups, notes=notes)
+
+
+def _check_label(group, where, path):
+    """An InputError for a collection label that cannot name a collection."""
+    if _SURROGATE.search(group):
+        raise InputError(
+            f"{path}, {where}: the collection label {group!r} holds a code "
+            "point that is no character (a lone surrogate, from a \\ud800-style "
+            "JSON escape or a file name that is not UTF-8); rename it"
+        )
+    if "\x00" in group:
+        raise InputError(
+            f"{path}, {where}: the collection label {group!r} holds a NUL "
+            "character, which collection labels cannot (it would be dropped at "
+            "the label's end, merging collections); remove it"
+        )
 
 
 def _list_places(places):
