@@ -360,3 +360,23 @@ def test_pyx_code_has_no_negative_index():
         if _NEGATIVE_INDEX.search(code)
     ]
     assert not found, "negative indices in Cython code:\n" + "\n".join(found)
+
+
+def test_wheel_workflow_runs_for_every_compiled_source():
+    # A pull request that changes a file the extensions are compiled from
+    # rebuilds and tests the wheels (the list named two of the five headers).
+    import fnmatch
+
+    workflow = REPO_ROOT / ".github" / "workflows" / "wheels.yml"
+    if not workflow.is_file():
+        pytest.skip("needs the repository's .github folder")
+    text = workflow.read_text(encoding="utf-8")
+    paths = text.split("paths:", 1)[1].split("\n\n", 1)[0]
+    patterns = re.findall(r'^\s*- "([^"]+)"', paths, flags=re.MULTILINE)
+    sources = [
+        path.relative_to(REPO_ROOT).as_posix()
+        for suffix in ("*.pyx", "*.pxd", "*.h")
+        for path in sorted((REPO_ROOT / "sklearn_clda").glob(suffix))
+    ] + ["setup.py", "pyproject.toml"]
+    missed = [s for s in sources if not any(fnmatch.fnmatchcase(s, p) for p in patterns)]
+    assert len(sources) > 2 and not missed, missed
