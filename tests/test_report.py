@@ -558,8 +558,10 @@ def _bad_inputs(tmp):
     (tmp / "holder" / "model.npz").mkdir()
     case("output file a folder", ["--input", str(good), "--out", str(tmp / "holder")],
          "model.npz exists and is not a file")
+    # (Before Python 3.14 the check that the folder exists raises, from 3.14
+    # on its creation fails: "cannot use" or "cannot create the output folder".)
     case("output name too long", ["--input", str(good), "--out", str(tmp / ("y" * 300))],
-         "cannot use the output folder", "File name too long")
+         "the output folder", "File name too long")
     case("input name too long", ["--input", str(tmp / ("y" * 300 + ".csv"))],
          "cannot read", "File name too long")
     rows = "".join(f'{{"text": "a b c", "group": "x", "id": 1{"0" * 5000}}}\n' for _ in range(3))

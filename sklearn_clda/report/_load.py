@@ -125,11 +125,11 @@ def load_documents(path, text_column="text", group_column="group"):
     """
     path = Path(path)
     try:
-        exists = path.exists()
+        path.stat()  # not exists(), which says False for any error from Python 3.14
+    except FileNotFoundError:
+        raise InputError(f"no such file or folder: {path}") from None
     except OSError as exc:  # e.g. a name too long for the file system
         raise InputError(f"cannot read {path}: {exc.strerror}") from None
-    if not exists:
-        raise InputError(f"no such file or folder: {path}")
     if path.is_dir():
         fmt = "folder of .txt files"
         records = _read_folder(path)
