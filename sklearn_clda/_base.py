@@ -192,6 +192,16 @@ def _as_prior(prior):
     return np.ascontiguousarray(prior, dtype=np.float64)
 
 
+def prior_row_totals(ndk, doc_group, prior, lo, hi):
+    """Row sums of ``ndk[lo:hi] + prior[doc_group[lo:hi]]`` with one float64
+    temporary of the piece's shape: the prior rows, the counts added in
+    place. (Written as that sum, it needs two from Python 3.14 on, where
+    NumPy no longer reuses the first temporary for the result.)"""
+    rows = prior[doc_group[lo:hi]]
+    rows += ndk[lo:hi]
+    return rows.sum(axis=1)
+
+
 def _row_pieces(table):
     """Pieces of rows of a ``(n, K)`` table within the chunk budget, for two
     float64 temporaries per row (a row of prior gathered, a result row)."""
@@ -835,7 +845,7 @@ class _BaseGibbsTopicModel(
         # theta and phi are made on the fly by the kernel, from the counts.
         doc_total = np.empty(ndk.shape[0])
         for lo, hi in _row_pieces(ndk):
-            doc_total[lo:hi] = (ndk[lo:hi] + prior[doc_group[lo:hi]]).sum(axis=1)
+            doc_total[lo:hi] = prior_row_totals(ndk, doc_group, prior, lo, hi)
         ll = np.empty(X.shape[0])
         _sampling.state_log_likelihood(
             *_csr_arrays(X), ndk, doc_group, prior, doc_total, nwk.indptr.astype(np.int64),

@@ -32,7 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _memory, _sampling
-from .._base import _csr_arrays, doc_log_likelihood
+from .._base import _csr_arrays, doc_log_likelihood, prior_row_totals
 from .._corpus import check_group_labels
 from .._chunking import capped_bounds, pieces
 from .._hyper import count_histogram, group_topic_histogram
@@ -421,7 +421,7 @@ def shard_finish(key, keep_prior, prior, topics, table_sums):
     doc_total = np.empty(state.ndk.shape[0])
     sums = np.zeros((prior.shape[0], prior.shape[1])) if table_sums else None
     for a, b in _row_pieces(state.ndk.shape[0], state.ndk.shape[1]):
-        doc_total[a:b] = (state.ndk[a:b] + prior[state.doc_group[a:b]]).sum(axis=1)
+        doc_total[a:b] = prior_row_totals(state.ndk, state.doc_group, prior, a, b)
         if table_sums:
             sums += expected_table_sums(state.ndk[a:b], prior, state.doc_group[a:b],
                                         prior.shape[0])
