@@ -8,8 +8,9 @@ from .._chunking import budget_pieces
 
 __all__ = ["average_ranks"]
 
-# Temporaries per ranked value: the block's copy, its sort order, the sorted
-# values, two int64 run bounds, the ranks and a mask (about 7 x 8 bytes).
+# Temporaries per ranked value, about 7 x 8 bytes: the block's copy, its sort
+# order, the sorted values, the runs' starts and lengths, the shared ranks and
+# the ranks.
 _BYTES_PER_VALUE = 56
 
 
@@ -17,11 +18,11 @@ def average_ranks(values):
     """Ranks of each column of ``values`` along axis 0, ties averaged.
 
     The same numbers as ``scipy.stats.rankdata(values, method="average",
-    axis=0)`` (a column holding a NaN is all NaN, as there), about ten times
-    faster for many short columns, such as the draws of R-hat's many
-    parameters: SciPy's vectorized ranking spends most of its time outside
-    the sort. Columns go by pieces whose temporaries stay within the
-    package's chunk budget.
+    axis=0)`` (a column holding a NaN is all NaN, as there), from one
+    ``argsort`` per piece of columns, where SciPy's ranking of many short
+    columns (R-hat's draws of many parameters) spends most of its time
+    outside the sort. The pieces' temporaries stay within the package's
+    chunk budget.
 
     Parameters
     ----------
