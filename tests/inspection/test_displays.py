@@ -280,4 +280,4 @@ def test_labels_that_order_collections():
     assert _as_numbers(np.asarray(["1e300", "-1e300", "3"], dtype=object)).tolist() == [
         1e300, -1e300, 3.0]
     dates = _as_dates(np.asarray(["2021-05", "2021-06-02", "2022-01-01T10:30"], dtype=object))
-    assert dates.dtype.kind == "M" and np.all(np.diff(dates) > np.timedelta64(0))
+    assert dates.dtype.kind == "M" and np.all(np.diff(dates) > np.timedelta64(0, "s"))
