@@ -31,10 +31,11 @@ if [[ "${1:-}" == "--smoke" ]]; then
     shift
 fi
 # The smoke subset: the compiled kernels against their NumPy references
-# (both kernels), the data set shipped in the wheel, the command line and
-# the packaging checks (those that need no source tree).
-smoke_tests=(tests/test_sampling.py tests/test_mh_sampling.py tests/datasets tests/test_main.py
-             tests/test_packaging.py)
+# (both kernels), seeded fits against the recorded chains, the data set
+# shipped in the wheel, the command line and the packaging checks (those
+# that need no source tree).
+smoke_tests=(tests/test_sampling.py tests/test_mh_sampling.py tests/test_reproducibility.py
+             tests/datasets tests/test_main.py tests/test_packaging.py)
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/check_wheel.XXXXXX")"
 if [[ "${KEEP_WORK:-0}" != 1 ]]; then
