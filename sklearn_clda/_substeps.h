@@ -58,6 +58,12 @@ static inline double clda_now(void)
 #define CLDA_STORE(ptr, v) __atomic_store_n((ptr), (v), __ATOMIC_RELEASE)
 #if defined(__x86_64__) || defined(__i386__)
 #define CLDA_PAUSE() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+/* ARM's "yield" hint does nothing on cores without SMT, so the spins
+   before yielding would pass in a few microseconds; an instruction barrier
+   stalls the core briefly, as x86's pause does (Rust's spin-loop hint
+   makes the same choice on aarch64). */
+#define CLDA_PAUSE() __asm__ __volatile__("isb" ::: "memory")
 #else
 #define CLDA_PAUSE() ((void)0)
 #endif
