@@ -53,6 +53,8 @@ ALLOWED_WARNINGS = (
     (UserWarning, r".* contains non-integer values; they were rounded"),
     (UserWarning, r"\d+ top word\(s\) of the topics never occur in X"),
     (ConvergenceWarning, r"CompoundLDA\(algorithm='vem'\) stopped after"),
+    # documented: no degrees of freedom left, so NaN dispersion and p-value
+    (UserWarning, r"residual_dispersion(_from_estimates)?: the model has [\d,]+ free"),
     # scikit-learn's feature-name consistency checks (every estimator has them).
     (UserWarning, r"X has feature names, but \w+ was fitted without feature names"),
     (UserWarning, r"X does not have valid feature names, but \w+ was fitted with"),
@@ -1163,6 +1165,49 @@ def test_perplexity_from_estimates(data):
         check_perplexity(value, "perplexity_from_estimates", allow_inf=True)  # documented
 
 
+def check_dispersion(result, what):
+    """A residual-dispersion result: its documented fields, consistent."""
+    fields = {"dispersion", "pvalue", "df", "statistic", "n_cells", "n_params"}
+    assert set(result) == fields, f"{what}: fields {sorted(result)}"
+    for name in ("df", "n_cells", "n_params"):
+        assert isinstance(result[name], int), f"{what}: {name} is not an int"
+    assert result.n_cells >= 0 and result.n_params >= 0, f"{what}: negative counts"
+    assert result.statistic >= 0.0, f"{what}: statistic {result.statistic!r}"
+    if result.df > 0:
+        # documented: inf when an observed word has probability zero
+        assert result.dispersion == result.statistic / result.df, f"{what}: dispersion"
+        assert 0.0 <= result.pvalue <= 1.0, f"{what}: p-value {result.pvalue!r}"
+    else:
+        # documented: NaN, with a warning, without degrees of freedom
+        assert math.isnan(result.dispersion) and math.isnan(result.pvalue), what
+
+
+@fuzz
+@given(data=st.data())
+def test_residual_dispersion(data):
+    X = data.draw(count_matrices(big=True), label="X")
+    n, v = n_rows_or(X), n_cols_or(X)
+    K = data.draw(st.integers(0, 4), label="K")
+    theta = data.draw(weight_matrices(n_rows=n if data.draw(st.booleans()) else None,
+                                      n_cols=K), label="doc_topic")
+    width = v if data.draw(st.booleans()) else None
+    topic_word = data.draw(weight_matrices(n_rows=K, n_cols=width), label="topic_word")
+    tol = data.draw(st.sampled_from([0.0, 0.01, 1.0, 1e300]), label="tol")
+    result = call(metrics.residual_dispersion_from_estimates, theta, topic_word, X, tol=tol)
+    check_rejected_if_malformed(result, X, "residual_dispersion_from_estimates")
+    if ok(result):
+        check_dispersion(result, "residual_dispersion_from_estimates")
+    name = data.draw(st.sampled_from(("lda", "clda", "vem", "unfitted")), label="estimator")
+    est = fitted_models()[name]
+    width = getattr(est, "n_features_in_", None) if data.draw(st.booleans()) else None
+    X = data.draw(count_matrices(width, big=True), label="X")
+    groups = data.draw(inference_groups(n_rows_or(X), est), label="groups")
+    result = call(metrics.residual_dispersion, est, X, groups)
+    check_rejected_if_malformed(result, X, "residual_dispersion")
+    if ok(result):
+        check_dispersion(result, "residual_dispersion")
+
+
 # --------------------------------------------------------------------------
 # Malformed sparse input, at every entry point that takes counts
 # --------------------------------------------------------------------------
@@ -1195,6 +1240,10 @@ def malformed_entry_points():
             m["clda"], corpus[: X.shape[0]], X, groups=groups[: X.shape[0]]),
         "perplexity_from_estimates": lambda X: metrics.perplexity_from_estimates(
             np.ones((X.shape[0], K)), m["lda"].components_, X),
+        "residual_dispersion": lambda X: metrics.residual_dispersion(m["lda"], X),
+        "residual_dispersion_from_estimates": (
+            lambda X: metrics.residual_dispersion_from_estimates(
+                np.ones((X.shape[0], K)), m["lda"].components_, X)),
     }
     return {name: _named(name, fn) for name, fn in entries.items()}
 

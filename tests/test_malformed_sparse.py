@@ -130,6 +130,10 @@ def _entry_points():
         "perplexity_from_estimates": lambda bad: metrics.perplexity_from_estimates(
             theta(bad), lda.components_, bad
         ),
+        "residual_dispersion": lambda bad: metrics.residual_dispersion(lda, bad),
+        "residual_dispersion_from_estimates": (
+            lambda bad: metrics.residual_dispersion_from_estimates(
+                theta(bad), lda.components_, bad)),
         "perplexity(X_test)": lambda bad: metrics.perplexity(lda, good, bad),
         "perplexity(X_observed)": lambda bad: metrics.perplexity(lda, bad, ones(bad)),
         "heldout_log_likelihood(X_observed)": (
@@ -156,6 +160,8 @@ CALLERS = {
     "topic_sizes(estimator)": ("X", "topic_sizes"),
     "doc_completion_split": ("X", "doc_completion_split"),
     "perplexity_from_estimates": ("X_test", "perplexity_from_estimates"),
+    "residual_dispersion": ("X", "residual_dispersion"),
+    "residual_dispersion_from_estimates": ("X", "residual_dispersion_from_estimates"),
     "perplexity(X_test)": ("X_test", "perplexity"),
     "perplexity(X_observed)": ("X_observed", "perplexity"),
     "heldout_log_likelihood(X_observed)": ("X_observed", "heldout_log_likelihood"),

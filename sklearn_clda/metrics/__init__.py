@@ -9,6 +9,9 @@
 - :func:`topic_coherence` scores how often each topic's top words occur
   together in a reference corpus (UMass of Mimno et al. 2011, NPMI, C_V);
 - :func:`topic_exclusivity` is stm's exclusivity of each topic's top words;
+- :func:`residual_dispersion` (and :func:`residual_dispersion_from_estimates`)
+  is Taddy's check that the topics explain how the documents vary (stm's
+  ``checkResiduals``);
 - :func:`topic_sizes`, :func:`top_words`, :func:`top_word_indices` and
   :func:`align_topics` summarize and compare topics;
 - :class:`GroupsScorer` scores held-out folds with their collection labels
@@ -16,6 +19,7 @@
 """
 
 from ._coherence import topic_coherence
+from ._dispersion import residual_dispersion, residual_dispersion_from_estimates
 from ._exclusivity import topic_exclusivity
 from ._perplexity import (
     doc_completion_split,
@@ -33,6 +37,8 @@ __all__ = [
     "heldout_log_likelihood",
     "perplexity",
     "perplexity_from_estimates",
+    "residual_dispersion",
+    "residual_dispersion_from_estimates",
     "top_word_indices",
     "top_words",
     "topic_coherence",

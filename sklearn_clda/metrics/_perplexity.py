@@ -277,22 +277,26 @@ def _test_log_likelihood(theta, phi, X_test):
     return total, int(X_test.data.sum())
 
 
-def _check_theta_phi(theta, topic_word, X_test, caller):
-    theta = _check_nonneg_matrix(theta, "theta", caller)
-    phi = _check_nonneg_matrix(topic_word, "topic_word", caller)
+def _check_theta_phi(theta, topic_word, X_test, caller, names=("theta", "topic_word", "X_test")):
+    """Both as row-stochastic float64 arrays, their shapes checked against
+    each other and the counts ``X_test``; ``names``: the caller's names of
+    the three, for the errors."""
+    theta_name, phi_name, x_name = names
+    theta = _check_nonneg_matrix(theta, theta_name, caller)
+    phi = _check_nonneg_matrix(topic_word, phi_name, caller)
     if theta.shape[1] != phi.shape[0]:
         raise ValueError(
-            f"theta passed to {caller} has {theta.shape[1]} topics but "
-            f"topic_word has {phi.shape[0]}."
+            f"{theta_name} passed to {caller} has {theta.shape[1]} topics but "
+            f"{phi_name} has {phi.shape[0]}."
         )
     if phi.shape[1] != X_test.shape[1]:
         raise ValueError(
-            f"topic_word passed to {caller} has {phi.shape[1]} features but "
-            f"X_test has {X_test.shape[1]}."
+            f"{phi_name} passed to {caller} has {phi.shape[1]} features but "
+            f"{x_name} has {X_test.shape[1]}."
         )
     if theta.shape[0] != X_test.shape[0]:
         raise ValueError(
-            f"theta passed to {caller} has {theta.shape[0]} rows but X_test has "
+            f"{theta_name} passed to {caller} has {theta.shape[0]} rows but {x_name} has "
             f"{X_test.shape[0]} documents."
         )
     return _normalize_rows(theta), _normalize_rows(phi)
