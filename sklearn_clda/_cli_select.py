@@ -219,7 +219,7 @@ def _compare_numbers_of_topics(args, X, groups):
 #: Columns of the select table: measure, heading, decimals.
 _SELECT_COLUMNS = (("perplexity", "perplexity", 1), ("coherence", "coherence", 2),
                    ("exclusivity", "exclusivity", 3), ("stability", "stability", 3),
-                   ("fit_time", "fit s", 1))
+                   ("dispersion", "dispersion", 2), ("fit_time", "fit s", 1))
 
 
 def format_select_table(results):
@@ -238,7 +238,10 @@ def format_select_table(results):
         "perplexity of held-out documents: lower is better; coherence, exclusivity "
         "and stability",
         "of the top 10 words: higher is better (stability: do the folds' fits find "
-        "the same words?).",
+        "the same words?);",
+        "residual dispersion: about 1 when the topics explain how the documents vary, "
+        "higher with too few",
+        "topics (where it stops falling, more topics explain little more).",
     ])
 
 

@@ -18,12 +18,15 @@ method):
   same top words? Each fold's topics are matched with the other folds' and
   their ranked top 10 words compared (average Jaccard similarity; 1 means
   the same words in the same order);
+- **residual dispersion** (Taddy 2012; stm's ``checkResiduals``): do the
+  documents vary more than the topics explain? About 1 when they do not,
+  higher with too few topics;
 - **fit time**.
 
 Coherence usually falls and exclusivity rises as :math:`K` grows, so no
 measure decides alone: look for where perplexity stops improving much and
-the two are balanced, and where stability has not dropped, then read the
-topics.
+the two are balanced, where stability has not dropped and the dispersion
+has stopped falling, then read the topics.
 
 To keep the documentation build short, this example uses 3,000 documents of
 the 16 Newsgroups corpus, 200 Gibbs sweeps per fit and 3 folds.
@@ -60,8 +63,8 @@ results = select_n_components(
 print(results.round(2).to_string(index=False))
 
 # %%
-# One figure of the five measures
-# -------------------------------
+# One figure of the six measures
+# ------------------------------
 # The bands span one standard deviation over the folds.
 display = SelectNComponentsDisplay.from_results(results)
 plt.show()

@@ -30,7 +30,8 @@ differ in what they talk about, in the spirit of R's ``stm``:
 - :func:`topic_correlation`: which topics appear together in documents,
   across the corpus or within its collections (``stm::topicCorr``);
 - :func:`select_n_components`: held-out perplexity, coherence, exclusivity,
-  stability and fit time against the number of topics (``stm::searchK``).
+  stability, residual dispersion and fit time against the number of topics
+  (``stm::searchK``).
 
 The functions that return tables return pandas DataFrames and need pandas
 (``pip install pandas``), imported only when they are called.

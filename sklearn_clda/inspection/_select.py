@@ -1,5 +1,5 @@
 """Choosing the number of topics: held-out perplexity, coherence, exclusivity,
-stability and fit time against K (stm's ``searchK``)."""
+stability, residual dispersion and fit time against K (stm's ``searchK``)."""
 
 import time
 import warnings
@@ -16,13 +16,14 @@ from sklearn.utils.validation import _num_samples
 from .._corpus import StrictInterval, check_group_labels
 from .._sweeper import _effective_n_jobs
 from ..metrics import topic_coherence, topic_exclusivity
+from ..metrics._dispersion import estimator_dispersion
 from ._stability import MAX_STABILITY_TOPICS, fold_stability, ranked_top_words
 from ._utils import accepts, require_pandas, unwrap
 
 __all__ = ["select_n_components"]
 
 #: The measures of each fit, in the order of the result's columns.
-MEASURES = ("perplexity", "coherence", "exclusivity", "stability", "fit_time")
+MEASURES = ("perplexity", "coherence", "exclusivity", "stability", "dispersion", "fit_time")
 
 # stm's defaults: the top 10 words of each topic, FREX weight 0.7.
 _N_TOP_WORDS = 10
@@ -149,8 +150,18 @@ def _evaluate(estimator, X, labels, train, test, n_topics, coherence, seed, fold
             model.components_, min(_N_TOP_WORDS, model.components_.shape[1]),
             frex_weight=_EXCLUSIVITY_WEIGHT,
         ).mean()),
+        "dispersion": _fold_dispersion(model, X_train, g_train),
         "fit_time": fit_time,
     }
+
+
+def _fold_dispersion(model, X_train, groups):
+    """The fit's residual dispersion on its training documents (Taddy's and
+    stm's ``tol``); NaN for a model without ``transform``."""
+    if not hasattr(model, "transform"):
+        return float("nan")
+    return estimator_dispersion(model, X_train, groups, 0.01, "select_n_components",
+                                warn=False).dispersion
 
 
 def search_n_components(estimator, X, groups, n_components, cv, coherence, n_jobs,
@@ -180,6 +191,7 @@ def search_n_components(estimator, X, groups, n_components, cv, coherence, n_job
         for k in values for fold, (train, test) in enumerate(folds)
     )
     _add_stability(results, values, len(folds))
+    _warn_dispersion(results, values, len(folds), model)
     out = {"n_components": np.asarray(values)}
     for name in MEASURES:
         out[name] = np.array([r[name] for r in results]).reshape(len(values), len(folds))
@@ -208,6 +220,27 @@ def _add_stability(results, values, n_folds):
     for problem in sorted(problems):
         warnings.warn(f"select_n_components leaves stability NaN where {problem}.",
                       UserWarning, stacklevel=4)
+
+
+def _warn_dispersion(results, values, n_folds, model):
+    """One warning for the fits whose dispersion is NaN, in the caller's
+    process, whichever process fitted them."""
+    if not hasattr(model, "transform"):
+        warnings.warn(
+            "select_n_components leaves the residual dispersion NaN: "
+            f"{type(model).__name__} has no transform to infer the documents' topic "
+            "proportions.", UserWarning, stacklevel=4)
+        return
+    missing = sorted({k for index, k in enumerate(values)
+                      for r in results[index * n_folds:(index + 1) * n_folds]
+                      if np.isnan(r["dispersion"])})
+    if missing:
+        warnings.warn(
+            "select_n_components leaves the residual dispersion NaN at "
+            f"n_components={missing}: there the model has more free parameters (topic "
+            "mixtures and topics) than the training documents have word counts to "
+            "check them against (see sklearn_clda.metrics.residual_dispersion).",
+            UserWarning, stacklevel=4)
 
 
 #: The parameters of ``select_n_components`` (and of the display that runs it).
@@ -239,7 +272,7 @@ def select_n_components(
     n_jobs=None,
     random_state=None,
 ):
-    """Held-out perplexity, coherence, exclusivity, stability and fit time for each K.
+    """Held-out perplexity, coherence, exclusivity, stability, dispersion and fit time for each K.
 
     There is no single right number of topics; this puts the usual
     evidence side by side, as R's ``stm::searchK`` does. For every ``K``
@@ -266,6 +299,13 @@ def select_n_components(
       by the mean over the matched pairs; a fold's value is its fit's mean
       agreement with the other folds' fits. It is 1 when every fit finds
       the same top words, whichever documents were held out;
+    - ``dispersion``: Taddy's residual dispersion of the fit on the fold's
+      training documents (:func:`~sklearn_clda.metrics.residual_dispersion`,
+      stm's ``checkResiduals``, the "residuals" of ``searchK``): about 1
+      when the topics explain how the documents vary, above 1 when they
+      vary more, as with too few topics. NaN (with a warning) where the
+      model has more free parameters than the documents have word counts
+      to check them against, and for a model without ``transform``;
     - ``fit_time``: seconds of ``fit``.
 
     Coherence tends to fall and exclusivity to rise with ``K``; a good
@@ -275,7 +315,9 @@ def select_n_components(
     words would come back with other documents (or another seed). It is
     highest at small ``K`` (one topic, the corpus' most frequent words, is
     found by every fit), so look for where it falls off, or a ``K`` where
-    it peaks again.
+    it peaks again. The dispersion falls as ``K`` grows and seldom reaches
+    1 on real documents: where it stops falling, more topics no longer
+    explain much more of how the documents differ.
 
     Parameters
     ----------
@@ -333,14 +375,14 @@ def select_n_components(
         One row per number of topics, increasing, with columns
         ``n_components`` and, for each measure, its mean over the folds
         (``perplexity``, ``coherence``, ``exclusivity``, ``stability``,
-        ``fit_time``) and
+        ``dispersion``, ``fit_time``) and
         standard deviation (``perplexity_std``, ...; ``ddof=0`` as in
         scikit-learn's ``cv_results_``). ``results.attrs["n_splits"]``
         holds the number of folds.
 
     See Also
     --------
-    sklearn_clda.plotting.SelectNComponentsDisplay : The five measures in
+    sklearn_clda.plotting.SelectNComponentsDisplay : The six measures in
         one figure.
     sklearn_clda.metrics.topic_coherence : The UMass coherence.
     sklearn.model_selection.GridSearchCV : Searching ``n_components`` with
@@ -393,14 +435,17 @@ def select_n_components(
     >>> results.columns.tolist()  # doctest: +NORMALIZE_WHITESPACE
     ['n_components', 'perplexity', 'perplexity_std', 'coherence',
      'coherence_std', 'exclusivity', 'exclusivity_std', 'stability',
-     'stability_std', 'fit_time', 'fit_time_std']
+     'stability_std', 'dispersion', 'dispersion_std', 'fit_time', 'fit_time_std']
     >>> results["n_components"].tolist()
     [1, 3]
 
-    The corpus has three topics: one topic explains held-out words worse.
+    The corpus has three topics: one topic explains held-out words worse,
+    and leaves the documents more varied than it explains.
 
     >>> bool(results["perplexity"].iloc[1] < results["perplexity"].iloc[0])
     True
+    >>> results["dispersion"].round(2).tolist()
+    [1.31, 0.76]
     """
     pd = require_pandas("select_n_components")
     raw = search_n_components(

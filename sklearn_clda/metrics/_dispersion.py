@@ -56,10 +56,10 @@ def _pearson_sum(theta, phi, X, tol):
     return statistic, n_cells
 
 
-def _dispersion(theta, phi, X, tol, caller):
-    """The result of both public functions, from checked inputs (NaN
-    dispersion and p-value, with a warning, where there are no degrees of
-    freedom left)."""
+def _dispersion(theta, phi, X, tol, caller, stacklevel):
+    """The result of the public functions, from checked inputs (NaN
+    dispersion and p-value where there are no degrees of freedom left,
+    with a warning at ``stacklevel`` unless it is None)."""
     n_docs = int(np.count_nonzero(np.diff(X.indptr)))
     if n_docs == 0:
         raise ValueError(
@@ -67,8 +67,8 @@ def _dispersion(theta, phi, X, tol, caller):
             "is undefined."
         )
     statistic, n_cells = _pearson_sum(theta, phi, X, tol)
-    result = dispersion_from_sum(statistic, n_cells, n_docs, *phi.shape)
-    if np.isnan(result.dispersion):
+    result = _dispersion_from_sum(statistic, n_cells, n_docs, *phi.shape)
+    if stacklevel is not None and np.isnan(result.dispersion):
         warnings.warn(
             f"{caller}: the model has {result.n_params:,} free parameters (topic "
             f"mixtures and topics), which with the {phi.shape[1]:,} words leaves no "
@@ -76,12 +76,29 @@ def _dispersion(theta, phi, X, tol, caller):
             f"tol={tol}; the dispersion and p-value are NaN. It takes fewer topics, "
             "more or longer documents, or a smaller tol.",
             UserWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
     return result
 
 
-def dispersion_from_sum(statistic, n_cells, n_docs, n_topics, n_words):
+def estimator_dispersion(estimator, X, groups, tol, caller, warn=True):
+    """:func:`residual_dispersion` after its parameters' validation (its
+    warning left out unless ``warn``)."""
+    check_is_fitted(estimator)
+    if not hasattr(estimator, "components_"):
+        raise ValueError(
+            f"estimator passed to {caller} must be a fitted topic model with "
+            f"components_, got {type(estimator).__name__}."
+        )
+    counts = _check_count_matrix(X, "X", caller)
+    theta = _infer_doc_topic(estimator, X, groups, caller)
+    theta, phi = _check_theta_phi(theta, estimator.components_, counts, caller,
+                                  names=("transform(X)", "components_", "X"))
+    # (the caller's caller: the user, past validate_params' wrapper)
+    return _dispersion(theta, phi, counts, float(tol), caller, 5 if warn else None)
+
+
+def _dispersion_from_sum(statistic, n_cells, n_docs, n_topics, n_words):
     """The dispersion and its test from the residual sum of squares and the
     number of cells above the tolerance: ``df = n_cells - n_words -
     n_params`` with ``n_params = n_docs (K - 1) + K (V - 1)``, as stm
@@ -225,18 +242,7 @@ def residual_dispersion(estimator, X, groups=None, *, tol=0.01):
     One topic leaves the documents far more varied than it explains; the
     corpus' four topics explain them.
     """
-    caller = "residual_dispersion"
-    check_is_fitted(estimator)
-    if not hasattr(estimator, "components_"):
-        raise ValueError(
-            f"estimator passed to {caller} must be a fitted topic model with "
-            f"components_, got {type(estimator).__name__}."
-        )
-    counts = _check_count_matrix(X, "X", caller)
-    theta = _infer_doc_topic(estimator, X, groups, caller)
-    theta, phi = _check_theta_phi(theta, estimator.components_, counts, caller,
-                                  names=("transform(X)", "components_", "X"))
-    return _dispersion(theta, phi, counts, float(tol), caller)
+    return estimator_dispersion(estimator, X, groups, tol, "residual_dispersion")
 
 
 @validate_params(
@@ -300,7 +306,7 @@ def residual_dispersion_from_estimates(doc_topic, topic_word, X, *, tol=0.01):
     counts = _check_count_matrix(X, "X", caller)
     theta, phi = _check_theta_phi(doc_topic, topic_word, counts, caller,
                                   names=("doc_topic", "topic_word", "X"))
-    return _dispersion(theta, phi, counts, float(tol), caller)
+    return _dispersion(theta, phi, counts, float(tol), caller, 4)
 
 
 # (the two share the description of their result)

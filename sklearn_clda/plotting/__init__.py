@@ -28,7 +28,8 @@ with a ``from_estimator`` class method:
 - :class:`TopicCorrelationDisplay`: the graph of topics that appear
   together in documents (stm's ``plot.topicCorr``);
 - :class:`SelectNComponentsDisplay`: held-out perplexity, coherence,
-  exclusivity, stability and fit time against the number of topics;
+  exclusivity, stability, residual dispersion and fit time against the
+  number of topics;
 - :func:`autocorrelation`: the sample autocorrelation of a chain.
 
 matplotlib is imported only when something is drawn (``pip install

@@ -1,4 +1,5 @@
-"""Held-out perplexity, coherence, exclusivity, stability and fit time against K."""
+"""Held-out perplexity, coherence, exclusivity, stability, residual dispersion and
+fit time against K."""
 
 from numbers import Integral
 
@@ -16,14 +17,15 @@ _TITLES = {
     "coherence": ("Coherence", "higher is better"),
     "exclusivity": ("Exclusivity", "higher is better"),
     "stability": ("Stability across folds", "higher is better"),
+    "dispersion": ("Residual dispersion", "about 1 when explained"),
     "fit_time": ("Fit time (s)", None),
 }
 
 
 class SelectNComponentsDisplay:
-    """Held-out perplexity, coherence, exclusivity, stability and fit time against K.
+    """Held-out perplexity, coherence, exclusivity, stability, dispersion and fit time against K.
 
-    The five measures of
+    The six measures of
     :func:`~sklearn_clda.inspection.select_n_components` in one figure,
     one panel each, with a band of one standard deviation over the
     cross-validation folds (the plot of stm's ``searchK``).
@@ -39,8 +41,8 @@ class SelectNComponentsDisplay:
 
     scores : dict of str to array-like of shape (n_points,)
         Mean of each measure (``"perplexity"``, ``"coherence"``,
-        ``"exclusivity"``, ``"stability"``, ``"fit_time"``) at each number
-        of topics.
+        ``"exclusivity"``, ``"stability"``, ``"dispersion"``,
+        ``"fit_time"``) at each number of topics.
 
     std : dict of str to array-like of shape (n_points,), default=None
         Standard deviations over the folds, drawn as bands (missing names,
@@ -49,8 +51,7 @@ class SelectNComponentsDisplay:
     Attributes
     ----------
     axes_ : ndarray of matplotlib Axes of shape (2, 3)
-        The panels (the sixth switched off), or the shape of the ``ax``
-        passed.
+        The panels, or the shape of the ``ax`` passed.
 
     lines_ : dict of str to matplotlib Line2D
         The line of each measure.
@@ -78,6 +79,7 @@ class SelectNComponentsDisplay:
     ...     "coherence": [-40.0, -45.0, -52.0],
     ...     "exclusivity": [8.1, 8.9, 9.3],
     ...     "stability": [0.9, 0.85, 0.7],
+    ...     "dispersion": [3.1, 2.4, 2.2],
     ...     "fit_time": [1.0, 1.6, 2.9],
     ... })
     >>> disp.lines_["exclusivity"].get_ydata().tolist()
@@ -118,11 +120,11 @@ class SelectNComponentsDisplay:
         prefer_skip_nested_validation=False,
     )
     def plot(self, ax=None, *, n_cols=3, line_kw=None, fill_between_kw=None, figsize=None):
-        """Plot the five measures against the number of topics.
+        """Plot the six measures against the number of topics.
 
         Parameters
         ----------
-        ax : matplotlib Axes or array-like of 5 Axes or more, default=None
+        ax : matplotlib Axes or array-like of 6 Axes or more, default=None
             ``None`` creates a new figure; one Axes (created as a subplot)
             is divided into the panels.
 
@@ -186,10 +188,10 @@ class SelectNComponentsDisplay:
         results : pandas.DataFrame or dict of array-like
             The search's results: ``n_components``, each measure's mean
             (``perplexity``, ``coherence``, ``exclusivity``, ``stability``,
-            ``fit_time``) and optionally its standard deviation
+            ``dispersion``, ``fit_time``) and optionally its standard deviation
             (``perplexity_std``, ...).
 
-        ax : matplotlib Axes or array-like of 5 Axes or more, default=None
+        ax : matplotlib Axes or array-like of 6 Axes or more, default=None
             Where to draw; see :meth:`plot`.
 
         **plot_kw : dict
@@ -255,7 +257,7 @@ class SelectNComponentsDisplay:
         random_state : int, RandomState instance or None, default=None
             Shuffles the documents into folds when ``cv`` is an int.
 
-        ax : matplotlib Axes or array-like of 5 Axes or more, default=None
+        ax : matplotlib Axes or array-like of 6 Axes or more, default=None
             Where to draw; see :meth:`plot`.
 
         **plot_kw : dict

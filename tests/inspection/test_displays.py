@@ -200,7 +200,8 @@ def results(corpus):
 def test_select_display_from_results(results):
     disp = SelectNComponentsDisplay.from_results(results)
     assert disp.axes_.shape == (2, 3)
-    for name in ("perplexity", "coherence", "exclusivity", "stability", "fit_time"):
+    for name in ("perplexity", "coherence", "exclusivity", "stability", "dispersion",
+                 "fit_time"):
         assert_allclose(disp.lines_[name].get_xdata(), [2, 4])
         assert_allclose(disp.lines_[name].get_ydata(), results[name])
         lo, hi = band(disp.fill_between_[name], 2)
@@ -208,37 +209,36 @@ def test_select_display_from_results(results):
         assert_allclose(hi, results[name] + results[f"{name}_std"])
     titles = [ax.get_title() for ax in disp.axes_.ravel()]
     assert titles == ["Held-out perplexity", "Coherence", "Exclusivity",
-                      "Stability across folds", "Fit time (s)", ""]
-    assert not disp.axes_[1, 2].axison
-    # Exclusivity has no panel below it: its x axis is labelled, the others'
-    # shared ticks only at the bottom.
+                      "Stability across folds", "Residual dispersion", "Fit time (s)"]
+    assert all(ax.axison for ax in disp.axes_.ravel())
+    # The top row's shared x ticks are labelled only at the bottom.
     disp.figure_.canvas.draw()
-    for panel, labelled in ((disp.axes_[0, 2], True), (disp.axes_[0, 0], False)):
+    for panel, labelled in ((disp.axes_[1, 2], True), (disp.axes_[0, 2], False)):
         assert panel.get_xlabel() == ("Number of topics" if labelled else "")
         assert any(t.get_visible() and t.get_text() for t in panel.get_xticklabels()) \
             == labelled
 
 
-def test_select_display_in_a_grid_of_six(results):
-    # The default layout as a figure of the user's: the sixth Axes is
+def test_select_display_in_a_grid_of_eight(results):
+    # A figure of the user's with more Axes than panels: the rest are
     # switched off.
-    fig, axes = plt.subplots(2, 3)
+    fig, axes = plt.subplots(2, 4)
     disp = SelectNComponentsDisplay.from_results(results, ax=axes)
     assert disp.figure_ is fig and disp.lines_["fit_time"].axes is axes[1, 1]
-    assert not axes[1, 2].axison and axes[1, 1].axison
-    with pytest.raises(ValueError, match="at least 5 Axes"):
-        SelectNComponentsDisplay.from_results(results, ax=axes.ravel()[:4])
+    assert not axes[1, 2].axison and not axes[1, 3].axison and axes[1, 1].axison
+    with pytest.raises(ValueError, match="at least 6 Axes"):
+        SelectNComponentsDisplay.from_results(results, ax=axes.ravel()[:5])
     plt.close(fig)
 
 
 def test_select_display_from_estimator(corpus, results):
     disp = SelectNComponentsDisplay.from_estimator(
         CompoundLDA(max_iter=30, random_state=0), corpus.data, corpus.groups,
-        n_components=[4, 2], cv=2, random_state=0, n_cols=5,
+        n_components=[4, 2], cv=2, random_state=0, n_cols=6,
     )
-    assert disp.axes_.shape == (1, 5)
+    assert disp.axes_.shape == (1, 6)
     # Same folds and seeds: the same numbers as the search (but the time).
-    for name in ("perplexity", "coherence", "exclusivity", "stability"):
+    for name in ("perplexity", "coherence", "exclusivity", "stability", "dispersion"):
         assert_allclose(disp.lines_[name].get_ydata(), results[name])
 
 
@@ -252,16 +252,21 @@ def test_select_display_errors():
         SelectNComponentsDisplay(
             [2, 3], {"perplexity": [1.0], "coherence": [1.0, 2.0],
                      "exclusivity": [1.0, 2.0], "stability": [1.0, 1.0],
-                     "fit_time": [1.0, 2.0]}).plot()
+                     "dispersion": [2.0, 1.5], "fit_time": [1.0, 2.0]}).plot()
     full = {name: [1.0, 2.0] for name in
-            ["perplexity", "coherence", "exclusivity", "stability", "fit_time"]}
+            ["perplexity", "coherence", "exclusivity", "stability", "dispersion",
+             "fit_time"]}
     with pytest.raises(ValueError, match="std\\['perplexity'\\] passed to "
                                          "SelectNComponentsDisplay has 1 values for 2 points"):
         SelectNComponentsDisplay([2, 3], full, std={"perplexity": [0.1]}).plot()
     with pytest.raises(ValueError, match="no 'stability'"):
         SelectNComponentsDisplay(
             [2], {"perplexity": [1.0], "coherence": [1.0], "exclusivity": [1.0],
-                  "fit_time": [1.0]}).plot()
+                  "dispersion": [1.0], "fit_time": [1.0]}).plot()
+    with pytest.raises(ValueError, match="no 'dispersion'"):
+        SelectNComponentsDisplay(
+            [2], {"perplexity": [1.0], "coherence": [1.0], "exclusivity": [1.0],
+                  "stability": [1.0], "fit_time": [1.0]}).plot()
 
 
 @pytest.mark.parametrize("labels", [["1e308", "-1e308", "1.7e308"], ["1", "nan"],

@@ -257,9 +257,11 @@ class FlatTopics(BaseEstimator):
 def test_flat_topics_are_not_stable(corpus):
     # Topics with tied words (here all; in a fit, the empty topics of a
     # large K) agree by chance, not perfectly as their column order would.
-    results = select_n_components(FlatTopics(), corpus.data, n_components=[2, 5], cv=3,
-                                  random_state=0)
+    with pytest.warns(UserWarning, match="FlatTopics has no transform"):
+        results = select_n_components(FlatTopics(), corpus.data, n_components=[2, 5], cv=3,
+                                      random_state=0)
     assert (results["stability"] < 0.5).all()
+    assert results["dispersion"].isna().all()
     # A planted 3-topic corpus of 24 words: 50 or 100 topics leave many empty
     # topics, and are less stable than 3.
     planted = make_compound_corpus(n_topics=3, n_features=24, n_collections=3,
@@ -368,3 +370,28 @@ def test_cv_none_is_the_default_and_a_splitter_without_groups_is_quiet(corpus):
     assert none.drop(columns=["fit_time", "fit_time_std"]).equals(
         default.drop(columns=["fit_time", "fit_time_std"]))
     assert kfold.attrs["n_splits"] == 2
+
+
+def test_dispersion_is_that_of_the_fit_on_its_training_documents(corpus):
+    """Each fold's dispersion is residual_dispersion of its fit, on the
+    fold's training documents with their collections."""
+    from sklearn_clda.metrics import residual_dispersion
+
+    train, test = next(KFold(3, shuffle=True, random_state=0).split(corpus.data))
+    model = CompoundLDA(max_iter=30, random_state=0)
+    results = select_n_components(model, corpus.data, corpus.groups, n_components=[1, 3],
+                                  cv=[(train, test)])
+    for row, k in enumerate([1, 3]):
+        fit = clone(model).set_params(n_components=k).fit(
+            corpus.data[train], groups=corpus.groups[train])
+        expected = residual_dispersion(fit, corpus.data[train], corpus.groups[train])
+        assert results["dispersion"][row] == expected.dispersion
+    # the corpus has three topics: one leaves the documents more varied
+    assert results["dispersion"][0] > results["dispersion"][1]
+
+
+def test_dispersion_is_nan_without_degrees_of_freedom(corpus):
+    with pytest.warns(UserWarning, match=r"residual dispersion NaN at n_components=\[40\]"):
+        results = select_n_components(LDAGibbs(max_iter=10, random_state=0), corpus.data,
+                                      n_components=[3, 40], cv=2, random_state=0)
+    assert np.isfinite(results["dispersion"][0]) and np.isnan(results["dispersion"][1])
