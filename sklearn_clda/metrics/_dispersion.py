@@ -7,12 +7,11 @@ import numpy as np
 from scipy.stats import chi2
 from sklearn.utils import Bunch
 from sklearn.utils._param_validation import HasMethods, validate_params
-from sklearn.utils.validation import check_is_fitted
 
 from .._chunking import budget_pieces
 from .._corpus import StrictInterval
 from ._perplexity import _check_theta_phi
-from ._topics import _check_count_matrix, _infer_doc_topic
+from ._topics import _check_count_matrix, _check_topic_model, _infer_doc_topic
 
 __all__ = ["residual_dispersion", "residual_dispersion_from_estimates"]
 
@@ -84,12 +83,7 @@ def _dispersion(theta, phi, X, tol, caller, stacklevel):
 def estimator_dispersion(estimator, X, groups, tol, caller, warn=True):
     """:func:`residual_dispersion` after its parameters' validation (its
     warning left out unless ``warn``)."""
-    check_is_fitted(estimator)
-    if not hasattr(estimator, "components_"):
-        raise ValueError(
-            f"estimator passed to {caller} must be a fitted topic model with "
-            f"components_, got {type(estimator).__name__}."
-        )
+    _check_topic_model(estimator, caller)
     counts = _check_count_matrix(X, "X", caller)
     theta = _infer_doc_topic(estimator, X, groups, caller)
     theta, phi = _check_theta_phi(theta, estimator.components_, counts, caller,

@@ -6,7 +6,6 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import Bunch
 from sklearn.utils._param_validation import HasMethods, validate_params
-from sklearn.utils.validation import check_is_fitted
 
 from .._chunking import capped_bounds, pieces
 from .._corpus import StrictInterval, check_group_labels, check_sparse_structure
@@ -14,6 +13,7 @@ from ..datasets._synthetic import _make_rng
 from ._topics import (
     _check_count_matrix,
     _check_nonneg_matrix,
+    _check_topic_model,
     _infer_doc_topic,
     _normalize_rows,
 )
@@ -386,12 +386,7 @@ def perplexity_from_estimates(theta, topic_word, X_test):
 
 
 def _estimator_log_likelihood(estimator, X_observed, X_test, groups, caller):
-    check_is_fitted(estimator)
-    if not hasattr(estimator, "components_"):
-        raise ValueError(
-            f"estimator passed to {caller} must be a fitted topic model with "
-            f"components_, got {type(estimator).__name__}."
-        )
+    _check_topic_model(estimator, caller)
     X_test = _check_count_matrix(X_test, "X_test", caller)
     # X_observed goes to the estimator's own transform, which may be a
     # third-party one: its structure is checked here, before anything reads it.

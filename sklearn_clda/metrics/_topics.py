@@ -10,6 +10,7 @@ import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 from scipy.special import xlogy
 from sklearn.utils._param_validation import HasMethods, StrOptions, validate_params
+from sklearn.utils.validation import check_is_fitted
 
 from .._corpus import StrictInterval, check_sparse_structure, quiet_check_array, to_count_csr
 
@@ -246,6 +247,16 @@ def _transform_accepts_groups(estimator):
     except (TypeError, ValueError):  # pragma: no cover - builtins
         return False
     return "groups" in params
+
+
+def _check_topic_model(estimator, caller):
+    """A fitted estimator with ``components_``, else the error that says so."""
+    check_is_fitted(estimator)
+    if not hasattr(estimator, "components_"):
+        raise ValueError(
+            f"estimator passed to {caller} must be a fitted topic model with "
+            f"components_, got {type(estimator).__name__}."
+        )
 
 
 def _infer_doc_topic(estimator, X, groups, caller):
