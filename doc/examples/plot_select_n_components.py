@@ -41,7 +41,7 @@ import numpy as np
 from sklearn_clda import CompoundLDA
 from sklearn_clda.datasets import load_news16
 from sklearn_clda.inspection import select_n_components, topic_labels
-from sklearn_clda.plotting import SelectNComponentsDisplay
+from sklearn_clda.plotting import SelectNComponentsDisplay, TopicQualityDisplay
 
 news = load_news16()
 rng = np.random.default_rng(0)
@@ -79,3 +79,13 @@ best.fit(X, groups=groups)
 labels = topic_labels(best, news.feature_names, n_words=6)
 for row in labels.itertuples():
     print(f"{row.topic:>2}: {' '.join(row.words)}")
+
+# %%
+# Which topics are weak
+# ---------------------
+# Each topic's coherence against its exclusivity (stm's ``topicQuality``),
+# its area its share of the corpus: a topic far to the left mixes words
+# that seldom meet in a document, one far down shares its words with the
+# other topics.
+TopicQualityDisplay.from_estimator(best, X, feature_names=news.feature_names)
+plt.show()

@@ -17,7 +17,8 @@ from ._topics import (
 
 __all__ = ["topic_coherence"]
 
-_MEASURES = ("umass", "umass_mean", "npmi", "c_v")
+#: The measures of ``topic_coherence``.
+COHERENCE_MEASURES = ("umass", "umass_mean", "npmi", "c_v")
 
 # gensim's epsilon, added to co-occurrence probabilities (not counts).
 _GENSIM_EPSILON = 1e-12
@@ -31,7 +32,7 @@ _BLOCK_CELLS = 1 << 22
         "X": ["array-like", "sparse matrix"],
         "components": ["array-like"],
         "top_n": [StrictInterval(Integral, 1, None, closed="left")],
-        "measure": [StrOptions(set(_MEASURES))],
+        "measure": [StrOptions(set(COHERENCE_MEASURES))],
         "smoothing": [StrictInterval(Real, 0, np.inf, closed="neither"), None],
         "window_size": [StrictInterval(Integral, 1, None, closed="left"), None],
         "feature_names": ["array-like", None],

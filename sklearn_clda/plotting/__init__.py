@@ -27,6 +27,8 @@ with a ``from_estimator`` class method:
   collections (years, ratings), with posterior bands;
 - :class:`TopicCorrelationDisplay`: the graph of topics that appear
   together in documents (stm's ``plot.topicCorr``);
+- :class:`TopicQualityDisplay`: each topic's coherence against its
+  exclusivity (stm's ``topicQuality``);
 - :class:`SelectNComponentsDisplay`: held-out perplexity, coherence,
   exclusivity, stability, residual dispersion and fit time against the
   number of topics;
@@ -49,6 +51,7 @@ from ._collection_words import CollectionWordsDisplay
 from ._permutation import PermutationTestDisplay
 from ._perplexity import PerplexityDisplay
 from ._pi_trace import PiTraceDisplay
+from ._quality import TopicQualityDisplay
 from ._select import SelectNComponentsDisplay
 from ._topic_words import TopicWordsDisplay
 from ._trace import TraceDisplay
@@ -64,6 +67,7 @@ __all__ = [
     "PiTraceDisplay",
     "SelectNComponentsDisplay",
     "TopicCorrelationDisplay",
+    "TopicQualityDisplay",
     "TopicWordsDisplay",
     "TraceDisplay",
     "autocorrelation",

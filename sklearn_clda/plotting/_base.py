@@ -148,6 +148,29 @@ def finite_values(display, name, value, what):
     return array
 
 
+def shares_and_labels(display, n, default_label="Topic {}"):
+    """A topic display's ``shares`` (ones if None) and labels
+    (``topic_labels``, or ``default_label`` of each of its ``topics``, by
+    default ``0 .. n - 1``), checked: ``n`` finite shares >= 0, ``n``
+    topics and labels; ``ValueError`` saying which otherwise."""
+    name = type(display).__name__
+    given = display.shares
+    shares = np.ones(n) if given is None else finite_values(display, "shares", given,
+                                                            "(n_topics,)")
+    if np.ndim(given if given is not None else [0] * n) != 1 or shares.size != n:
+        raise ValueError(f"shares of {name} must be {n} numbers >= 0, got shape "
+                         f"{np.shape(given)}.")
+    shares = shares.ravel()
+    if np.any(shares < 0):
+        raise ValueError(f"shares of {name} must be {n} numbers >= 0.")
+    topics = np.arange(n) if display.topics is None else np.atleast_1d(display.topics)
+    labels = ([default_label.format(k) for k in topics] if display.topic_labels is None
+              else [str(label) for label in display.topic_labels])
+    if topics.shape != (n,) or len(labels) != n:
+        raise ValueError(f"topics and topic_labels of {name} need {n} entries each.")
+    return shares, labels
+
+
 def interval_bounds(display, props):
     """A display's ``(lower, upper)`` intervals as float arrays of the shape
     of ``props`` (``ValueError`` otherwise), or ``(None, None)`` when it

@@ -8,7 +8,14 @@ from sklearn.utils._param_validation import HasMethods, StrOptions, validate_par
 from .._corpus import StrictInterval
 from ..inspection._labels import LABEL_METHODS
 from ..inspection._utils import require_pandas
-from ._base import check_matplotlib, finite_values, merge_kw, single_axes, unwrap_estimator
+from ._base import (
+    check_matplotlib,
+    finite_values,
+    merge_kw,
+    shares_and_labels,
+    single_axes,
+    unwrap_estimator,
+)
 from ._trend import _topic_labels
 
 __all__ = ["TopicCorrelationDisplay"]
@@ -146,19 +153,7 @@ class TopicCorrelationDisplay:
                 raise ValueError(f"adjacency of {name} must be a symmetric boolean array "
                                  f"of shape {(n, n)}, got {adjacency.dtype} of shape "
                                  f"{adjacency.shape}.")
-        shares = np.ones(n) if self.shares is None else finite_values(
-            self, "shares", self.shares, "(n_topics,)")
-        if np.ndim(self.shares if self.shares is not None else [0] * n) != 1 or shares.size != n:
-            raise ValueError(f"shares of {name} must be {n} numbers >= 0, got shape "
-                             f"{np.shape(self.shares)}.")
-        shares = shares.ravel()
-        if np.any(shares < 0):
-            raise ValueError(f"shares of {name} must be {n} numbers >= 0.")
-        topics = np.arange(n) if self.topics is None else np.atleast_1d(self.topics)
-        labels = ([f"Topic {k}" for k in topics] if self.topic_labels is None
-                  else [str(label) for label in self.topic_labels])
-        if topics.shape != (n,) or len(labels) != n:
-            raise ValueError(f"topics and topic_labels of {name} need {n} entries each.")
+        shares, labels = shares_and_labels(self, n)
         return corr, adjacency, shares, labels
 
     @staticmethod

@@ -414,8 +414,10 @@ class CollectionTrendDisplay:
         return display.plot(ax=ax, **plot_kw)
 
 
-def _topic_labels(model, topics, feature_names, pipeline_names, method, n_words, caller):
-    """``"Topic k: w1 w2 w3"`` for each topic, or None without a vocabulary."""
+def _topic_labels(model, topics, feature_names, pipeline_names, method, n_words, caller,
+                  prefix="Topic "):
+    """``"Topic k: w1 w2 w3"`` (``prefix`` before ``k``) for each topic, or
+    None without a vocabulary."""
     if not n_words:
         return None
     components = np.asarray(model.components_, dtype=np.float64)
@@ -424,4 +426,4 @@ def _topic_labels(model, topics, feature_names, pipeline_names, method, n_words,
     if names is None:
         return None
     best = _top_indices(word_scores(components, method), min(n_words, components.shape[1]))
-    return [f"Topic {k}: {' '.join(names[best[k]])}" for k in topics]
+    return [f"{prefix}{k}: {' '.join(names[best[k]])}" for k in topics]
