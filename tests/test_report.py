@@ -39,6 +39,7 @@ FIGURES = [
     "collection_topics_heatmap.png",
     "collection_topics_bars.png",
     "topic_words.png",
+    "topic_quality.png",
     "log_likelihood_trace.png",
     "pi_trace.png",
     "pi_autocorrelation.png",
@@ -177,6 +178,7 @@ def test_csv_report_writes_page_figures_and_summary(csv_report):
     for topic in summary["topics"]:
         assert len(topic["top_words"]) == 10
         assert topic["coherence"] <= 0
+        assert 0 < topic["exclusivity"] <= 10  # a sum of 10 FREX scores
         for word in topic["top_words"]:
             assert f"{word}" in page
     # Each collection's most distinctive topic is built from its own theme.
@@ -1955,9 +1957,34 @@ def test_figures_of_every_topic_draw_the_largest_forty(small_corpus, tmp_path,
     assert summary["figure_topics"] == MAX_FIGURE_TOPICS
     assert heights[MAX_FIGURE_TOPICS] == heights[MAX_FIGURE_TOPICS + 8]
     assert "largest of the" not in pages[MAX_FIGURE_TOPICS]
-    # the heatmap, the words and the graph of the topics that go together
+    # the heatmap, the words, their quality and the graph of the topics that go together
     assert pages[MAX_FIGURE_TOPICS + 8].count(
-        f"It shows the {MAX_FIGURE_TOPICS} largest of the {MAX_FIGURE_TOPICS + 8} topics") == 3
+        f"It shows the {MAX_FIGURE_TOPICS} largest of the {MAX_FIGURE_TOPICS + 8} topics") == 4
+
+
+def test_the_quality_figure_draws_the_tables_topics(small_corpus, tmp_path):
+    """Exclusivity is stm's of the label's number of top words, and the
+    figure puts each topic at its table row's coherence and exclusivity."""
+    from sklearn_clda.metrics import topic_exclusivity
+    from sklearn_clda.report._figures import _quality
+
+    X, groups, names = small_corpus
+    model = CompoundLDA(n_components=5, max_iter=6, thin=1, random_state=0)
+    model.fit(X, groups=groups)
+    summary = write_report(model, X, names, tmp_path / "r", groups=groups, dpi=30)
+    topics = summary["topics"]
+    n_words = summary["labels"]["n_words"]
+    assert [t["exclusivity"] for t in topics] == pytest.approx(
+        topic_exclusivity(model.components_, n_words, frex_weight=0.7), rel=1e-12)
+    order = summary["topic_order"][:3]
+    display = _quality(topics, order, [t["label_words"] for t in topics])
+    assert display.points_.get_offsets().tolist() == [
+        [topics[k]["coherence"], topics[k]["exclusivity"]] for k in order]
+    assert [label.get_text() for label in display.labels_] == [
+        f"{k}: {' '.join(topics[k]['label_words'][:2])}" for k in order]
+    import matplotlib.pyplot as plt
+
+    plt.close(display.figure_)
 
 
 def test_the_report_says_when_the_chain_halves_disagree(small_corpus, tmp_path):

@@ -40,7 +40,7 @@ CSV_HEADERS = {
     "collections.csv": ["name", "documents", "document_share", "tokens", "ess_min",
                         "ess_median"],
     "topics.csv": ["rank", "topic", "label_words", "top_words", "share", "tokens",
-                   "coherence", "largest_in", "largest_share", "largest_lower",
+                   "coherence", "exclusivity", "largest_in", "largest_share", "largest_lower",
                    "largest_upper", "chain_distance", "unstable"],
     "collection_topics.csv": ["collection", "topic", "mean", "lower", "upper", "ess",
                               "rhat", "corpus_wide"],
@@ -274,8 +274,10 @@ def test_a_right_to_left_label_keeps_its_share_beside_it(labelled_page):
     # A Hebrew or Arabic label followed by "(22.1%)": without an isolate
     # around the label the share is drawn on its left, read as part of it.
     boxes = labelled_page.execute_script("""
+        const column = Array.from(document.querySelectorAll("#topics-table thead th"))
+          .findIndex(th => th.textContent.trim() === "Largest in");
         return Array.from(document.querySelectorAll("#topics-table tbody tr"), row => {
-          const cell = row.cells[4];
+          const cell = row.cells[column];
           const range = document.createRange();
           range.selectNodeContents(cell.firstChild);
           const label = range.getBoundingClientRect();

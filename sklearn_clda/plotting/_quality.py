@@ -18,6 +18,36 @@ _COHERENCE_NAMES = {"umass": "UMass", "umass_mean": "UMass, mean over pairs",
                     "npmi": "NPMI", "c_v": "C_V"}
 
 
+# Where a label may go around its point: offset (points) and alignment.
+_LABEL_PLACES = ((4, 4, "left", "bottom"), (4, -4, "left", "top"),
+                 (-4, 4, "right", "bottom"), (-4, -4, "right", "top"))
+
+
+def _place(text, place):
+    """Put a label at one of ``_LABEL_PLACES``; its box on the canvas."""
+    dx, dy, ha, va = place
+    text.set_position((dx, dy))
+    text.set_horizontalalignment(ha)
+    text.set_verticalalignment(va)
+    return text.get_window_extent()
+
+
+def spread_labels(ax, labels):
+    """Put each label at the first place around its point where it covers
+    no label placed before it (the first place if there is none), so that
+    the labels of close points do not print over each other."""
+    ax.autoscale_view()  # the points' places on the canvas, as they will be drawn
+    placed = []
+    for text in labels:
+        for place in _LABEL_PLACES:
+            box = _place(text, place)
+            if not any(box.overlaps(other) for other in placed):
+                break
+        else:  # every place covers a label: the first
+            box = _place(text, _LABEL_PLACES[0])
+        placed.append(box)
+
+
 class TopicQualityDisplay:
     """Topics as points: the coherence of their top words against their exclusivity.
 
@@ -133,7 +163,10 @@ class TopicQualityDisplay:
 
         text_kw : dict, default=None
             Keyword arguments of :meth:`matplotlib.axes.Axes.annotate` for
-            the labels.
+            the labels. Each label goes to the first of four places
+            around its point (above right, below right, above left, below
+            left) where it covers no label placed before it, unless
+            ``text_kw`` gives ``xytext``.
 
         Returns
         -------
@@ -153,10 +186,12 @@ class TopicQualityDisplay:
                  "zorder": 3}, text_kw))
             for label, xk, yk in zip(labels, x, y)
         ]
-        ax.margins(x=0.15, y=0.08)  # room for the labels, right of their points
+        ax.margins(x=0.15, y=0.08)  # room for the labels beside their points
         ax.set_xlabel(str(self.coherence_name))
         ax.set_ylabel("Exclusivity")
         ax.grid(True, color="0.92")
+        if "xytext" not in (text_kw or {}):
+            spread_labels(ax, self.labels_)
         self.ax_ = ax
         self.figure_ = fig
         return self

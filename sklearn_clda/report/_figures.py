@@ -50,6 +50,7 @@ def _draw_all(model, names, out_dir, parts, summary, dpi):
         saver.save("trend", lambda: _analysis.trend_display(
             stats, names, summary["collection_topic"]["interval"]))
     saver.save("words", lambda: _words(model, names, parts, order, words))
+    saver.save("quality", lambda: _quality(summary["topics"], order, words))
     if parts.graph is not None:
         saver.save("correlation", lambda: _correlation(parts.graph.main, order, words))
     saver.save("trace", lambda: _trace(stats.fits), parse_math=True)
@@ -155,6 +156,20 @@ def _words(model, names, parts, order, words):
     return TopicWordsDisplay(
         names[idx], np.take_along_axis(phi[order], idx, axis=1), topics=order,
         topic_labels=[f"{k}: {' '.join(words[k])}" for k in order],
+    ).plot()
+
+
+def _quality(topics, order, words):
+    """The coherence and exclusivity of the figure's topics, labelled with
+    their first two label words."""
+    from ..plotting import TopicQualityDisplay
+
+    shown = [topics[k] for k in order]
+    return TopicQualityDisplay(
+        [t["coherence"] for t in shown], [t["exclusivity"] for t in shown],
+        shares=[t["share"] for t in shown], topics=order,
+        topic_labels=[f"{k}: {' '.join(words[k][:2])}" for k in order],
+        coherence_name="Coherence (UMass)",
     ).plot()
 
 

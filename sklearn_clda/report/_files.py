@@ -32,6 +32,7 @@ FIGURE_FILES = {
     "bars": "collection_topics_bars.png",
     "trend": "collection_trends.png",
     "words": "topic_words.png",
+    "quality": "topic_quality.png",
     "correlation": "topic_correlations.png",
     "trace": "log_likelihood_trace.png",
     "pi_trace": "pi_trace.png",

@@ -184,13 +184,15 @@ def _collections(stats):
 def _topics(model, X, names, groups, labels, stats, theta):
     """One row per topic (in topic order), the table's order and notes;
     ``theta`` is the documents' proportions from the fit, or None."""
-    from ..metrics import topic_coherence, topic_sizes
+    from ..metrics import topic_coherence, topic_exclusivity, topic_sizes
 
     K = model.components_.shape[0]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         coherence = topic_coherence(X, model.components_, top_n=labels.n_words)
     notes = [str(w.message) for w in caught]
+    # stm's exclusivity of the same words (FREX weight 0.7, stm's default)
+    exclusivity = topic_exclusivity(model.components_, labels.n_words, frex_weight=0.7)
     if theta is not None:
         sizes = topic_sizes(theta, X)
     else:
@@ -213,6 +215,7 @@ def _topics(model, X, names, groups, labels, stats, theta):
             "tokens": float(sizes[k]),
             "share": float(shares[k]),
             "coherence": float(coherence[k]),
+            "exclusivity": float(exclusivity[k]),
             "largest_in": stats.labels[peak],
             "largest_share": float(stats.pi[peak, k]),
             "largest_lower": float(stats.lower[peak, k]),

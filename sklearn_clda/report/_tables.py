@@ -8,7 +8,7 @@ _DISTINCTIVE = ("topic", "share", "lower", "upper", "ess", "corpus_share", "rati
                 "difference", "difference_lower", "difference_upper", "difference_ess",
                 "verdict", "chains_agree")
 _COLLECTIONS = ("name", "documents", "document_share", "tokens", "ess_min", "ess_median")
-_TOPICS = ("topic", "share", "tokens", "coherence", "largest_in", "largest_share",
+_TOPICS = ("topic", "share", "tokens", "coherence", "exclusivity", "largest_in", "largest_share",
            "largest_lower", "largest_upper", "chain_distance", "unstable")
 _DOCUMENT = ("row", "collection", "weight", "snippet")
 

@@ -126,3 +126,18 @@ def test_parameters_are_validated(fitted, params, name):
 def test_an_unfitted_model():
     with pytest.raises(ValueError, match="not fitted"):
         TopicQualityDisplay.from_estimator(LDAGibbs(), [[1, 2]])
+
+
+def test_labels_of_close_points_do_not_cover_each_other():
+    # three points on one line, closer than their labels are long
+    disp = TopicQualityDisplay([0.0, 0.05, 0.1, 5.0], [1.0, 1.0, 1.0, 2.0],
+                               topic_labels=["a long label", "another long label",
+                                             "a third long label", "far"]).plot()
+    boxes = [label.get_window_extent() for label in disp.labels_]
+    for i, box in enumerate(boxes):
+        assert not any(box.overlaps(other) for other in boxes[i + 1:]), i
+    assert disp.labels_[0].xyann == (4, 4) and disp.labels_[3].xyann == (4, 4)
+    assert {label.xyann for label in disp.labels_[:3]} == {(4, 4), (4, -4), (-4, 4)}
+    # a place the user gives is kept
+    disp = TopicQualityDisplay([0.0, 0.05], [1.0, 1.0]).plot(text_kw={"xytext": (0, 8)})
+    assert [label.xyann for label in disp.labels_] == [(0, 8), (0, 8)]
