@@ -99,10 +99,11 @@ def write_report(
     collections with their document and token counts and the effective
     sample size of their mixtures, vocabulary, settings, fit time); the
     topics with their label words (FREX when the analysis API provides it,
-    beside the most probable words), size, coherence and representative
-    documents, and which topics go together in documents (their
-    correlations within the collections, beside those across the corpus,
-    as a graph and a table); the collections' topic mixtures as a heatmap
+    beside the most probable words), size, coherence, exclusivity (with a
+    figure of the two) and representative documents, and which topics go
+    together in documents (their correlations within the collections,
+    beside those across the corpus, as a graph and a table); the
+    collections' topic mixtures as a heatmap
     (in the topic table's order), as bars (past ten collections, points in
     a panel per topic) and as a table with posterior intervals, and, for
     ordered collection labels (numbers or dates), as trends; for each
