@@ -5,6 +5,8 @@ differ in what they talk about, in the spirit of R's ``stm``:
 
 - :func:`topic_labels`: words that label each topic, by probability, FREX,
   lift, score or relevance (``stm::labelTopics``, LDAvis);
+- :func:`find_topics`: the topics most about given words (stm's
+  ``findTopic``);
 - :func:`representative_documents`: the documents most about each topic,
   optionally within one collection (``stm::findThoughts``);
 - :func:`topic_words_by_collection`: the words each collection uses in a
@@ -43,6 +45,7 @@ from ._collections import collection_topic_summary, collection_trend, compare_co
 from ._correlation import topic_correlation
 from ._documents import representative_documents
 from ._ess import effective_sample_size
+from ._find import find_topics
 from ._labels import topic_labels
 from ._permutation import permutation_test
 from ._rhat import rhat
@@ -54,6 +57,7 @@ __all__ = [
     "collection_trend",
     "compare_collections",
     "effective_sample_size",
+    "find_topics",
     "permutation_test",
     "representative_documents",
     "rhat",
