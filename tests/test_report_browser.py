@@ -192,6 +192,38 @@ def test_clicking_a_header_sorts_the_table(page):
     assert [float(v) for v in _column(page, "topics-table", 2)] == sorted(sizes, reverse=True)
 
 
+def test_the_topic_finder_shows_the_topics_with_every_word(page):
+    from selenium.webdriver.common.keys import Keys
+
+    finder = page.find_element("id", "topic-finder")
+    assert finder.is_displayed()
+    search = page.find_element("id", "topic-search")
+    rows = page.find_elements("css selector", "#topics-table tbody tr")
+    words = [row.get_attribute("data-words").split() for row in rows]
+    first, second = words[0][0], words[0][-1]
+
+    def shown():
+        return [row.is_displayed() for row in rows]
+
+    def count():
+        return page.find_element("id", "topic-search-count").text
+
+    # the start of a word, in other case: the topics with a word that starts so
+    search.send_keys(first[:3].upper())
+    expected = [any(w.startswith(first[:3]) for w in row) for row in words]
+    assert shown() == expected and 1 <= sum(expected) < len(rows)
+    assert count() == f"{sum(expected)} of {len(rows)} topics"
+    # every word must be there
+    search.send_keys(Keys.CONTROL, "a")
+    search.send_keys(f"{first} {second}")
+    expected = [first in row and second in row for row in words]
+    assert shown() == expected and expected[0]
+    search.send_keys(" zzzzqq")
+    assert not any(shown()) and count() == f"0 of {len(rows)} topics"
+    search.send_keys(Keys.CONTROL, "a", Keys.BACKSPACE)
+    assert all(shown()) and count() == ""
+
+
 def test_pair_picker_shows_one_pair_at_a_time(page):
     pairs = page.find_elements("css selector", ".pair")
     if not pairs:

@@ -121,8 +121,10 @@ def write_report(
     of them).
     Past 40 collections, the per-collection parts of the page show the 40
     with the most documents (the CSV tables and report.json hold all).
-    Tables sort by a click on their headers. All user text (words, labels,
-    title, document snippets) is HTML-escaped by the templates.
+    Tables sort by a click on their headers, and a search box above the
+    topic table shows the topics with the words typed. All user text
+    (words, labels, title, document snippets) is HTML-escaped by the
+    templates.
 
     Parameters
     ----------

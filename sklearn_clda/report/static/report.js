@@ -1,4 +1,5 @@
-// The report's only script: sortable tables and the collection-pair picker.
+// The report's only script: sortable tables, the collection-pair picker and
+// the topic finder.
 // It loads nothing: the page works offline, from its folder alone.
 "use strict";
 
@@ -64,7 +65,34 @@ function setUpPairPicker() {
   show();
 }
 
+// Shows the topics whose words (data-words: label and most probable words)
+// hold every word typed, each as a word or the start of one, ignoring case.
+function setUpTopicFinder() {
+  const finder = document.getElementById("topic-finder");
+  const table = document.getElementById("topics-table");
+  if (!finder || !table) return;
+  const input = document.getElementById("topic-search");
+  const count = document.getElementById("topic-search-count");
+  const rows = Array.from(table.tBodies[0].rows, (row) => ({
+    row,
+    words: (row.dataset.words || "").replace(BIDI_CONTROLS, "").toLowerCase().split(/\s+/),
+  }));
+  const filter = () => {
+    const terms = input.value.toLowerCase().split(/\s+/).filter((term) => term);
+    let shown = 0;
+    for (const { row, words } of rows) {
+      row.hidden = !terms.every((term) => words.some((word) => word.startsWith(term)));
+      shown += row.hidden ? 0 : 1;
+    }
+    count.textContent = terms.length ? `${shown} of ${rows.length} topics` : "";
+  };
+  input.addEventListener("input", filter);
+  finder.hidden = false;
+  filter();
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   for (const table of document.querySelectorAll("table.sortable")) makeSortable(table);
   setUpPairPicker();
+  setUpTopicFinder();
 });
