@@ -34,6 +34,7 @@ from sklearn_clda.plotting import CollectionDifferenceDisplay, CollectionWordsDi
 from sklearn_clda.inspection import (
     collection_topic_summary,
     compare_collections,
+    find_topics,
     representative_documents,
     topic_labels,
     topic_words_by_collection,
@@ -56,6 +57,15 @@ labels = topic_labels(clda, news.feature_names, method="frex", n_words=5)
 names = labels["words"].str[:3].str.join(" ")
 for row in labels.itertuples():
     print(f"{row.topic:>2}  FREX: {' '.join(row.words):<45} prob: {' '.join(row.prob_words)}")
+
+# %%
+# Find the topics about given words
+# ---------------------------------
+# :func:`~sklearn_clda.inspection.find_topics` (stm's ``findTopic``) ranks
+# the topics by their probability given the words, read as a short
+# document, so that a topic must use all of them to rank high.
+found = find_topics(clda, ["gun", "law"], news.feature_names)
+print(found.head(3).drop(columns="label_words").round(3).to_string(index=False))
 
 # %%
 # Each collection's topic shares
