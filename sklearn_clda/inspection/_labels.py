@@ -20,6 +20,51 @@ def _log(a):
     return np.log(np.maximum(a, np.finfo(np.float64).tiny))
 
 
+class _Columns:
+    """What one topic's word scores read from the whole model, per word:
+    the sum over topics of ``phi``, the sum of ``log phi`` and the number
+    of topics (for stm's score), and ``log p_w``, the log corpus share."""
+
+    def __init__(self, phi_sum, log_phi_sum, n_topics, log_p):
+        self.phi_sum = phi_sum
+        self.log_phi_sum = log_phi_sum
+        self.n_topics = n_topics
+        self.log_p = log_p
+
+    @classmethod
+    def of(cls, components, phi):
+        """The columns of a model with weights ``components`` and rows ``phi``.
+        The weights are scaled by the largest before they are summed, so
+        that finite weights near 1e308 do not overflow."""
+        scaled = components / components.max()
+        return cls(phi.sum(axis=0), _log(phi).sum(axis=0), phi.shape[0],
+                   _log(scaled.sum(axis=0) / scaled.sum()))
+
+    def merged(self, parts, whole):
+        """The columns of the model in which the topics of rows ``parts``
+        (of ``phi``) are one topic of row ``whole`` (the corpus shares do
+        not change: merging topics moves no token)."""
+        return _Columns(self.phi_sum - parts.sum(axis=0) + whole,
+                        self.log_phi_sum - _log(parts).sum(axis=0) + _log(whole),
+                        self.n_topics - parts.shape[0] + 1, self.log_p)
+
+
+def _scores(phi, columns, method, frex_weight, relevance_lambda):
+    """The scores of the rows ``phi`` (topics of a model with ``columns``)."""
+    if method == "prob":
+        return phi
+    if method == "frex":
+        return frex_scores(phi, frex_weight, totals=columns.phi_sum)
+    log_phi = _log(phi)
+    if method == "score":
+        return phi * (log_phi - columns.log_phi_sum / columns.n_topics)
+    log_lift = log_phi - columns.log_p
+    if method == "lift":
+        return np.exp(log_lift)
+    lam = relevance_lambda
+    return lam * log_phi + (1.0 - lam) * log_lift
+
+
 def word_scores(components, method, *, frex_weight=0.5, relevance_lambda=0.6):
     """The (K, V) matrix ranking the words of each topic under ``method``.
 
@@ -31,19 +76,29 @@ def word_scores(components, method, *, frex_weight=0.5, relevance_lambda=0.6):
     1e308 do not overflow.
     """
     phi = _normalize_rows(components)
-    if method == "prob":
-        return phi
-    if method == "frex":
-        return frex_scores(phi, frex_weight)
-    if method == "score":
-        log_phi = _log(phi)
-        return phi * (log_phi - log_phi.mean(axis=0, keepdims=True))
-    scaled = components / components.max()  # (no overflow in the sums)
-    log_lift = _log(phi) - _log(scaled.sum(axis=0) / scaled.sum())
-    if method == "lift":
-        return np.exp(log_lift)
-    lam = relevance_lambda
-    return lam * _log(phi) + (1.0 - lam) * log_lift
+    return _scores(phi, _Columns.of(components, phi), method, frex_weight,
+                   relevance_lambda)
+
+
+def merged_word_scores(components, groups, method, *, frex_weight=0.5,
+                       relevance_lambda=0.6):
+    """Scores of merged topics, shape (len(groups), V).
+
+    Row ``i`` ranks the words of the topic made of the topics
+    ``groups[i]`` (an array of row indices of ``components``, their weights
+    summed), as :func:`word_scores` ranks it in the model in which only
+    those topics are merged and the others stay as they are. A group of
+    one topic gets that topic's row of ``word_scores``.
+    """
+    scaled = components / components.max()
+    phi = _normalize_rows(scaled)
+    columns = _Columns.of(scaled, phi)
+    out = np.empty((len(groups), components.shape[1]))
+    for i, group in enumerate(groups):
+        whole = _normalize_rows(scaled[group].sum(axis=0, keepdims=True))
+        cut = columns.merged(phi[group], whole[0])
+        out[i] = _scores(whole, cut, method, frex_weight, relevance_lambda)[0]
+    return out
 
 
 @validate_params(

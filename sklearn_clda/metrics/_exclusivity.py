@@ -111,17 +111,20 @@ def topic_exclusivity(components, top_n=10, *, frex_weight=0.7):
     return np.take_along_axis(frex, top, axis=1).sum(axis=1)
 
 
-def frex_scores(beta, weight):
+def frex_scores(beta, weight, totals=None):
     """stm's FREX of every topic and word from row-normalized ``beta``, (K, V).
 
     ``1 / (weight / E + (1 - weight) / F)`` with ``E`` and ``F`` the
     within-topic average ranks (divided by ``V``) of the exclusivity
-    ``beta[k, v] / sum_j beta[j, v]`` and of ``beta`` itself. The package's
-    one FREX: :func:`topic_exclusivity` and the "frex" topic labels of
+    ``beta[k, v] / totals[v]`` and of ``beta`` itself, where ``totals``
+    defaults to ``beta.sum(axis=0)``: the sums over all the model's topics
+    when ``beta`` holds only some of them. The package's one FREX:
+    :func:`topic_exclusivity` and the "frex" topic labels of
     :func:`sklearn_clda.inspection.topic_labels` use it.
     """
     n_features = beta.shape[1]
-    totals = beta.sum(axis=0)
+    if totals is None:
+        totals = beta.sum(axis=0)
     frex = np.empty(beta.shape)
     exclusive = np.zeros(n_features)
     # Row by row: the ranks of a (K, V) matrix at once took three more
