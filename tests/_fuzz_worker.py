@@ -1128,6 +1128,42 @@ def check_alignment(permutation, distances, n_a, n_b):
 
 @fuzz
 @given(data=st.data())
+def test_topic_hierarchy(data):
+    from sklearn.decomposition import LatentDirichletAllocation
+
+    from sklearn_clda.inspection import topic_hierarchy
+
+    lda = LatentDirichletAllocation()
+    lda.components_ = data.draw(weight_matrices(), label="components")
+    metric = data.draw(st.sampled_from(("hellinger", "jsd", "tv", "cosine", None)),
+                       label="metric")
+    method = data.draw(st.sampled_from(("average", "complete", "single", "weighted", "ward",
+                                        None, "centroid")), label="method")
+    label_method = data.draw(st.sampled_from(("prob", "frex", "lift", "score", "relevance")),
+                             label="label_method")
+    tree = call(topic_hierarchy, lda, metric=metric, method=method, label_method=label_method,
+                n_words=data.draw(TOP_N, label="n_words"))
+    if ok(tree):
+        check_tree(tree, np.shape(lda.components_))
+
+
+def check_tree(tree, shape):
+    from scipy.cluster.hierarchy import is_valid_linkage
+
+    n_topics, n_features = shape
+    assert len(tree) == n_topics - 1, f"{len(tree)} merges of {n_topics} topics"
+    Z = tree[["left", "right", "distance", "n_topics"]].to_numpy(float)
+    assert is_valid_linkage(Z), f"not a linkage matrix: {Z!r}"
+    assert np.isfinite(Z).all() and (np.diff(Z[:, 2]) >= -1e-12).all(), f"distances {Z[:, 2]}"
+    assert tree["topics"].iloc[-1] == list(range(n_topics)), "the root lacks topics"
+    shares = tree["share"].to_numpy()
+    assert np.isfinite(shares).all() and abs(shares[-1] - 1.0) < 1e-9, f"shares {shares}"
+    for words in tree["words"]:
+        assert len(words) == len(set(words)) <= n_features, f"label words {words}"
+
+
+@fuzz
+@given(data=st.data())
 def test_heldout_metrics(data):
     name = data.draw(st.sampled_from(("lda", "clda", "vem", "unfitted")), label="estimator")
     est = fitted_models()[name]

@@ -29,6 +29,9 @@ differ in what they talk about, in the spirit of R's ``stm``:
 - :func:`align_chains`: several fits of one CompoundLDA with their topics
   lined up, so that the two summaries above can pool them (the question
   of stm's ``selectModel``: how much do the results move with the seed);
+- :func:`topic_hierarchy`: the topics merged step by step, the most
+  alike first, each group labelled with its words (BERTopic's
+  ``hierarchical_topics``);
 - :func:`topic_correlation`: which topics appear together in documents,
   across the corpus or within its collections (``stm::topicCorr``);
 - :func:`select_n_components`: held-out perplexity, coherence, exclusivity,
@@ -46,6 +49,7 @@ from ._correlation import topic_correlation
 from ._documents import representative_documents
 from ._ess import effective_sample_size
 from ._find import find_topics
+from ._hierarchy import topic_hierarchy
 from ._labels import topic_labels
 from ._permutation import permutation_test
 from ._rhat import rhat
@@ -63,6 +67,7 @@ __all__ = [
     "rhat",
     "select_n_components",
     "topic_correlation",
+    "topic_hierarchy",
     "topic_labels",
     "topic_words_by_collection",
 ]

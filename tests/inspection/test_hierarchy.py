@@ -1,0 +1,167 @@
+"""topic_hierarchy: the topics merged by how alike their words are."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from numpy.testing import assert_allclose
+from scipy.cluster.hierarchy import fcluster, is_valid_linkage, linkage
+from scipy.spatial.distance import pdist
+from sklearn.decomposition import LatentDirichletAllocation
+from sklearn.exceptions import NotFittedError
+from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.pipeline import make_pipeline
+from sklearn.utils._param_validation import InvalidParameterError
+
+from sklearn_clda import LDAGibbs
+from sklearn_clda.datasets import make_lda_corpus
+from sklearn_clda.inspection import topic_hierarchy, topic_labels
+from sklearn_clda.inspection._labels import LABEL_METHODS, merged_word_scores, word_scores
+
+VOCAB = ["goal", "match", "league", "coach", "vote", "party", "senate", "law"]
+# Three sport topics and three politics topics, each of 8 words.
+COMPONENTS = np.array([
+    [30.0, 20.0, 10.0, 5.0, 1.0, 1.0, 1.0, 1.0],
+    [20.0, 30.0, 2.0, 10.0, 1.0, 2.0, 1.0, 1.0],
+    [10.0, 5.0, 30.0, 20.0, 2.0, 1.0, 1.0, 1.0],
+    [1.0, 1.0, 1.0, 2.0, 30.0, 20.0, 10.0, 5.0],
+    [1.0, 2.0, 1.0, 1.0, 20.0, 30.0, 5.0, 10.0],
+    [1.0, 1.0, 2.0, 1.0, 5.0, 10.0, 30.0, 20.0],
+])
+
+
+def _model(components=COMPONENTS):
+    lda = LatentDirichletAllocation(n_components=len(components))
+    lda.components_ = np.asarray(components, dtype=float)
+    return lda
+
+
+def _hellinger(P):
+    """Hellinger distances of the rows of P, written out."""
+    P = P / P.sum(axis=1, keepdims=True)
+    return pdist(np.sqrt(P), "euclidean") / np.sqrt(2.0)
+
+
+@pytest.mark.parametrize("method", LABEL_METHODS)
+def test_merged_scores_are_those_of_the_model_with_the_topics_merged(method):
+    rng = np.random.default_rng(0)
+    components = rng.gamma(0.3, size=(5, 12)) + 0.01
+    for group in ([1, 3], [0, 2, 4], [2], [0, 1, 2, 3, 4]):
+        rest = [k for k in range(5) if k not in group]
+        merged = np.vstack([components[group].sum(axis=0), components[rest]])
+        want = word_scores(merged, method, frex_weight=0.3, relevance_lambda=0.4)[0]
+        got = merged_word_scores(components, [np.array(group)], method, frex_weight=0.3,
+                                 relevance_lambda=0.4)[0]
+        assert_allclose(got, want, rtol=1e-12, atol=1e-300)
+
+
+def test_merged_scores_of_huge_weights_are_finite():
+    # no two words of equal weight: rounding would break their tie either way
+    components = np.random.default_rng(1).gamma(1.0, size=(6, 10)) + 0.1
+    groups = [np.arange(6), np.array([0, 1])]
+    for method in LABEL_METHODS:
+        scores = merged_word_scores(components * 1e306, groups, method)
+        assert np.isfinite(scores).all()
+        assert_allclose(scores, merged_word_scores(components, groups, method), rtol=1e-10)
+
+
+def test_the_tree_is_scipys_linkage_of_hellinger_distances():
+    tree = topic_hierarchy(_model(), VOCAB, method="average")
+    assert tree.columns.tolist() == ["node", "left", "right", "distance", "n_topics",
+                                     "topics", "share", "words"]
+    Z = tree[["left", "right", "distance", "n_topics"]].to_numpy(float)
+    assert is_valid_linkage(Z)
+    want = linkage(_hellinger(COMPONENTS), "average")
+    assert_allclose(np.sort(Z[:, 2]), np.sort(want[:, 2]), rtol=1e-12)
+    assert tree["node"].tolist() == [6, 7, 8, 9, 10]
+    # the last merge joins sport and politics; cutting in two separates them
+    assert sorted(map(sorted, (tree["topics"].iloc[-1],))) == [[0, 1, 2, 3, 4, 5]]
+    clusters = fcluster(Z, 2, criterion="maxclust")
+    assert len(set(clusters[:3])) == 1 and len(set(clusters[3:])) == 1
+    assert clusters[0] != clusters[3]
+    # the groups' shares are their topics' shares of the weight
+    shares = COMPONENTS.sum(axis=1) / COMPONENTS.sum()
+    for topics, share in zip(tree["topics"], tree["share"]):
+        assert share == pytest.approx(shares[topics].sum(), rel=1e-12)
+    assert tree["share"].iloc[-1] == pytest.approx(1.0)
+
+
+def test_each_group_is_labelled_by_its_merged_topic():
+    tree = topic_hierarchy(_model(), VOCAB, n_words=3, label_method="frex")
+    groups = tree.set_index(tree["topics"].map(tuple))
+    sport, politics = groups.loc[[(0, 1, 2)]].iloc[0], groups.loc[[(3, 4, 5)]].iloc[0]
+    assert set(sport["words"]) <= set(VOCAB[:4])
+    assert set(politics["words"]) <= set(VOCAB[4:])
+    for _, row in tree.iterrows():
+        scores = merged_word_scores(COMPONENTS, [np.array(row["topics"])], "frex")[0]
+        assert row["words"] == [VOCAB[j] for j in np.argsort(-scores, kind="stable")[:3]]
+
+
+@pytest.mark.parametrize("metric", ["hellinger", "jsd", "tv"])
+@pytest.mark.parametrize("method", ["average", "complete", "single", "weighted"])
+def test_metrics_and_linkages(metric, method):
+    from sklearn_clda.metrics import align_topics
+
+    tree = topic_hierarchy(_model(), VOCAB, metric=metric, method=method)
+    # the first merge is the closest pair, at its distance under the metric
+    distances = np.array([[align_topics(COMPONENTS[[i]], COMPONENTS[[j]], metric=metric)[1][0]
+                           for j in range(6)] for i in range(6)])
+    np.fill_diagonal(distances, np.inf)
+    assert tree["distance"].iloc[0] == pytest.approx(distances.min(), rel=1e-9)
+    i, j = np.unravel_index(np.argmin(distances), distances.shape)
+    assert sorted(tree["topics"].iloc[0]) == sorted([i, j])
+    assert (np.diff(tree["distance"]) >= -1e-12).all()  # no inversions
+
+
+def test_ward_by_default_and_with_hellinger_only():
+    tree = topic_hierarchy(_model(), VOCAB)
+    assert tree.equals(topic_hierarchy(_model(), VOCAB, method="ward"))
+    want = linkage(np.sqrt(COMPONENTS / COMPONENTS.sum(axis=1, keepdims=True)) / np.sqrt(2.0),
+                   "ward")
+    assert_allclose(np.sort(tree["distance"]), np.sort(want[:, 2]), rtol=1e-9)
+    with pytest.raises(ValueError, match="method='ward' needs Euclidean distances"):
+        topic_hierarchy(_model(), VOCAB, metric="jsd", method="ward")
+    # other metrics default to the average linkage
+    assert topic_hierarchy(_model(), VOCAB, metric="jsd").equals(
+        topic_hierarchy(_model(), VOCAB, metric="jsd", method="average"))
+
+
+def test_a_fitted_pipeline_names_its_words():
+    corpus = make_lda_corpus(n_topics=4, n_features=40, n_samples=60, doc_length=60,
+                             random_state=0)
+    vocab = np.array([f"w{i}" for i in range(40)])
+    texts = [" ".join(np.repeat(vocab, row)) for row in corpus.data.toarray()]
+    pipe = make_pipeline(CountVectorizer(), LDAGibbs(n_components=4, max_iter=40,
+                                                     random_state=0)).fit(texts)
+    tree = topic_hierarchy(pipe, n_words=4)
+    names = set(pipe[0].get_feature_names_out())
+    assert all(set(words) <= names for words in tree["words"])
+    assert len(tree) == 3
+    leaves = topic_labels(pipe, n_words=4)["words"].tolist()
+    # a merged group's words come from its topics' words, mostly
+    first = tree.iloc[0]
+    assert set(first["words"]) & set(leaves[first["left"]] + leaves[first["right"]])
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="merges topics, but LatentDirichletAllocation "
+                                         "has 1 topic"):
+        topic_hierarchy(_model(COMPONENTS[:1]), VOCAB)
+    with pytest.raises(NotFittedError):
+        topic_hierarchy(LDAGibbs())
+    with pytest.raises(ValueError, match="feature_names passed to topic_hierarchy has shape"):
+        topic_hierarchy(_model(), VOCAB[:3])
+    for params in ({"metric": "cosine"}, {"method": "centroid"}, {"n_words": 0},
+                   {"label_method": "tfidf"}, {"frex_weight": 2.0}):
+        with pytest.raises(InvalidParameterError):
+            topic_hierarchy(_model(), VOCAB, **params)
+    bad = COMPONENTS.copy()
+    bad[2, 3] = np.nan
+    with pytest.raises(ValueError, match="finite 2-d array"):
+        topic_hierarchy(_model(bad), VOCAB)
+
+
+def test_two_topics_and_placeholder_words():
+    tree = topic_hierarchy(_model(COMPONENTS[[0, 3]]), n_words=2)
+    assert isinstance(tree, pd.DataFrame) and len(tree) == 1
+    assert tree["topics"].tolist() == [[0, 1]]
+    assert all(word.startswith("word ") for word in tree["words"].iloc[0])
