@@ -27,6 +27,8 @@ with a ``from_estimator`` class method:
   collections (years, ratings), with posterior bands;
 - :class:`TopicCorrelationDisplay`: the graph of topics that appear
   together in documents (stm's ``plot.topicCorr``);
+- :class:`TopicHierarchyDisplay`: the tree of topics merged by how alike
+  their words are (BERTopic's ``visualize_hierarchy``);
 - :class:`TopicQualityDisplay`: each topic's coherence against its
   exclusivity (stm's ``topicQuality``);
 - :class:`SelectNComponentsDisplay`: held-out perplexity, coherence,
@@ -51,6 +53,7 @@ from ._collection_words import CollectionWordsDisplay
 from ._permutation import PermutationTestDisplay
 from ._perplexity import PerplexityDisplay
 from ._pi_trace import PiTraceDisplay
+from ._hierarchy import TopicHierarchyDisplay
 from ._quality import TopicQualityDisplay
 from ._select import SelectNComponentsDisplay
 from ._topic_words import TopicWordsDisplay
@@ -67,6 +70,7 @@ __all__ = [
     "PiTraceDisplay",
     "SelectNComponentsDisplay",
     "TopicCorrelationDisplay",
+    "TopicHierarchyDisplay",
     "TopicQualityDisplay",
     "TopicWordsDisplay",
     "TraceDisplay",
