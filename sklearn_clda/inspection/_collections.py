@@ -9,6 +9,7 @@ from .._corpus import StrictInterval
 from ._chains import chain_draws
 from ._ess import effective_sample_size
 from ._rhat import rhat
+from ._topic_groups import group_draws
 from ._utils import (
     MIN_DRAWS,
     collection_draws,
@@ -34,15 +35,21 @@ def pi_summary(samples, ci):
     return samples.mean(axis=0), lower, upper, effective_sample_size(samples)
 
 
-def _draws(estimator, caller):
-    """``(model, chains, labels, unstable)`` of a fit or a list of fits (chains):
-    ``chains`` the draws of ``pi`` of shape (n_chains, n_draws, J, K), topics
-    lined up with the first fit's, ``unstable`` the topics some fit lacks."""
+def _draws(estimator, caller, topic_groups=None):
+    """``(model, chains, labels, unstable, names)`` of a fit or a list of fits
+    (chains): ``chains`` the draws of ``pi`` of shape (n_chains, n_draws, J,
+    K), topics lined up with the first fit's (summed into ``topic_groups``,
+    if given: K groups), ``unstable`` the topics (groups) some fit lacks,
+    ``names`` the topics' (groups') names."""
     if isinstance(estimator, (list, tuple)):
         found = chain_draws(estimator, caller)
-        return unwrap(estimator[0])[0], found.draws, found.collections, found.unstable
-    model, samples, labels = collection_draws(estimator, caller)
-    return model, samples[None], labels, np.array([], dtype=np.int64)
+        model, chains, labels, unstable = (unwrap(estimator[0])[0], found.draws,
+                                           found.collections, found.unstable)
+    else:
+        model, samples, labels = collection_draws(estimator, caller)
+        chains, unstable = samples[None], np.array([], dtype=np.int64)
+    chains, names, unstable = group_draws(chains, unstable, topic_groups, caller)
+    return model, chains, labels, unstable, names
 
 
 def _other_side(model, chains, labels, ia, b, caller):
@@ -63,22 +70,23 @@ def _other_side(model, chains, labels, ia, b, caller):
     return np.einsum("cnjk,j->cnk", chains, weights / weights.sum())
 
 
-def _per_topic_table(pd, draws, ci, names, unstable):
+def _per_topic_table(pd, draws, ci, names, unstable, topics):
     """A table of one row per topic from ``draws`` of shape (n_chains,
-    n_draws, K): the mean (column ``names[0]``), interval, the share of
-    positive draws (``names[1]``), ESS and R-hat, and with several chains
-    ``chains_agree`` (:func:`chains_agree`); ``attrs`` hold ``ci``,
-    ``n_chains`` and ``unstable_topics``."""
+    n_draws, K): the topic (``topics``, their names), the mean (column
+    ``names[0]``), interval, the share of positive draws (``names[1]``), ESS
+    and R-hat, and with several chains ``chains_agree``
+    (:func:`chains_agree`); ``attrs`` hold ``ci``, ``n_chains`` and
+    ``unstable_topics``."""
     mean, lower, upper, ess, rhats = _chain_stats(draws, ci)
     out = pd.DataFrame({
-        "topic": np.arange(draws.shape[2]), names[0]: mean, "lower": lower, "upper": upper,
+        "topic": topics, names[0]: mean, "lower": lower, "upper": upper,
         names[1]: (draws > 0).mean(axis=(0, 1)), "ess": ess, "rhat": rhats,
     })
     agree = chains_agree(draws, ci, unstable)
     if agree is not None:
         out["chains_agree"] = agree
     out.attrs.update({"ci": float(ci), "n_chains": int(draws.shape[0]),
-                      "unstable_topics": unstable.tolist()})
+                      "unstable_topics": [topics[k] for k in unstable]})
     return out
 
 
@@ -120,10 +128,11 @@ def _chain_stats(chains, ci):
     {
         "estimator": [HasMethods(["fit"]), list, tuple],
         "ci": [StrictInterval(Real, 0, 1, closed="neither")],
+        "topic_groups": [dict, "array-like", None],
     },
     prefer_skip_nested_validation=True,
 )
-def collection_topic_summary(estimator, ci=0.9):
+def collection_topic_summary(estimator, ci=0.9, *, topic_groups=None):
     """Posterior mean, interval and effective sample size of every ``pi_jk``.
 
     :class:`~sklearn_clda.CompoundLDA` keeps posterior draws of each
@@ -148,6 +157,15 @@ def collection_topic_summary(estimator, ci=0.9):
     ci : float, default=0.9
         Probability mass of the intervals, in (0, 1): 0.9 spans the 5% to
         the 95% quantile of the draws.
+
+    topic_groups : dict or array-like of shape (n_components,), default=None
+        Sum topics into groups (themes) first: a dict ``{name: topics}``
+        (groups may overlap), or one group label per topic, as
+        :func:`scipy.cluster.hierarchy.fcluster` gives for the tree of
+        :func:`topic_hierarchy`. A group's share is the sum of its topics'
+        shares in every draw, so its interval is that of the sum (not a
+        sum of intervals). The ``topic`` column then holds the groups'
+        names: the dict's keys in their order, or the labels sorted.
 
     Returns
     -------
@@ -224,15 +242,23 @@ def collection_topic_summary(estimator, ci=0.9):
     (3, [])
     >>> pooled[pooled.rhat > 1.1][["collection", "topic"]].values.tolist()
     [[1, 0], [1, 2]]
+
+    Topics 0 and 2 summed, draw by draw, and topic 1 alone:
+
+    >>> themes = collection_topic_summary(clda, topic_groups={"0 and 2": [0, 2], "1": [1]})
+    >>> themes[["collection", "topic"]].values.tolist()
+    [[0, '0 and 2'], [0, '1'], [1, '0 and 2'], [1, '1']]
+    >>> themes.groupby("collection")["mean"].sum().round(6).tolist()
+    [1.0, 1.0]
     """
     caller = "collection_topic_summary"
     pd = require_pandas(caller)
-    _, chains, labels, unstable = _draws(estimator, caller)
+    _, chains, labels, unstable, topics = _draws(estimator, caller, topic_groups)
     mean, lower, upper, ess, rhats = _chain_stats(chains, ci)
     n_collections, n_components = mean.shape
     out = pd.DataFrame({
         "collection": np.repeat(labels, n_components),
-        "topic": np.tile(np.arange(n_components), n_collections),
+        "topic": topics * n_collections,
         "mean": mean.ravel(),
         "lower": lower.ravel(),
         "upper": upper.ravel(),
@@ -240,7 +266,7 @@ def collection_topic_summary(estimator, ci=0.9):
         "rhat": rhats.ravel(),
     })
     out.attrs.update(ci=float(ci), n_chains=int(chains.shape[0]),
-                     unstable_topics=unstable.tolist())
+                     unstable_topics=[topics[k] for k in unstable])
     return out
 
 
@@ -250,10 +276,11 @@ def collection_topic_summary(estimator, ci=0.9):
         "a": [str, Integral],
         "b": [str, Integral, None],
         "ci": [StrictInterval(Real, 0, 1, closed="neither")],
+        "topic_groups": [dict, "array-like", None],
     },
     prefer_skip_nested_validation=True,
 )
-def compare_collections(estimator, a, b=None, ci=0.9):
+def compare_collections(estimator, a, b=None, ci=0.9, *, topic_groups=None):
     """Posterior difference of two collections' topic shares, ``pi_a - pi_b``.
 
     For every topic ``k``: the posterior mean of ``pi_ak - pi_bk``, its
@@ -289,6 +316,15 @@ def compare_collections(estimator, a, b=None, ci=0.9):
 
     ci : float, default=0.9
         Probability mass of the intervals, in (0, 1).
+
+    topic_groups : dict or array-like of shape (n_components,), default=None
+        Sum topics into groups (themes) first: a dict ``{name: topics}``
+        (groups may overlap), or one group label per topic, as
+        :func:`scipy.cluster.hierarchy.fcluster` gives for the tree of
+        :func:`topic_hierarchy`. A group's share is the sum of its topics'
+        shares in every draw, so its interval is that of the sum (not a
+        sum of intervals). The ``topic`` column then holds the groups'
+        names: the dict's keys in their order, or the labels sorted.
 
     Returns
     -------
@@ -383,7 +419,7 @@ def compare_collections(estimator, a, b=None, ci=0.9):
     """
     caller = "compare_collections"
     pd = require_pandas(caller)
-    model, chains, labels, unstable = _draws(estimator, caller)
+    model, chains, labels, unstable, topics = _draws(estimator, caller, topic_groups)
     if getattr(model, "groups_", None) is None:
         raise ValueError(
             f"{caller} needs a model fitted with groups (several collections); "
@@ -391,7 +427,7 @@ def compare_collections(estimator, a, b=None, ci=0.9):
         )
     ia = collection_position(labels, a, "a", caller)
     diff = chains[:, :, ia] - _other_side(model, chains, labels, ia, b, caller)
-    out = _per_topic_table(pd, diff, ci, ("mean", "prob_greater"), unstable)
+    out = _per_topic_table(pd, diff, ci, ("mean", "prob_greater"), unstable, topics)
     out.attrs.update({"a": a, "b": b})
     return out
 
@@ -401,10 +437,11 @@ def compare_collections(estimator, a, b=None, ci=0.9):
         "estimator": [HasMethods(["fit"]), list, tuple],
         "order": ["array-like", None],
         "ci": [StrictInterval(Real, 0, 1, closed="neither")],
+        "topic_groups": [dict, "array-like", None],
     },
     prefer_skip_nested_validation=True,
 )
-def collection_trend(estimator, *, order=None, ci=0.9):
+def collection_trend(estimator, *, order=None, ci=0.9, topic_groups=None):
     """Posterior of each topic's linear trend across ordered collections.
 
     When the collections are ordered (years, months, review stars), the
@@ -432,6 +469,15 @@ def collection_trend(estimator, *, order=None, ci=0.9):
 
     ci : float, default=0.9
         Probability mass of the intervals, in (0, 1).
+
+    topic_groups : dict or array-like of shape (n_components,), default=None
+        Sum topics into groups (themes) first: a dict ``{name: topics}``
+        (groups may overlap), or one group label per topic, as
+        :func:`scipy.cluster.hierarchy.fcluster` gives for the tree of
+        :func:`topic_hierarchy`. A group's share is the sum of its topics'
+        shares in every draw, so its interval is that of the sum (not a
+        sum of intervals). The ``topic`` column then holds the groups'
+        names: the dict's keys in their order, or the labels sorted.
 
     Returns
     -------
@@ -504,11 +550,11 @@ def collection_trend(estimator, *, order=None, ci=0.9):
     """
     caller = "collection_trend"
     pd = require_pandas(caller)
-    model, chains, labels, unstable = _draws(estimator, caller)
+    model, chains, labels, unstable, topics = _draws(estimator, caller, topic_groups)
     positions, x, unit = _trend_positions(model, order, caller)
     centred = x - x.mean()
     slopes = np.einsum("cnjk,j->cnk", chains[:, :, positions], centred) / (centred @ centred)
-    out = _per_topic_table(pd, slopes, ci, ("slope", "prob_positive"), unstable)
+    out = _per_topic_table(pd, slopes, ci, ("slope", "prob_positive"), unstable, topics)
     out.attrs.update({"collections": [labels[j].item() for j in positions], "x": x.tolist(),
                       "unit": unit})
     return out
