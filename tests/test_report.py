@@ -40,6 +40,7 @@ FIGURES = [
     "collection_topics_bars.png",
     "topic_words.png",
     "topic_quality.png",
+    "topic_tree.png",
     "log_likelihood_trace.png",
     "pi_trace.png",
     "pi_autocorrelation.png",
@@ -1952,14 +1953,36 @@ def test_figures_of_every_topic_draw_the_largest_forty(small_corpus, tmp_path,
         summary = write_report(model, X, names, out, groups=groups, dpi=30)
         assert len(summary["topics"]) == K
         heights[K] = {key: imread(out / summary["figures"][key]).shape[0]
-                      for key in ("words", "heatmap")}
+                      for key in ("words", "heatmap", "tree")}
         pages[K] = " ".join((out / "index.html").read_text(encoding="utf-8").split())
     assert summary["figure_topics"] == MAX_FIGURE_TOPICS
     assert heights[MAX_FIGURE_TOPICS] == heights[MAX_FIGURE_TOPICS + 8]
     assert "largest of the" not in pages[MAX_FIGURE_TOPICS]
-    # the heatmap, the words, their quality and the graph of the topics that go together
+    # the heatmap, the words, their quality, their tree and the graph of the
+    # topics that go together
     assert pages[MAX_FIGURE_TOPICS + 8].count(
-        f"It shows the {MAX_FIGURE_TOPICS} largest of the {MAX_FIGURE_TOPICS + 8} topics") == 4
+        f"It shows the {MAX_FIGURE_TOPICS} largest of the {MAX_FIGURE_TOPICS + 8} topics") == 5
+
+
+def test_the_tree_figure_is_topic_hierarchys_of_the_figures_topics():
+    import matplotlib.pyplot as plt
+    from scipy.cluster.hierarchy import linkage
+    from scipy.spatial.distance import pdist
+
+    from sklearn_clda.report._figures import _tree
+
+    rng = np.random.default_rng(0)
+    model = CompoundLDA(n_components=6)
+    model.components_ = rng.gamma(0.5, size=(6, 30)) + 0.01
+    order = [4, 0, 2, 5]
+    words = [[f"t{k}w{i}" for i in range(3)] for k in range(6)]
+    disp = _tree(model, order, words)
+    phi = model.components_[order] / model.components_[order].sum(axis=1, keepdims=True)
+    want = linkage(pdist(np.sqrt(phi)) / np.sqrt(2.0), "ward")
+    assert np.allclose(sorted(max(d) for d in disp.dendrogram_["dcoord"]), want[:, 2])
+    assert [t.get_text() for t in disp.ax_.get_yticklabels()] == [
+        f"{order[i]}: t{order[i]}w0 t{order[i]}w1 t{order[i]}w2" for i in disp.leaves_]
+    plt.close("all")
 
 
 def test_the_quality_figure_draws_the_tables_topics(small_corpus, tmp_path):

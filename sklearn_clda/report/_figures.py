@@ -51,6 +51,8 @@ def _draw_all(model, names, out_dir, parts, summary, dpi):
             stats, names, summary["collection_topic"]["interval"]))
     saver.save("words", lambda: _words(model, names, parts, order, words))
     saver.save("quality", lambda: _quality(summary["topics"], order, words))
+    if len(order) >= 3:
+        saver.save("tree", lambda: _tree(model, order, words))
     if parts.graph is not None:
         saver.save("correlation", lambda: _correlation(parts.graph.main, order, words))
     saver.save("trace", lambda: _trace(stats.fits), parse_math=True)
@@ -170,6 +172,20 @@ def _quality(topics, order, words):
         shares=[t["share"] for t in shown], topics=order,
         topic_labels=[f"{k}: {' '.join(words[k][:2])}" for k in order],
         coherence_name="Coherence (UMass)",
+    ).plot()
+
+
+def _tree(model, order, words):
+    """The tree of the figure's topics, as ``topic_hierarchy`` makes it by
+    default (Ward's linkage of Hellinger distances)."""
+    from ..inspection._hierarchy import topic_linkage
+    from ..plotting import TopicHierarchyDisplay
+
+    components = np.asarray(model.components_, dtype=np.float64)[order]
+    return TopicHierarchyDisplay(
+        topic_linkage(components, "hellinger", "ward"),
+        topic_labels=[f"{k}: {' '.join(words[k])}" for k in order],
+        distance_name="Hellinger distance between the topics' words, Ward linkage",
     ).plot()
 
 

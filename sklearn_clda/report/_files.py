@@ -33,6 +33,7 @@ FIGURE_FILES = {
     "trend": "collection_trends.png",
     "words": "topic_words.png",
     "quality": "topic_quality.png",
+    "tree": "topic_tree.png",
     "correlation": "topic_correlations.png",
     "trace": "log_likelihood_trace.png",
     "pi_trace": "pi_trace.png",
