@@ -14,7 +14,8 @@ posterior draws.
 
 This example uses :mod:`sklearn_clda.inspection` on the bundled 16
 Newsgroups corpus: FREX labels for the topics, each collection's shares with
-posterior intervals and effective sample sizes, the difference of two
+posterior intervals and effective sample sizes, the topics grouped into
+themes, the difference of two
 collections, the documents behind a topic and how each collection words
 it. It runs 400 Gibbs sweeps at
 :math:`K = 20` to keep the documentation build short; see the last section
@@ -30,12 +31,19 @@ import matplotlib.pyplot as plt
 
 from sklearn_clda import CompoundLDA
 from sklearn_clda.datasets import load_news16
-from sklearn_clda.plotting import CollectionDifferenceDisplay, CollectionWordsDisplay
+from scipy.cluster.hierarchy import fcluster
+
+from sklearn_clda.plotting import (
+    CollectionDifferenceDisplay,
+    CollectionWordsDisplay,
+    TopicHierarchyDisplay,
+)
 from sklearn_clda.inspection import (
     collection_topic_summary,
     compare_collections,
     find_topics,
     representative_documents,
+    topic_hierarchy,
     topic_labels,
     topic_words_by_collection,
 )
@@ -77,6 +85,46 @@ summary = collection_topic_summary(clda, ci=0.9)
 print(summary.head(6).round(3).to_string(index=False))
 shares = summary.pivot(index="topic", columns="collection", values="mean")
 print(shares.assign(label=names).round(3).to_string())
+
+# %%
+# Themes: topics grouped by their words
+# -------------------------------------
+# Twenty topics are more than a reader takes in at once, and some split one
+# theme. :class:`~sklearn_clda.plotting.TopicHierarchyDisplay` draws the
+# tree of :func:`~sklearn_clda.inspection.topic_hierarchy`: the topics
+# joined by how alike their words are (Ward's linkage of the Hellinger
+# distances), here cut into four themes, one colour each.
+TopicHierarchyDisplay.from_estimator(clda, feature_names=news.feature_names, n_clusters=4)
+plt.show()
+
+# %%
+# The tree as a table, each merged group labelled with its own FREX words
+# (those of the topic its topics make together). Its columns ``left``,
+# ``right``, ``distance`` and ``n_topics`` are SciPy's linkage matrix, so
+# ``fcluster`` cuts it into the same four themes; each theme is named by
+# its three first words.
+tree = topic_hierarchy(clda, news.feature_names)
+print(tree[["node", "left", "right", "distance", "n_topics", "words"]].tail(4)
+      .round(3).to_string(index=False))
+cut = fcluster(tree[["left", "right", "distance", "n_topics"]].to_numpy(float), 4,
+               criterion="maxclust")
+group_words = dict(zip(tree["topics"].map(tuple), tree["words"]))
+themes = {}
+for label in sorted(set(cut)):
+    members = tuple(int(k) for k in (cut == label).nonzero()[0])
+    words = group_words.get(members, labels["words"][members[0]])  # one topic: its label
+    themes[" ".join(words[:3])] = list(members)
+    print(f"{' '.join(words[:3]):<32} topics {list(members)}")
+
+# %%
+# ``topic_groups`` sums the topics of each theme draw by draw, so that every
+# theme's share in every collection gets its own posterior interval (that
+# of the sum: the topics of a theme trade shares, and the sum of their
+# intervals would overstate it):
+by_theme = collection_topic_summary(clda, topic_groups=themes)
+print(by_theme.pivot(index="topic", columns="collection", values="mean").round(3)
+      .to_string())
+print(by_theme[by_theme["collection"] == "sci"].round(3).to_string(index=False))
 
 # %%
 # politics against sci
