@@ -1162,6 +1162,53 @@ def check_tree(tree, shape):
         assert len(words) == len(set(words)) <= n_features, f"label words {words}"
 
 
+def _topic_groups(data, n_topics):
+    """A ``topic_groups`` value: good dicts and labels, and odd ones."""
+    topic = st.one_of(st.integers(-1, n_topics), st.sampled_from((True, 1.5, "0", None)))
+    return data.draw(st.one_of(
+        st.none(),
+        st.dictionaries(st.one_of(st.text(max_size=3), st.integers(0, 3)),
+                        st.lists(topic, max_size=4), max_size=3),
+        st.lists(st.one_of(st.integers(0, 2), st.sampled_from(("a", np.nan, None, 1.0))),
+                 min_size=max(n_topics - 1, 0), max_size=n_topics + 1),
+        st.sampled_from((3, "ab", np.zeros((2, 2)))),
+    ), label="topic_groups")
+
+
+@fuzz
+@given(data=st.data())
+def test_collection_summaries_with_topic_groups(data):
+    from sklearn_clda.inspection import (
+        collection_topic_summary,
+        collection_trend,
+        compare_collections,
+    )
+
+    n_draws = data.draw(st.integers(4, 12), label="n_draws")
+    n_topics = data.draw(st.integers(1, 4), label="n_topics")
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+    draws = rng.dirichlet(np.ones(n_topics), size=(n_draws, 3))
+    clda = CompoundLDA(n_components=n_topics)
+    clda.collection_topic_samples_ = draws
+    clda.collection_topic_ = draws.mean(axis=0)
+    clda.groups_ = np.array([2019, 2020, 2021])
+    clda.collection_sizes_ = np.array([5, 6, 7])
+    clda.components_ = np.ones((n_topics, 3))
+    groups = _topic_groups(data, n_topics)
+    which = data.draw(st.sampled_from(("summary", "compare", "trend")), label="function")
+    call_args = {"summary": (collection_topic_summary, (clda,)),
+                 "compare": (compare_collections, (clda, 2019)),
+                 "trend": (collection_trend, (clda,))}[which]
+    table = call(call_args[0], *call_args[1], topic_groups=groups)
+    if ok(table):
+        n_rows = (len(table) // 3) if which == "summary" else len(table)
+        assert n_rows >= 1, "no group in the table"
+        values = table.iloc[:, 2 if which == "summary" else 1].to_numpy(float)
+        assert np.isfinite(values).all(), f"non-finite values {values}"
+        if which == "summary":
+            assert (values >= -1e-12).all() and (values <= n_topics + 1e-9).all(), values
+
+
 @fuzz
 @given(data=st.data())
 def test_heldout_metrics(data):
