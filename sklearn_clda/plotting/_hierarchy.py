@@ -16,6 +16,9 @@ from ._trend import _topic_labels
 
 __all__ = ["TopicHierarchyDisplay"]
 
+#: Most leaves drawn: a larger tree is drawn from its top groups.
+MAX_LEAVES = 100
+
 _METRIC_NAMES = {"hellinger": "Hellinger distance", "jsd": "Jensen-Shannon divergence (bits)",
                  "tv": "Total variation distance"}
 
@@ -89,8 +92,11 @@ class TopicHierarchyDisplay:
         What :func:`scipy.cluster.hierarchy.dendrogram` returns (the links'
         coordinates and colours, the leaves' order and labels).
 
-    leaves_ : ndarray of shape (n_topics,)
-        The topics in the order drawn, from the bottom leaf up.
+    leaves_ : ndarray of shape (n_leaves,)
+        The leaves in the order drawn, from the bottom up: the topics, and
+        in a tree cut short (more than 100 topics) the groups drawn as
+        leaves, numbered as :func:`~sklearn_clda.inspection.topic_hierarchy`
+        numbers its nodes (``n_topics`` and up).
 
     ax_ : matplotlib Axes
         Axes with the tree.
@@ -155,7 +161,11 @@ class TopicHierarchyDisplay:
 
         dendrogram_kw : dict, default=None
             Keyword arguments of :func:`scipy.cluster.hierarchy.dendrogram`
-            (e.g. ``{"orientation": "top"}``).
+            (e.g. ``{"orientation": "top"}``). A tree of more than 100
+            topics is drawn from its top 100 groups
+            (``truncate_mode="lastp"``), a group drawn as a leaf labelled
+            with its number of topics; ``{"truncate_mode": None}`` draws
+            every topic.
 
         Returns
         -------
@@ -172,11 +182,15 @@ class TopicHierarchyDisplay:
                 or not 2 <= n_clusters <= n):
             raise ValueError(f"n_clusters must be an int from 2 to the number of topics "
                              f"({n}), or None; got {n_clusters!r}.")
-        fig, ax = single_axes(ax, figsize=(8.0, max(3.0, 0.28 * n + 1.0)))
+        fig, ax = single_axes(ax, figsize=(8.0, max(3.0, 0.28 * min(n, MAX_LEAVES) + 1.0)))
         threshold = 0.0 if n_clusters is None else cut_height(Z, n_clusters)
-        self.dendrogram_ = dendrogram(Z, **merge_kw(
-            {"ax": ax, "orientation": "left", "labels": labels, "color_threshold": threshold,
-             "above_threshold_color": "0.45", "leaf_font_size": 9}, dendrogram_kw))
+        defaults = {"ax": ax, "orientation": "left", "color_threshold": threshold,
+                    "above_threshold_color": "0.45", "leaf_font_size": 9,
+                    "leaf_label_func": lambda node: (labels[node] if node < n else
+                                                     f"({int(Z[node - n, 3])} topics)")}
+        if n > MAX_LEAVES:  # leaves past a hundred cannot be read
+            defaults.update(truncate_mode="lastp", p=MAX_LEAVES)
+        self.dendrogram_ = dendrogram(Z, **merge_kw(defaults, dendrogram_kw))
         self.leaves_ = np.asarray(self.dendrogram_["leaves"], dtype=np.intp)
         vertical = merge_kw({"orientation": "left"}, dendrogram_kw)["orientation"] in (
             "left", "right")

@@ -127,3 +127,24 @@ def test_bad_parameters():
             TopicHierarchyDisplay.from_estimator(_model(), **params)
     with pytest.raises(ValueError, match="must be a matplotlib Axes"):
         TopicHierarchyDisplay(Z).plot(ax="left")
+
+
+def test_a_large_tree_is_drawn_from_its_top_groups():
+    rng = np.random.default_rng(0)
+    components = rng.gamma(0.3, size=(150, 40)) + 1e-3
+    disp = TopicHierarchyDisplay.from_estimator(_model(components))
+    assert disp.leaves_.size == 100
+    labels = [t.get_text() for t in disp.ax_.get_yticklabels()]
+    groups = disp.leaves_ >= 150
+    assert groups.any() and (~groups).any()
+    tree = topic_hierarchy(_model(components))
+    sizes = dict(zip(tree["node"], tree["n_topics"]))
+    assert [label for label, g in zip(labels, groups) if g] == [
+        f"({sizes[node]} topics)" for node in disp.leaves_[groups]]
+    assert [label for label, g in zip(labels, groups) if not g] == [
+        str(k) for k in disp.leaves_[~groups]]
+    assert disp.figure_.get_size_inches()[1] == pytest.approx(0.28 * 100 + 1.0)
+    plt.close("all")
+    every = TopicHierarchyDisplay.from_estimator(_model(components),
+                                                 dendrogram_kw={"truncate_mode": None})
+    assert sorted(every.leaves_.tolist()) == list(range(150))
