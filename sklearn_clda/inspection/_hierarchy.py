@@ -17,6 +17,11 @@ __all__ = ["topic_hierarchy"]
 #: distance matrix and give a monotone tree (no inversions).
 LINKAGE_METHODS = ("average", "complete", "single", "weighted", "ward")
 
+#: Most topics whose leaves are put in SciPy's optimal order (neighbours
+#: alike): its cost grows as the cube of the topics (0.4 s at 500, 8 s at
+#: 1,000 on a 2-core VM). It only swaps the two nodes of merges.
+MAX_OPTIMAL_ORDER = 500
+
 
 def check_linkage_method(metric, method, caller):
     """``method``, or for None the default of ``metric``. Ward's linkage is
@@ -37,7 +42,8 @@ def topic_linkage(components, metric, method):
     """The linkage matrix of the topics (rows of ``components``), as
     :func:`scipy.cluster.hierarchy.linkage` returns it, shape (K - 1, 4):
     the distances between the topics' word distributions merged by
-    ``method``, leaves ordered so that neighbours are alike."""
+    ``method``, leaves ordered so that neighbours are alike (up to
+    ``MAX_OPTIMAL_ORDER`` topics)."""
     from scipy.cluster.hierarchy import linkage
     from scipy.spatial.distance import squareform
 
@@ -46,7 +52,7 @@ def topic_linkage(components, metric, method):
     distances = 0.5 * (distances + distances.T)  # exact symmetry for squareform
     np.fill_diagonal(distances, 0.0)
     return linkage(squareform(distances, checks=False), method=method,
-                   optimal_ordering=True)
+                   optimal_ordering=components.shape[0] <= MAX_OPTIMAL_ORDER)
 
 
 def merge_members(linkage, n_topics):
@@ -207,7 +213,7 @@ def topic_hierarchy(estimator, feature_names=None, *, metric="hellinger", method
     names = resolve_feature_names(model, feature_names, pipeline_names, n_features, caller)
     linkage = topic_linkage(components, metric, method)
     members = merge_members(linkage, n_topics)
-    scores = merged_word_scores(components, members, label_method,
+    scores = merged_word_scores(components, linkage[:, :2].astype(np.intp), label_method,
                                 frex_weight=frex_weight, relevance_lambda=relevance_lambda)
     scaled = components / components.max()
     shares = scaled.sum(axis=1) / scaled.sum()

@@ -1,6 +1,7 @@
 """Words that label each topic: probability, FREX, lift, score and relevance."""
 
 from numbers import Integral, Real
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.utils._param_validation import HasMethods, StrOptions, validate_params
@@ -40,13 +41,34 @@ class _Columns:
         return cls(phi.sum(axis=0), _log(phi).sum(axis=0), phi.shape[0],
                    _log(scaled.sum(axis=0) / scaled.sum()))
 
-    def merged(self, parts, whole):
-        """The columns of the model in which the topics of rows ``parts``
-        (of ``phi``) are one topic of row ``whole`` (the corpus shares do
-        not change: merging topics moves no token)."""
-        return _Columns(self.phi_sum - parts.sum(axis=0) + whole,
-                        self.log_phi_sum - _log(parts).sum(axis=0) + _log(whole),
-                        self.n_topics - parts.shape[0] + 1, self.log_p)
+    def merged(self, parts_phi, parts_log_phi, n_parts, whole):
+        """The columns of the model in which ``n_parts`` topics, whose rows
+        of ``phi`` and ``log phi`` sum to ``parts_phi`` and
+        ``parts_log_phi``, are one topic of row ``whole`` (the corpus shares
+        do not change: merging topics moves no token)."""
+        if n_parts == self.n_topics:  # all of them: no rest, not a rounding's worth
+            return _Columns(whole, _log(whole), 1, self.log_p)
+        return _Columns(np.maximum(self.phi_sum - parts_phi, 0.0) + whole,
+                        self.log_phi_sum - parts_log_phi + _log(whole),
+                        self.n_topics - n_parts + 1, self.log_p)
+
+
+class _Group(NamedTuple):
+    """Topics merged into one: its log weight and word distribution, and
+    the sums over its topics of their ``phi`` and ``log phi`` rows."""
+
+    log_weight: float
+    phi: np.ndarray
+    parts_phi: np.ndarray
+    parts_log_phi: np.ndarray
+    n_parts: int
+
+    @classmethod
+    def merge(cls, a, b):
+        total = np.logaddexp(a.log_weight, b.log_weight)
+        phi = np.exp(a.log_weight - total) * a.phi + np.exp(b.log_weight - total) * b.phi
+        return cls(total, phi, a.parts_phi + b.parts_phi, a.parts_log_phi + b.parts_log_phi,
+                   a.n_parts + b.n_parts)
 
 
 def _scores(phi, columns, method, frex_weight, relevance_lambda):
@@ -80,24 +102,38 @@ def word_scores(components, method, *, frex_weight=0.5, relevance_lambda=0.6):
                    relevance_lambda)
 
 
-def merged_word_scores(components, groups, method, *, frex_weight=0.5,
+def merged_word_scores(components, merges, method, *, frex_weight=0.5,
                        relevance_lambda=0.6):
-    """Scores of merged topics, shape (len(groups), V).
+    """Scores of the groups of topics that ``merges`` make, shape (len(merges), V).
 
-    Row ``i`` ranks the words of the topic made of the topics
-    ``groups[i]`` (an array of row indices of ``components``, their weights
-    summed), as :func:`word_scores` ranks it in the model in which only
-    those topics are merged and the others stay as they are. A group of
-    one topic gets that topic's row of ``word_scores``.
+    ``merges`` lists pairs of nodes, numbered as in SciPy's linkage
+    matrix: the topics (rows of ``components``) are nodes ``0 .. K - 1``
+    and the pair ``i`` makes node ``K + i``. Row ``i`` ranks the words of
+    the topic made of node ``K + i``'s topics (their weights summed), as
+    :func:`word_scores` ranks it in the model in which only those topics
+    are merged and the others stay as they are. Each group's sums are
+    those of its two nodes, so the cost is one pass over the vocabulary a
+    merge, whatever the groups' sizes.
     """
-    scaled = components / components.max()
-    phi = _normalize_rows(scaled)
-    columns = _Columns.of(scaled, phi)
-    out = np.empty((len(groups), components.shape[1]))
-    for i, group in enumerate(groups):
-        whole = _normalize_rows(scaled[group].sum(axis=0, keepdims=True))
-        cut = columns.merged(phi[group], whole[0])
-        out[i] = _scores(whole, cut, method, frex_weight, relevance_lambda)[0]
+    phi = _normalize_rows(components)
+    columns = _Columns.of(components, phi)
+    # Each topic's log weight, from its row scaled by its maximum: weights
+    # near 1e308 and near 1e-300 in one model neither overflow nor vanish.
+    row_max = components.max(axis=1)
+    log_weight = np.log(row_max) + np.log((components / row_max[:, None]).sum(axis=1))
+    n_topics = components.shape[0]
+    made = {}  # groups not merged yet, by node
+
+    def take(node):
+        if node < n_topics:
+            return _Group(log_weight[node], phi[node], phi[node], _log(phi[node]), 1)
+        return made.pop(node)
+
+    out = np.empty((len(merges), components.shape[1]))
+    for i, (left, right) in enumerate(merges):
+        group = made[n_topics + i] = _Group.merge(take(left), take(right))
+        cut = columns.merged(group.parts_phi, group.parts_log_phi, group.n_parts, group.phi)
+        out[i] = _scores(group.phi[None], cut, method, frex_weight, relevance_lambda)[0]
     return out
 
 

@@ -35,6 +35,22 @@ def _model(components=COMPONENTS):
     return lda
 
 
+def _chain(group, n_topics):
+    """Merges (scipy's node pairs) that join the topics of ``group`` one by one."""
+    merges, node = [], group[0]
+    for i, topic in enumerate(group[1:]):
+        merges.append((node, topic))
+        node = n_topics + i
+    return merges
+
+
+def _group_scores(components, group, method, **kw):
+    """merged_word_scores of one group, made by joining its topics one by one."""
+    if len(group) == 1:
+        return word_scores(components, method, **kw)[group[0]]
+    return merged_word_scores(components, _chain(group, len(components)), method, **kw)[-1]
+
+
 def _hellinger(P):
     """Hellinger distances of the rows of P, written out."""
     P = P / P.sum(axis=1, keepdims=True)
@@ -49,19 +65,26 @@ def test_merged_scores_are_those_of_the_model_with_the_topics_merged(method):
         rest = [k for k in range(5) if k not in group]
         merged = np.vstack([components[group].sum(axis=0), components[rest]])
         want = word_scores(merged, method, frex_weight=0.3, relevance_lambda=0.4)[0]
-        got = merged_word_scores(components, [np.array(group)], method, frex_weight=0.3,
-                                 relevance_lambda=0.4)[0]
+        got = _group_scores(components, group, method, frex_weight=0.3,
+                            relevance_lambda=0.4)
         assert_allclose(got, want, rtol=1e-12, atol=1e-300)
 
 
-def test_merged_scores_of_huge_weights_are_finite():
+def test_merged_scores_of_huge_and_tiny_weights_are_finite():
     # no two words of equal weight: rounding would break their tie either way
     components = np.random.default_rng(1).gamma(1.0, size=(6, 10)) + 0.1
-    groups = [np.arange(6), np.array([0, 1])]
+    merges = [(0, 1), (2, 6), (3, 4), (5, 8), (7, 9)]
     for method in LABEL_METHODS:
-        scores = merged_word_scores(components * 1e306, groups, method)
+        scores = merged_word_scores(components * 1e306, merges, method)
         assert np.isfinite(scores).all()
-        assert_allclose(scores, merged_word_scores(components, groups, method), rtol=1e-10)
+        assert_allclose(scores, merged_word_scores(components, merges, method), rtol=1e-10)
+        # topics of weights 1e300 and 1e-300 apart: each keeps its distribution
+        apart = components * np.array([1e300, 1e-300, 1.0, 1e-300, 1e300, 1.0])[:, None]
+        assert np.isfinite(merged_word_scores(apart, merges, method)).all()
+    apart = components * np.array([1e300, 1e-300, 1.0, 1.0, 1.0, 1.0])[:, None]
+    # the first group is the first topic's distribution, to rounding
+    assert_allclose(merged_word_scores(apart, merges, "prob")[0],
+                    components[0] / components[0].sum(), rtol=1e-12)
 
 
 def test_the_tree_is_scipys_linkage_of_hellinger_distances():
@@ -92,7 +115,7 @@ def test_each_group_is_labelled_by_its_merged_topic():
     assert set(sport["words"]) <= set(VOCAB[:4])
     assert set(politics["words"]) <= set(VOCAB[4:])
     for _, row in tree.iterrows():
-        scores = merged_word_scores(COMPONENTS, [np.array(row["topics"])], "frex")[0]
+        scores = _group_scores(COMPONENTS, row["topics"], "frex")
         assert row["words"] == [VOCAB[j] for j in np.argsort(-scores, kind="stable")[:3]]
 
 
@@ -165,3 +188,18 @@ def test_two_topics_and_placeholder_words():
     assert isinstance(tree, pd.DataFrame) and len(tree) == 1
     assert tree["topics"].tolist() == [[0, 1]]
     assert all(word.startswith("word ") for word in tree["words"].iloc[0])
+
+
+def test_without_the_optimal_order_the_same_groups(monkeypatch):
+    # past MAX_OPTIMAL_ORDER topics the leaves keep SciPy's plain order: the
+    # same merges at the same distances, the two nodes of a merge maybe swapped
+    from sklearn_clda.inspection import _hierarchy
+
+    components = np.random.default_rng(2).gamma(0.5, size=(12, 30)) + 0.01
+    ordered = topic_hierarchy(_model(components))
+    monkeypatch.setattr(_hierarchy, "MAX_OPTIMAL_ORDER", 11)
+    plain = topic_hierarchy(_model(components))
+    assert_allclose(plain["distance"], ordered["distance"], rtol=1e-12)
+    assert plain["topics"].tolist() == ordered["topics"].tolist()
+    assert plain["words"].tolist() == ordered["words"].tolist()
+    assert not plain[["left", "right"]].equals(ordered[["left", "right"]])
