@@ -127,6 +127,12 @@ print(by_theme.pivot(index="topic", columns="collection", values="mean").round(3
 print(by_theme[by_theme["collection"] == "sci"].round(3).to_string(index=False))
 
 # %%
+# The displays take the same groups: here how politics and sci differ,
+# theme by theme.
+CollectionDifferenceDisplay.from_estimator(clda, "politics", "sci", topic_groups=themes)
+plt.show()
+
+# %%
 # politics against sci
 # --------------------
 # :func:`~sklearn_clda.inspection.compare_collections` summarizes the draws

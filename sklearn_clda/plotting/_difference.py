@@ -233,12 +233,14 @@ class CollectionDifferenceDisplay:
             "feature_names": ["array-like", None],
             "label_method": [StrOptions(set(LABEL_METHODS))],
             "top_words": [StrictInterval(Integral, 0, None, closed="left")],
+            "topic_groups": [dict, "array-like", None],
         },
         # compare_collections checks the rest; plot_kw is checked by plot.
         prefer_skip_nested_validation=False,
     )
     def from_estimator(cls, estimator, a, b=None, *, topics=None, ci=0.9, feature_names=None,
-                       label_method="frex", top_words=3, ax=None, **plot_kw):
+                       label_method="frex", top_words=3, topic_groups=None, ax=None,
+                       **plot_kw):
         """Plot how collection ``a``'s topic shares differ from ``b``'s.
 
         Parameters
@@ -275,6 +277,12 @@ class CollectionDifferenceDisplay:
         top_words : int, default=3
             Number of words in each topic's label (0 for none).
 
+        topic_groups : dict or array-like of shape (n_components,), default=None
+            Draw groups of topics (themes) instead, each the sum of its
+            topics' shares in every draw, labelled with its name (see
+            :func:`~sklearn_clda.inspection.compare_collections`);
+            ``topics`` then picks among the groups, by position.
+
         ax : matplotlib Axes, default=None
             Axes to draw on; ``None`` creates a new figure.
 
@@ -290,13 +298,16 @@ class CollectionDifferenceDisplay:
 
         check_matplotlib(f"{cls.__name__}.from_estimator")
         require_pandas(f"{cls.__name__}.from_estimator", via="compare_collections")
-        diff = compare_collections(estimator, a, b, ci=ci)
+        diff = compare_collections(estimator, a, b, ci=ci, topic_groups=topic_groups)
         chosen = (np.arange(len(diff)) if topics is None
                   else check_topics(topics, len(diff)))
         first = estimator[0] if isinstance(estimator, (list, tuple)) else estimator
         model, pipeline_names = unwrap_estimator(first)
-        labels = _topic_labels(model, chosen, feature_names, pipeline_names, label_method,
-                               top_words, f"{cls.__name__}.from_estimator")
+        if topic_groups is None:
+            labels = _topic_labels(model, chosen, feature_names, pipeline_names, label_method,
+                                   top_words, f"{cls.__name__}.from_estimator")
+        else:
+            labels = [str(name) for name in diff["topic"].iloc[chosen]]
         rows = diff.iloc[chosen]
         display = cls(rows["mean"].to_numpy(), rows["lower"].to_numpy(),
                       rows["upper"].to_numpy(), topics=chosen, topic_labels=labels,

@@ -72,6 +72,25 @@ def test_against_the_rest_and_pooled_chains_with_word_labels(fitted):
     plt.close("all")
 
 
+def test_groups_of_topics_are_drawn_by_name(fitted):
+    clda, _, _ = fitted
+    groups = {"first two": [0, 1], "last two": [2, 3], "one": [1]}
+    disp = CollectionDifferenceDisplay.from_estimator(clda, "news", "blogs",
+                                                      topic_groups=groups, sort=False)
+    diff = compare_collections(clda, "news", "blogs", topic_groups=groups)
+    rows = drawn_rows(disp)
+    for i, name in enumerate(groups):  # unsorted: the first at the top
+        assert_allclose(rows[2 - i], diff.loc[i, ["mean", "lower", "upper"]].to_numpy(float))
+    assert [t.get_text() for t in disp.ax_.get_yticklabels()] == list(groups)[::-1]
+    picked = CollectionDifferenceDisplay.from_estimator(
+        clda, "news", "blogs", topic_groups=[1, 1, 2, 2], topics=[1], sort=False)
+    assert [t.get_text() for t in picked.ax_.get_yticklabels()] == ["2"]
+    with pytest.raises(ValueError, match=r"topics contains topic index 3, out of range"):
+        CollectionDifferenceDisplay.from_estimator(clda, "news", topic_groups=groups,
+                                                   topics=[3])
+    plt.close("all")
+
+
 def test_constructor_values_are_checked():
     with pytest.raises(ValueError, match="one length"):
         CollectionDifferenceDisplay([0.1, 0.2], [0.0], [0.3, 0.4]).plot()
