@@ -23,8 +23,9 @@ def _log(a):
 
 class _Columns:
     """What one topic's word scores read from the whole model, per word:
-    the sum over topics of ``phi``, the sum of ``log phi`` and the number
-    of topics (for stm's score), and ``log p_w``, the log corpus share."""
+    the sum over topics of ``phi`` (for FREX), the sum of ``log phi`` and
+    the number of topics (for stm's score), and ``log p_w``, the log corpus
+    share (for lift and relevance); None where the method reads nothing."""
 
     def __init__(self, phi_sum, log_phi_sum, n_topics, log_p):
         self.phi_sum = phi_sum
@@ -33,29 +34,37 @@ class _Columns:
         self.log_p = log_p
 
     @classmethod
-    def of(cls, components, phi):
-        """The columns of a model with weights ``components`` and rows ``phi``.
-        The weights are scaled by the largest before they are summed, so
-        that finite weights near 1e308 do not overflow."""
-        scaled = components / components.max()
-        return cls(phi.sum(axis=0), _log(phi).sum(axis=0), phi.shape[0],
-                   _log(scaled.sum(axis=0) / scaled.sum()))
+    def of(cls, components, phi, method):
+        """The columns that ``method`` reads of a model with weights
+        ``components`` and rows ``phi``. The weights are scaled by the
+        largest before they are summed, so that finite weights near 1e308
+        do not overflow."""
+        phi_sum = phi.sum(axis=0) if method == "frex" else None
+        log_phi_sum = _log(phi).sum(axis=0) if method == "score" else None
+        log_p = None
+        if method in ("lift", "relevance"):
+            scaled = components / components.max()
+            log_p = _log(scaled.sum(axis=0) / scaled.sum())
+        return cls(phi_sum, log_phi_sum, phi.shape[0], log_p)
 
     def merged(self, parts_phi, parts_log_phi, n_parts, whole):
         """The columns of the model in which ``n_parts`` topics, whose rows
         of ``phi`` and ``log phi`` sum to ``parts_phi`` and
         ``parts_log_phi``, are one topic of row ``whole`` (the corpus shares
         do not change: merging topics moves no token)."""
-        if n_parts == self.n_topics:  # all of them: no rest, not a rounding's worth
-            return _Columns(whole, _log(whole), 1, self.log_p)
-        return _Columns(np.maximum(self.phi_sum - parts_phi, 0.0) + whole,
-                        self.log_phi_sum - parts_log_phi + _log(whole),
-                        self.n_topics - n_parts + 1, self.log_p)
+        rest = n_parts < self.n_topics  # all of them: no rest, not a rounding's worth
+        phi_sum = log_phi_sum = None
+        if self.phi_sum is not None:
+            phi_sum = whole + (np.maximum(self.phi_sum - parts_phi, 0.0) if rest else 0.0)
+        if self.log_phi_sum is not None:
+            log_phi_sum = _log(whole) + (self.log_phi_sum - parts_log_phi if rest else 0.0)
+        return _Columns(phi_sum, log_phi_sum, self.n_topics - n_parts + 1, self.log_p)
 
 
 class _Group(NamedTuple):
     """Topics merged into one: its log weight and word distribution, and
-    the sums over its topics of their ``phi`` and ``log phi`` rows."""
+    the sums over its topics of their ``phi`` and ``log phi`` rows (0 for
+    a method that does not read them)."""
 
     log_weight: float
     phi: np.ndarray
@@ -98,7 +107,7 @@ def word_scores(components, method, *, frex_weight=0.5, relevance_lambda=0.6):
     1e308 do not overflow.
     """
     phi = _normalize_rows(components)
-    return _scores(phi, _Columns.of(components, phi), method, frex_weight,
+    return _scores(phi, _Columns.of(components, phi, method), method, frex_weight,
                    relevance_lambda)
 
 
@@ -116,7 +125,7 @@ def merged_word_scores(components, merges, method, *, frex_weight=0.5,
     merge, whatever the groups' sizes.
     """
     phi = _normalize_rows(components)
-    columns = _Columns.of(components, phi)
+    columns = _Columns.of(components, phi, method)
     # Each topic's log weight, from its row scaled by its maximum: weights
     # near 1e308 and near 1e-300 in one model neither overflow nor vanish.
     row_max = components.max(axis=1)
@@ -125,8 +134,9 @@ def merged_word_scores(components, merges, method, *, frex_weight=0.5,
     made = {}  # groups not merged yet, by node
 
     def take(node):
-        if node < n_topics:
-            return _Group(log_weight[node], phi[node], phi[node], _log(phi[node]), 1)
+        if node < n_topics:  # (its log phi only where the method reads it)
+            log_phi = _log(phi[node]) if method == "score" else 0.0
+            return _Group(log_weight[node], phi[node], phi[node], log_phi, 1)
         return made.pop(node)
 
     out = np.empty((len(merges), components.shape[1]))
