@@ -2059,15 +2059,13 @@ def test_extend_chain_needs_the_data_and_collections_of_the_fit(small_corpus):
 def test_largest_in_goes_by_the_lower_end_of_the_intervals():
     # A collection of two documents has the highest mean share of a small
     # topic (its mixture is mostly the prior's) but the widest interval.
-    from sklearn.utils import Bunch
+    from sklearn_clda.inspection._info import most_used_in
 
-    from sklearn_clda.report._summary import _largest_in
-
-    stats = Bunch(pi=np.array([[0.004], [0.035], [0.088]]),
-                  lower=np.array([[0.001], [0.022], [0.004]]))
-    assert _largest_in(stats, 0) == 1
-    stats.lower = np.array([[np.nan], [np.nan], [np.nan]])  # no interval: by the mean
-    assert _largest_in(stats, 0) == 2
+    mean = np.array([[0.004, 0.3], [0.035, 0.2], [0.088, 0.1]])
+    lower = np.array([[0.001, 0.25], [0.022, 0.1], [0.004, 0.05]])
+    assert most_used_in(mean, lower).tolist() == [1, 0]
+    lower[:, 0] = np.nan  # no interval: by the mean
+    assert most_used_in(mean, lower).tolist() == [2, 0]
 
 
 def test_a_character_the_figure_font_lacks_is_warned_once(tmp_path):

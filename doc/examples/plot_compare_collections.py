@@ -44,6 +44,7 @@ from sklearn_clda.inspection import (
     find_topics,
     representative_documents,
     topic_hierarchy,
+    topic_info,
     topic_labels,
     topic_words_by_collection,
 )
@@ -53,6 +54,19 @@ clda = CompoundLDA(n_components=20, eta=0.01, max_iter=400, thin=2, random_state
 clda.fit(news.data, groups=news.groups)
 print("collections:", clda.groups_.tolist())
 print("kept draws of pi:", clda.collection_topic_samples_.shape[0])
+
+# %%
+# The topics at a glance
+# ----------------------
+# :func:`~sklearn_clda.inspection.topic_info` puts in one table, the largest
+# topic first, what the functions below say one by one: each topic's
+# expected tokens and share, its FREX and most probable words, their
+# coherence and exclusivity, the three documents most about it and the
+# collection that surely gives it the largest share, with that share's 90%
+# interval (BERTopic's ``get_topic_info``).
+info = topic_info(clda, news.data, news.groups, feature_names=news.feature_names,
+                  n_words=4)
+print(info.drop(columns=["prob_words", "documents"]).head(8).round(3).to_string(index=False))
 
 # %%
 # Label the topics with FREX words

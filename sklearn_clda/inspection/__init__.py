@@ -3,6 +3,9 @@
 Tools for the question compound LDA is fitted to answer, how collections
 differ in what they talk about, in the spirit of R's ``stm``:
 
+- :func:`topic_info`: one row per topic, the largest first: its size,
+  words, coherence, exclusivity, documents and the collection that uses
+  it most (BERTopic's ``get_topic_info``);
 - :func:`topic_labels`: words that label each topic, by probability, FREX,
   lift, score or relevance (``stm::labelTopics``, LDAvis);
 - :func:`find_topics`: the topics most about given words (stm's
@@ -50,6 +53,7 @@ from ._documents import representative_documents
 from ._ess import effective_sample_size
 from ._find import find_topics
 from ._hierarchy import topic_hierarchy
+from ._info import topic_info
 from ._labels import topic_labels
 from ._permutation import permutation_test
 from ._rhat import rhat
@@ -68,6 +72,7 @@ __all__ = [
     "select_n_components",
     "topic_correlation",
     "topic_hierarchy",
+    "topic_info",
     "topic_labels",
     "topic_words_by_collection",
 ]

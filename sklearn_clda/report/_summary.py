@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.utils import Bunch
 
+from ..inspection._info import most_used_in
 from . import _analysis
 from ._analysis import MIN_DRAWS
 from ._files import TABLE_FILES
@@ -205,9 +206,10 @@ def _topics(model, X, names, groups, labels, stats, theta):
             f"{empty_docs} document(s) have no word of the vocabulary (only stop "
             "words or rare words); they are kept but do not shape the topics."
         )
+    peaks = most_used_in(stats.pi, stats.lower)
     rows = []
     for k in range(K):
-        peak = _largest_in(stats, k)
+        peak = peaks[k]
         rows.append({
             "topic": k,
             "label_words": labels.label_words[k],
@@ -227,16 +229,6 @@ def _topics(model, X, names, groups, labels, stats, theta):
         })
     order = np.argsort(-shares, kind="stable").tolist()
     return Bunch(rows=rows, order=order, n_tokens=int(X.sum()), notes=notes)
-
-
-def _largest_in(stats, k):
-    """The collection where topic ``k`` surely takes the largest share: the
-    highest lower end of the posterior intervals (the highest mean where
-    they are not finite). By the means, a collection of a few documents,
-    whose mixture is mostly its prior's, would win every small topic."""
-    lower = stats.lower[:, k]
-    basis = lower if np.isfinite(lower).all() else stats.pi[:, k]
-    return int(np.argmax(basis))
 
 
 def _collection_topic(stats, interval):
