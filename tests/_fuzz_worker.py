@@ -1234,6 +1234,30 @@ def test_heldout_metrics(data):
 
 @fuzz
 @given(data=st.data())
+def test_topic_info(data):
+    from sklearn_clda.inspection import topic_info
+
+    name = data.draw(st.sampled_from(("lda", "clda", "vem", "unfitted")), label="estimator")
+    est = fitted_models()[name]
+    width = getattr(est, "n_features_in_", None) if data.draw(st.booleans()) else None
+    X = data.draw(count_matrices(width, big=True), label="X")
+    groups = data.draw(inference_groups(n_rows_or(X), est), label="groups")
+    info = call(topic_info, est, X, groups, n_words=data.draw(st.integers(2, 8), label="n"))
+    check_rejected_if_malformed(info, X, "topic_info")
+    if ok(info):
+        K = est.components_.shape[0]
+        assert sorted(info["topic"]) == list(range(K)), f"topics {info['topic'].tolist()}"
+        tokens = info["tokens"].to_numpy()
+        assert np.isfinite(tokens).all() and (tokens >= -1e-9).all(), f"tokens {tokens}"
+        assert (np.diff(tokens) <= 1e-9 * max(1.0, tokens.max())).all(), "not largest first"
+        shares = info["share"].to_numpy()
+        assert np.isfinite(shares).all() and abs(shares.sum() - (tokens.sum() > 0)) < 1e-9
+        n = n_rows_or(X)
+        assert all(0 <= d < n for docs in info["documents"] for d in docs), "document index"
+
+
+@fuzz
+@given(data=st.data())
 def test_perplexity_from_estimates(data):
     X_test = data.draw(count_matrices(big=True), label="X_test")
     n, v = n_rows_or(X_test), n_cols_or(X_test)
