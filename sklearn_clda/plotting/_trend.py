@@ -4,12 +4,14 @@ import re
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.utils import Bunch
 from sklearn.utils._param_validation import StrOptions, validate_params
 
 from .._corpus import StrictInterval
-from ..inspection._collections import _draws, equal_tailed_interval, pi_summary
+from ..inspection._collections import _draws, equal_tailed_interval
 from ..inspection._labels import LABEL_METHODS, word_scores
 from ..metrics._topics import _top_indices
+from ..inspection._topic_groups import group_draws
 from ..inspection._utils import collection_draws
 from ._base import (
     DEFAULT_N_TOPICS,
@@ -304,6 +306,7 @@ class CollectionTrendDisplay:
             "label_method": [StrOptions(set(LABEL_METHODS))],
             "top_words": [StrictInterval(Integral, 0, None, closed="left")],
             "n_topics": [StrictInterval(Integral, 1, None, closed="left")],
+            "topic_groups": [dict, "array-like", None],
         },
         # plot_kw is checked by plot.
         prefer_skip_nested_validation=False,
@@ -319,6 +322,7 @@ class CollectionTrendDisplay:
         label_method="frex",
         top_words=3,
         n_topics=DEFAULT_N_TOPICS,
+        topic_groups=None,
         ax=None,
         **plot_kw,
     ):
@@ -366,6 +370,12 @@ class CollectionTrendDisplay:
         n_topics : int, default=6
             Number of topics drawn when ``topics=None``.
 
+        topic_groups : dict or array-like of shape (n_components,), default=None
+            Draw groups of topics (themes) instead, each the sum of its
+            topics' shares in every draw, labelled with its name (see
+            :func:`~sklearn_clda.inspection.collection_trend`); ``topics``
+            and ``n_topics`` then pick among the groups.
+
         ax : matplotlib Axes, default=None
             Axes to draw on; ``None`` creates a new figure.
 
@@ -379,39 +389,58 @@ class CollectionTrendDisplay:
         """
         caller = f"{cls.__name__}.from_estimator"
         check_matplotlib(caller)
-        chains = isinstance(estimator, (list, tuple))
-        # (a list is checked first: fewer than two fits get a clear error)
-        draws = _draws(estimator, caller)[1] if chains else None
-        model, pipeline_names = unwrap_estimator(estimator[0] if chains else estimator)
-        samples = check_clda(model, caller)
-        positions, x, ticks = ordered_positions(model, order, caller)
-        if chains:
-            pooled = draws.reshape(-1, *draws.shape[2:])
-            mean, lower, upper = pooled.mean(axis=0), None, None
-            if ci is not None:
-                lower, upper = equal_tailed_interval(pooled, ci)
-        elif ci is None:
-            mean, lower, upper = samples.mean(axis=0), None, None
-        else:
-            _, samples, _ = collection_draws(model, caller)
-            mean, lower, upper, _ = pi_summary(samples, ci)
+        found = _trend_values(estimator, order, ci, topic_groups, caller)
+        mean, lower, upper, positions = found.mean, found.lower, found.upper, found.positions
         if topics is None:
             topics = select_topics(mean[positions], n_topics)
         else:
             topics = check_topics(topics, mean.shape[1])
-        labels = _topic_labels(model, topics, feature_names, pipeline_names, label_method,
-                               top_words, caller)
+        if found.names is None:
+            labels = _topic_labels(found.model, topics, feature_names, found.pipeline_names,
+                                   label_method, top_words, caller)
+        else:
+            labels = [str(found.names[k]) for k in topics]
         display = cls(
-            x,
+            found.x,
             mean[np.ix_(positions, topics)],
             lower=None if lower is None else lower[np.ix_(positions, topics)],
             upper=None if upper is None else upper[np.ix_(positions, topics)],
             topics=topics,
             topic_labels=labels,
-            tick_labels=ticks,
+            tick_labels=found.ticks,
             interval=ci,
         )
         return display.plot(ax=ax, **plot_kw)
+
+
+def _trend_values(estimator, order, ci, topic_groups, caller):
+    """What a trend display of a fit (or of several fits' pooled draws)
+    draws: ``model`` and ``pipeline_names``; ``positions``, ``x`` and
+    ``ticks`` of the collections along the trend; the posterior ``mean``
+    and ``ci`` interval (``lower``, ``upper``; None for ``ci=None``) of
+    every collection's share of every topic, the topics summed into
+    ``topic_groups`` if given (``names`` then holds the groups' names,
+    else None)."""
+    chains = isinstance(estimator, (list, tuple))
+    # (a list is checked first: fewer than two fits get a clear error)
+    draws = _draws(estimator, caller)[1] if chains else None
+    model, pipeline_names = unwrap_estimator(estimator[0] if chains else estimator)
+    samples = check_clda(model, caller)
+    positions, x, ticks = ordered_positions(model, order, caller)
+    if chains:
+        samples = draws.reshape(-1, *draws.shape[2:])
+    elif ci is not None:  # (enough draws for an interval)
+        samples = collection_draws(model, caller)[1]
+    names = None
+    if topic_groups is not None:
+        samples, names, _ = group_draws(samples, np.array([], dtype=np.intp), topic_groups,
+                                        caller)
+    lower = upper = None
+    if ci is not None:
+        lower, upper = equal_tailed_interval(samples, ci)
+    return Bunch(model=model, pipeline_names=pipeline_names, positions=positions, x=x,
+                 ticks=ticks, mean=samples.mean(axis=0), lower=lower, upper=upper,
+                 names=names)
 
 
 def _topic_labels(model, topics, feature_names, pipeline_names, method, n_words, caller,

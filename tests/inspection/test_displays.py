@@ -86,6 +86,25 @@ def test_trend_pools_chains_lined_up_with_the_first(corpus):
         CollectionTrendDisplay.from_estimator(fits[:1])
 
 
+def test_trend_of_groups_of_topics(corpus):
+    clda = fit(corpus, [2010, 2001, 2005, 2002])
+    groups = {"zero and two": [0, 2], "one": [1]}
+    disp = CollectionTrendDisplay.from_estimator(clda, topic_groups=groups, ci=0.8)
+    summed = clda.collection_topic_samples_[:, :, [0, 2]].sum(axis=2)
+    lower, upper = np.quantile(summed, [0.1, 0.9], axis=0)
+    shown = [t.get_text() for t in disp.legend_.get_texts()]
+    assert sorted(shown) == ["one", "zero and two"]
+    line, poly = disp.lines_[shown.index("zero and two")], disp.fill_between_[
+        shown.index("zero and two")]
+    assert_allclose(line.get_ydata(), summed.mean(axis=0))
+    assert_allclose(band(poly, 4), (lower, upper))
+    disp = CollectionTrendDisplay.from_estimator(clda, topic_groups=[1, 2, 1], topics=[1],
+                                                 ci=None)
+    assert [t.get_text() for t in disp.legend_.get_texts()] == ["2"]
+    assert_allclose(disp.lines_[0].get_ydata(), clda.collection_topic_samples_[:, :, 1]
+                    .mean(axis=0))
+
+
 def test_trend_numeric_strings_sort_as_numbers(corpus):
     clda = fit(corpus, ["10", "2", "1", "30"], max_iter=40)
     disp = CollectionTrendDisplay.from_estimator(clda, ci=None)
