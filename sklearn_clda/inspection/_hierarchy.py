@@ -158,7 +158,10 @@ def topic_hierarchy(estimator, feature_names=None, *, metric="hellinger", method
         ``tree[["left", "right", "distance", "n_topics"]].to_numpy(float)``
         is the linkage matrix of :mod:`scipy.cluster.hierarchy`: for
         example ``fcluster(Z, 5, criterion="maxclust")`` cuts the tree
-        into (at most) five groups.
+        into (at most) five groups. (SciPy 1.13's "maxclust" can stop
+        short of the number asked when it is close to the number of
+        topics; a cut just below a height of the ``distance`` column,
+        ``criterion="distance"``, cannot.)
 
     Raises
     ------
