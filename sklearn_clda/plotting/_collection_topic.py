@@ -8,6 +8,7 @@ from sklearn.utils._param_validation import StrOptions, validate_params
 
 from .._corpus import StrictInterval
 from ..inspection._labels import LABEL_METHODS, word_scores
+from ..inspection._topic_groups import group_draws
 from ..inspection._utils import MIN_DRAWS
 from ..metrics._topics import _top_indices
 from ._base import (
@@ -471,6 +472,7 @@ class CollectionTopicDisplay:
             "top_words": [StrictInterval(Integral, 0, None, closed="left")],
             "label_method": [StrOptions(set(LABEL_METHODS))],
             "n_topics": [StrictInterval(Integral, 1, None, closed="left")],
+            "topic_groups": [dict, "array-like", None],
         },
         # plot_kw is checked by plot, and the vocabulary by top_word_indices.
         prefer_skip_nested_validation=False,
@@ -487,6 +489,7 @@ class CollectionTopicDisplay:
         top_words=3,
         label_method="frex",
         n_topics=DEFAULT_N_TOPICS,
+        topic_groups=None,
         ax=None,
         **plot_kw,
     ):
@@ -548,6 +551,13 @@ class CollectionTopicDisplay:
             Number of topics chosen when ``topics=None`` and ``kind`` is
             ``"bars"`` or ``"points"``.
 
+        topic_groups : dict or array-like of shape (n_components,), default=None
+            Draw groups of topics (themes) instead, each the sum of its
+            topics' shares (in every draw, for the intervals), labelled
+            with its name (see
+            :func:`~sklearn_clda.inspection.collection_topic_summary`);
+            ``topics`` and ``n_topics`` then pick among the groups.
+
         ax : matplotlib Axes or array-like of Axes, default=None
             Where to draw; see :meth:`plot`.
 
@@ -566,6 +576,11 @@ class CollectionTopicDisplay:
         positions, labels = shown_collections(model, collections, caller)
         pi = np.asarray(model.collection_topic_, dtype=np.float64)[positions]
         samples = samples[:, positions]
+        group_names = None
+        if topic_groups is not None:
+            none = np.array([], dtype=np.intp)
+            samples, group_names, _ = group_draws(samples, none, topic_groups, caller)
+            pi = group_draws(pi[None], none, topic_groups, caller)[0][0]
         n_components = pi.shape[1]
         if topics is None:
             if kind != "heatmap":
@@ -590,7 +605,7 @@ class CollectionTopicDisplay:
             lower, upper = np.quantile(samples[:, :, topics], [tail, 1.0 - tail], axis=0)
 
         words = None
-        if top_words:
+        if top_words and group_names is None:
             phi = topic_word_distributions(model, caller)
             names = resolve_feature_names(model, feature_names, pipeline_names, phi.shape[1],
                                           caller, placeholders=False)
@@ -605,6 +620,7 @@ class CollectionTopicDisplay:
             lower=lower,
             upper=upper,
             topics=topics,
+            topic_labels=None if group_names is None else [str(group_names[k]) for k in topics],
             topic_words=words,
             collection_labels=list(labels),
             interval=interval,

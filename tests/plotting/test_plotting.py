@@ -186,6 +186,23 @@ def test_collection_topic_bars_options(clda):
     assert len(disp.bars_[0]) == 2
 
 
+def test_collection_topic_groups_of_topics(clda):
+    groups = {"zero and three": [0, 3], "one": [1], "two": [2]}
+    disp = CollectionTopicDisplay.from_estimator(clda, topic_groups=groups, interval=0.8,
+                                                 feature_names=VOCAB, topics=[0, 2])
+    summed = clda.collection_topic_samples_[:, :, [0, 3]].sum(axis=2)
+    lower, upper = np.quantile(summed, [0.1, 0.9], axis=0)
+    assert [t.get_text() for t in disp.ax_.get_xticklabels()] == ["zero and three", "two"]
+    for j, (container, err) in enumerate(zip(disp.bars_, disp.errorbars_)):
+        assert_allclose(container[0].get_height(), clda.collection_topic_[j, [0, 3]].sum())
+        assert_allclose(container[1].get_height(), clda.collection_topic_[j, 2])
+        segment = err.lines[2][0].get_segments()[0]
+        assert_allclose([segment[0, 1], segment[1, 1]], [lower[j], upper[j]])
+    heat = CollectionTopicDisplay.from_estimator(clda, kind="heatmap", topic_groups=[1, 1, 2, 1])
+    assert_allclose(heat.im_.get_array(), np.column_stack([
+        clda.collection_topic_[:, [0, 1, 3]].sum(axis=1), clda.collection_topic_[:, 2]]).T)
+
+
 def test_collection_topic_heatmap(clda):
     disp = CollectionTopicDisplay.from_estimator(clda, kind="heatmap")
     assert_allclose(disp.im_.get_array(), clda.collection_topic_.T)
