@@ -14,6 +14,7 @@ from .._corpus import StrictInterval, check_group_labels
 from .._sweeper import _effective_n_jobs
 from ..metrics._topics import _ALIGN_METRICS, align_topics
 from ._collections import _other_side, compare_collections
+from ._topic_groups import group_indicator
 from ._utils import collection_draws, collection_position, topic_word, unwrap
 
 __all__ = ["permutation_test"]
@@ -71,6 +72,18 @@ def _permuted_fit(template, X, labels, a, b, seed, reference, metric):
     return difference[order], distances, float(np.abs(difference).max())
 
 
+def _grouped_null(null, topic_groups):
+    """The shuffled fits' differences (n_permutations, K; NaN where a topic
+    has no match) summed into ``topic_groups``, NaN for a group with a
+    topic unmatched in that fit, and each fit's largest absolute group
+    difference (NaN where no group is matched)."""
+    _, indicator = group_indicator(topic_groups, null.shape[1], _CALLER)
+    missing = np.isnan(null).astype(np.float64) @ indicator > 0
+    grouped = np.where(missing, np.nan, np.nan_to_num(null, nan=0.0) @ indicator)
+    size = np.where(missing, -np.inf, np.abs(grouped)).max(axis=1)
+    return grouped, np.where(np.isfinite(size), size, np.nan)
+
+
 def _p_values(observed, null):
     """``(1 + #{null >= observed}) / (1 + n)`` column by column, ``n`` the
     finite entries of each column of ``null`` (NaN where there are none)."""
@@ -93,12 +106,14 @@ def _p_values(observed, null):
         "max_distance": [StrictInterval(Real, 0, 1, closed="both")],
         "n_jobs": [StrictInterval(Integral, None, None, closed="neither"), None],
         "random_state": ["random_state"],
+        "topic_groups": [dict, "array-like", None],
     },
     # The clones' fit validates X.
     prefer_skip_nested_validation=False,
 )
 def permutation_test(estimator, X, groups, a, b=None, *, n_permutations=19, ci=0.9,
-                     metric="tv", max_distance=0.5, n_jobs=None, random_state=None):
+                     metric="tv", max_distance=0.5, n_jobs=None, random_state=None,
+                     topic_groups=None):
     """Whether two collections' topic shares differ more than shuffled labels would make them.
 
     :func:`compare_collections` reads the difference ``pi_a - pi_b`` off
@@ -176,6 +191,15 @@ def permutation_test(estimator, X, groups, a, b=None, *, n_permutations=19, ci=0
         Draws the shuffles and the refits' seeds; the same value gives the
         same result for any ``n_jobs``.
 
+    topic_groups : dict or array-like of shape (n_components,), default=None
+        Test groups of topics (themes) instead: a dict ``{name: topics}``
+        or a group label per topic (see :func:`compare_collections`). A
+        group's difference is the sum of its topics', in the model and in
+        each shuffled fit (its topics matched with the model's); a fit in
+        which some topic of the group has no match is left out of the
+        group's ``p_value``, and the adjustment takes each fit's largest
+        absolute group difference. Each row of ``table`` is then a group.
+
     Returns
     -------
     result : :class:`~sklearn.utils.Bunch`
@@ -184,13 +208,16 @@ def permutation_test(estimator, X, groups, a, b=None, *, n_permutations=19, ci=0
           posterior mean difference ``pi_ak - pi_bk`` and its interval (as
           :func:`compare_collections`); ``p_value``, ``n_matched`` (the
           shuffled fits it counts) and ``p_value_adjusted``. ``attrs``
-          hold ``a``, ``b``, ``ci`` and ``n_permutations``;
+          hold ``a``, ``b``, ``ci``, ``n_permutations`` and
+          ``topic_groups`` (whether the rows are groups);
         - ``null_differences``: the shuffled fits' mean differences of the
           topics matched with the model's, shape ``(n_permutations,
           n_components)``, NaN where the match is farther than
-          ``max_distance``;
+          ``max_distance`` (with ``topic_groups``, of the groups, shape
+          ``(n_permutations, n_groups)``);
         - ``null_max``: each shuffled fit's largest absolute difference,
-          shape ``(n_permutations,)``;
+          shape ``(n_permutations,)`` (with ``topic_groups``, over its
+          groups whose topics it all matched; NaN if none);
         - ``distances``: the distance of each match, shape
           ``(n_permutations, n_components)``.
 
@@ -250,7 +277,7 @@ def permutation_test(estimator, X, groups, a, b=None, *, n_permutations=19, ci=0
     (9, 3)
     """
     model, pre, _ = unwrap(estimator)
-    observed = compare_collections(estimator, a, b, ci=ci)
+    observed = compare_collections(estimator, a, b, ci=ci, topic_groups=topic_groups)
     Xt = X if pre is None else pre.transform(X)
     labels = check_group_labels(groups, _num_samples(Xt), method=_CALLER)
     _check_same_collections(model, labels)
@@ -268,9 +295,12 @@ def permutation_test(estimator, X, groups, a, b=None, *, n_permutations=19, ci=0
     distances = np.array([run[1] for run in runs])
     null[distances > max_distance] = np.nan
     null_max = np.array([run[2] for run in runs])
+    if topic_groups is not None:
+        null, null_max = _grouped_null(null, topic_groups)
     size = np.abs(observed["mean"].to_numpy())
     table = observed[["topic", "mean", "lower", "upper"]].copy()
     table["p_value"], table["n_matched"] = _p_values(size, np.abs(null))
     table["p_value_adjusted"] = _p_values(size, null_max[:, None])[0]
-    table.attrs = {"a": a, "b": b, "ci": float(ci), "n_permutations": n_permutations}
+    table.attrs = {"a": a, "b": b, "ci": float(ci), "n_permutations": n_permutations,
+                   "topic_groups": topic_groups is not None}
     return Bunch(table=table, null_differences=null, null_max=null_max, distances=distances)

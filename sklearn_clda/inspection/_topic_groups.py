@@ -35,6 +35,16 @@ def _groups(topic_groups, n_topics, caller):
     return names, members
 
 
+def group_indicator(topic_groups, n_topics, caller):
+    """``(names, indicator)``: the groups' names and the (n_topics, n_groups)
+    matrix whose column ``g`` is 1 at the topics of group ``g``."""
+    names, members = _groups(topic_groups, n_topics, caller)
+    indicator = np.zeros((n_topics, len(names)))
+    for g, topics in enumerate(members):
+        indicator[topics, g] = 1.0
+    return names, indicator
+
+
 def group_draws(draws, unstable, topic_groups, caller):
     """``(draws, names, unstable)`` with the topics (last axis of ``draws``)
     summed into ``topic_groups``; the groups with an unstable topic (topics
@@ -43,9 +53,6 @@ def group_draws(draws, unstable, topic_groups, caller):
     n_topics = draws.shape[-1]
     if topic_groups is None:
         return draws, list(range(n_topics)), unstable
-    names, members = _groups(topic_groups, n_topics, caller)
-    indicator = np.zeros((n_topics, len(names)))
-    for g, topics in enumerate(members):
-        indicator[topics, g] = 1.0
+    names, indicator = group_indicator(topic_groups, n_topics, caller)
     shaky = np.flatnonzero(indicator[unstable].any(axis=0))
     return draws @ indicator, names, shaky

@@ -225,7 +225,8 @@ class PermutationTestDisplay(CollectionDifferenceDisplay):
 
         estimator : CompoundLDA or Pipeline, default=None
             The tested model, for the topics' label words; ``None`` labels
-            the rows "Topic k".
+            the rows "Topic k". A test of groups of topics (``topic_groups``)
+            labels its rows with the groups' names.
 
         topics : array-like of int, default=None
             The topics to draw; ``None`` draws every topic.
@@ -262,7 +263,9 @@ class PermutationTestDisplay(CollectionDifferenceDisplay):
                              f"permutation_test; it has no {exc.args[0]!r}.") from None
         chosen = np.arange(len(table)) if topics is None else check_topics(topics, len(table))
         labels = None
-        if estimator is not None:
+        if table.attrs.get("topic_groups"):  # rows of named groups of topics
+            labels = [str(name) for name in table["topic"].iloc[chosen]]
+        elif estimator is not None:
             model, pipeline_names = unwrap_estimator(estimator)
             labels = _topic_labels(model, chosen, feature_names, pipeline_names, label_method,
                                    top_words, f"{cls.__name__}.from_results")
@@ -280,21 +283,26 @@ class PermutationTestDisplay(CollectionDifferenceDisplay):
     @validate_params(
         {
             "estimator": [HasMethods(["fit"])],
+            "topic_groups": [dict, "array-like", None],
             **_DRAWING_CONSTRAINTS,
         },
         # permutation_test checks its own; plot_kw is checked by plot.
         prefer_skip_nested_validation=False,
     )
     def from_estimator(cls, estimator, X, groups, a, b=None, *, n_permutations=19, ci=0.9,
-                       n_jobs=None, random_state=None, topics=None, feature_names=None,
-                       label_method="frex", top_words=3, p_value="adjusted", alpha=0.05,
-                       ax=None, **plot_kw):
+                       n_jobs=None, random_state=None, topic_groups=None, topics=None,
+                       feature_names=None, label_method="frex", top_words=3,
+                       p_value="adjusted", alpha=0.05, ax=None, **plot_kw):
         """Run :func:`~sklearn_clda.inspection.permutation_test` and plot it.
 
         Parameters
         ----------
         estimator, X, groups, a, b, n_permutations, ci, n_jobs, random_state
             As in :func:`~sklearn_clda.inspection.permutation_test`.
+
+        topic_groups : dict or array-like of shape (n_components,), default=None
+            Test and draw groups of topics (themes), labelled with their
+            names, as in :func:`~sklearn_clda.inspection.permutation_test`.
 
         topics, feature_names, label_method, top_words, p_value, alpha, ax
             As in :meth:`from_results`.
@@ -312,7 +320,8 @@ class PermutationTestDisplay(CollectionDifferenceDisplay):
         check_matplotlib(f"{cls.__name__}.from_estimator")
         require_pandas(f"{cls.__name__}.from_estimator", via="permutation_test")
         result = permutation_test(estimator, X, groups, a, b, n_permutations=n_permutations,
-                                  ci=ci, n_jobs=n_jobs, random_state=random_state)
+                                  ci=ci, n_jobs=n_jobs, random_state=random_state,
+                                  topic_groups=topic_groups)
         return cls.from_results(result, estimator=estimator, topics=topics,
                                 feature_names=feature_names, label_method=label_method,
                                 top_words=top_words, p_value=p_value, alpha=alpha, ax=ax,

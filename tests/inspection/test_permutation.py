@@ -50,7 +50,8 @@ def test_differences_no_shuffle_reaches_have_the_smallest_p_value(two_unlike):
     assert table["p_value_adjusted"].tolist()[1:] == [0.1, 0.1]
     assert table["p_value"].tolist()[1:] == [0.1, 0.1]
     assert result.null_max.max() < 0.5 < np.abs(table["mean"][1:]).min()
-    assert table.attrs == {"a": 0, "b": 1, "ci": 0.9, "n_permutations": 9}
+    assert table.attrs == {"a": 0, "b": 1, "ci": 0.9, "n_permutations": 9,
+                           "topic_groups": False}
 
 
 @pytest.fixture(scope="module")
@@ -180,3 +181,35 @@ def test_bad_settings_are_named(three, params):
     clda, X, labels = three
     with pytest.raises(InvalidParameterError, match=next(iter(params))):
         permutation_test(clda, X, labels, "news", **params)
+
+
+def test_groups_of_topics_sum_the_matched_differences(three):
+    clda, X, labels = three
+    plain = permutation_test(clda, X, labels, "news", "blogs", n_permutations=6,
+                             random_state=0)
+    groups = {"zero and one": [0, 1], "two": [2]}
+    grouped = permutation_test(clda, X, labels, "news", "blogs", n_permutations=6,
+                               random_state=0, topic_groups=groups)
+    table = grouped.table
+    assert table["topic"].tolist() == ["zero and one", "two"]
+    observed = compare_collections(clda, "news", "blogs", topic_groups=groups)
+    assert_allclose(table[["mean", "lower", "upper"]], observed[["mean", "lower", "upper"]])
+    # the same shuffles and refits: the groups' null is the sum of their topics'
+    null = plain.null_differences
+    assert_allclose(grouped.null_differences[:, 0], null[:, 0] + null[:, 1])
+    assert_allclose(grouped.null_differences[:, 1], null[:, 2])
+    assert_array_equal(grouped.distances, plain.distances)
+    assert_allclose(grouped.null_max, np.nanmax(np.abs(grouped.null_differences), axis=1))
+    # a group of one topic has that topic's p-value
+    assert table["p_value"].iloc[1] == plain.table["p_value"].iloc[2]
+    assert table["n_matched"].iloc[1] == plain.table["n_matched"].iloc[2]
+
+
+def test_a_group_with_an_unmatched_topic_leaves_the_fit_out():
+    from sklearn_clda.inspection._permutation import _grouped_null
+
+    null = np.array([[0.1, np.nan, 0.3], [0.2, -0.5, 0.1], [np.nan, np.nan, np.nan]])
+    grouped, size = _grouped_null(null, {"ab": [0, 1], "c": [2], "ac": [0, 2]})
+    assert_allclose(grouped, [[np.nan, 0.3, 0.4], [-0.3, 0.1, 0.3],
+                              [np.nan, np.nan, np.nan]])
+    assert_allclose(size, [0.4, 0.3, np.nan])

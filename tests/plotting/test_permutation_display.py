@@ -83,6 +83,19 @@ def test_from_estimator_runs_the_test_and_labels_the_topics(tested):
     assert all(len(t.split(": ")[1].split()) == 2 for t in ticks)
 
 
+def test_groups_of_topics_are_rows_named_by_their_groups(tested):
+    clda, X, labels, result = tested
+    groups = {"zero and two": [0, 2], "one": [1]}
+    disp = PermutationTestDisplay.from_estimator(
+        clda, X, labels, "news", "blogs", n_permutations=9, random_state=0,
+        topic_groups=groups, feature_names=[f"w{i}" for i in range(X.shape[1])])
+    null = result.null_differences
+    assert_allclose(disp.null_differences, np.column_stack([null[:, 0] + null[:, 2],
+                                                            null[:, 1]]))
+    assert sorted(t.get_text() for t in disp.ax_.get_yticklabels()) == ["one",
+                                                                       "zero and two"]
+
+
 def test_without_any_match_there_are_no_ticks(tested):
     _, _, _, result = tested
     table = result.table
