@@ -28,18 +28,24 @@ def _fold_in(model, counts, groups):
     return np.asarray(theta, dtype=np.float64)
 
 
-def _long_enough(estimator, X, groups, rows, min_length, caller, collection):
-    """``(rows, theta)``: the rows (of the caller's X) among ``rows`` whose
-    documents have ``min_length`` tokens or more, and their proportions."""
-    model, pre, _ = unwrap(estimator)
-    Xt = X if pre is None else pre.transform(X)
+def document_counts(Xt, caller):
+    """``Xt`` (the documents after a Pipeline's first steps) as a float64
+    CSR matrix of counts; a ValueError naming ``caller`` otherwise."""
     try:
-        counts = quiet_check_array(Xt, accept_sparse="csr", dtype=np.float64)
+        return quiet_check_array(Xt, accept_sparse="csr", dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise ValueError(
             f"X passed to {caller} must hold document-term counts (or be the input of "
             f"a Pipeline whose first steps make them, e.g. a CountVectorizer): {exc}"
         ) from None
+
+
+def _long_enough(estimator, X, groups, rows, min_length, caller, collection):
+    """``(rows, theta)``: the rows (of the caller's X) among ``rows`` whose
+    documents have ``min_length`` tokens or more, and their proportions."""
+    model, pre, _ = unwrap(estimator)
+    Xt = X if pre is None else pre.transform(X)
+    counts = document_counts(Xt, caller)
     lengths = np.asarray(counts.sum(axis=1)).ravel()
     keep = np.flatnonzero(lengths >= min_length)
     if keep.size == 0:

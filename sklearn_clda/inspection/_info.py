@@ -6,11 +6,11 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import HasMethods, StrOptions, validate_params
 
-from .._corpus import StrictInterval, quiet_check_array
+from .._corpus import StrictInterval
 from ..metrics._coherence import COHERENCE_MEASURES
 from ..metrics._topics import _top_indices
 from ._collections import _chain_stats
-from ._documents import _fold_in, top_rows
+from ._documents import _fold_in, document_counts, top_rows
 from ._labels import LABEL_METHODS, word_scores
 from ._utils import (
     MIN_DRAWS,
@@ -32,18 +32,6 @@ def most_used_in(mean, lower):
     small topic."""
     basis = np.where(np.isfinite(lower).all(axis=0), lower, mean)
     return np.argmax(basis, axis=0)
-
-
-def _counts(pre, X, caller):
-    """The document-term counts of ``X`` (through the Pipeline's steps)."""
-    counts = X if pre is None else pre.transform(X)
-    try:
-        return quiet_check_array(counts, accept_sparse="csr", dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(
-            f"X passed to {caller} must hold document-term counts (or be the input of "
-            f"a Pipeline whose first steps make them, e.g. a CountVectorizer): {exc}"
-        ) from None
 
 
 def _collection_columns(model, ci):
@@ -182,7 +170,7 @@ def topic_info(estimator, X, groups=None, *, feature_names=None, n_words=10,
     components = topic_word(model, caller)
     n_features = components.shape[1]
     names = resolve_feature_names(model, feature_names, pipeline_names, n_features, caller)
-    counts = _counts(pre, X, caller)
+    counts = document_counts(X if pre is None else pre.transform(X), caller)
     theta = _fold_in(model, counts, groups)
     lengths = np.asarray(counts.sum(axis=1)).ravel()
     tokens = lengths @ theta

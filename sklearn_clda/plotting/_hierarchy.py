@@ -1,7 +1,7 @@
 """The tree of topics merged by how alike their words are (BERTopic's
 ``visualize_hierarchy``)."""
 
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from sklearn.utils._param_validation import HasMethods, StrOptions, validate_params
