@@ -1131,7 +1131,7 @@ def check_alignment(permutation, distances, n_a, n_b):
 def test_topic_hierarchy(data):
     from sklearn.decomposition import LatentDirichletAllocation
 
-    from sklearn_clda.inspection import topic_hierarchy
+    from sklearn_clda.inspection import topic_hierarchy, topic_themes
 
     lda = LatentDirichletAllocation()
     lda.components_ = data.draw(weight_matrices(), label="components")
@@ -1145,6 +1145,14 @@ def test_topic_hierarchy(data):
                 n_words=data.draw(TOP_N, label="n_words"))
     if ok(tree):
         check_tree(tree, np.shape(lda.components_))
+    n_themes = data.draw(st.one_of(st.integers(0, 6), st.sampled_from((True, 2.0, "2"))),
+                         label="n_themes")
+    themes = call(topic_themes, lda, n_themes, metric=metric, method=method,
+                  label_method=label_method)
+    if ok(themes):
+        topics = sorted(k for group in themes.values() for k in group)
+        assert len(themes) == n_themes, f"{len(themes)} themes for {n_themes}"
+        assert topics == list(range(np.shape(lda.components_)[0])), f"themes {themes}"
 
 
 def check_tree(tree, shape):

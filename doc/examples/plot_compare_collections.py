@@ -31,8 +31,6 @@ import matplotlib.pyplot as plt
 
 from sklearn_clda import CompoundLDA
 from sklearn_clda.datasets import load_news16
-from scipy.cluster.hierarchy import fcluster
-
 from sklearn_clda.plotting import (
     CollectionDifferenceDisplay,
     CollectionWordsDisplay,
@@ -46,6 +44,7 @@ from sklearn_clda.inspection import (
     topic_hierarchy,
     topic_info,
     topic_labels,
+    topic_themes,
     topic_words_by_collection,
 )
 
@@ -114,21 +113,15 @@ plt.show()
 # %%
 # The tree as a table, each merged group labelled with its own FREX words
 # (those of the topic its topics make together). Its columns ``left``,
-# ``right``, ``distance`` and ``n_topics`` are SciPy's linkage matrix, so
-# ``fcluster`` cuts it into the same four themes; each theme is named by
-# its three first words.
+# ``right``, ``distance`` and ``n_topics`` are SciPy's linkage matrix.
+# :func:`~sklearn_clda.inspection.topic_themes` cuts it into the same four
+# themes, each named by its three first words.
 tree = topic_hierarchy(clda, news.feature_names)
 print(tree[["node", "left", "right", "distance", "n_topics", "words"]].tail(4)
       .round(3).to_string(index=False))
-cut = fcluster(tree[["left", "right", "distance", "n_topics"]].to_numpy(float), 4,
-               criterion="maxclust")
-group_words = dict(zip(tree["topics"].map(tuple), tree["words"]))
-themes = {}
-for label in sorted(set(cut)):
-    members = tuple(int(k) for k in (cut == label).nonzero()[0])
-    words = group_words.get(members, labels["words"][members[0]])  # one topic: its label
-    themes[" ".join(words[:3])] = list(members)
-    print(f"{' '.join(words[:3]):<32} topics {list(members)}")
+themes = topic_themes(clda, 4, news.feature_names)
+for name, members in themes.items():
+    print(f"{name:<32} topics {members}")
 
 # %%
 # ``topic_groups`` sums the topics of each theme draw by draw, so that every

@@ -34,7 +34,8 @@ differ in what they talk about, in the spirit of R's ``stm``:
   of stm's ``selectModel``: how much do the results move with the seed);
 - :func:`topic_hierarchy`: the topics merged step by step, the most
   alike first, each group labelled with its words (BERTopic's
-  ``hierarchical_topics``);
+  ``hierarchical_topics``), and :func:`topic_themes`, its cut into a
+  number of named themes for the ``topic_groups`` of the functions below;
 - :func:`topic_correlation`: which topics appear together in documents,
   across the corpus or within its collections (``stm::topicCorr``);
 - :func:`select_n_components`: held-out perplexity, coherence, exclusivity,
@@ -52,7 +53,7 @@ from ._correlation import topic_correlation
 from ._documents import representative_documents
 from ._ess import effective_sample_size
 from ._find import find_topics
-from ._hierarchy import topic_hierarchy
+from ._hierarchy import topic_hierarchy, topic_themes
 from ._info import topic_info
 from ._labels import topic_labels
 from ._permutation import permutation_test
@@ -74,5 +75,6 @@ __all__ = [
     "topic_hierarchy",
     "topic_info",
     "topic_labels",
+    "topic_themes",
     "topic_words_by_collection",
 ]

@@ -8,10 +8,10 @@ from sklearn.utils._param_validation import HasMethods, StrOptions, validate_par
 
 from .._corpus import StrictInterval
 from ..metrics._topics import _ALIGN_METRICS, _normalize_rows, _top_indices, _topic_distances
-from ._labels import LABEL_METHODS, merged_word_scores
+from ._labels import LABEL_METHODS, merged_word_scores, word_scores
 from ._utils import require_pandas, resolve_feature_names, topic_word, unwrap
 
-__all__ = ["topic_hierarchy"]
+__all__ = ["topic_hierarchy", "topic_themes"]
 
 #: The linkages of :func:`scipy.cluster.hierarchy.linkage` that read a
 #: distance matrix and give a monotone tree (no inversions).
@@ -61,6 +61,16 @@ def merge_members(linkage, n_topics):
     for left, right in linkage[:, :2].astype(np.intp):
         members.append(np.sort(np.concatenate([members[left], members[right]])))
     return members[n_topics:]
+
+
+def cut_nodes(linkage, n_groups):
+    """The nodes (scipy's numbering) right under the ``n_groups - 1``
+    highest merges, the groups of a cut into ``n_groups``: exactly that
+    many, ties or not (the rows of a monotone linkage rise in distance)."""
+    n_topics = linkage.shape[0] + 1
+    top = set(range(2 * n_topics - n_groups, 2 * n_topics - 1))
+    children = linkage[n_topics - n_groups:, :2].astype(np.intp).ravel()
+    return [int(node) for node in children if int(node) not in top]
 
 
 @validate_params(
@@ -231,3 +241,109 @@ def topic_hierarchy(estimator, feature_names=None, *, metric="hellinger", method
         "words": [names[row].tolist()
                   for row in _top_indices(scores, min(n_words, n_features))],
     })
+
+
+@validate_params(
+    {
+        "estimator": [HasMethods(["fit"])],
+        "n_themes": [StrictInterval(Integral, 2, None, closed="left")],
+        "feature_names": ["array-like", None],
+        "metric": [StrOptions(set(_ALIGN_METRICS))],
+        "method": [StrOptions(set(LINKAGE_METHODS)), None],
+        "label_method": [StrOptions(set(LABEL_METHODS))],
+        "n_words": [StrictInterval(Integral, 1, None, closed="left")],
+    },
+    prefer_skip_nested_validation=True,
+)
+def topic_themes(estimator, n_themes, feature_names=None, *, metric="hellinger", method=None,
+                 label_method="frex", n_words=3):
+    """The topics cut into ``n_themes`` themes, named by their words.
+
+    The tree of :func:`topic_hierarchy` (same ``metric`` and ``method``)
+    cut below its ``n_themes - 1`` highest merges: each theme is a group
+    of that tree (or a topic alone) and is named by its ``n_words`` first
+    words, those of the topic its topics make together. The result is
+    ready for the ``topic_groups`` parameter of
+    :func:`collection_topic_summary`, :func:`compare_collections`,
+    :func:`collection_trend`, :func:`permutation_test` and the collection
+    displays.
+
+    Parameters
+    ----------
+    estimator : estimator or Pipeline
+        A fitted topic model with ``components_`` (see
+        :func:`topic_hierarchy`).
+
+    n_themes : int
+        Number of themes, from 2 to the number of topics.
+
+    feature_names : array-like of str of shape (n_features,), default=None
+        The vocabulary, as in :func:`topic_hierarchy`.
+
+    metric : {"hellinger", "jsd", "tv"}, default="hellinger"
+        Distance between topics, as in :func:`topic_hierarchy`.
+
+    method : {"ward", "average", "complete", "single", "weighted"} or None, \
+            default=None
+        Linkage, as in :func:`topic_hierarchy` (``None``: Ward with
+        Hellinger, average otherwise).
+
+    label_method : {"prob", "frex", "lift", "score", "relevance"}, \
+            default="frex"
+        How the themes' words are ranked (:func:`topic_labels`).
+
+    n_words : int, default=3
+        Number of words in each theme's name.
+
+    Returns
+    -------
+    themes : dict of str to list of int
+        ``{name: topics}``, the largest theme (by its topics' share of
+        ``components_``) first; a name shared by two themes gets " (2)"
+        after it.
+
+    See Also
+    --------
+    topic_hierarchy : The whole tree, as a table.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.decomposition import LatentDirichletAllocation
+    >>> from sklearn_clda.inspection import topic_themes
+    >>> lda = LatentDirichletAllocation(n_components=4)
+    >>> lda.components_ = np.array([[30.0, 20.0, 10.0, 1.0, 1.0, 1.0],
+    ...                             [20.0, 30.0, 1.0, 1.0, 2.0, 1.0],
+    ...                             [1.0, 1.0, 1.0, 30.0, 20.0, 10.0],
+    ...                             [1.0, 2.0, 1.0, 20.0, 30.0, 1.0]])
+    >>> vocab = ["goal", "match", "league", "vote", "party", "senate"]
+    >>> topic_themes(lda, 2, vocab, n_words=2)
+    {'goal match': [0, 1], 'vote party': [2, 3]}
+    """
+    caller = "topic_themes"
+    model, _, pipeline_names = unwrap(estimator)
+    components = topic_word(model, caller)
+    n_topics, n_features = components.shape
+    if n_themes > n_topics:
+        raise ValueError(f"n_themes={n_themes} passed to {caller} is more than the model's "
+                         f"{n_topics} topics.")
+    method = check_linkage_method(metric, method, caller)
+    names = resolve_feature_names(model, feature_names, pipeline_names, n_features, caller)
+    linkage = topic_linkage(components, metric, method)
+    members = [np.array([k]) for k in range(n_topics)] + merge_members(linkage, n_topics)
+    nodes = cut_nodes(linkage, n_themes)
+    merged = merged_word_scores(components, linkage[:, :2].astype(np.intp), label_method)
+    single = word_scores(components, label_method)
+    scores = np.array([single[k] if k < n_topics else merged[k - n_topics] for k in nodes])
+    words = _top_indices(scores, min(n_words, n_features))
+    scaled = components / components.max()
+    shares = np.array([scaled[members[node]].sum() for node in nodes])
+    themes = {}
+    for i in np.argsort(-shares, kind="stable"):
+        name = " ".join(names[words[i]])
+        unique, n = name, 1
+        while unique in themes:
+            n += 1
+            unique = f"{name} ({n})"
+        themes[unique] = members[nodes[i]].tolist()
+    return themes

@@ -203,3 +203,60 @@ def test_without_the_optimal_order_the_same_groups(monkeypatch):
     assert plain["topics"].tolist() == ordered["topics"].tolist()
     assert plain["words"].tolist() == ordered["words"].tolist()
     assert not plain[["left", "right"]].equals(ordered[["left", "right"]])
+
+
+@pytest.mark.parametrize("n_themes", [2, 3, 4, 6])
+def test_themes_are_the_groups_of_a_cut_named_by_their_words(n_themes):
+    from sklearn_clda.inspection import topic_themes
+
+    themes = topic_themes(_model(), n_themes, VOCAB, n_words=2)
+    tree = topic_hierarchy(_model(), VOCAB, n_words=2)
+    Z = tree[["left", "right", "distance", "n_topics"]].to_numpy(float)
+    # the groups of the merges below the (n_themes - 1) highest
+    cut = np.nextafter(np.sort(Z[:, 2])[-(n_themes - 1)], 0.0)
+    labels = fcluster(Z, cut, criterion="distance")
+    want = sorted(sorted(np.flatnonzero(labels == c).tolist()) for c in set(labels))
+    assert sorted(themes.values()) == want
+    # every theme of two or more topics is named by its tree row's words,
+    # a single topic by its own label
+    rows = dict(zip(tree["topics"].map(tuple), tree["words"]))
+    single = topic_labels(_model(), VOCAB, n_words=2)["words"]
+    for name, topics in themes.items():
+        words = rows[tuple(topics)] if len(topics) > 1 else single[topics[0]]
+        assert name == " ".join(words)
+    shares = COMPONENTS.sum(axis=1) / COMPONENTS.sum()
+    sizes = [shares[topics].sum() for topics in themes.values()]
+    assert sizes == sorted(sizes, reverse=True)
+    # ready for topic_groups
+    from sklearn_clda.inspection._topic_groups import group_indicator
+
+    names, indicator = group_indicator(themes, 6, "test")
+    assert names == list(themes) and (indicator.sum(axis=1) == 1).all()
+
+
+def test_themes_of_tied_merges_and_bad_numbers():
+    from sklearn_clda.inspection import topic_themes
+
+    # four identical pairs: every merge between pairs ties, still 3 themes
+    rows = np.repeat(np.eye(4) * 10 + 1, 2, axis=0)
+    themes = topic_themes(_model(rows), 3)
+    assert len(themes) == 3 and sorted(sum(themes.values(), [])) == list(range(8))
+    # names that repeat get a number
+    assert all(name for name in themes)
+    with pytest.raises(ValueError, match="n_themes=7 passed to topic_themes is more than"):
+        topic_themes(_model(), 7)
+    with pytest.raises(InvalidParameterError):
+        topic_themes(_model(), 1)
+    with pytest.raises(ValueError, match="method='ward' needs Euclidean"):
+        topic_themes(_model(), 2, metric="tv", method="ward")
+
+
+def test_repeated_names_are_numbered():
+    from sklearn_clda.inspection import topic_themes
+
+    # two far-apart groups whose words rank alike: the same name twice
+    rows = np.array([[10.0, 5.0, 1.0, 1.0], [10.0, 5.0, 1.2, 1.0],
+                     [5.0, 10.0, 1.0, 30.0], [5.0, 10.0, 1.0, 31.0]])
+    themes = topic_themes(_model(rows), 4, ["a", "b", "c", "d"], n_words=1,
+                          label_method="prob")
+    assert list(themes) == ["d", "d (2)", "a", "a (2)"]
