@@ -63,6 +63,21 @@ def merge_members(linkage, n_topics):
     return members[n_topics:]
 
 
+def _fitted_tree(estimator, feature_names, metric, method, caller):
+    """``(components, names, linkage)`` of a fitted topic model of two
+    topics or more: its topic-word weights, vocabulary and tree."""
+    model, _, pipeline_names = unwrap(estimator)
+    components = topic_word(model, caller)
+    n_topics, n_features = components.shape
+    if n_topics < 2:
+        raise ValueError(
+            f"{caller} merges topics, but {type(model).__name__} has {n_topics} topic."
+        )
+    method = check_linkage_method(metric, method, caller)
+    names = resolve_feature_names(model, feature_names, pipeline_names, n_features, caller)
+    return components, names, topic_linkage(components, metric, method)
+
+
 def cut_nodes(linkage, n_groups):
     """The nodes (scipy's numbering) right under the ``n_groups - 1``
     highest merges, the groups of a cut into ``n_groups``: exactly that
@@ -215,16 +230,9 @@ def topic_hierarchy(estimator, feature_names=None, *, metric="hellinger", method
     """
     caller = "topic_hierarchy"
     pd = require_pandas(caller)
-    model, _, pipeline_names = unwrap(estimator)
-    components = topic_word(model, caller)
+    components, names, linkage = _fitted_tree(estimator, feature_names, metric, method,
+                                              caller)
     n_topics, n_features = components.shape
-    if n_topics < 2:
-        raise ValueError(
-            f"{caller} merges topics, but {type(model).__name__} has {n_topics} topic."
-        )
-    method = check_linkage_method(metric, method, caller)
-    names = resolve_feature_names(model, feature_names, pipeline_names, n_features, caller)
-    linkage = topic_linkage(components, metric, method)
     members = merge_members(linkage, n_topics)
     scores = merged_word_scores(components, linkage[:, :2].astype(np.intp), label_method,
                                 frex_weight=frex_weight, relevance_lambda=relevance_lambda)
@@ -321,15 +329,12 @@ def topic_themes(estimator, n_themes, feature_names=None, *, metric="hellinger",
     {'goal match': [0, 1], 'vote party': [2, 3]}
     """
     caller = "topic_themes"
-    model, _, pipeline_names = unwrap(estimator)
-    components = topic_word(model, caller)
+    components, names, linkage = _fitted_tree(estimator, feature_names, metric, method,
+                                              caller)
     n_topics, n_features = components.shape
     if n_themes > n_topics:
         raise ValueError(f"n_themes={n_themes} passed to {caller} is more than the model's "
                          f"{n_topics} topics.")
-    method = check_linkage_method(metric, method, caller)
-    names = resolve_feature_names(model, feature_names, pipeline_names, n_features, caller)
-    linkage = topic_linkage(components, metric, method)
     members = [np.array([k]) for k in range(n_topics)] + merge_members(linkage, n_topics)
     nodes = cut_nodes(linkage, n_themes)
     merged = merged_word_scores(components, linkage[:, :2].astype(np.intp), label_method)
