@@ -6,9 +6,9 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, validate_params
 
 from .._corpus import StrictInterval
-from ..metrics._topics import _top_indices
+from ..metrics._topics import _normalize_rows, _top_indices
 from ._labels import word_scores
-from ._utils import require_pandas, resolve_feature_names, topic_word, unwrap
+from ._utils import require_pandas, resolve_feature_names, topic_shares, topic_word, unwrap
 
 __all__ = ["find_topics"]
 
@@ -128,9 +128,9 @@ def find_topics(estimator, words, feature_names=None, *, n_words=20):
             "vectorizer): pass feature_names."
         )
     query, columns = _query_columns(words, names, caller)
-    phi = components / components.sum(axis=1, keepdims=True)
+    phi = _normalize_rows(components)
     with np.errstate(divide="ignore"):
-        log_score = (np.log(components.sum(axis=1) / components.sum())
+        log_score = (np.log(topic_shares(components))
                      + np.log(phi[:, columns]).sum(axis=1))
     if not np.isfinite(log_score.max()):
         raise ValueError(

@@ -7,9 +7,9 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, StrOptions, validate_params
 
 from .._corpus import StrictInterval
-from ..metrics._topics import _ALIGN_METRICS, _normalize_rows, _top_indices, _topic_distances
+from ..metrics._topics import _ALIGN_METRICS, _top_indices, _topic_distance_matrix
 from ._labels import LABEL_METHODS, merged_word_scores, word_scores
-from ._utils import require_pandas, resolve_feature_names, topic_word, unwrap
+from ._utils import require_pandas, resolve_feature_names, topic_shares, topic_word, unwrap
 
 __all__ = ["topic_hierarchy", "topic_themes"]
 
@@ -47,10 +47,7 @@ def topic_linkage(components, metric, method):
     from scipy.cluster.hierarchy import linkage
     from scipy.spatial.distance import squareform
 
-    phi = _normalize_rows(components)
-    distances = _topic_distances(phi, phi, metric)
-    distances = 0.5 * (distances + distances.T)  # exact symmetry for squareform
-    np.fill_diagonal(distances, 0.0)
+    distances = _topic_distance_matrix(components, metric)
     return linkage(squareform(distances, checks=False), method=method,
                    optimal_ordering=components.shape[0] <= MAX_OPTIMAL_ORDER)
 
@@ -236,8 +233,7 @@ def topic_hierarchy(estimator, feature_names=None, *, metric="hellinger", method
     members = merge_members(linkage, n_topics)
     scores = merged_word_scores(components, linkage[:, :2].astype(np.intp), label_method,
                                 frex_weight=frex_weight, relevance_lambda=relevance_lambda)
-    scaled = components / components.max()
-    shares = scaled.sum(axis=1) / scaled.sum()
+    shares = topic_shares(components)
     return pd.DataFrame({
         "node": np.arange(n_topics, 2 * n_topics - 1),
         "left": linkage[:, 0].astype(np.int64),
@@ -341,8 +337,8 @@ def topic_themes(estimator, n_themes, feature_names=None, *, metric="hellinger",
     single = word_scores(components, label_method)
     scores = np.array([single[k] if k < n_topics else merged[k - n_topics] for k in nodes])
     words = _top_indices(scores, min(n_words, n_features))
-    scaled = components / components.max()
-    shares = np.array([scaled[members[node]].sum() for node in nodes])
+    shares = topic_shares(components)
+    shares = np.array([shares[members[node]].sum() for node in nodes])
     themes = {}
     for i in np.argsort(-shares, kind="stable"):
         name = " ".join(names[words[i]])

@@ -81,6 +81,14 @@ def topic_word(model, caller):
     return components
 
 
+def topic_shares(components):
+    """Each topic's share of the weight of ``components`` (of the training
+    tokens, for the Gibbs models), scaled by the largest weight first so
+    that weights near 1e308 do not overflow the sum."""
+    scaled = components / components.max()
+    return scaled.sum(axis=1) / scaled.sum()
+
+
 def resolve_feature_names(model, given, from_pipeline, n_features, caller, *,
                           placeholders=True):
     """The vocabulary: ``given``, else the Pipeline's, else ``feature_names_in_``,

@@ -370,6 +370,16 @@ def _topic_distances(P, Q, metric):
     return D
 
 
+def _topic_distance_matrix(components, metric):
+    """The square matrix of distances between the topics (rows of
+    ``components``), exactly symmetric with a zero diagonal."""
+    phi = _normalize_rows(components)
+    distances = _topic_distances(phi, phi, metric)
+    distances = 0.5 * (distances + distances.T)
+    np.fill_diagonal(distances, 0.0)
+    return distances
+
+
 @validate_params(
     {
         "beta_a": ["array-like"],

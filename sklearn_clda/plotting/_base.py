@@ -358,3 +358,33 @@ def text_color_for(rgba):
     """Black or white, whichever reads better on a cell of colour ``rgba``."""
     r, g, b = rgba[:3]
     return "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white"
+
+
+# Where a label may go around its point: offset (points) and alignment.
+_LABEL_PLACES = ((4, 4, "left", "bottom"), (4, -4, "left", "top"),
+                 (-4, 4, "right", "bottom"), (-4, -4, "right", "top"))
+
+
+def _place(text, place):
+    """Put a label at one of ``_LABEL_PLACES``; its box on the canvas."""
+    dx, dy, ha, va = place
+    text.set_position((dx, dy))
+    text.set_horizontalalignment(ha)
+    text.set_verticalalignment(va)
+    return text.get_window_extent()
+
+
+def spread_labels(ax, labels):
+    """Put each label at the first place around its point where it covers
+    no label placed before it (the first place if there is none), so that
+    the labels of close points do not print over each other."""
+    ax.autoscale_view()  # the points' places on the canvas, as they will be drawn
+    placed = []
+    for text in labels:
+        for place in _LABEL_PLACES:
+            box = _place(text, place)
+            if not any(box.overlaps(other) for other in placed):
+                break
+        else:  # every place covers a label: the first
+            box = _place(text, _LABEL_PLACES[0])
+        placed.append(box)

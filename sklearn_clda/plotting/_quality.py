@@ -7,45 +7,22 @@ from sklearn.utils._param_validation import HasMethods, StrOptions, validate_par
 
 from .._corpus import StrictInterval
 from ..inspection._labels import LABEL_METHODS
-from ..inspection._utils import topic_word, unwrap
+from ..inspection._utils import topic_shares, topic_word, unwrap
 from ..metrics._coherence import COHERENCE_MEASURES
-from ._base import check_matplotlib, finite_values, merge_kw, shares_and_labels, single_axes
+from ._base import (
+    check_matplotlib,
+    finite_values,
+    merge_kw,
+    shares_and_labels,
+    single_axes,
+    spread_labels,
+)
 from ._trend import _topic_labels
 
 __all__ = ["TopicQualityDisplay"]
 
 _COHERENCE_NAMES = {"umass": "UMass", "umass_mean": "UMass, mean over pairs",
                     "npmi": "NPMI", "c_v": "C_V"}
-
-
-# Where a label may go around its point: offset (points) and alignment.
-_LABEL_PLACES = ((4, 4, "left", "bottom"), (4, -4, "left", "top"),
-                 (-4, 4, "right", "bottom"), (-4, -4, "right", "top"))
-
-
-def _place(text, place):
-    """Put a label at one of ``_LABEL_PLACES``; its box on the canvas."""
-    dx, dy, ha, va = place
-    text.set_position((dx, dy))
-    text.set_horizontalalignment(ha)
-    text.set_verticalalignment(va)
-    return text.get_window_extent()
-
-
-def spread_labels(ax, labels):
-    """Put each label at the first place around its point where it covers
-    no label placed before it (the first place if there is none), so that
-    the labels of close points do not print over each other."""
-    ax.autoscale_view()  # the points' places on the canvas, as they will be drawn
-    placed = []
-    for text in labels:
-        for place in _LABEL_PLACES:
-            box = _place(text, place)
-            if not any(box.overlaps(other) for other in placed):
-                break
-        else:  # every place covers a label: the first
-            box = _place(text, _LABEL_PLACES[0])
-        placed.append(box)
 
 
 class TopicQualityDisplay:
@@ -285,7 +262,7 @@ class TopicQualityDisplay:
         topics = np.arange(components.shape[0])
         labels = _topic_labels(model, topics, feature_names, pipeline_names, label_method,
                                top_words, caller, prefix="")
-        display = cls(scores, exclusivity, shares=components.sum(axis=1) / components.sum(),
+        display = cls(scores, exclusivity, shares=topic_shares(components),
                       topics=topics, topic_labels=labels,
                       coherence_name=f"Coherence ({_COHERENCE_NAMES[coherence]}) of the "
                                      f"top {n} words")
