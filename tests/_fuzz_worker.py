@@ -1170,6 +1170,32 @@ def check_tree(tree, shape):
         assert len(words) == len(set(words)) <= n_features, f"label words {words}"
 
 
+@fuzz
+@given(data=st.data())
+def test_topic_map(data):
+    from sklearn.decomposition import LatentDirichletAllocation
+
+    from sklearn_clda.inspection import topic_map
+
+    lda = LatentDirichletAllocation()
+    lda.components_ = data.draw(weight_matrices(), label="components")
+    metric = data.draw(st.sampled_from(("hellinger", "jsd", "tv", "cosine", None)),
+                       label="metric")
+    table = call(topic_map, lda, metric=metric, n_words=data.draw(TOP_N, label="n_words"))
+    if ok(table):
+        n_topics, n_features = np.shape(lda.components_)
+        xy = table[["x", "y"]].to_numpy()
+        check_finite_shape(xy, (n_topics, 2), "topic_map coordinates")
+        if metric in (None, "hellinger"):  # Euclidean distances <= 1: the
+            # topics lie within 1 of their centre, and so do their projections
+            assert np.abs(xy).max() <= 1.0 + 1e-9, f"coordinates {xy!r}"
+        explained = table.attrs["explained"]
+        assert np.isfinite(explained).all() and (explained >= 0).all(), f"{explained!r}"
+        shares = table["share"].to_numpy()
+        assert np.isfinite(shares).all() and abs(shares.sum() - 1.0) < 1e-9, f"{shares}"
+        assert table["topic"].tolist() == list(range(n_topics))
+
+
 def _topic_groups(data, n_topics):
     """A ``topic_groups`` value: good dicts and labels, and odd ones."""
     topic = st.one_of(st.integers(-1, n_topics), st.sampled_from((True, 1.5, "0", None)))

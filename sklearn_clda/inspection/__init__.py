@@ -36,6 +36,8 @@ differ in what they talk about, in the spirit of R's ``stm``:
   alike first, each group labelled with its words (BERTopic's
   ``hierarchical_topics``), and :func:`topic_themes`, its cut into a
   number of named themes for the ``topic_groups`` of the functions below;
+- :func:`topic_map`: the topics on a plane, alike topics close (LDAvis's
+  intertopic distance map);
 - :func:`topic_correlation`: which topics appear together in documents,
   across the corpus or within its collections (``stm::topicCorr``);
 - :func:`select_n_components`: held-out perplexity, coherence, exclusivity,
@@ -56,6 +58,7 @@ from ._find import find_topics
 from ._hierarchy import topic_hierarchy, topic_themes
 from ._info import topic_info
 from ._labels import topic_labels
+from ._map import topic_map
 from ._permutation import permutation_test
 from ._rhat import rhat
 from ._select import select_n_components
@@ -75,6 +78,7 @@ __all__ = [
     "topic_hierarchy",
     "topic_info",
     "topic_labels",
+    "topic_map",
     "topic_themes",
     "topic_words_by_collection",
 ]
