@@ -29,6 +29,8 @@ with a ``from_estimator`` class method:
   together in documents (stm's ``plot.topicCorr``);
 - :class:`TopicHierarchyDisplay`: the tree of topics merged by how alike
   their words are (BERTopic's ``visualize_hierarchy``);
+- :class:`TopicMapDisplay`: the topics as circles on a plane, alike topics
+  close, once per collection (LDAvis's intertopic distance map);
 - :class:`TopicQualityDisplay`: each topic's coherence against its
   exclusivity (stm's ``topicQuality``);
 - :class:`SelectNComponentsDisplay`: held-out perplexity, coherence,
@@ -54,6 +56,7 @@ from ._permutation import PermutationTestDisplay
 from ._perplexity import PerplexityDisplay
 from ._pi_trace import PiTraceDisplay
 from ._hierarchy import TopicHierarchyDisplay
+from ._map import TopicMapDisplay
 from ._quality import TopicQualityDisplay
 from ._select import SelectNComponentsDisplay
 from ._topic_words import TopicWordsDisplay
@@ -71,6 +74,7 @@ __all__ = [
     "SelectNComponentsDisplay",
     "TopicCorrelationDisplay",
     "TopicHierarchyDisplay",
+    "TopicMapDisplay",
     "TopicQualityDisplay",
     "TopicWordsDisplay",
     "TraceDisplay",

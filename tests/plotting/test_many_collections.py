@@ -15,6 +15,7 @@ from sklearn_clda.plotting import (  # noqa: E402
     CollectionTopicDisplay,
     CollectionWordsDisplay,
     PiTraceDisplay,
+    TopicMapDisplay,
 )
 from sklearn_clda.plotting._base import MAX_COLLECTIONS  # noqa: E402
 
@@ -49,6 +50,8 @@ def largest(sizes):
 def shown_labels(display):
     if isinstance(display, CollectionTopicDisplay):
         return list(display.collection_labels)
+    if isinstance(display, TopicMapDisplay):
+        return list(display.panel_labels)
     if isinstance(display, PiTraceDisplay):
         return [panel.get_title().removeprefix("Collection ")
                 for panel in display.axes_.ravel()[:display.lines_.shape[-2]]]
@@ -60,11 +63,13 @@ def draw(kind, model, X, groups, **kwargs):
         return CollectionTopicDisplay.from_estimator(model, kind="heatmap", **kwargs)
     if kind == "trace":
         return PiTraceDisplay.from_estimator(model, **kwargs)
+    if kind == "map":
+        return TopicMapDisplay.from_estimator(model, n_cols=8, **kwargs)
     return CollectionWordsDisplay.from_estimator(model, X, groups, topic=0, n_words=2,
                                                  **kwargs)
 
 
-@pytest.mark.parametrize("kind", ["topics", "trace", "words"])
+@pytest.mark.parametrize("kind", ["topics", "trace", "words", "map"])
 def test_unasked_the_largest_collections_are_drawn_with_a_warning(many, kind):
     model, X, groups, sizes = many
     with pytest.warns(UserWarning, match=f"draws the {MAX_COLLECTIONS} of the "
@@ -75,7 +80,7 @@ def test_unasked_the_largest_collections_are_drawn_with_a_warning(many, kind):
     plt.close("all")
 
 
-@pytest.mark.parametrize("kind", ["topics", "trace", "words"])
+@pytest.mark.parametrize("kind", ["topics", "trace", "words", "map"])
 def test_the_collections_asked_for_in_their_order(many, kind, recwarn):
     model, X, groups, _ = many
     display = draw(kind, model, X, groups, collections=["c07", "c44", "c00"])
