@@ -41,6 +41,7 @@ FIGURES = [
     "topic_words.png",
     "topic_quality.png",
     "topic_tree.png",
+    "topic_map.png",
     "log_likelihood_trace.png",
     "pi_trace.png",
     "pi_autocorrelation.png",
@@ -1958,10 +1959,10 @@ def test_figures_of_every_topic_draw_the_largest_forty(small_corpus, tmp_path,
     assert summary["figure_topics"] == MAX_FIGURE_TOPICS
     assert heights[MAX_FIGURE_TOPICS] == heights[MAX_FIGURE_TOPICS + 8]
     assert "largest of the" not in pages[MAX_FIGURE_TOPICS]
-    # the heatmap, the words, their quality, their tree and the graph of the
-    # topics that go together
+    # the heatmap, the map, the words, their quality, their tree and the
+    # graph of the topics that go together
     assert pages[MAX_FIGURE_TOPICS + 8].count(
-        f"It shows the {MAX_FIGURE_TOPICS} largest of the {MAX_FIGURE_TOPICS + 8} topics") == 5
+        f"It shows the {MAX_FIGURE_TOPICS} largest of the {MAX_FIGURE_TOPICS + 8} topics") == 6
 
 
 def test_the_tree_figure_is_topic_hierarchys_of_the_figures_topics():
@@ -1982,6 +1983,37 @@ def test_the_tree_figure_is_topic_hierarchys_of_the_figures_topics():
     assert np.allclose(sorted(max(d) for d in disp.dendrogram_["dcoord"]), want[:, 2])
     assert [t.get_text() for t in disp.ax_.get_yticklabels()] == [
         f"{order[i]}: t{order[i]}w0 t{order[i]}w1 t{order[i]}w2" for i in disp.leaves_]
+    plt.close("all")
+
+
+def test_the_map_figure_places_the_figures_topics_once_per_large_collection():
+    import matplotlib.pyplot as plt
+    from sklearn.utils import Bunch
+
+    from sklearn_clda.inspection._map import topic_coordinates
+    from sklearn_clda.report._figures import _MAP_PANELS, _map
+
+    rng = np.random.default_rng(0)
+    model = CompoundLDA(n_components=6)
+    model.components_ = rng.gamma(0.5, size=(6, 30)) + 0.01
+    n_collections = _MAP_PANELS + 3
+    pi = rng.dirichlet(np.ones(6), size=n_collections)
+    docs = np.arange(n_collections) % 5 + 1
+    stats = Bunch(labels=[f"c{j}" for j in range(n_collections)], docs=docs, pi=pi,
+                  corpus=docs @ pi / docs.sum())
+    shown = np.arange(1, n_collections)  # the page leaves out the first
+    order = [4, 0, 2, 5]
+    disp = _map(model, stats, shown, order)
+    largest = sorted(shown[np.argsort(-docs[shown], kind="stable")[:_MAP_PANELS]])
+    assert [ax.get_title() for ax in disp.axes_.ravel()[:_MAP_PANELS]] == [
+        f"c{j}" for j in largest]
+    xy, _ = topic_coordinates(model.components_[order], "hellinger")
+    assert np.allclose(disp.circles_[0].get_offsets(), xy)
+    first = disp.circles_[0].get_sizes()
+    assert np.allclose(first / first.sum(), pi[largest[0], order] / pi[largest[0], order].sum())
+    dashed = disp.reference_circles_[0].get_sizes()
+    assert np.allclose(dashed / first, stats.corpus[order] / pi[largest[0], order])
+    assert [t.get_text() for t in disp.labels_[0]] == ["4", "0", "2", "5"]
     plt.close("all")
 
 

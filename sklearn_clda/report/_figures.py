@@ -10,6 +10,7 @@ from ._files import FIGURE_FILES, write_file
 _MAX_TRACE_PANELS = 6  # collections drawn in the pi trace and ACF figures
 _LABEL_WORDS = 3  # words in a topic's label in the figures
 _BAR_TOPICS = 6  # topics in the bar chart
+_MAP_PANELS = 9  # collections drawn on the map of topics
 
 #: The page's note on a report written without its figures.
 NO_FIGURES_NOTE = ("the figures were not drawn (figures=False, or --no-figures on the "
@@ -46,6 +47,8 @@ def _draw_all(model, names, out_dir, parts, summary, dpi):
     shown = parts.shown
     saver.save("heatmap", lambda: _heatmap(stats, shown, order, words))
     saver.save("bars", lambda: _bars(stats, shown, words, summary["collection_topic"]))
+    if len(stats.labels) >= 2 and len(order) >= 3:
+        saver.save("map", lambda: _map(model, stats, shown, order))
     if summary["trend"]["ordered"]:
         saver.save("trend", lambda: _analysis.trend_display(
             stats, names, summary["collection_topic"]["interval"]))
@@ -186,6 +189,25 @@ def _tree(model, order, words):
         topic_linkage(components, "hellinger", "ward"),
         topic_labels=[f"{k}: {' '.join(words[k])}" for k in order],
         distance_name="Hellinger distance between the topics' words, Ward linkage",
+    ).plot()
+
+
+def _map(model, stats, shown, order):
+    """The figure's topics placed by their words, once for each of the
+    :data:`_MAP_PANELS` shown collections with the most documents: circles
+    by the collection's share, dashed by the corpus's."""
+    from ..inspection._map import topic_coordinates
+    from ..plotting import TopicMapDisplay
+    from ..plotting._base import largest_collections
+    from ..plotting._map import COLLECTION_RATIO, axis_labels
+
+    panels = np.asarray(shown)[largest_collections(stats.docs[shown], _MAP_PANELS)]
+    components = np.asarray(model.components_, dtype=np.float64)[order]
+    coordinates, explained = topic_coordinates(components, "hellinger")
+    return TopicMapDisplay(
+        coordinates, stats.pi[np.ix_(panels, order)], reference=stats.corpus[order],
+        topics=order, panel_labels=[_short(stats.labels[j]) for j in panels],
+        axis_labels=axis_labels(explained), ratio_label=COLLECTION_RATIO,
     ).plot()
 
 

@@ -30,6 +30,7 @@ from ._load import InputError
 FIGURE_FILES = {
     "heatmap": "collection_topics_heatmap.png",
     "bars": "collection_topics_bars.png",
+    "map": "topic_map.png",
     "trend": "collection_trends.png",
     "words": "topic_words.png",
     "quality": "topic_quality.png",
