@@ -14,8 +14,8 @@ posterior draws.
 
 This example uses :mod:`sklearn_clda.inspection` on the bundled 16
 Newsgroups corpus: FREX labels for the topics, each collection's shares with
-posterior intervals and effective sample sizes, the topics grouped into
-themes, the difference of two
+posterior intervals and effective sample sizes, a map of the topics with
+each collection's shares, the topics grouped into themes, the difference of two
 collections, the documents behind a topic and how each collection words
 it. It runs 400 Gibbs sweeps at
 :math:`K = 20` to keep the documentation build short; see the last section
@@ -35,6 +35,7 @@ from sklearn_clda.plotting import (
     CollectionDifferenceDisplay,
     CollectionWordsDisplay,
     TopicHierarchyDisplay,
+    TopicMapDisplay,
 )
 from sklearn_clda.inspection import (
     collection_topic_summary,
@@ -98,6 +99,20 @@ summary = collection_topic_summary(clda, ci=0.9)
 print(summary.head(6).round(3).to_string(index=False))
 shares = summary.pivot(index="topic", columns="collection", values="mean")
 print(shares.assign(label=names).round(3).to_string())
+
+# %%
+# The same shares on a map of the topics
+# --------------------------------------
+# :class:`~sklearn_clda.plotting.TopicMapDisplay` places the topics by
+# their words, alike topics close (the first two principal coordinates of
+# their Hellinger distances, LDAvis's intertopic distance map, also a table
+# from :func:`~sklearn_clda.inspection.topic_map`), and draws the map once
+# per collection: each circle's area is the collection's share of the
+# topic, the dashed circle the corpus's, and the colour their ratio. Each
+# collection lights up its own region. Two axes show only part of the
+# distances (their share is on each axis); the tree below uses them all.
+TopicMapDisplay.from_estimator(clda, feature_names=news.feature_names)
+plt.show()
 
 # %%
 # Themes: topics grouped by their words
