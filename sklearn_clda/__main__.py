@@ -94,8 +94,8 @@ outlets, years, authors, ...), and write an HTML report for people to --out:
 index.html (summary; topics with their FREX and most probable words, sizes,
 coherence, representative documents and each collection's own words in them;
 which topics go together in documents, within the collections;
-topic proportions of each collection as a heatmap, bars, a table with
-intervals and, for ordered labels, trends;
+topic proportions of each collection as a heatmap, bars, a map of the
+topics, a table with intervals and, for ordered labels, trends;
 what distinguishes each collection; pairwise comparisons; fit diagnostics),
 the figures as PNG files, every table as CSV, report.json with the page's
 numbers, model.npz with vocabulary.txt (the fitted CompoundLDA as plain
