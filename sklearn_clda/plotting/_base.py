@@ -134,7 +134,13 @@ def finite_values(display, name, value, what):
     """A display's ``value`` (its attribute ``name``) as a float array of at
     least 2 dimensions, each non-empty, all finite; ``ValueError`` saying
     which otherwise. ``what`` names the axes, e.g. "(n_collections, n_topics)"."""
-    array = np.atleast_2d(np.asarray(value, dtype=np.float64))
+    try:
+        array = np.atleast_2d(np.asarray(value, dtype=np.float64))
+    except (TypeError, ValueError) as exc:  # text, complex numbers, ragged rows
+        raise ValueError(
+            f"{type(display).__name__} needs {name} as real numbers of shape {what}; "
+            f"{exc}"
+        ) from None
     if array.ndim != 2 or 0 in array.shape:
         raise ValueError(
             f"{type(display).__name__} needs {name} of shape {what}, with at least one "

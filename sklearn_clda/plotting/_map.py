@@ -144,6 +144,9 @@ class TopicMapDisplay:
         if np.ndim(self.coordinates) != 2 or xy.shape[1] != 2:
             raise ValueError(f"coordinates of {name} must have shape (n_topics, 2), got "
                              f"{np.shape(self.coordinates)}.")
+        if np.abs(xy).max() > np.finfo(np.float64).max / 3.0:  # the window's ends overflow
+            raise ValueError(f"coordinates of {name} are too large to draw (up to "
+                             f"{np.abs(xy).max():.3g}); scale them down.")
         n = xy.shape[0]
         shares = finite_values(self, "shares", self.shares, "(n_panels, n_topics)")
         if np.ndim(self.shares) not in (1, 2) or shares.shape[1] != n or (shares < 0).any():
@@ -256,8 +259,8 @@ class TopicMapDisplay:
 
         if reference is None:
             return np.tile(mpl.colors.to_rgba("C0"), (*shares.shape, 1))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.log2(shares / reference)
+        with np.errstate(divide="ignore", invalid="ignore"):  # 0 / 0 is nan: ratio 1
+            ratio = np.log2(shares) - np.log2(reference)
         ratio = np.where(np.isnan(ratio), 0.0, ratio)
         limit = np.log2(max_ratio)
         norm = mpl.colors.Normalize(-limit, limit, clip=True)
@@ -266,8 +269,8 @@ class TopicMapDisplay:
     def _frame(self, ax, xy, title):
         """The same square window on every panel, no ticks (only distances
         on the map mean something), the axis labels and the title."""
-        centre = 0.5 * (xy.min(axis=0) + xy.max(axis=0))
-        half = 0.65 * max(float(np.ptp(xy, axis=0).max()), 1e-12)
+        low, high = 0.5 * xy.min(axis=0), 0.5 * xy.max(axis=0)  # halves: no overflow
+        centre, half = low + high, 1.3 * max(float((high - low).max()), 1e-12)
         ax.set_xlim(centre[0] - half, centre[0] + half)
         ax.set_ylim(centre[1] - half, centre[1] + half)
         ax.set_aspect("equal", adjustable="box")

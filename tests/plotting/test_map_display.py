@@ -141,9 +141,26 @@ def test_shares_of_zero_and_a_single_place():
     assert _areas(disp.circles_[0]).tolist() == [0.0]
 
 
+@pytest.mark.parametrize("coordinates, shares, reference", [
+    ([[-1e300, 0.0], [1e300, 1.0]], [0.5, 0.5], None),
+    ([[0.0, 0.0], [1e-320, 0.0]], [0.5, 0.5], [0.5, 0.5]),
+    ([[0.0, 0.0], [1.0, 1.0]], [1e308, 1e308], [1e-308, 0.0]),
+    ([[0.0, 0.0], [1.0, 1.0]], [1e-320, 0.0], [0.0, 1e-320]),
+])
+def test_extreme_values_are_drawn_without_warnings(coordinates, shares, reference):
+    # (the suite turns the package's RuntimeWarnings into errors)
+    disp = TopicMapDisplay(coordinates, shares, reference=reference).plot()
+    disp.figure_.canvas.draw()
+    assert np.isfinite(disp.ax_.get_xlim()).all() and np.isfinite(disp.ax_.get_ylim()).all()
+    assert np.isfinite(_areas(disp.circles_[0])).all()
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"coordinates": [[0.0, np.nan], [1.0, 1.0]]}, "coordinates"),
     ({"coordinates": [0.0, 1.0]}, r"shape \(n_topics, 2\)"),
+    ({"coordinates": [[0.0, 1j], [1.0, 1.0]]}, "coordinates as real numbers"),
+    ({"coordinates": [[0.0, 0.0], [1.0]]}, "coordinates as real numbers"),
+    ({"coordinates": [[-1e308, 0.0], [1e308, 1.0]]}, "too large to draw"),
     ({"coordinates": [[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]}, r"shape \(n_topics, 2\)"),
     ({"shares": [0.5, 0.5, 0.5]}, "2 numbers >= 0 per panel"),
     ({"shares": [[-0.5, 0.5]]}, "2 numbers >= 0 per panel"),
