@@ -101,9 +101,13 @@ def _quiet_float_warnings():
     return np.errstate(invalid="ignore", over="ignore")
 
 
-def quiet_check_array(X, **kwargs):
+def quiet_check_array(X, *, caller, **kwargs):
     """scikit-learn's ``check_array`` without NumPy's float warnings (see
-    :func:`_quiet_float_warnings`)."""
+    :func:`_quiet_float_warnings`), a sparse ``X`` checked first by
+    :func:`check_sparse_structure` (its conversions and ``sum_duplicates``
+    read the index arrays as they are). ``caller`` names the function that
+    received ``X``, for the messages."""
+    X = check_sparse_structure(X, caller, kwargs.get("input_name") or "X")
     with _quiet_float_warnings():
         return check_array(X, **kwargs)
 

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from ._corpus import check_sparse_structure, quiet_check_array, to_count_csr
+from ._corpus import quiet_check_array, to_count_csr
 
 __all__ = ["counts_fingerprint", "data_fingerprint", "fitted_on", "groups_fingerprint"]
 
@@ -56,8 +56,8 @@ def fitted_on(model, X, groups, caller):
     with warnings.catch_warnings():
         # Non-integer counts were rounded, with a warning, by the fit already.
         warnings.simplefilter("ignore", UserWarning)
-        X = quiet_check_array(check_sparse_structure(X, caller), accept_sparse="csr",
-                        dtype=[np.float64, np.float32, np.int64, np.int32])
+        X = quiet_check_array(X, caller=caller, accept_sparse="csr",
+                              dtype=[np.float64, np.float32, np.int64, np.int32])
         counts = to_count_csr(X, caller)
     if counts_fingerprint(counts) != fingerprint[0]:
         return False

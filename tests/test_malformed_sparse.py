@@ -98,7 +98,7 @@ CASES = {
 
 def _entry_points():
     """name: (callable taking X, caller named in the message)."""
-    from sklearn_clda import CompoundLDA, LDAGibbs, metrics
+    from sklearn_clda import CompoundLDA, LDAGibbs, inspection, metrics
     from sklearn_clda.plotting import PerplexityDisplay
 
     rng = np.random.default_rng(0)
@@ -142,6 +142,11 @@ def _entry_points():
         "PerplexityDisplay.from_estimators": lambda bad: PerplexityDisplay.from_estimators(
             {"LDA": LDAGibbs(max_iter=2)}, bad, bad, [2]
         ),
+        "topic_info": lambda bad: inspection.topic_info(lda, bad),
+        "representative_documents": lambda bad: inspection.representative_documents(lda, bad),
+        "topic_words_by_collection": lambda bad: inspection.topic_words_by_collection(
+            clda, bad, np.zeros(bad.shape[0], dtype=int), topic=0),
+        "topic_correlation": lambda bad: inspection.topic_correlation(lda, bad),
     }
 
 
@@ -166,6 +171,11 @@ CALLERS = {
     "perplexity(X_observed)": ("X_observed", "perplexity"),
     "heldout_log_likelihood(X_observed)": ("X_observed", "heldout_log_likelihood"),
     "PerplexityDisplay.from_estimators": ("X_train", "PerplexityDisplay.from_estimators"),
+    "topic_info": ("X", "topic_info"),
+    "representative_documents": ("X", "representative_documents"),
+    # these two fold the documents in first, which checks X
+    "topic_words_by_collection": ("X", "CompoundLDA.transform"),
+    "topic_correlation": ("X", "LDAGibbs.transform"),
 }
 ENTRY_NAMES = list(CALLERS)
 # With a valid structure but more than 2**31 - 1 features, these hand X to a
@@ -174,6 +184,8 @@ _DELEGATED = {
     "perplexity(X_observed)": ("X", "LDAGibbs.transform"),
     "heldout_log_likelihood(X_observed)": ("X", "LDAGibbs.transform"),
     "PerplexityDisplay.from_estimators": ("X", "LDAGibbs.fit"),
+    "topic_info": ("X", "LDAGibbs.transform"),
+    "representative_documents": ("X", "LDAGibbs.transform"),
 }
 
 
@@ -254,3 +266,36 @@ def test_malformed_sparse_raises_value_error(outcomes, case, entry):
     assert re.match(rf"(Invalid )?{input_name} passed to {re.escape(caller)}\b", message), (
         message
     )
+
+
+_EXTEND_CHAIN = """
+import numpy as np, scipy.sparse as sp
+from sklearn_clda import CompoundLDA
+from sklearn_clda.report import extend_chain
+rng = np.random.default_rng(0)
+X = rng.poisson(1.0, size=(30, 20))
+X[:, 0] += 1
+groups = np.repeat([0, 1], 15)
+clda = CompoundLDA(n_components=3, max_iter=10, random_state=0).fit(X, groups=groups)
+bad = sp.csr_matrix(X)
+bad.indptr = bad.indptr.copy()
+bad.indptr[1], bad.indptr[2] = bad.indptr[2] + 40, bad.indptr[1]  # decreasing, past nnz
+try:
+    extend_chain(clda, bad, groups, time_budget=1)
+    print("no error")
+except Exception as exc:
+    print(type(exc).__name__, exc)
+"""
+
+
+def test_extend_chain_checks_the_structure_of_its_counts():
+    # the documents must have the fitted shape to reach the counts' check,
+    # which SciPy's sum_duplicates ran into (an abort) before it read them
+    root = os.path.dirname(os.path.dirname(os.path.abspath(sklearn_clda.__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [root] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
+    proc = subprocess.run([sys.executable, "-c", _EXTEND_CHAIN], capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert re.match(r"ValueError .*X passed to extend_chain has a decreasing indptr",
+                    proc.stdout), proc.stdout

@@ -189,7 +189,8 @@ def _word_counts(estimator, X, n_features):
     model saw."""
     model, pre, _ = unwrap(estimator)
     Xt = X if pre is None else pre.transform(X)
-    counts = sp.csr_matrix(quiet_check_array(Xt, accept_sparse="csr", dtype=np.float64))
+    counts = sp.csr_matrix(quiet_check_array(Xt, caller="topic_words_by_collection",
+                                             accept_sparse="csr", dtype=np.float64))
     if counts.shape[1] != n_features:  # pragma: no cover - transform checked it
         raise ValueError(f"X has {counts.shape[1]} features, the model {n_features}.")
     if not counts.has_canonical_format:

@@ -32,7 +32,7 @@ def document_counts(Xt, caller):
     """``Xt`` (the documents after a Pipeline's first steps) as a float64
     CSR matrix of counts; a ValueError naming ``caller`` otherwise."""
     try:
-        return quiet_check_array(Xt, accept_sparse="csr", dtype=np.float64)
+        return quiet_check_array(Xt, caller=caller, accept_sparse="csr", dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise ValueError(
             f"X passed to {caller} must hold document-term counts (or be the input of "

@@ -12,7 +12,7 @@ from scipy.special import xlogy
 from sklearn.utils._param_validation import HasMethods, StrOptions, validate_params
 from sklearn.utils.validation import check_is_fitted
 
-from .._corpus import StrictInterval, check_sparse_structure, quiet_check_array, to_count_csr
+from .._corpus import StrictInterval, quiet_check_array, to_count_csr
 
 __all__ = ["align_topics", "top_word_indices", "top_words", "topic_sizes"]
 
@@ -34,9 +34,9 @@ def _check_count_matrix(X, name, caller):
     """
     if X is None:
         raise ValueError(f"{name} passed to {caller} must be a count matrix, got None.")
-    X = check_sparse_structure(X, caller, name)
     X = quiet_check_array(
         X,
+        caller=caller,
         accept_sparse=["csr", "csc", "coo"],
         dtype=[np.float64, np.float32, np.int64, np.int32],
         ensure_all_finite=True,
@@ -54,7 +54,7 @@ def _check_nonneg_matrix(A, name, caller, *, rows_positive=True):
     can be normalized into a probability distribution).
     """
     A = quiet_check_array(
-        A, dtype=np.float64, ensure_all_finite=True, input_name=name,
+        A, caller=caller, dtype=np.float64, ensure_all_finite=True, input_name=name,
         ensure_min_samples=1, ensure_min_features=1,
     )
     if sp.issparse(A):  # pragma: no cover - check_array refuses sparse here

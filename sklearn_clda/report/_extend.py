@@ -209,7 +209,8 @@ def _check_counts(X):
     negative), before any chain's parameters change."""
     
     try:
-        values = quiet_check_array(X, accept_sparse="csr", dtype=np.float64)
+        values = quiet_check_array(X, caller="extend_chain", accept_sparse="csr",
+                                   dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"X passed to extend_chain must hold counts: {exc}") from None
     data = values.data if hasattr(values, "tocsr") else values

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from sklearn.utils import Bunch
 from sklearn.utils._param_validation import HasMethods, validate_params
 
-from .._corpus import StrictInterval, check_sparse_structure, quiet_check_array
+from .._corpus import StrictInterval, quiet_check_array
 from ..inspection._utils import check_clda
 from ._figures import NO_FIGURES_NOTE, draw_figures
 from ._files import (
@@ -321,8 +321,7 @@ def _check_inputs(model, X, feature_names, groups):
             "its page rests on the posterior draws of pi and the log-likelihood trace, "
             "which a fit with algorithm='vem' does not keep."
         )
-    X = check_sparse_structure(X, "write_report")
-    X = sp.csr_matrix(quiet_check_array(X, accept_sparse="csr"))
+    X = sp.csr_matrix(quiet_check_array(X, caller="write_report", accept_sparse="csr"))
     n_features = model.components_.shape[1]
     if X.shape[1] != n_features:
         raise ValueError(
