@@ -83,7 +83,7 @@ def _usage():
     return (
         f"{_prog()} [-h] [-k K] [-n SWEEPS] [--seed SEED] [--top-words N]\n"
         "       [--gamma GAMMA] [--no-progress] [--report DIR] [--time-budget SECONDS]\n"
-        "       [--chains N] [--n-jobs N]\n"
+        "       [--chains N] [--n-jobs N] [--themes N] [--no-figures]\n"
         f"       {_report_prog()} --input PATH --out DIR [options]\n"
         f"       {_select_prog()} --input PATH --out DIR [options]"
     )
@@ -95,7 +95,8 @@ index.html (summary; topics with their FREX and most probable words, sizes,
 coherence, representative documents and each collection's own words in them;
 which topics go together in documents, within the collections;
 topic proportions of each collection as a heatmap, bars, a map of the
-topics, a table with intervals and, for ordered labels, trends;
+topics, a table with intervals, the same for themes (the topics grouped by
+their words) and, for ordered labels, trends;
 what distinguishes each collection; pairwise comparisons; fit diagnostics),
 the figures as PNG files, every table as CSV, report.json with the page's
 numbers, model.npz with vocabulary.txt (the fitted CompoundLDA as plain
@@ -204,6 +205,8 @@ def _build_parser():
     parser.add_argument(
         "--no-figures", action="store_true", help="with --report: " + _NO_FIGURES_HELP,
     )
+    parser.add_argument("--themes", type=_themes_arg, default="auto", metavar="N",
+                        help="with --report: " + _THEMES_HELP)
     parser.add_argument(
         "--n-jobs", type=int, default=-1, metavar="N", help=_N_JOBS_HELP,
     )
@@ -214,6 +217,32 @@ def _build_parser():
     _add_report_parser(commands)
     _add_select_parser(commands)
     return parser
+
+
+_THEMES_HELP = (
+    "group the topics into N themes by their words, each with every collection's share "
+    "and its interval; 0 for none, auto for the square root of the number of topics "
+    "(none below 10 topics) (default: auto)"
+)
+
+
+def _themes_arg(text):
+    """``--themes``: "auto" or a count."""
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of themes or auto, got {text!r}") from None
+
+
+def _themes_problem(themes, n_components):
+    """Why ``--themes`` cannot group ``n_components`` topics, or None."""
+    if themes == "auto" or themes == 0 or 2 <= themes < n_components:
+        return None
+    return (f"--themes must be 0 (none), auto or from 2 to the number of topics minus one "
+            f"({n_components - 1}), got {themes}")
 
 
 def _add_report_parser(commands):
@@ -261,6 +290,8 @@ def _add_report_parser(commands):
         help="words shown per topic, also used for the coherence "
         "(default: %(default)s)",
     )
+    fit.add_argument("--themes", type=_themes_arg, default="auto", metavar="N",
+                     help=_THEMES_HELP)
     fit.add_argument(
         "--time-budget", type=float, default=TIME_BUDGET, metavar="SECONDS",
         help=_TIME_BUDGET_HELP,
@@ -300,6 +331,8 @@ def _check_args(parser, args):
         parser.error("--max-iter must be at least 2")
     if args.top_words < 1:
         parser.error("--top-words must be at least 1")
+    if _themes_problem(args.themes, args.n_components):
+        parser.error(_themes_problem(args.themes, args.n_components))
     if args.gamma is not None and not (args.gamma > 0 and math.isfinite(args.gamma)):
         parser.error(f"--gamma must be positive and finite, got {args.gamma}")
     if _seed_problem(args.seed):
@@ -372,6 +405,8 @@ def _check_report_args(args):
         return "--max-iter must be at least 2"
     if args.top_words < 1:
         return "--top-words must be at least 1"
+    if _themes_problem(args.themes, args.n_components):
+        return _themes_problem(args.themes, args.n_components)
     if _df_problem(args):
         return _df_problem(args)
     if _seed_problem(args.seed):
@@ -436,7 +471,7 @@ def _run_report(args):
         args.out, _fail, pipeline, X, vectorizer.get_feature_names_out(),
         title=title, groups=docs.groups, texts=docs.texts, texts_info=dict(docs),
         settings=settings, fit_seconds=seconds + extension["seconds"],
-        top_words=args.top_words, extension=extension, chains=chains,
+        top_words=args.top_words, n_themes=args.themes, extension=extension, chains=chains,
         figures=not args.no_figures,
     )
 
@@ -625,7 +660,8 @@ def _write_demo_report(args, model, news, seconds):
         },
         settings={"Command": command},
         fit_seconds=seconds + chain_seconds + extension["seconds"],
-        top_words=args.top_words, model_note=note, extension=extension, chains=chains,
+        top_words=args.top_words, n_themes=args.themes, model_note=note, extension=extension,
+        chains=chains,
         figures=not args.no_figures,
     )
 

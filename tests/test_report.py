@@ -654,6 +654,7 @@ def test_all_bad_cases_are_tested(bad_inputs):
         (["--stop-words", "french"], "invalid choice: 'french'"),
         (["--min-df", "two"], "expected a number of documents"),
         (["-k", "x"], "invalid int value"),
+        (["--themes", "some"], "expected a number of themes or auto, got 'some'"),
     ],
 )
 def test_bad_option_values_exit_2(argv, message, tmp_path, capsys):
@@ -661,6 +662,19 @@ def test_bad_option_values_exit_2(argv, message, tmp_path, capsys):
         main(["report", "--input", "docs.csv", "--out", str(tmp_path), *argv])
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--themes", "1"], "--themes must be 0 (none), auto or from 2 to the number of topics "
+     "minus one (19), got 1"),
+    (["-k", "5", "--themes", "5"], "minus one (4), got 5"),
+])
+def test_report_command_refuses_bad_theme_counts(argv, message, tmp_path, capsys):
+    source = tmp_path / "docs.csv"
+    source.write_text("text,group\nsome words here,a\nmore words there,b\n", encoding="utf-8")
+    code = main(["report", "--input", str(source), "--out", str(tmp_path / "r"), *argv])
+    assert code == 2
+    assert message in capsys.readouterr().err and not (tmp_path / "r").exists()
 
 
 def test_missing_required_options_exit_2(capsys):
@@ -873,7 +887,7 @@ def test_report_help_documents_every_option(capsys):
     for option in ["--input", "--text-column", "--group-column", "--n-components",
                    "--max-iter", "--seed", "--stop-words", "--min-df", "--max-df",
                    "--top-words", "--no-progress", "--out", "--title", ".jsonl", "--chains",
-                   "exit status"]:
+                   "--themes", "exit status"]:
         assert option in out, option
 
 
@@ -2183,3 +2197,63 @@ def test_csv_tables_do_not_hand_spreadsheets_formulas(tmp_path):
     assert any(re.fullmatch(r"-0\.\d+(e-\d+)?", c) for c in cells)  # negative numbers stay
     summary = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert "=SUM(1+1)" in json.dumps(summary)
+
+
+def test_themes_sum_the_draws_of_their_topics(small_corpus, tmp_path):
+    """The page's themes are topic_themes' cut, each collection's share of a
+    theme summarized from the sums of its topics' draws, as
+    collection_topic_summary(topic_groups=...) summarizes them."""
+    from sklearn_clda.inspection import collection_topic_summary, topic_themes
+
+    X, groups, names = small_corpus
+    model = CompoundLDA(n_components=6, max_iter=40, thin=1, random_state=0)
+    model.fit(X, groups=groups)
+    summary = write_report(model, X, names, tmp_path / "r", groups=groups, n_themes=3,
+                           figures=False)
+    themes = topic_themes(model, 3, names)
+    got = summary["themes"]
+    assert [row["name"] for row in got["rows"]] == list(themes)
+    assert [row["topics"] for row in got["rows"]] == list(themes.values())
+    table = collection_topic_summary(model, topic_groups=themes, ci=0.9)
+    for j, label in enumerate(model.groups_):
+        for t, name in enumerate(themes):
+            row = table[(table["collection"] == label) & (table["topic"] == name)].iloc[0]
+            assert np.isclose(got["lower"][j][t], row["lower"])
+            assert np.isclose(got["upper"][j][t], row["upper"])
+            assert np.isclose(got["ess"][j][t], row["ess"])
+            topics = themes[name]
+            assert np.isclose(got["mean"][j][t], model.collection_topic_[j, topics].sum())
+    assert np.isclose(sum(got["corpus_wide"]), 1.0)
+    page = " ".join((tmp_path / "r" / "index.html").read_text(encoding="utf-8").split())
+    assert "Themes: the topics grouped by their words" in page
+    assert "The 6 topics cut into 3 themes" in page
+    csv_rows = list(csv.DictReader(open(tmp_path / "r" / "themes.csv", encoding="utf-8")))
+    assert len(csv_rows) == 3 * len(model.groups_)
+    assert csv_rows[0]["theme"] == list(themes)[0]
+    assert csv_rows[0]["topics"] == " ".join(map(str, list(themes.values())[0]))
+
+
+@pytest.mark.parametrize("n_themes, n_components, expected", [
+    ("auto", 9, 0), ("auto", 10, 3), ("auto", 20, 4), ("auto", 50, 7), (0, 20, 0),
+    (2, 3, 2), (19, 20, 19),
+])
+def test_how_many_themes(n_themes, n_components, expected):
+    from sklearn_clda.report._summary import themes_for
+
+    assert themes_for(n_themes, n_components) == expected
+
+
+def test_no_themes_and_bad_numbers_of_themes(small_corpus, tmp_path):
+    X, groups, names = small_corpus
+    model = CompoundLDA(n_components=4, max_iter=10, thin=1, random_state=0)
+    model.fit(X, groups=groups)
+    summary = write_report(model, X, names, tmp_path / "auto", groups=groups, figures=False)
+    assert summary["themes"] is None and "themes.csv" not in summary["files"]
+    assert "Themes:" not in (tmp_path / "auto" / "index.html").read_text(encoding="utf-8")
+    for bad in (1, 4, 7):
+        with pytest.raises(ValueError, match=f"n_themes={bad} cannot group 4 topics"):
+            write_report(model, X, names, tmp_path / "bad", groups=groups, n_themes=bad,
+                         figures=False)
+    assert not (tmp_path / "bad").exists()
+    with pytest.raises(ValueError, match="n_themes"):  # (InvalidParameterError)
+        write_report(model, X, names, tmp_path / "bad", groups=groups, n_themes="some")

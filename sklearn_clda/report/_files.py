@@ -46,6 +46,7 @@ TABLE_FILES = {
     "collections": "collections.csv",
     "topics": "topics.csv",
     "collection_topics": "collection_topics.csv",
+    "themes": "themes.csv",
     "distinctive": "distinctive_topics.csv",
     "comparisons": "collection_comparisons.csv",
     "representative": "representative_documents.csv",

@@ -117,6 +117,7 @@ def build_summary(model, X, names, options):
         "topic_pairs": pairs,
         "snippets": "words" if options.texts is None else "text",
         "collection_topic": _collection_topic(stats, options.interval),
+        "themes": _themes(model, names, stats, options.interval, options.n_themes),
         "distinctive": _distinctive(model, stats, options.n_distinctive, docs),
         "comparisons": comparisons,
         "trend": _analysis.collection_order(model),
@@ -247,6 +248,45 @@ def _collection_topic(stats, interval):
         "corpus_wide": stats.corpus,
         "corpus_weights": "documents per collection",
     }
+
+
+#: Fewest topics that ``n_themes="auto"`` groups into themes.
+AUTO_THEMES_MIN_TOPICS = 10
+
+
+def themes_for(n_themes, n_topics):
+    """The number of themes of a report of ``n_themes`` (an int or "auto")
+    on ``n_topics`` topics: 0 for none; ``ValueError`` for 1, or for as
+    many themes as topics or more."""
+    if n_themes == "auto":
+        return 0 if n_topics < AUTO_THEMES_MIN_TOPICS else int(round(math.sqrt(n_topics)))
+    if n_themes == 1 or n_themes >= n_topics:
+        raise ValueError(
+            f"n_themes={n_themes} cannot group {n_topics} topics into themes: give 2 to "
+            f"{n_topics - 1} themes, or 0 for none."
+        )
+    return int(n_themes)
+
+
+def _themes(model, names, stats, interval, n_themes):
+    """The topics cut into ``n_themes`` themes by their words, each with its
+    topics and every collection's share of it (the sum of its topics in
+    every draw), or None for ``n_themes=0``."""
+    from ..inspection import topic_themes
+    from ..inspection._topic_groups import group_draws, group_indicator
+
+    if not n_themes:
+        return None
+    themes = topic_themes(model, n_themes, names, n_words=3)
+    draws, _, unstable = group_draws(stats.chains, np.asarray(stats.unstable, dtype=np.intp),
+                                     themes, "write_report")
+    sums = _analysis.summarize_draws(draws, interval)
+    indicator = group_indicator(themes, stats.pi.shape[1], "write_report")[1]
+    rows = [{"name": name, "topics": topics, "unstable": bool(t in unstable)}
+            for t, (name, topics) in enumerate(themes.items())]
+    return {"rows": rows, "mean": stats.pi @ indicator, "lower": sums.lower,
+            "upper": sums.upper, "ess": sums.ess, "rhat": sums.rhat,
+            "corpus_wide": stats.corpus @ indicator}
 
 
 def verdict(lower, upper, ess, agree=False):

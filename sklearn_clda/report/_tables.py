@@ -32,6 +32,8 @@ def write_tables(out_dir, summary, theta, groups, graph, compared):
             for entry in summary["distinctive"] for row in entry["topics"]]),
         "representative": _representative(summary),
     }
+    if summary["themes"]:
+        tables["themes"] = _themes(summary["themes"], summary["collection_topic"])
     if summary["collection_words"]:
         tables["collection_words"] = _collection_words(summary)
     if compared:
@@ -88,6 +90,19 @@ def _collection_topics(table):
          table["ess"][j][k], table["rhat"][j][k], table["corpus_wide"][k]]
         for j, label in enumerate(table["collections"])
         for k in range(len(table["corpus_wide"]))
+    ]
+    return header, rows
+
+
+def _themes(themes, collection_topic):
+    header = ("collection", "theme", "topics", "mean", "lower", "upper", "ess", "rhat",
+              "corpus_wide")
+    rows = [
+        [label, row["name"], " ".join(map(str, row["topics"])), themes["mean"][j][t],
+         themes["lower"][j][t], themes["upper"][j][t], themes["ess"][j][t],
+         themes["rhat"][j][t], themes["corpus_wide"][t]]
+        for j, label in enumerate(collection_topic["collections"])
+        for t, row in enumerate(themes["rows"])
     ]
     return header, rows
 

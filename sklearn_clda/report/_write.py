@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import Bunch
-from sklearn.utils._param_validation import HasMethods, validate_params
+from sklearn.utils._param_validation import HasMethods, StrOptions, validate_params
 
 from .._corpus import StrictInterval, quiet_check_array
 from ..inspection._utils import check_clda
@@ -22,7 +22,7 @@ from ._files import (
 )
 from ._load import InputError
 from ._render import render_page
-from ._summary import build_summary
+from ._summary import build_summary, themes_for
 from ._tables import write_tables
 
 
@@ -41,6 +41,7 @@ from ._tables import write_tables
         "fit_seconds": [StrictInterval(Real, 0, np.inf, closed="left"), None],
         "top_words": [StrictInterval(Integral, 1, None, closed="left")],
         "n_distinctive": [StrictInterval(Integral, 0, None, closed="left")],
+        "n_themes": [StrictInterval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
         "interval": [StrictInterval(Real, 0, 1, closed="neither")],
         "model_note": [str, None],
         "extension": [dict, None],
@@ -65,6 +66,7 @@ def write_report(
     fit_seconds=None,
     top_words=10,
     n_distinctive=3,
+    n_themes="auto",
     interval=0.9,
     model_note=None,
     extension=None,
@@ -187,6 +189,14 @@ def write_report(
         Topics listed per collection in "what distinguishes each
         collection".
 
+    n_themes : int or "auto", default="auto"
+        Number of themes the topics are grouped into by their words
+        (:func:`~sklearn_clda.inspection.topic_themes`), each with every
+        collection's share and its interval (the sum of the theme's topics
+        in every draw). From 2 to the number of topics minus one; 0 for
+        none. "auto" means the square root of the number of topics,
+        rounded (4 themes of 20 topics), and none below 10 topics.
+
     interval : float, default=0.9
         Mass of the equal-tailed posterior intervals.
 
@@ -257,6 +267,7 @@ def write_report(
     True
     """
     model, given_pipeline, X, names, groups = _check_inputs(model, X, feature_names, groups)
+    n_themes = themes_for(n_themes, model.components_.shape[0])
     chains = _check_chains(model, chains)
     texts = _check_texts(texts, X.shape[0])
     pipeline = pipeline if pipeline is not None else given_pipeline
@@ -264,7 +275,7 @@ def write_report(
     options = Bunch(
         title=title, groups=groups, texts=texts, texts_info=texts_info,
         settings=settings, top_words=top_words, n_distinctive=n_distinctive,
-        interval=interval, model_note=model_note, extension=extension, chains=chains,
+        n_themes=n_themes, interval=interval, model_note=model_note, extension=extension, chains=chains,
         pipeline_saved=pipeline is not None,
         fit_seconds=_fit_seconds(model, fit_seconds),
     )
