@@ -6,7 +6,6 @@ import pytest
 from numpy.testing import assert_allclose
 from scipy.cluster.hierarchy import fcluster, is_valid_linkage, linkage
 from scipy.spatial.distance import pdist
-from sklearn.decomposition import LatentDirichletAllocation
 from sklearn.exceptions import NotFittedError
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.pipeline import make_pipeline
@@ -17,22 +16,7 @@ from sklearn_clda.datasets import make_lda_corpus
 from sklearn_clda.inspection import topic_hierarchy, topic_labels
 from sklearn_clda.inspection._labels import LABEL_METHODS, merged_word_scores, word_scores
 
-VOCAB = ["goal", "match", "league", "coach", "vote", "party", "senate", "law"]
-# Three sport topics and three politics topics, each of 8 words.
-COMPONENTS = np.array([
-    [30.0, 20.0, 10.0, 5.0, 1.0, 1.0, 1.0, 1.0],
-    [20.0, 30.0, 2.0, 10.0, 1.0, 2.0, 1.0, 1.0],
-    [10.0, 5.0, 30.0, 20.0, 2.0, 1.0, 1.0, 1.0],
-    [1.0, 1.0, 1.0, 2.0, 30.0, 20.0, 10.0, 5.0],
-    [1.0, 2.0, 1.0, 1.0, 20.0, 30.0, 5.0, 10.0],
-    [1.0, 1.0, 2.0, 1.0, 5.0, 10.0, 30.0, 20.0],
-])
-
-
-def _model(components=COMPONENTS):
-    lda = LatentDirichletAllocation(n_components=len(components))
-    lda.components_ = np.asarray(components, dtype=float)
-    return lda
+from _sport_politics import COMPONENTS, VOCAB, fitted_lda
 
 
 def _chain(group, n_topics):
@@ -88,7 +72,7 @@ def test_merged_scores_of_huge_and_tiny_weights_are_finite():
 
 
 def test_the_tree_is_scipys_linkage_of_hellinger_distances():
-    tree = topic_hierarchy(_model(), VOCAB, method="average")
+    tree = topic_hierarchy(fitted_lda(), VOCAB, method="average")
     assert tree.columns.tolist() == ["node", "left", "right", "distance", "n_topics",
                                      "topics", "share", "words"]
     Z = tree[["left", "right", "distance", "n_topics"]].to_numpy(float)
@@ -109,7 +93,7 @@ def test_the_tree_is_scipys_linkage_of_hellinger_distances():
 
 
 def test_each_group_is_labelled_by_its_merged_topic():
-    tree = topic_hierarchy(_model(), VOCAB, n_words=3, label_method="frex")
+    tree = topic_hierarchy(fitted_lda(), VOCAB, n_words=3, label_method="frex")
     groups = tree.set_index(tree["topics"].map(tuple))
     sport, politics = groups.loc[[(0, 1, 2)]].iloc[0], groups.loc[[(3, 4, 5)]].iloc[0]
     assert set(sport["words"]) <= set(VOCAB[:4])
@@ -124,7 +108,7 @@ def test_each_group_is_labelled_by_its_merged_topic():
 def test_metrics_and_linkages(metric, method):
     from sklearn_clda.metrics import align_topics
 
-    tree = topic_hierarchy(_model(), VOCAB, metric=metric, method=method)
+    tree = topic_hierarchy(fitted_lda(), VOCAB, metric=metric, method=method)
     # the first merge is the closest pair, at its distance under the metric
     distances = np.array([[align_topics(COMPONENTS[[i]], COMPONENTS[[j]], metric=metric)[1][0]
                            for j in range(6)] for i in range(6)])
@@ -136,16 +120,16 @@ def test_metrics_and_linkages(metric, method):
 
 
 def test_ward_by_default_and_with_hellinger_only():
-    tree = topic_hierarchy(_model(), VOCAB)
-    assert tree.equals(topic_hierarchy(_model(), VOCAB, method="ward"))
+    tree = topic_hierarchy(fitted_lda(), VOCAB)
+    assert tree.equals(topic_hierarchy(fitted_lda(), VOCAB, method="ward"))
     want = linkage(np.sqrt(COMPONENTS / COMPONENTS.sum(axis=1, keepdims=True)) / np.sqrt(2.0),
                    "ward")
     assert_allclose(np.sort(tree["distance"]), np.sort(want[:, 2]), rtol=1e-9)
     with pytest.raises(ValueError, match="method='ward' needs Euclidean distances"):
-        topic_hierarchy(_model(), VOCAB, metric="jsd", method="ward")
+        topic_hierarchy(fitted_lda(), VOCAB, metric="jsd", method="ward")
     # other metrics default to the average linkage
-    assert topic_hierarchy(_model(), VOCAB, metric="jsd").equals(
-        topic_hierarchy(_model(), VOCAB, metric="jsd", method="average"))
+    assert topic_hierarchy(fitted_lda(), VOCAB, metric="jsd").equals(
+        topic_hierarchy(fitted_lda(), VOCAB, metric="jsd", method="average"))
 
 
 def test_a_fitted_pipeline_names_its_words():
@@ -168,23 +152,23 @@ def test_a_fitted_pipeline_names_its_words():
 def test_errors():
     with pytest.raises(ValueError, match="merges topics, but LatentDirichletAllocation "
                                          "has 1 topic"):
-        topic_hierarchy(_model(COMPONENTS[:1]), VOCAB)
+        topic_hierarchy(fitted_lda(COMPONENTS[:1]), VOCAB)
     with pytest.raises(NotFittedError):
         topic_hierarchy(LDAGibbs())
     with pytest.raises(ValueError, match="feature_names passed to topic_hierarchy has shape"):
-        topic_hierarchy(_model(), VOCAB[:3])
+        topic_hierarchy(fitted_lda(), VOCAB[:3])
     for params in ({"metric": "cosine"}, {"method": "centroid"}, {"n_words": 0},
                    {"label_method": "tfidf"}, {"frex_weight": 2.0}):
         with pytest.raises(InvalidParameterError):
-            topic_hierarchy(_model(), VOCAB, **params)
+            topic_hierarchy(fitted_lda(), VOCAB, **params)
     bad = COMPONENTS.copy()
     bad[2, 3] = np.nan
     with pytest.raises(ValueError, match="finite 2-d array"):
-        topic_hierarchy(_model(bad), VOCAB)
+        topic_hierarchy(fitted_lda(bad), VOCAB)
 
 
 def test_two_topics_and_placeholder_words():
-    tree = topic_hierarchy(_model(COMPONENTS[[0, 3]]), n_words=2)
+    tree = topic_hierarchy(fitted_lda(COMPONENTS[[0, 3]]), n_words=2)
     assert isinstance(tree, pd.DataFrame) and len(tree) == 1
     assert tree["topics"].tolist() == [[0, 1]]
     assert all(word.startswith("word ") for word in tree["words"].iloc[0])
@@ -196,9 +180,9 @@ def test_without_the_optimal_order_the_same_groups(monkeypatch):
     from sklearn_clda.inspection import _hierarchy
 
     components = np.random.default_rng(2).gamma(0.5, size=(12, 30)) + 0.01
-    ordered = topic_hierarchy(_model(components))
+    ordered = topic_hierarchy(fitted_lda(components))
     monkeypatch.setattr(_hierarchy, "MAX_OPTIMAL_ORDER", 11)
-    plain = topic_hierarchy(_model(components))
+    plain = topic_hierarchy(fitted_lda(components))
     assert_allclose(plain["distance"], ordered["distance"], rtol=1e-12)
     assert plain["topics"].tolist() == ordered["topics"].tolist()
     assert plain["words"].tolist() == ordered["words"].tolist()
@@ -209,8 +193,8 @@ def test_without_the_optimal_order_the_same_groups(monkeypatch):
 def test_themes_are_the_groups_of_a_cut_named_by_their_words(n_themes):
     from sklearn_clda.inspection import topic_themes
 
-    themes = topic_themes(_model(), n_themes, VOCAB, n_words=2)
-    tree = topic_hierarchy(_model(), VOCAB, n_words=2)
+    themes = topic_themes(fitted_lda(), n_themes, VOCAB, n_words=2)
+    tree = topic_hierarchy(fitted_lda(), VOCAB, n_words=2)
     Z = tree[["left", "right", "distance", "n_topics"]].to_numpy(float)
     # the groups of the merges below the (n_themes - 1) highest
     cut = np.nextafter(np.sort(Z[:, 2])[-(n_themes - 1)], 0.0)
@@ -220,7 +204,7 @@ def test_themes_are_the_groups_of_a_cut_named_by_their_words(n_themes):
     # every theme of two or more topics is named by its tree row's words,
     # a single topic by its own label
     rows = dict(zip(tree["topics"].map(tuple), tree["words"]))
-    single = topic_labels(_model(), VOCAB, n_words=2)["words"]
+    single = topic_labels(fitted_lda(), VOCAB, n_words=2)["words"]
     for name, topics in themes.items():
         words = rows[tuple(topics)] if len(topics) > 1 else single[topics[0]]
         assert name == " ".join(words)
@@ -239,16 +223,16 @@ def test_themes_of_tied_merges_and_bad_numbers():
 
     # four identical pairs: every merge between pairs ties, still 3 themes
     rows = np.repeat(np.eye(4) * 10 + 1, 2, axis=0)
-    themes = topic_themes(_model(rows), 3)
+    themes = topic_themes(fitted_lda(rows), 3)
     assert len(themes) == 3 and sorted(sum(themes.values(), [])) == list(range(8))
     # names that repeat get a number
     assert all(name for name in themes)
     with pytest.raises(ValueError, match="n_themes=7 passed to topic_themes is more than"):
-        topic_themes(_model(), 7)
+        topic_themes(fitted_lda(), 7)
     with pytest.raises(InvalidParameterError):
-        topic_themes(_model(), 1)
+        topic_themes(fitted_lda(), 1)
     with pytest.raises(ValueError, match="method='ward' needs Euclidean"):
-        topic_themes(_model(), 2, metric="tv", method="ward")
+        topic_themes(fitted_lda(), 2, metric="tv", method="ward")
 
 
 def test_repeated_names_are_numbered():
@@ -257,6 +241,6 @@ def test_repeated_names_are_numbered():
     # two far-apart groups whose words rank alike: the same name twice
     rows = np.array([[10.0, 5.0, 1.0, 1.0], [10.0, 5.0, 1.2, 1.0],
                      [5.0, 10.0, 1.0, 30.0], [5.0, 10.0, 1.0, 31.0]])
-    themes = topic_themes(_model(rows), 4, ["a", "b", "c", "d"], n_words=1,
+    themes = topic_themes(fitted_lda(rows), 4, ["a", "b", "c", "d"], n_words=1,
                           label_method="prob")
     assert list(themes) == ["d", "d (2)", "a", "a (2)"]

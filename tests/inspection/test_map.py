@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
-from sklearn.decomposition import PCA, LatentDirichletAllocation
+from sklearn.decomposition import PCA
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.pipeline import make_pipeline
 from sklearn.utils._param_validation import InvalidParameterError
@@ -13,24 +13,10 @@ from sklearn_clda.inspection import topic_labels, topic_map
 from sklearn_clda.inspection._map import topic_coordinates
 from sklearn_clda.metrics._topics import _topic_distance_matrix
 
+from _sport_politics import COMPONENTS, VOCAB, fitted_lda
+
+
 pytest.importorskip("pandas")
-
-VOCAB = np.array(["goal", "match", "league", "coach", "vote", "party", "senate", "law"])
-COMPONENTS = np.array([
-    [30.0, 20.0, 10.0, 5.0, 1.0, 1.0, 1.0, 1.0],
-    [20.0, 30.0, 2.0, 10.0, 1.0, 2.0, 1.0, 1.0],
-    [10.0, 5.0, 30.0, 20.0, 2.0, 1.0, 1.0, 1.0],
-    [1.0, 1.0, 1.0, 2.0, 30.0, 20.0, 10.0, 5.0],
-    [1.0, 2.0, 1.0, 1.0, 20.0, 30.0, 5.0, 10.0],
-    [1.0, 1.0, 2.0, 1.0, 5.0, 10.0, 30.0, 20.0],
-])
-
-
-def _model(components=COMPONENTS):
-    lda = LatentDirichletAllocation(n_components=len(components))
-    lda.components_ = np.asarray(components, dtype=float)
-    return lda
-
 
 def _same_up_to_axis_signs(a, b):
     """Columns of ``a`` equal to those of ``b`` or to their negatives."""
@@ -56,7 +42,7 @@ def test_hellinger_coordinates_are_a_pca_of_the_root_distributions():
     # Hellinger distances are the principal components of sqrt(phi) / sqrt(2)
     phi = COMPONENTS / COMPONENTS.sum(axis=1, keepdims=True)
     pca = PCA(n_components=2).fit(np.sqrt(phi / 2.0))
-    table = topic_map(_model(), VOCAB)
+    table = topic_map(fitted_lda(), VOCAB)
     _same_up_to_axis_signs(table[["x", "y"]].to_numpy(), pca.transform(np.sqrt(phi / 2.0)))
     assert_allclose(table.attrs["explained"], pca.explained_variance_ratio_, rtol=1e-10)
     # the first axis parts sport (topics 0-2) from politics (3-5)
@@ -93,8 +79,8 @@ def test_each_axis_is_turned_so_its_largest_coordinate_is_positive():
 
 
 def test_words_and_shares_are_the_models():
-    table = topic_map(_model(), VOCAB, label_method="lift", n_words=4)
-    labels = topic_labels(_model(), VOCAB, method="lift", n_words=4)
+    table = topic_map(fitted_lda(), VOCAB, label_method="lift", n_words=4)
+    labels = topic_labels(fitted_lda(), VOCAB, method="lift", n_words=4)
     assert table["words"].tolist() == labels["words"].tolist()
     assert_allclose(table["share"], COMPONENTS.sum(axis=1) / COMPONENTS.sum())
     assert table["topic"].tolist() == list(range(6))
@@ -102,18 +88,18 @@ def test_words_and_shares_are_the_models():
 
 
 def test_few_or_identical_topics_and_huge_weights():
-    one = topic_map(_model(COMPONENTS[:1]), VOCAB)
+    one = topic_map(fitted_lda(COMPONENTS[:1]), VOCAB)
     assert one[["x", "y"]].to_numpy().tolist() == [[0.0, 0.0]]
     assert one.attrs["explained"].tolist() == [0.0, 0.0]
-    two = topic_map(_model(COMPONENTS[[0, 3]]), VOCAB)  # a line: the second axis is 0
+    two = topic_map(fitted_lda(COMPONENTS[[0, 3]]), VOCAB)  # a line: the second axis is 0
     assert_allclose(two["y"], 0.0, atol=1e-12)
     distance = _topic_distance_matrix(COMPONENTS[[0, 3]], "hellinger")[0, 1]
     assert_allclose(np.abs(two["x"]), distance / 2)
     assert_allclose(two.attrs["explained"], [1.0, 0.0], atol=1e-12)
-    same = topic_map(_model(np.tile(COMPONENTS[:1], (3, 1))), VOCAB)
+    same = topic_map(fitted_lda(np.tile(COMPONENTS[:1], (3, 1))), VOCAB)
     assert_allclose(same[["x", "y"]].to_numpy(), 0.0, atol=1e-6)
-    huge = topic_map(_model(COMPONENTS * 1e306), VOCAB)
-    assert_allclose(huge[["x", "y"]], topic_map(_model(), VOCAB)[["x", "y"]], atol=1e-8)
+    huge = topic_map(fitted_lda(COMPONENTS * 1e306), VOCAB)
+    assert_allclose(huge[["x", "y"]], topic_map(fitted_lda(), VOCAB)[["x", "y"]], atol=1e-8)
     assert_allclose(huge["share"].sum(), 1.0)
 
 
@@ -129,12 +115,12 @@ def test_a_fitted_pipeline_names_its_words():
 
 def test_errors():
     with pytest.raises(InvalidParameterError, match="metric"):
-        topic_map(_model(), VOCAB, metric="cosine")
+        topic_map(fitted_lda(), VOCAB, metric="cosine")
     with pytest.raises(InvalidParameterError, match="n_words"):
-        topic_map(_model(), VOCAB, n_words=0)
+        topic_map(fitted_lda(), VOCAB, n_words=0)
     with pytest.raises(ValueError, match="feature_names"):
-        topic_map(_model(), VOCAB[:3])
+        topic_map(fitted_lda(), VOCAB[:3])
     with pytest.raises(ValueError, match="has none"):
-        topic_map(_model(np.zeros((0, 8))), VOCAB)
+        topic_map(fitted_lda(np.zeros((0, 8))), VOCAB)
     with pytest.raises(ValueError, match="non-negative"):
-        topic_map(_model(-COMPONENTS), VOCAB)
+        topic_map(fitted_lda(-COMPONENTS), VOCAB)

@@ -12,7 +12,6 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from numpy.testing import assert_allclose  # noqa: E402
 from scipy.cluster.hierarchy import fcluster  # noqa: E402
-from sklearn.decomposition import LatentDirichletAllocation  # noqa: E402
 from sklearn.feature_extraction.text import CountVectorizer  # noqa: E402
 from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.utils._param_validation import InvalidParameterError  # noqa: E402
@@ -22,15 +21,7 @@ from sklearn_clda.inspection import topic_hierarchy  # noqa: E402
 from sklearn_clda.inspection._labels import word_scores  # noqa: E402
 from sklearn_clda.plotting import TopicHierarchyDisplay  # noqa: E402
 
-VOCAB = np.array(["goal", "match", "league", "coach", "vote", "party", "senate", "law"])
-COMPONENTS = np.array([
-    [30.0, 20.0, 10.0, 5.0, 1.0, 1.0, 1.0, 1.0],
-    [20.0, 30.0, 2.0, 10.0, 1.0, 2.0, 1.0, 1.0],
-    [10.0, 5.0, 30.0, 20.0, 2.0, 1.0, 1.0, 1.0],
-    [1.0, 1.0, 1.0, 2.0, 30.0, 20.0, 10.0, 5.0],
-    [1.0, 2.0, 1.0, 1.0, 20.0, 30.0, 5.0, 10.0],
-    [1.0, 1.0, 2.0, 1.0, 5.0, 10.0, 30.0, 20.0],
-])
+from _sport_politics import COMPONENTS, VOCAB, fitted_lda  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -39,19 +30,13 @@ def close_figures():
     plt.close("all")
 
 
-def _model(components=COMPONENTS):
-    lda = LatentDirichletAllocation(n_components=len(components))
-    lda.components_ = np.asarray(components, dtype=float)
-    return lda
-
-
 def _linkage(tree):
     return tree[["left", "right", "distance", "n_topics"]].to_numpy(float)
 
 
 def test_the_tree_drawn_is_topic_hierarchys():
-    disp = TopicHierarchyDisplay.from_estimator(_model(), feature_names=VOCAB)
-    tree = topic_hierarchy(_model(), VOCAB)
+    disp = TopicHierarchyDisplay.from_estimator(fitted_lda(), feature_names=VOCAB)
+    tree = topic_hierarchy(fitted_lda(), VOCAB)
     # each merge is drawn as a link whose top is at the merge's distance
     heights = sorted(max(xs) for xs in disp.dendrogram_["dcoord"])
     assert_allclose(heights, np.sort(tree["distance"]), rtol=1e-12)
@@ -65,7 +50,7 @@ def test_the_tree_drawn_is_topic_hierarchys():
 
 
 def test_n_clusters_colours_the_groups_of_the_cut():
-    tree = topic_hierarchy(_model(), VOCAB)
+    tree = topic_hierarchy(fitted_lda(), VOCAB)
     Z = _linkage(tree)
     for n_clusters in (2, 3, 6):
         disp = TopicHierarchyDisplay(Z).plot(n_clusters=n_clusters)
@@ -83,15 +68,15 @@ def test_n_clusters_colours_the_groups_of_the_cut():
 
 def test_options():
     disp = TopicHierarchyDisplay.from_estimator(
-        _model(), metric="jsd", method="complete", feature_names=VOCAB, top_words=0,
+        fitted_lda(), metric="jsd", method="complete", feature_names=VOCAB, top_words=0,
         dendrogram_kw={"orientation": "top"})
     assert [t.get_text() for t in disp.ax_.get_xticklabels()] == [
         str(k) for k in disp.leaves_]
     assert disp.ax_.get_ylabel() == "Jensen-Shannon divergence (bits), complete linkage"
     fig, ax = plt.subplots()
-    assert TopicHierarchyDisplay.from_estimator(_model(), ax=ax).ax_ is ax
+    assert TopicHierarchyDisplay.from_estimator(fitted_lda(), ax=ax).ax_ is ax
     # no vocabulary: the topic numbers
-    disp = TopicHierarchyDisplay.from_estimator(_model(), method="ward")
+    disp = TopicHierarchyDisplay.from_estimator(fitted_lda(), method="ward")
     assert sorted(t.get_text() for t in disp.ax_.get_yticklabels()) == [str(k)
                                                                         for k in range(6)]
 
@@ -118,17 +103,17 @@ def test_bad_values_are_named(linkage, labels, message):
 
 
 def test_bad_parameters():
-    Z = _linkage(topic_hierarchy(_model(), VOCAB))
+    Z = _linkage(topic_hierarchy(fitted_lda(), VOCAB))
     for n_clusters in (1, 7, 2.5, True):
         with pytest.raises(ValueError, match="n_clusters must be an int from 2"):
             TopicHierarchyDisplay(Z).plot(n_clusters=n_clusters)
     with pytest.raises(ValueError, match="has 1 topic"):
-        TopicHierarchyDisplay.from_estimator(_model(COMPONENTS[:1]))
+        TopicHierarchyDisplay.from_estimator(fitted_lda(COMPONENTS[:1]))
     with pytest.raises(ValueError, match="method='ward' needs Euclidean"):
-        TopicHierarchyDisplay.from_estimator(_model(), metric="tv", method="ward")
+        TopicHierarchyDisplay.from_estimator(fitted_lda(), metric="tv", method="ward")
     for params in ({"metric": "l2"}, {"method": "median"}, {"top_words": -1}):
         with pytest.raises(InvalidParameterError):
-            TopicHierarchyDisplay.from_estimator(_model(), **params)
+            TopicHierarchyDisplay.from_estimator(fitted_lda(), **params)
     with pytest.raises(ValueError, match="must be a matplotlib Axes"):
         TopicHierarchyDisplay(Z).plot(ax="left")
 
@@ -136,12 +121,12 @@ def test_bad_parameters():
 def test_a_large_tree_is_drawn_from_its_top_groups():
     rng = np.random.default_rng(0)
     components = rng.gamma(0.3, size=(150, 40)) + 1e-3
-    disp = TopicHierarchyDisplay.from_estimator(_model(components))
+    disp = TopicHierarchyDisplay.from_estimator(fitted_lda(components))
     assert disp.leaves_.size == 100
     labels = [t.get_text() for t in disp.ax_.get_yticklabels()]
     groups = disp.leaves_ >= 150
     assert groups.any() and (~groups).any()
-    tree = topic_hierarchy(_model(components))
+    tree = topic_hierarchy(fitted_lda(components))
     sizes = dict(zip(tree["node"], tree["n_topics"]))
     assert [label for label, g in zip(labels, groups) if g] == [
         f"({sizes[node]} topics)" for node in disp.leaves_[groups]]
@@ -149,6 +134,6 @@ def test_a_large_tree_is_drawn_from_its_top_groups():
         str(k) for k in disp.leaves_[~groups]]
     assert disp.figure_.get_size_inches()[1] == pytest.approx(0.28 * 100 + 1.0)
     plt.close("all")
-    every = TopicHierarchyDisplay.from_estimator(_model(components),
+    every = TopicHierarchyDisplay.from_estimator(fitted_lda(components),
                                                  dendrogram_kw={"truncate_mode": None})
     assert sorted(every.leaves_.tolist()) == list(range(150))
