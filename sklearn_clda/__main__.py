@@ -397,6 +397,41 @@ def format_topic_table(model, feature_names, top_words=8, method="prob"):
     return "\n".join(lines)
 
 
+def format_theme_table(model, feature_names, n_themes):
+    """Text table: the topics grouped into ``n_themes`` themes by their words
+    (:func:`sklearn_clda.inspection.topic_themes`), one line per theme with
+    each collection's share of it (the sum of its topics') and its topics.
+
+    Parameters
+    ----------
+    model : CompoundLDA
+        A fitted model with at least ``n_themes + 1`` topics.
+    feature_names : array-like of str
+        Vocabulary, in column order.
+    n_themes : int
+        Number of themes, at least 2.
+
+    Returns
+    -------
+    table : str
+    """
+    from sklearn_clda.inspection import topic_themes
+
+    themes = topic_themes(model, n_themes, feature_names)
+    pi = model.collection_topic_
+    labels = ["all"] if model.groups_ is None else [str(g) for g in model.groups_]
+    width = max(8, *(len(label) for label in labels)) + 2
+    name_width = max(5, *(len(name) for name in themes))
+    header = (f"{'theme':<{name_width}}" + "".join(f"{label:>{width}}" for label in labels)
+              + "  topics")
+    lines = [header, "-" * len(header)]
+    for name, topics in themes.items():
+        shares = "".join(f"{100 * pi[j, topics].sum():>{width - 1}.1f}%"
+                         for j in range(pi.shape[0]))
+        lines.append(f"{name:<{name_width}}{shares}  {' '.join(map(str, topics))}")
+    return "\n".join(lines)
+
+
 def _check_report_args(args):
     """One-line message for an invalid report option, or None."""
     if _n_components_problem(args.n_components, MAX_REPORT_TOPICS):
@@ -737,6 +772,14 @@ def _run_demo(args):
         "FREX words\n(frequent in the topic and exclusive to it):\n"
     )
     print(format_topic_table(model, news.feature_names, args.top_words, method="frex"))
+    from sklearn_clda.inspection._hierarchy import themes_for
+
+    n_themes = themes_for(args.themes, args.n_components)
+    if n_themes:
+        print(f"\nThe topics grouped into {n_themes} themes by their words, each "
+              "collection's share of each\n(sklearn_clda.inspection.topic_themes; "
+              "--themes N for another number, 0 for none):\n")
+        print(format_theme_table(model, news.feature_names, n_themes))
     if args.report is not None:
         return _write_demo_report(args, model, news, seconds)
     return 0

@@ -37,6 +37,29 @@ def _run_demo(capsys, seed):
     return code, capsys.readouterr().out
 
 
+def test_demo_themes(capsys):
+    """--themes N prints the topics grouped by their words (none unasked
+    below 10 topics), each collection's share of a theme the sum of its
+    topics' printed in the topic table."""
+    assert main(DEMO_ARGS + ["0", "--themes", "2"]) == 0
+    out = capsys.readouterr().out
+    topics = {int(m.group(1)): [float(p) for p in re.findall(r"(\d+\.\d)%", m.group(2))]
+              for m in _topic_lines(out)}
+    lines = out.split("themes by their words")[1].splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("theme"))
+    assert lines[header].split()[1:5] == COLLECTIONS
+    rows = [re.match(r"^(\S.*?)((?:\s+\d+\.\d%){4})\s{2}([\d ]+)$", line)
+            for line in lines[header + 2:header + 4]]
+    members = [list(map(int, row.group(3).split())) for row in rows]
+    assert sorted(sum(members, [])) == [0, 1, 2, 3, 4]
+    for row, group in zip(rows, members):
+        shares = [float(p) for p in re.findall(r"(\d+\.\d)%", row.group(2))]
+        summed = np.sum([topics[k] for k in group], axis=0)
+        assert np.allclose(shares, summed, atol=0.05 * len(group) + 0.051)
+    main(DEMO_ARGS + ["0"])
+    assert "themes by their words" not in capsys.readouterr().out
+
+
 def test_demo_output(capsys):
     code, out = _run_demo(capsys, 0)
     assert code == 0

@@ -2238,7 +2238,7 @@ def test_themes_sum_the_draws_of_their_topics(small_corpus, tmp_path):
     (2, 3, 2), (19, 20, 19),
 ])
 def test_how_many_themes(n_themes, n_components, expected):
-    from sklearn_clda.report._summary import themes_for
+    from sklearn_clda.inspection._hierarchy import themes_for
 
     assert themes_for(n_themes, n_components) == expected
 

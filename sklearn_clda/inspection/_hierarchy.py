@@ -1,6 +1,7 @@
 """Topics grouped into a tree by how alike their words are (BERTopic's
 ``hierarchical_topics``)."""
 
+import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -21,6 +22,24 @@ LINKAGE_METHODS = ("average", "complete", "single", "weighted", "ward")
 #: alike): its cost grows as the cube of the topics (0.4 s at 500, 8 s at
 #: 1,000 on a 2-core VM). It only swaps the two nodes of merges.
 MAX_OPTIMAL_ORDER = 500
+
+
+#: Fewest topics that ``n_themes="auto"`` groups into themes.
+AUTO_THEMES_MIN_TOPICS = 10
+
+
+def themes_for(n_themes, n_topics):
+    """The number of themes of a report of ``n_themes`` (an int or "auto")
+    on ``n_topics`` topics: 0 for none; ``ValueError`` for 1, or for as
+    many themes as topics or more."""
+    if n_themes == "auto":
+        return 0 if n_topics < AUTO_THEMES_MIN_TOPICS else int(round(math.sqrt(n_topics)))
+    if n_themes == 1 or n_themes >= n_topics:
+        raise ValueError(
+            f"n_themes={n_themes} cannot group {n_topics} topics into themes: give 2 to "
+            f"{n_topics - 1} themes, or 0 for none."
+        )
+    return int(n_themes)
 
 
 def check_linkage_method(metric, method, caller):

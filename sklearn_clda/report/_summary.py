@@ -250,24 +250,6 @@ def _collection_topic(stats, interval):
     }
 
 
-#: Fewest topics that ``n_themes="auto"`` groups into themes.
-AUTO_THEMES_MIN_TOPICS = 10
-
-
-def themes_for(n_themes, n_topics):
-    """The number of themes of a report of ``n_themes`` (an int or "auto")
-    on ``n_topics`` topics: 0 for none; ``ValueError`` for 1, or for as
-    many themes as topics or more."""
-    if n_themes == "auto":
-        return 0 if n_topics < AUTO_THEMES_MIN_TOPICS else int(round(math.sqrt(n_topics)))
-    if n_themes == 1 or n_themes >= n_topics:
-        raise ValueError(
-            f"n_themes={n_themes} cannot group {n_topics} topics into themes: give 2 to "
-            f"{n_topics - 1} themes, or 0 for none."
-        )
-    return int(n_themes)
-
-
 def _themes(model, names, stats, interval, n_themes):
     """The topics cut into ``n_themes`` themes by their words, each with its
     topics and every collection's share of it (the sum of its topics in

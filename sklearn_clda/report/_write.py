@@ -10,6 +10,7 @@ from sklearn.utils import Bunch
 from sklearn.utils._param_validation import HasMethods, StrOptions, validate_params
 
 from .._corpus import StrictInterval, quiet_check_array
+from ..inspection._hierarchy import themes_for
 from ..inspection._utils import check_clda
 from ._figures import NO_FIGURES_NOTE, draw_figures
 from ._files import (
@@ -22,7 +23,7 @@ from ._files import (
 )
 from ._load import InputError
 from ._render import render_page
-from ._summary import build_summary, themes_for
+from ._summary import build_summary
 from ._tables import write_tables
 
 
