@@ -85,6 +85,26 @@ def test_the_report_pools_the_chains_lined_up(corpus, chains, tmp_path):
     assert "one chain" not in page.split('id="diagnostics"')[1]
 
 
+def test_themes_pool_the_chains_lined_up(corpus, chains, tmp_path):
+    """A theme's interval comes from the lined-up chains' draws of its
+    topics, summed: what collection_topic_summary gives for the chains."""
+    from sklearn_clda.inspection import topic_themes
+
+    summary = write_report(chains[0], corpus.data, WORDS, tmp_path, groups=corpus.groups,
+                           chains=chains[1:], n_themes=2, figures=False)
+    themes = topic_themes(chains[0], 2, WORDS)
+    pooled = collection_topic_summary(chains, ci=0.9, topic_groups=themes)
+    got = summary["themes"]
+    assert [row["topics"] for row in got["rows"]] == list(themes.values())
+    for j, label in enumerate(chains[0].groups_):
+        for t, name in enumerate(themes):
+            row = pooled[(pooled["collection"] == label) & (pooled["topic"] == name)].iloc[0]
+            assert got["lower"][j][t] == pytest.approx(row["lower"], rel=1e-9)
+            assert got["upper"][j][t] == pytest.approx(row["upper"], rel=1e-9)
+            assert got["rhat"][j][t] == pytest.approx(row["rhat"], rel=1e-9)
+    assert not any(row["unstable"] for row in got["rows"])
+
+
 def test_pooled_intervals_are_wider_than_one_chain_s(corpus, tmp_path):
     """Chains stopped early settle apart: their pooled intervals span them."""
     early = _fits(corpus, 60)
