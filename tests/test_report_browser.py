@@ -44,6 +44,8 @@ CSV_HEADERS = {
                    "largest_upper", "chain_distance", "unstable"],
     "collection_topics.csv": ["collection", "topic", "mean", "lower", "upper", "ess",
                               "rhat", "corpus_wide"],
+    "themes.csv": ["collection", "theme", "topics", "mean", "lower", "upper", "ess", "rhat",
+                   "corpus_wide"],
     "distinctive_topics.csv": ["collection", "topic", "share", "lower", "upper", "ess",
                                "corpus_share", "ratio", "difference", "difference_lower",
                                "difference_upper", "difference_ess", "verdict",
