@@ -92,7 +92,8 @@ _REPORT_DESCRIPTION = """\
 Fit compound LDA on your own documents, split into collections (news
 outlets, years, authors, ...), and write an HTML report for people to --out:
 index.html (summary; topics with their FREX and most probable words, sizes,
-coherence, representative documents and each collection's own words in them;
+coherence, representative documents and each collection's own words in them,
+and an interactive map of them by collection, with LDAvis's relevance;
 which topics go together in documents, within the collections;
 topic proportions of each collection as a heatmap, bars, a map of the
 topics, a table with intervals, the same for themes (the topics grouped by

@@ -312,9 +312,12 @@ def test_csv_report_page_is_self_contained(csv_report):
     out = csv_report["out"]
     page = (out / "index.html").read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>")
-    # The style sheet and the one script are files of the folder, not fetched.
+    # The style sheet and the one script are files of the folder, not fetched;
+    # the map's numbers are a JSON block, which no browser runs.
     assert '<link rel="stylesheet" href="report.css">' in page
-    assert re.findall(r"<script[^>]*>", page) == ['<script src="report.js" defer>']
+    assert re.findall(r"<script[^>]*>", page) == [
+        '<script src="report.js" defer>',
+        '<script type="application/json" id="topic-map-data">']
     refs = re.findall(r'(?:src|href)="([^"]*)"', page)
     assert {"report.css", "report.js"} <= set(refs)
     for ref in refs:
@@ -1973,10 +1976,10 @@ def test_figures_of_every_topic_draw_the_largest_forty(small_corpus, tmp_path,
     assert summary["figure_topics"] == MAX_FIGURE_TOPICS
     assert heights[MAX_FIGURE_TOPICS] == heights[MAX_FIGURE_TOPICS + 8]
     assert "largest of the" not in pages[MAX_FIGURE_TOPICS]
-    # the heatmap, the map, the words, their quality, their tree and the
-    # graph of the topics that go together
+    # the heatmap, the map (drawn and interactive), the words, their
+    # quality, their tree and the graph of the topics that go together
     assert pages[MAX_FIGURE_TOPICS + 8].count(
-        f"It shows the {MAX_FIGURE_TOPICS} largest of the {MAX_FIGURE_TOPICS + 8} topics") == 6
+        f"It shows the {MAX_FIGURE_TOPICS} largest of the {MAX_FIGURE_TOPICS + 8} topics") == 7
 
 
 def test_the_tree_figure_is_topic_hierarchys_of_the_figures_topics():
@@ -2257,3 +2260,44 @@ def test_no_themes_and_bad_numbers_of_themes(small_corpus, tmp_path):
     assert not (tmp_path / "bad").exists()
     with pytest.raises(ValueError, match="n_themes"):  # (InvalidParameterError)
         write_report(model, X, names, tmp_path / "bad", groups=groups, n_themes="some")
+
+
+def test_the_map_data_ranks_words_as_topic_labels_does(small_corpus, tmp_path):
+    """At every setting of the page's slider, each topic's candidate words
+    ranked by the two logs the page reads give topic_labels' relevance
+    words; the places keep the principal coordinates' distances."""
+    from scipy.spatial.distance import pdist
+
+    from sklearn_clda.inspection import topic_labels
+    from sklearn_clda.inspection._map import topic_coordinates
+    from sklearn_clda.report._map import LAMBDAS, MAX_RADIUS
+
+    X, groups, names = small_corpus
+    model = CompoundLDA(n_components=6, max_iter=30, thin=1, random_state=0)
+    model.fit(X, groups=groups)
+    summary = write_report(model, X, names, tmp_path / "r", groups=groups, top_words=4,
+                           figures=False)
+    data = summary["topic_map"]
+    order = summary["topic_order"]
+    assert data["topics"] == order and data["n_words"] == 4
+    for lam in LAMBDAS:
+        labels = topic_labels(model, names, method="relevance", relevance_lambda=lam,
+                              n_words=4)["words"]
+        for i, k in enumerate(order):
+            ranked = sorted(data["words"][i], key=lambda w: (
+                -(lam * w["log_phi"] + (1.0 - lam) * w["log_lift"]), w["index"]))
+            assert [w["word"] for w in ranked[:4]] == labels[k], (lam, k)
+    xy, explained = topic_coordinates(model.components_[order], "hellinger")
+    drawn = np.column_stack([data["x"], -np.asarray(data["y"])])
+    ratio = pdist(drawn) / pdist(xy)
+    assert np.allclose(ratio, ratio[0])
+    assert np.allclose(data["explained"], explained)
+    assert np.allclose(data["radius"], MAX_RADIUS * np.sqrt(
+        np.asarray(data["corpus"]) / data["peak"]))
+    assert data["peak"] == pytest.approx(max(
+        max(data["corpus"]), *(max(c["shares"]) for c in data["collections"])))
+    page = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+    assert page.count('class="map-topic"') == 6 and 'id="topic-map-data"' in page
+    few = CompoundLDA(n_components=2, max_iter=10, thin=1, random_state=0).fit(X, groups=groups)
+    assert write_report(few, X, names, tmp_path / "few", groups=groups,
+                        figures=False)["topic_map"] is None

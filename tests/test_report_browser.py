@@ -3,6 +3,8 @@
 Loads ``index.html`` from a file:// URL and checks that the page logs no
 console error, that every image loads, that sorting a table by a click on
 its header works, that the collection-pair picker shows one pair at a time,
+that the map of topics sizes them by the chosen collection and lists a
+clicked topic's words by relevance as Python ranks them,
 that every CSV link resolves to a CSV file with the expected header, and
 that nothing is fetched from outside the report's folder.
 
@@ -241,6 +243,68 @@ def test_pair_picker_shows_one_pair_at_a_time(page):
         select.select_by_index(option)
         shown = [pair.get_attribute("id") for pair in pairs if pair.is_displayed()]
         assert shown == [f"pair-{option}"]
+
+
+def _relevant(words, lam, n):
+    """The page's ranking, in Python: relevance from the two logs, ties to
+    the lower vocabulary index."""
+    ranked = sorted(words, key=lambda w: (-(lam * w["log_phi"] + (1.0 - lam) * w["log_lift"]),
+                                          w["index"]))
+    return [w["word"] for w in ranked[:n]]
+
+
+def test_the_map_sizes_the_topics_by_the_chosen_collection(page, report):
+    from selenium.webdriver.support.ui import Select
+
+    data = json.loads((report / "report.json").read_text(encoding="utf-8"))["topic_map"]
+    circles = page.find_elements("css selector", "#map-svg .map-topic")
+    outlines = page.find_elements("css selector", "#map-svg .map-ref")
+    assert len(circles) == len(data["topics"]) == N_TOPICS
+    assert page.find_element("id", "map-collection").is_displayed()
+
+    def radii():
+        return [float(c.get_attribute("r")) for c in circles]
+
+    def expected(shares):
+        return [data["max_radius"] * (share / data["peak"]) ** 0.5 for share in shares]
+
+    assert radii() == pytest.approx(expected(data["corpus"]), abs=1e-3)
+    assert all(o.get_attribute("visibility") == "hidden" for o in outlines)
+    select = Select(page.find_element("id", "map-collection"))
+    for j, collection in enumerate(data["collections"]):
+        select.select_by_index(j + 1)
+        assert radii() == pytest.approx(expected(collection["shares"]), abs=1e-3)
+        assert all(o.get_attribute("visibility") == "visible" for o in outlines)
+        # red where the collection uses the topic more than the corpus
+        for circle, share, corpus in zip(circles, collection["shares"], data["corpus"]):
+            red, _, blue = map(int, re.findall(r"\d+", circle.value_of_css_property("fill")))
+            if share > 1.1 * corpus:
+                assert red > blue
+            elif share < corpus / 1.1:
+                assert blue > red
+    select.select_by_index(0)
+    assert radii() == pytest.approx(expected(data["corpus"]), abs=1e-3)
+
+
+def test_a_topic_of_the_map_lists_its_words_by_relevance(page, report):
+    data = json.loads((report / "report.json").read_text(encoding="utf-8"))["topic_map"]
+    circles = page.find_elements("css selector", "#map-svg .map-topic")
+    assert not page.find_element("id", "map-words").is_displayed()
+    slider = page.find_element("id", "map-lambda")
+
+    def listed():
+        return [li.text for li in page.find_elements("css selector", "#map-word-list li")]
+
+    for i in (0, N_TOPICS - 1):
+        circles[i].click()
+        assert "selected" in circles[i].get_attribute("class")
+        assert page.find_element("id", "map-topic").text.startswith(
+            f"Topic {data['topics'][i]}: ")
+        for lam in (0.6, 0.0, 0.3, 1.0):
+            page.execute_script("arguments[0].value = arguments[1]; arguments[0]"
+                                ".dispatchEvent(new Event('input'))", slider, str(lam))
+            assert listed() == _relevant(data["words"][i], lam, data["n_words"])
+            assert page.find_element("id", "map-lambda-value").text == f"{lam:.1f}"
 
 
 def test_csv_links_resolve_to_csv_files(page, report):

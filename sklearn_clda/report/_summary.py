@@ -19,6 +19,7 @@ from ..inspection._info import most_used_in
 from . import _analysis
 from ._analysis import MIN_DRAWS
 from ._files import TABLE_FILES
+from ._map import map_data
 from ._stats import MAX_RHAT, MIN_ESS, collection_statistics, trend_after_burn_in
 
 #: Topics drawn, the largest first, in the figures with a panel or row per
@@ -135,6 +136,8 @@ def build_summary(model, X, names, options):
     parts = Bunch(stats=stats, labels=labels, order=order, theta=theta, graph=graph,
                   compared=jsonable(compared), figure_order=order[:MAX_FIGURE_TOPICS],
                   shown=np.arange(len(stats.labels)) if shown is None else shown)
+    summary["topic_map"] = map_data(model, names, stats, parts.figure_order, parts.shown,
+                                    options.top_words)
     return jsonable(summary), parts
 
 

@@ -1,5 +1,5 @@
-// The report's only script: sortable tables, the collection-pair picker and
-// the topic finder.
+// The report's only script: sortable tables, the collection-pair picker, the
+// topic finder and the map of the topics.
 // It loads nothing: the page works offline, from its folder alone.
 "use strict";
 
@@ -91,8 +91,88 @@ function setUpTopicFinder() {
   filter();
 }
 
+// The map's colour of a collection's share over the corpus's: blue below 1,
+// white at 1, red above, the ends at 1/4 and 4 (as TopicMapDisplay's).
+const RATIO_COLOURS = { low: [33, 102, 172], one: [247, 247, 247], high: [178, 24, 43] };
+
+function ratioColour(share, corpus) {
+  const ratio = corpus > 0 ? share / corpus : share > 0 ? Infinity : 1;
+  const t = Math.max(-1, Math.min(1, Math.log2(ratio) / 2));
+  const end = t < 0 ? RATIO_COLOURS.low : RATIO_COLOURS.high;
+  const rgb = RATIO_COLOURS.one.map((c, i) => Math.round(c + (end[i] - c) * Math.abs(t)));
+  return `rgb(${rgb.join(",")})`;
+}
+
+// A topic's n most relevant words at lambda: lambda log phi + (1 - lambda)
+// log lift, evaluated as sklearn_clda.inspection.topic_labels evaluates it
+// (the same double operations in the same order), ties to the word of the
+// lower vocabulary index.
+function relevantWords(words, lambda, n) {
+  return words
+    .map((w) => ({ w, score: lambda * w.log_phi + (1.0 - lambda) * w.log_lift }))
+    .sort((a, b) => b.score - a.score || a.w.index - b.w.index)
+    .slice(0, n)
+    .map(({ w }) => w.word);
+}
+
+function setUpTopicMap() {
+  const data = document.getElementById("topic-map-data");
+  const svg = document.getElementById("map-svg");
+  if (!data || !svg) return;
+  const map = JSON.parse(data.textContent);
+  const circles = Array.from(svg.querySelectorAll(".map-topic"));
+  const outlines = Array.from(svg.querySelectorAll(".map-ref"));
+  const select = document.getElementById("map-collection");
+  const slider = document.getElementById("map-lambda");
+  const list = document.getElementById("map-word-list");
+  let chosen = null;
+  const drawShares = () => {
+    const collection = select.value === "" ? null : map.collections[Number(select.value)];
+    circles.forEach((circle, i) => {
+      const share = collection ? collection.shares[i] : map.corpus[i];
+      circle.setAttribute("r", (map.max_radius * Math.sqrt(share / map.peak)).toFixed(3));
+      circle.style.fill = collection ? ratioColour(share, map.corpus[i]) : "";
+      outlines[i].setAttribute("visibility", collection ? "visible" : "hidden");
+    });
+  };
+  const drawWords = () => {
+    const lambda = parseFloat(slider.value);
+    document.getElementById("map-lambda-value").textContent = lambda.toFixed(1);
+    if (chosen === null) return;
+    list.replaceChildren(...relevantWords(map.words[chosen], lambda, map.n_words).map((word) => {
+      const item = document.createElement("li");
+      item.appendChild(document.createElement("bdi")).textContent = word;
+      return item;
+    }));
+  };
+  const choose = (i) => {
+    chosen = i;
+    circles.forEach((circle, j) => circle.classList.toggle("selected", j === i));
+    document.getElementById("map-topic").textContent = circles[i].textContent;
+    document.getElementById("map-words").hidden = false;
+    drawWords();
+  };
+  circles.forEach((circle, i) => {
+    circle.setAttribute("tabindex", "0");
+    circle.setAttribute("role", "button");
+    circle.addEventListener("click", () => choose(i));
+    circle.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" || event.key === " ") {
+        event.preventDefault();
+        choose(i);
+      }
+    });
+  });
+  select.addEventListener("change", drawShares);
+  slider.addEventListener("input", drawWords);
+  for (const hidden of document.querySelectorAll(".map-controls, .map-help")) hidden.hidden = false;
+  drawShares();
+  drawWords();
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   for (const table of document.querySelectorAll("table.sortable")) makeSortable(table);
   setUpPairPicker();
   setUpTopicFinder();
+  setUpTopicMap();
 });
