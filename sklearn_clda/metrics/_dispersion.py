@@ -31,7 +31,8 @@ def _pearson_sum(theta, phi, X, tol):
         q = theta @ phi                    # the documents' word probabilities
         mu = m[:, None] * q                # expected counts
         terms = (X - mu) ** 2 / (mu * (1 - q))
-        statistic = terms.sum()            # with 0 / 0 = 0 and a / 0 = inf
+        statistic = terms.sum()            # with 0 / 0 = 0, a / 0 = inf, and inf
+                                           # for a sum past the largest double
         n_cells = np.count_nonzero(mu > tol)
 
     computed by pieces of documents (the counts are zero outside the
@@ -51,7 +52,7 @@ def _pearson_sum(theta, phi, X, tol):
             terms = np.where(mu > 0, mu / (1.0 - q), 0.0)
             terms[rows, cols] = np.where(
                 excess > 0, excess / (mu[rows, cols] * (1.0 - q[rows, cols])), 0.0)
-        statistic += float(terms.sum())
+            statistic += float(terms.sum())  # past the largest double: inf
     return statistic, n_cells
 
 

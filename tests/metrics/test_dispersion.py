@@ -142,6 +142,18 @@ def test_an_observed_word_of_probability_zero():
     assert (finite.statistic, finite.dispersion) == (2.0, 2.0)
 
 
+def test_a_statistic_past_the_largest_double_is_inf_without_a_warning():
+    # each word of probability 3e-309 seen once adds about 1.1e308: their
+    # sum is past the largest double (found by fuzzing: it warned of the
+    # overflow, which the suite makes an error)
+    theta, beta = [[1.0]] * 3, [[1.0, 3e-309, 3e-309]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = residual_dispersion_from_estimates(theta, beta, np.ones((3, 3)), tol=0.0)
+    assert result.df == 4
+    assert result.statistic == math.inf and result.pvalue == 0.0
+
+
 def test_no_degrees_of_freedom_warns_and_gives_nan():
     theta, beta, X = _random_case(0, n_docs=10, n_topics=8, n_words=6)
     with pytest.warns(UserWarning, match="leaves no degrees of freedom"):
