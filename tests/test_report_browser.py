@@ -394,3 +394,21 @@ def test_long_labels_do_not_widen_the_page(labelled_page):
     widths = labelled_page.execute_script(
         "return [document.documentElement.scrollWidth, window.innerWidth];")
     assert widths[0] <= widths[1], widths
+
+
+def test_the_map_of_a_model_of_one_collection(browser, tmp_path):
+    """Fitted without groups: the map shows the corpus alone (no collection
+    to choose) and lists a topic's words, with no script error."""
+    import numpy as np
+
+    from sklearn_clda import CompoundLDA
+    from sklearn_clda.report import write_report
+
+    X = np.random.default_rng(0).poisson(1.0, size=(40, 30))
+    model = CompoundLDA(n_components=4, max_iter=20, thin=1, random_state=0).fit(X)
+    write_report(model, X, [f"w{i}" for i in range(30)], tmp_path / "r", figures=False)
+    browser.get((tmp_path / "r" / "index.html").as_uri())
+    assert not browser.find_elements("id", "map-collection")
+    browser.find_elements("css selector", "#map-svg .map-topic")[1].click()
+    assert len(browser.find_elements("css selector", "#map-word-list li")) == 10
+    assert _severe(browser) == []

@@ -22,7 +22,8 @@ START_LAMBDA = 0.6
 def map_data(model, names, stats, order, shown, n_words):
     """The map of topics ``order`` (at least 3) as the page draws it: SVG
     places and radii, the corpus's and the ``shown`` collections' shares,
-    and for each topic the words among its ``n_words`` most relevant at
+    (none for a model of one collection), and for each topic the words
+    among its ``n_words`` most relevant at
     some setting of the slider, with the two logs that relevance weighs
     (the page ranks them as :func:`~sklearn_clda.inspection.topic_labels`
     with ``method="relevance"`` does). None for fewer than 3 topics."""
@@ -32,8 +33,9 @@ def map_data(model, names, stats, order, shown, n_words):
     coordinates, explained = topic_coordinates(components[order], "hellinger")
     x, y = _svg_places(coordinates)
     corpus = stats.corpus[order]
+    shown = shown if len(stats.labels) > 1 else []  # one collection: the corpus
     collections = stats.pi[np.ix_(shown, order)]
-    peak = max(float(corpus.max()), float(collections.max()), 1e-300)
+    peak = max(float(corpus.max()), float(collections.max(initial=0.0)), 1e-300)
     return {
         "size": MAP_SIZE, "max_radius": MAX_RADIUS, "peak": peak,
         "topics": [int(k) for k in order], "x": x, "y": y,

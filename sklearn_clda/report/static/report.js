@@ -127,7 +127,8 @@ function setUpTopicMap() {
   const list = document.getElementById("map-word-list");
   let chosen = null;
   const drawShares = () => {
-    const collection = select.value === "" ? null : map.collections[Number(select.value)];
+    const collection = !select || select.value === "" ? null
+      : map.collections[Number(select.value)];
     circles.forEach((circle, i) => {
       const share = collection ? collection.shares[i] : map.corpus[i];
       circle.setAttribute("r", (map.max_radius * Math.sqrt(share / map.peak)).toFixed(3));
@@ -163,7 +164,7 @@ function setUpTopicMap() {
       }
     });
   });
-  select.addEventListener("change", drawShares);
+  if (select) select.addEventListener("change", drawShares);
   slider.addEventListener("input", drawWords);
   for (const hidden of document.querySelectorAll(".map-controls, .map-help")) hidden.hidden = false;
   drawShares();
