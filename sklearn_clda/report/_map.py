@@ -21,12 +21,12 @@ START_LAMBDA = 0.6
 
 def map_data(model, names, stats, order, shown, n_words):
     """The map of topics ``order`` (at least 3) as the page draws it: SVG
-    places and radii, the corpus's and the ``shown`` collections' shares,
+    places and radii, the corpus's shares and the ``shown`` collections'
     (none for a model of one collection), and for each topic the words
-    among its ``n_words`` most relevant at
-    some setting of the slider, with the two logs that relevance weighs
-    (the page ranks them as :func:`~sklearn_clda.inspection.topic_labels`
-    with ``method="relevance"`` does). None for fewer than 3 topics."""
+    among its ``n_words`` most relevant at some setting of the slider, with
+    the two logs that relevance weighs (the page ranks them as
+    :func:`~sklearn_clda.inspection.topic_labels` with
+    ``method="relevance"`` does). None for fewer than 3 topics."""
     if len(order) < 3:
         return None
     components = np.asarray(model.components_, dtype=np.float64)
