@@ -74,6 +74,7 @@ from ._corpus import (
     check_counts,
     check_token_count,
     count_tokens,
+    perplexity_of,
     split_alternate,
 )
 from ._fingerprint import data_fingerprint
@@ -738,7 +739,7 @@ class _BaseGibbsTopicModel(
             "components_": components,
             "doc_topic_": theta,
             **self._online_attributes(run),
-            "bound_": float(np.exp(-ll.sum() / n_tokens)),
+            "bound_": perplexity_of(ll.sum(), n_tokens),
             "n_iter_": n_steps,
             "burn_in_": 0,
             "trace_": {
@@ -852,7 +853,7 @@ class _BaseGibbsTopicModel(
             nwk.indices.astype(np.int32, copy=False), nwk.data, float(eta),
             state.nk + nwk.shape[0] * eta, ll,
         )
-        return float(np.exp(-ll.sum() / state.words.shape[0]))
+        return perplexity_of(ll.sum(), state.words.shape[0])
 
     def _joint_log_likelihood(self, run, state):
         """log p(w, z) (and log p(pi | alpha) for cLDA) at the current state."""
@@ -998,7 +999,7 @@ class _BaseGibbsTopicModel(
                 f"X passed to {type(self).__name__}.{method} contains no tokens; "
                 "perplexity is undefined."
             )
-        return float(np.exp(-ll.sum() / n_tokens))
+        return perplexity_of(ll.sum(), n_tokens)
 
     # ------------------------------------------------------------------ misc
     @property

@@ -20,7 +20,13 @@ from ._base import (
     _output_dtype,
     concentration_interval,
 )
-from ._corpus import StrictInterval, check_counts, check_group_labels, count_tokens
+from ._corpus import (
+    StrictInterval,
+    check_counts,
+    check_group_labels,
+    count_tokens,
+    perplexity_of,
+)
 from ._fingerprint import data_fingerprint
 from ._hyper import (
     count_histogram,
@@ -788,7 +794,7 @@ class CompoundLDA(_BaseGibbsTopicModel):
         _sampling.doc_log_likelihood(*_csr_arrays(X), result["doc_topic"], topic_word_t, ll)
         del topic_word_t
         return {
-            "bound_": float(np.exp(-ll.sum() / count_tokens(X))),
+            "bound_": perplexity_of(ll.sum(), count_tokens(X)),
             "alpha_": float(result["alpha"]),
             "gamma_": float(result["gamma"]),
             "eta_": float(result["eta"]),

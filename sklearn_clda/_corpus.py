@@ -424,6 +424,15 @@ def count_tokens(X):
     return int(X.data.sum())
 
 
+def perplexity_of(log_likelihood, n_tokens):
+    """``exp(-log_likelihood / n_tokens)``, the perplexity of ``n_tokens``
+    (> 0) tokens of that total log-likelihood: inf, without NumPy's overflow
+    warning, when it is past the largest double (or a token has probability
+    0)."""
+    with np.errstate(over="ignore"):
+        return float(np.exp(-log_likelihood / n_tokens))
+
+
 def check_token_count(X, caller):
     """Refuse a corpus with more tokens than the samplers' 32-bit token
     indices can address, before anything is allocated for it."""

@@ -22,7 +22,7 @@ from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _memory
-from .._corpus import StrictInterval
+from .._corpus import StrictInterval, perplexity_of
 from .._base import _as_dtype, _output_dtype, _Trace, word_log_likelihood
 from ._client import cluster_workers, fit_client
 from ._cluster import ClusterChain, ShardSet
@@ -321,7 +321,7 @@ class DistributedFitMixin:
         fitted = {
             "trace_": trace.finish(),
             "sweep_times_": np.asarray(sweep_times),
-            "bound_": float(np.exp(-sum(p["ll"] for p in pieces) / n_tokens)),
+            "bound_": perplexity_of(sum(p["ll"] for p in pieces), n_tokens),
             "components_": averager.components(eta),
             "doc_topic_": np.concatenate([p["doc_topic"] for p in pieces]),
             **self._finish_run(run),

@@ -8,7 +8,12 @@ from sklearn.utils import Bunch
 from sklearn.utils._param_validation import HasMethods, validate_params
 
 from .._chunking import capped_bounds, pieces
-from .._corpus import StrictInterval, check_group_labels, check_sparse_structure
+from .._corpus import (
+    StrictInterval,
+    check_group_labels,
+    check_sparse_structure,
+    perplexity_of,
+)
 from ..datasets._synthetic import _make_rng
 from ._topics import (
     _check_count_matrix,
@@ -307,7 +312,7 @@ def _perplexity_value(ll, n_tokens, caller):
         raise ValueError(
             f"X_test passed to {caller} contains no tokens; perplexity is undefined."
         )
-    return float(np.exp(-ll / n_tokens))
+    return perplexity_of(ll, n_tokens)
 
 
 @validate_params(
@@ -346,7 +351,8 @@ def perplexity_from_estimates(theta, topic_word, X_test):
     Returns
     -------
     perplexity : float
-        Lower is better. ``inf`` if a test token has probability zero.
+        Lower is better. ``inf`` if a test token has probability zero, or
+        if the perplexity is past the largest double (about 1.8e308).
 
     See Also
     --------
@@ -519,7 +525,8 @@ def perplexity(estimator, X_observed, X_test, groups=None):
     Returns
     -------
     perplexity : float
-        Lower is better; ``inf`` if a test token has probability zero.
+        Lower is better; ``inf`` if a test token has probability zero, or
+        if the perplexity is past the largest double (about 1.8e308).
 
     See Also
     --------

@@ -255,6 +255,16 @@ def test_perplexity_from_estimates_zero_probability_is_inf():
         assert perplexity_from_estimates(theta, phi, np.array([[1, 1]])) == np.inf
 
 
+def test_a_perplexity_past_the_largest_double_is_inf_without_a_warning():
+    # a token of probability 1e-309 gives exp(711.5): past 1.8e308 (found by
+    # fuzzing: numpy warned of the overflow)
+    theta = np.array([[1.0]])
+    phi = np.array([[1.0, 1e-309]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert perplexity_from_estimates(theta, phi, np.array([[0, 1]])) == np.inf
+
+
 @pytest.mark.parametrize(
     "theta, phi, X_test, match",
     [
