@@ -22,6 +22,9 @@ differ in what they talk about, in the spirit of R's ``stm``:
   (``stm::estimateEffect``);
 - :func:`permutation_test`: whether two collections differ more than
   shuffled labels would make them (``stm::permutationTest``);
+- :func:`collection_distances`: how far apart every two collections'
+  topic mixtures are, with posterior intervals: which collections talk
+  about the same things;
 - :func:`collection_trend`: each topic's linear trend across ordered
   collections (years, ratings), with its posterior (stm's
   ``estimateEffect`` with a continuous covariate);
@@ -49,6 +52,7 @@ The functions that return tables return pandas DataFrames and need pandas
 """
 
 from ._chains import align_chains
+from ._collection_distances import collection_distances
 from ._collection_words import topic_words_by_collection
 from ._collections import collection_topic_summary, collection_trend, compare_collections
 from ._correlation import topic_correlation
@@ -65,6 +69,7 @@ from ._select import select_n_components
 
 __all__ = [
     "align_chains",
+    "collection_distances",
     "collection_topic_summary",
     "collection_trend",
     "compare_collections",

@@ -11,6 +11,9 @@ with a ``from_estimator`` class method:
 - :class:`CollectionDifferenceDisplay`: how two collections' topic shares
   differ (or one collection's from the rest), a row per topic with its
   posterior interval;
+- :class:`CollectionDistanceDisplay`: how far apart every two
+  collections' topic mixtures are, as a matrix, alike collections side by
+  side;
 - :class:`PermutationTestDisplay`: the same differences against those of
   fits with shuffled collection labels (a permutation test);
 - :class:`TopicWordsDisplay`: the top words of each topic;
@@ -39,15 +42,16 @@ with a ``from_estimator`` class method:
 - :func:`autocorrelation`: the sample autocorrelation of a chain.
 
 matplotlib is imported only when something is drawn (``pip install
-matplotlib``); :func:`autocorrelation` needs only NumPy. The four displays
+matplotlib``); :func:`autocorrelation` needs only NumPy. The five displays
 drawn from a table of :mod:`sklearn_clda.inspection`
-(:class:`CollectionDifferenceDisplay`, :class:`CollectionWordsDisplay`,
-:class:`PermutationTestDisplay`, :class:`TopicCorrelationDisplay`) need
-pandas as well (``pip install
+(:class:`CollectionDifferenceDisplay`, :class:`CollectionDistanceDisplay`,
+:class:`CollectionWordsDisplay`, :class:`PermutationTestDisplay`,
+:class:`TopicCorrelationDisplay`) need pandas as well (``pip install
 "sklearn-clda[plot,inspect]"``).
 """
 
 from ._acf import autocorrelation
+from ._collection_distance import CollectionDistanceDisplay
 from ._collection_topic import CollectionTopicDisplay
 from ._correlation import TopicCorrelationDisplay
 from ._difference import CollectionDifferenceDisplay
@@ -65,6 +69,7 @@ from ._trend import CollectionTrendDisplay
 
 __all__ = [
     "CollectionDifferenceDisplay",
+    "CollectionDistanceDisplay",
     "CollectionTopicDisplay",
     "CollectionWordsDisplay",
     "CollectionTrendDisplay",

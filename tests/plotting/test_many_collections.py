@@ -12,6 +12,7 @@ import pytest  # noqa: E402
 from sklearn_clda import CompoundLDA  # noqa: E402
 from sklearn_clda.exceptions import ManyCollectionsWarning  # noqa: E402
 from sklearn_clda.plotting import (  # noqa: E402
+    CollectionDistanceDisplay,
     CollectionTopicDisplay,
     CollectionWordsDisplay,
     PiTraceDisplay,
@@ -52,6 +53,8 @@ def shown_labels(display):
         return list(display.collection_labels)
     if isinstance(display, TopicMapDisplay):
         return list(display.panel_labels)
+    if isinstance(display, CollectionDistanceDisplay):
+        return list(display.collection_labels)
     if isinstance(display, PiTraceDisplay):
         return [panel.get_title().removeprefix("Collection ")
                 for panel in display.axes_.ravel()[:display.lines_.shape[-2]]]
@@ -65,11 +68,13 @@ def draw(kind, model, X, groups, **kwargs):
         return PiTraceDisplay.from_estimator(model, **kwargs)
     if kind == "map":
         return TopicMapDisplay.from_estimator(model, n_cols=8, **kwargs)
+    if kind == "distances":
+        return CollectionDistanceDisplay.from_estimator(model, order="given", **kwargs)
     return CollectionWordsDisplay.from_estimator(model, X, groups, topic=0, n_words=2,
                                                  **kwargs)
 
 
-@pytest.mark.parametrize("kind", ["topics", "trace", "words", "map"])
+@pytest.mark.parametrize("kind", ["topics", "trace", "words", "map", "distances"])
 def test_unasked_the_largest_collections_are_drawn_with_a_warning(many, kind):
     model, X, groups, sizes = many
     with pytest.warns(UserWarning, match=f"draws the {MAX_COLLECTIONS} of the "
@@ -80,7 +85,7 @@ def test_unasked_the_largest_collections_are_drawn_with_a_warning(many, kind):
     plt.close("all")
 
 
-@pytest.mark.parametrize("kind", ["topics", "trace", "words", "map"])
+@pytest.mark.parametrize("kind", ["topics", "trace", "words", "map", "distances"])
 def test_the_collections_asked_for_in_their_order(many, kind, recwarn):
     model, X, groups, _ = many
     display = draw(kind, model, X, groups, collections=["c07", "c44", "c00"])
