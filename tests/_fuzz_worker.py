@@ -1215,6 +1215,7 @@ def _topic_groups(data, n_topics):
 @given(data=st.data())
 def test_collection_summaries_with_topic_groups(data):
     from sklearn_clda.inspection import (
+        collection_distances,
         collection_topic_summary,
         collection_trend,
         compare_collections,
@@ -1231,18 +1232,35 @@ def test_collection_summaries_with_topic_groups(data):
     clda.collection_sizes_ = np.array([5, 6, 7])
     clda.components_ = np.ones((n_topics, 3))
     groups = _topic_groups(data, n_topics)
-    which = data.draw(st.sampled_from(("summary", "compare", "trend")), label="function")
+    which = data.draw(st.sampled_from(("summary", "compare", "trend", "distances")),
+                      label="function")
+    if which == "distances":  # zeros, as a sampler's draws at many topics have
+        draws[draws < data.draw(st.sampled_from((0.0, 0.2)), label="zeroed below")] = 0.0
+        clda.collection_topic_samples_ = draws
+    kwargs = {"topic_groups": groups}
+    if which == "distances":
+        kwargs["metric"] = data.draw(st.sampled_from(("hellinger", "tv", "jsd")),
+                                     label="metric")
+        kwargs["collections"] = data.draw(st.one_of(
+            st.none(), st.lists(st.sampled_from((2019, 2020, 2021, 2022, "2019")),
+                                max_size=4)), label="collections")
     call_args = {"summary": (collection_topic_summary, (clda,)),
                  "compare": (compare_collections, (clda, 2019)),
-                 "trend": (collection_trend, (clda,))}[which]
-    table = call(call_args[0], *call_args[1], topic_groups=groups)
+                 "trend": (collection_trend, (clda,)),
+                 "distances": (collection_distances, (clda,))}[which]
+    table = call(call_args[0], *call_args[1], **kwargs)
     if ok(table):
         n_rows = (len(table) // 3) if which == "summary" else len(table)
         assert n_rows >= 1, "no group in the table"
-        values = table.iloc[:, 2 if which == "summary" else 1].to_numpy(float)
+        column = {"summary": 2, "distances": 2}.get(which, 1)
+        values = table.iloc[:, column].to_numpy(float)
         assert np.isfinite(values).all(), f"non-finite values {values}"
         if which == "summary":
             assert (values >= -1e-12).all() and (values <= n_topics + 1e-9).all(), values
+        if which == "distances":
+            bounds = table[["lower", "distance", "upper"]].to_numpy(float)
+            assert ((bounds >= 0) & (bounds <= 1)).all(), f"distances {bounds}"
+            assert (np.diff(bounds, axis=1) >= -1e-12).all(), f"intervals {bounds}"
 
 
 @fuzz
