@@ -42,6 +42,7 @@ FIGURES = [
     "topic_quality.png",
     "topic_tree.png",
     "topic_map.png",
+    "collection_distances.png",
     "log_likelihood_trace.png",
     "pi_trace.png",
     "pi_autocorrelation.png",
@@ -200,6 +201,36 @@ def test_csv_report_writes_page_figures_and_summary(csv_report):
     for name in FIGURES:
         assert f'src="{name}"' in page
     assert set(FIGURES) <= set(summary["files"])
+
+
+def test_csv_report_says_which_collections_are_alike(csv_report):
+    """collection_distances.csv and the page's closest collections are the
+    model's posterior distances (collection_distances)."""
+    from sklearn_clda.inspection import collection_distances
+
+    out = csv_report["out"]
+    model = load_model(out / "model.npz")
+    expected = collection_distances(model, ci=0.9)
+    with open(out / "collection_distances.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [(r["a"], r["b"]) for r in rows] == list(zip(expected.a, expected.b))
+    for key in ["distance", "lower", "upper", "ess", "rhat"]:
+        np.testing.assert_allclose([float(r[key]) for r in rows], expected[key], rtol=1e-12)
+    summary = _summary(out)
+    labels = model.groups_.tolist()
+    matrix = np.zeros((3, 3))
+    for row in expected.itertuples():
+        i, j = labels.index(row.a), labels.index(row.b)
+        matrix[i, j] = matrix[j, i] = row.distance
+    np.testing.assert_allclose(summary["collection_distances"]["matrix"], matrix, rtol=1e-12)
+    np.fill_diagonal(matrix, np.inf)
+    for c in summary["collections"]:
+        j = labels.index(c["name"])
+        assert c["closest"] == labels[int(np.argmin(matrix[j]))]
+        assert c["closest_distance"] == pytest.approx(matrix[j].min(), rel=1e-12)
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "<th>Closest collection</th>" in page
+    assert 'href="collection_distances.csv"' in page
 
 
 def _check_collection_words(out, collections):
@@ -1127,6 +1158,23 @@ def test_a_collection_without_words_gets_a_report(tmp_path):
     assert (tmp_path / "r" / "index.html").is_file()
 
 
+def test_two_collections_get_their_distance_but_no_closest(tmp_path):
+    from sklearn_clda.datasets import make_compound_corpus
+    from sklearn_clda.inspection import collection_distances
+
+    corpus = make_compound_corpus(n_topics=3, n_features=20, n_collections=2,
+                                  docs_per_collection=15, doc_length=20, random_state=0)
+    model = CompoundLDA(n_components=3, max_iter=20, thin=1, random_state=0)
+    model.fit(corpus.data, groups=corpus.groups)
+    summary = write_report(model, corpus.data, [f"w{i}" for i in range(20)], tmp_path / "r",
+                           groups=corpus.groups, figures=False)
+    (pair,) = summary["collection_distances"]["pairs"]
+    assert pair["distance"] == pytest.approx(collection_distances(model)["distance"][0])
+    assert {c["closest"] for c in summary["collections"]} == {None}
+    assert (tmp_path / "r" / "collection_distances.csv").is_file()
+    assert "Closest collection" not in (tmp_path / "r" / "index.html").read_text("utf-8")
+
+
 @pytest.mark.parametrize("n_docs, cap, why", [
     (2, None, "it needs at least 3 documents, and there are 2"),
     (30, 2, "the report correlates at most 2 topics, and there are 3"),
@@ -1804,6 +1852,12 @@ def test_pairs_past_the_page_s_limit_are_in_the_csv(small_corpus, tmp_path, monk
     assert summary["comparisons"]["omitted"] == "3 collections (pairs are compared for up to 2)"
     assert "comparisons" not in summary["downloads"]
     assert not (tmp_path / "none" / "collection_comparisons.csv").exists()
+    # nor are the distances between them (their number grows alike)
+    assert summary["collection_distances"] is None
+    assert "distances" not in summary["downloads"]
+    assert {c["closest"] for c in summary["collections"]} == {None}
+    page = (tmp_path / "none" / "index.html").read_text(encoding="utf-8")
+    assert "Closest collection" not in page
 
 
 @pytest.mark.parametrize("labels, ordered", [

@@ -40,7 +40,8 @@ DRIVERS = [os.environ.get("CHROMEDRIVER"), "chromedriver", "/usr/lib/chromium/ch
 # The header row of every CSV file the page links to.
 CSV_HEADERS = {
     "collections.csv": ["name", "documents", "document_share", "tokens", "ess_min",
-                        "ess_median"],
+                        "ess_median", "closest", "closest_distance"],
+    "collection_distances.csv": ["a", "b", "distance", "lower", "upper", "ess", "rhat"],
     "topics.csv": ["rank", "topic", "label_words", "top_words", "share", "tokens",
                    "coherence", "exclusivity", "largest_in", "largest_share", "largest_lower",
                    "largest_upper", "chain_distance", "unstable"],

@@ -73,7 +73,7 @@ def _positions(labels, collections, caller):
     return positions
 
 
-def _pair_stats(chains, metric, ci):
+def pair_distances(chains, metric, ci):
     """The statistics of every pair ``(a, b)``, ``a < b``, of the
     collections (axis 2 of ``chains``, shape (n_chains, n_draws, J, K)):
     ``(a, b, mean, lower, upper, ess, rhat)``, arrays in row-major order
@@ -226,7 +226,7 @@ def collection_distances(estimator, *, metric="hellinger", ci=0.9, collections=N
     _, chains, labels, _, _ = _draws(estimator, caller)
     positions = _positions(labels, collections, caller)
     chains = _partition_draws(chains[:, :, positions], topic_groups, caller)
-    a, b, mean, lower, upper, ess, rhats = _pair_stats(chains, metric, ci)
+    a, b, mean, lower, upper, ess, rhats = pair_distances(chains, metric, ci)
     shown = labels[positions]
     out = pd.DataFrame({"a": shown[a], "b": shown[b], "distance": mean, "lower": lower,
                         "upper": upper, "ess": ess, "rhat": rhats})

@@ -49,6 +49,9 @@ def _draw_all(model, names, out_dir, parts, summary, dpi):
     saver.save("bars", lambda: _bars(stats, shown, words, summary["collection_topic"]))
     if len(stats.labels) >= 2 and len(order) >= 3:
         saver.save("map", lambda: _map(model, stats, shown, order))
+    distances = summary["collection_distances"]
+    if distances is not None and len(stats.labels) >= 3:
+        saver.save("distances", lambda: _distances(distances, stats.labels))
     if summary["trend"]["ordered"]:
         saver.save("trend", lambda: _analysis.trend_display(
             stats, names, summary["collection_topic"]["interval"]))
@@ -209,6 +212,16 @@ def _map(model, stats, shown, order):
         topics=order, panel_labels=[_short(stats.labels[j]) for j in panels],
         axis_labels=axis_labels(explained), ratio_label=COLLECTION_RATIO,
     ).plot()
+
+
+def _distances(distances, labels):
+    """The matrix of the collections' distances, alike collections side by side."""
+    from ..plotting import CollectionDistanceDisplay
+    from ..plotting._collection_distance import METRIC_NAMES
+
+    return CollectionDistanceDisplay(
+        distances["matrix"], collection_labels=[_short(label) for label in labels],
+        distance_name=METRIC_NAMES[distances["metric"]]).plot()
 
 
 def _correlation(found, order, words):

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.utils import Bunch
 
+from ..inspection._collection_distances import pair_distances
 from ..inspection._info import most_used_in
 from . import _analysis
 from ._analysis import MIN_DRAWS
@@ -93,6 +94,7 @@ def build_summary(model, X, names, options):
     info = _input_info(options.texts_info)
     shown = shown_collections(stats)
     comparisons, compared = _comparisons(model, stats, options.interval, topics.order)
+    distances = _collection_distances(stats, options.interval)
     summary = {
         "title": options.title,
         "generated": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z").strip(),
@@ -102,7 +104,8 @@ def build_summary(model, X, names, options):
         "n_tokens": topics.n_tokens,
         "vocabulary_size": names.shape[0],
         "n_components": model.components_.shape[0],
-        "collections": _collections(stats),
+        "collections": _collections(stats, distances),
+        "collection_distances": distances,
         "shown_collections": None if shown is None else [stats.labels[j] for j in shown],
         "groups": [] if model.groups_ is None else model.groups_.tolist(),
         "settings": dict(options.settings or {}),
@@ -170,7 +173,10 @@ def _model_settings(model):
     }
 
 
-def _collections(stats):
+def _collections(stats, distances):
+    """One row per collection: its size, ESS and, with three collections or
+    more, the closest other collection by its mixture and their distance."""
+    closest, closest_distance = _closest(len(stats.labels), distances)
     rows = []
     for j, label in enumerate(stats.labels):
         ess = stats.ess[j]
@@ -182,8 +188,40 @@ def _collections(stats):
             "tokens": None if stats.tokens is None else int(stats.tokens[j]),
             "ess_min": float(ess.min()) if finite else None,
             "ess_median": float(np.median(ess)) if finite else None,
+            "closest": None if closest is None else stats.labels[closest[j]],
+            "closest_distance": None if closest is None else float(closest_distance[j]),
         })
     return rows
+
+
+def _collection_distances(stats, interval):
+    """The Hellinger distance between every two collections' mixtures,
+    summarized over the pooled draws (:func:`~sklearn_clda.inspection.
+    collection_distances`): its matrix of posterior means and one row per
+    pair; None for one collection, more than :data:`MAX_CSV_COMPARED` or
+    too few draws."""
+    J = len(stats.labels)
+    if not 2 <= J <= MAX_CSV_COMPARED or stats.chains.shape[1] < MIN_DRAWS:
+        return None
+    a, b, mean, lower, upper, ess, rhats = pair_distances(stats.chains, "hellinger", interval)
+    matrix = np.zeros((J, J))
+    matrix[a, b] = matrix[b, a] = mean
+    pairs = [{"a": stats.labels[i], "b": stats.labels[j], "distance": float(m),
+              "lower": float(lo), "upper": float(hi), "ess": float(e), "rhat": float(r)}
+             for i, j, m, lo, hi, e, r in zip(a, b, mean, lower, upper, ess, rhats)]
+    return {"metric": "hellinger", "matrix": matrix.tolist(), "pairs": pairs}
+
+
+def _closest(n_collections, distances):
+    """``(closest, distance)``: each collection's nearest other collection
+    (position) and their distance, or ``(None, None)`` for fewer than three
+    collections (or no distances)."""
+    if distances is None or n_collections < 3:
+        return None, None
+    matrix = np.array(distances["matrix"])
+    np.fill_diagonal(matrix, np.inf)
+    closest = matrix.argmin(axis=1)
+    return closest, matrix[np.arange(n_collections), closest]
 
 
 def _topics(model, X, names, groups, labels, stats, theta):

@@ -7,7 +7,9 @@ from ._files import TABLE_FILES, write_csv
 _DISTINCTIVE = ("topic", "share", "lower", "upper", "ess", "corpus_share", "ratio",
                 "difference", "difference_lower", "difference_upper", "difference_ess",
                 "verdict", "chains_agree")
-_COLLECTIONS = ("name", "documents", "document_share", "tokens", "ess_min", "ess_median")
+_COLLECTIONS = ("name", "documents", "document_share", "tokens", "ess_min", "ess_median",
+                "closest", "closest_distance")
+_DISTANCES = ("a", "b", "distance", "lower", "upper", "ess", "rhat")
 _TOPICS = ("topic", "share", "tokens", "coherence", "exclusivity", "largest_in", "largest_share",
            "largest_lower", "largest_upper", "chain_distance", "unstable")
 _DOCUMENT = ("row", "collection", "weight", "snippet")
@@ -32,6 +34,10 @@ def write_tables(out_dir, summary, theta, groups, graph, compared):
             for entry in summary["distinctive"] for row in entry["topics"]]),
         "representative": _representative(summary),
     }
+    if summary["collection_distances"]:
+        tables["distances"] = (_DISTANCES, [
+            [pair[key] for key in _DISTANCES]
+            for pair in summary["collection_distances"]["pairs"]])
     if summary["themes"]:
         tables["themes"] = _themes(summary["themes"], summary["collection_topic"])
     if summary["collection_words"]:

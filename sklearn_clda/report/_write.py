@@ -99,8 +99,9 @@ def write_report(
     link to a folder.
 
     The page shows: a summary (the input file's name, documents,
-    collections with their document and token counts and the effective
-    sample size of their mixtures, vocabulary, settings, fit time); the
+    collections with their document and token counts, the effective
+    sample size of their mixtures and, from three collections on, the
+    closest collection by mixture; vocabulary, settings, fit time); the
     topics with their label words (FREX when the analysis API provides it,
     beside the most probable words), size, coherence, exclusivity (with a
     figure of the two) and representative documents, and which topics go
@@ -109,7 +110,10 @@ def write_report(
     collections' topic mixtures as a heatmap
     (in the topic table's order), as bars (past ten collections, points in
     a panel per topic) and as a table with posterior intervals, and, for
-    ordered collection labels (numbers or dates), as trends; for each
+    ordered collection labels (numbers or dates), as trends; how far
+    apart every two collections' mixtures are (the Hellinger distance's
+    posterior mean as a matrix, alike collections side by side, and with
+    intervals in ``collection_distances.csv``, up to 40 collections); for each
     collection the topics most over-represented relative to the
     corpus-wide mixture, with documents; every pair of collections compared
     topic by topic (on the page for up to 12 collections, in
