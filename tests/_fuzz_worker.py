@@ -1312,6 +1312,29 @@ def test_topic_info(data):
 
 @fuzz
 @given(data=st.data())
+def test_document_collections(data):
+    from sklearn_clda.inspection import document_collections
+
+    name = data.draw(st.sampled_from(("lda", "clda", "vem", "unfitted")), label="estimator")
+    est = fitted_models()[name]
+    width = getattr(est, "n_features_in_", None) if data.draw(st.booleans()) else None
+    # (not big: a count of 10**9 is 10**9 tokens to sample, minutes of work
+    # that the function does as asked; its memory refusal has a unit test)
+    X = data.draw(count_matrices(width), label="X")
+    groups = data.draw(inference_groups(n_rows_or(X), est), label="groups")
+    table = call(document_collections, est, X, groups, n_samples=2, burn_in=1,
+                 prior=data.draw(st.sampled_from(("sizes", "uniform")), label="prior"),
+                 random_state=0)
+    check_rejected_if_malformed(table, X, "document_collections")
+    if ok(table):
+        probs = table.filter(like="p_").to_numpy(float)
+        assert probs.shape == (n_rows_or(X), len(est.groups_)), f"shape {probs.shape}"
+        assert np.isfinite(probs).all() and (probs >= 0).all(), f"probabilities {probs}"
+        assert np.allclose(probs.sum(axis=1), 1.0), f"rows sum to {probs.sum(axis=1)}"
+
+
+@fuzz
+@given(data=st.data())
 def test_perplexity_from_estimates(data):
     X_test = data.draw(count_matrices(big=True), label="X_test")
     n, v = n_rows_or(X_test), n_cols_or(X_test)

@@ -17,7 +17,8 @@ matrix with alike collections side by side.
 Here the collections are the bundled corpus's sixteen newsgroups. The model
 is told only that a document belongs to, say, ``rec.autos``; it is not told
 that ``rec.autos`` and ``rec.motorcycles`` are both ``rec.*``. Do the
-distances find the newsgroups' hierarchy?
+distances find the newsgroups' hierarchy? And which documents read like
+another newsgroup than their own?
 """
 
 # %%
@@ -83,6 +84,28 @@ np.fill_diagonal(matrix, np.inf)
 for j, name in enumerate(display.collection_labels):
     print(f"{name:>25} -> {display.collection_labels[matrix[j].argmin()]}"
           f" ({matrix[j].min():.2f})")
+
+# %%
+# Documents that read like another collection
+# --------------------------------------------
+# The distances compare whole collections. Within a collection, some
+# documents read like another one: :func:`~sklearn_clda.inspection.document_collections`
+# gives each document's posterior over the collections, ``p(j | words)``,
+# from the topics its words use and each collection's mixture. Of the
+# ``sci.crypt`` posts, most read like ``sci.crypt``; those that read like a
+# political newsgroup are about trials, hearings and Waco rather than
+# ciphers (their most frequent words below).
+from sklearn_clda.inspection import document_collections
+
+categories = np.asarray(news.categories)
+crypt = np.flatnonzero(categories == "sci.crypt")
+reads = document_collections(clda, news.data[crypt], categories[crypt], random_state=0)
+print(reads["most_likely"].value_counts().head(4).to_string())
+political = reads[reads["most_likely"].str.startswith("talk.politics")]
+words = np.asarray(news.feature_names)
+for i, row in political.nlargest(3, "probability").iterrows():
+    counts = news.data[crypt[i]].toarray().ravel()
+    print(f"{row.most_likely} ({row.probability:.2f}):", " ".join(words[np.argsort(-counts)[:8]]))
 
 # %%
 # How sure is that?

@@ -25,6 +25,9 @@ differ in what they talk about, in the spirit of R's ``stm``:
 - :func:`collection_distances`: how far apart every two collections'
   topic mixtures are, with posterior intervals: which collections talk
   about the same things;
+- :func:`document_collections`: which collection each document reads
+  like, ``p(collection | words)``: documents that read like another
+  collection, or where new documents fit;
 - :func:`collection_trend`: each topic's linear trend across ordered
   collections (years, ratings), with its posterior (stm's
   ``estimateEffect`` with a continuous covariate);
@@ -56,6 +59,7 @@ from ._collection_distances import collection_distances
 from ._collection_words import topic_words_by_collection
 from ._collections import collection_topic_summary, collection_trend, compare_collections
 from ._correlation import topic_correlation
+from ._document_collections import document_collections
 from ._documents import representative_documents
 from ._ess import effective_sample_size
 from ._find import find_topics
@@ -73,6 +77,7 @@ __all__ = [
     "collection_topic_summary",
     "collection_trend",
     "compare_collections",
+    "document_collections",
     "effective_sample_size",
     "find_topics",
     "permutation_test",
