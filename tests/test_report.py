@@ -1158,6 +1158,61 @@ def test_a_collection_without_words_gets_a_report(tmp_path):
     assert (tmp_path / "r" / "index.html").is_file()
 
 
+def test_the_documents_that_read_like_another_collection(tmp_path, monkeypatch):
+    """Per collection, its documents whose own collection's probability is
+    below 0.1, the clearest first, and document_collections.csv, from
+    document_collections seeded with 0; left out with the reason past the
+    report's work limit."""
+    from sklearn_clda.inspection import document_collections
+    from sklearn_clda.report import _reads_like
+
+    # two money stories in Daily Sport
+    docs = _make_documents() + [(" ".join(THEMES["money"]), "Daily Sport")] * 2
+    vectorizer = CountVectorizer()
+    X = vectorizer.fit_transform([t for t, _ in docs])
+    groups, names = [g for _, g in docs], vectorizer.get_feature_names_out()
+    model = CompoundLDA(n_components=3, max_iter=40, thin=2, random_state=0)
+    model.fit(X, groups=groups)
+    summary = write_report(model, X, names, tmp_path / "r", groups=groups, figures=False)
+    expected = document_collections(model, X, groups, random_state=0)
+    found = summary["reads_like"]
+    assert found["omitted"] is None and found["below"] == 0.1
+    for label, entry in found["collections"].items():
+        mine = expected[(expected.collection == label) & (expected.own < 0.1)]
+        assert entry["n"] == len(mine)
+        assert entry["of"] == int((expected.collection == label).sum())
+        rows = mine.sort_values("probability", ascending=False, kind="stable").index[:3]
+        assert [doc["row"] for doc in entry["documents"]] == rows.tolist()
+        for doc in entry["documents"]:
+            assert doc["reads_like"] == expected.most_likely[doc["row"]] != label
+            assert doc["own"] == pytest.approx(expected.own[doc["row"]])
+    sport = found["collections"]["Daily Sport"]["documents"]
+    assert {doc["row"] for doc in sport} >= {len(docs) - 2, len(docs) - 1}
+    assert {doc["reads_like"] for doc in sport} == {"Money Times"}
+    with open(tmp_path / "r" / "document_collections.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == X.shape[0]
+    np.testing.assert_allclose([float(row["own"]) for row in rows], expected.own, rtol=1e-12)
+    page = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+    assert "read like another" in page
+
+    # the threshold is the module's: almost every document is below 0.9999
+    monkeypatch.setattr(_reads_like, "BELOW", 0.9999)
+    found = write_report(model, X, names, tmp_path / "high", groups=groups,
+                         figures=False)["reads_like"]
+    assert found["below"] == 0.9999
+    assert [entry["n"] for entry in found["collections"].values()] == [
+        int(((expected.collection == label) & (expected.own < 0.9999)).sum())
+        for label in found["collections"]]
+
+    monkeypatch.setattr(_reads_like, "MAX_WORK", 10)
+    summary = write_report(model, X, names, tmp_path / "past", groups=groups, figures=False)
+    assert "past the report's 10 token-topics" in summary["reads_like"]["omitted"]
+    assert "reads_like" not in summary["downloads"]
+    page = " ".join((tmp_path / "past" / "index.html").read_text(encoding="utf-8").split())
+    assert "Which collection each document reads like was not estimated" in page
+
+
 def test_two_collections_get_their_distance_but_no_closest(tmp_path):
     from sklearn_clda.datasets import make_compound_corpus
     from sklearn_clda.inspection import collection_distances

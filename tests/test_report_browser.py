@@ -61,6 +61,9 @@ CSV_HEADERS = {
                              "rate", "rest_rate"],
 }
 N_TOPICS = 12  # topic numbers 10 and 11 sort after 9 as numbers, before 2 as text
+CSV_HEADERS["document_collections.csv"] = (
+    ["document", "collection", "most_likely", "probability", "own"]
+    + [f"p_{label}" for label in sorted(COLLECTIONS)])
 CSV_HEADERS["document_topics.csv"] = (
     ["document", "collection"] + [f"topic_{k}" for k in range(N_TOPICS)])
 

@@ -55,6 +55,7 @@ TABLE_FILES = {
     "collection_words": "collection_words.csv",
     "topic_pairs": "topic_correlations.csv",
     "documents": "document_topics.csv",
+    "reads_like": "document_collections.csv",
 }
 
 #: The page's style sheet and script, copied from the package next to it.

@@ -21,6 +21,7 @@ from . import _analysis
 from ._analysis import MIN_DRAWS
 from ._files import TABLE_FILES
 from ._map import map_data
+from ._reads_like import reads_like
 from ._stats import MAX_RHAT, MIN_ESS, collection_statistics, trend_after_burn_in
 
 #: Topics drawn, the largest first, in the figures with a panel or row per
@@ -91,6 +92,7 @@ def build_summary(model, X, names, options):
     pairs, graph = _analysis.topic_pairs(model, X, options.groups, theta is not None,
                                          options.interval)
     docs = _DocumentPicker(model, X, names, options)
+    reads, reads_table = reads_like(model, X, options.groups, docs.snippet)
     info = _input_info(options.texts_info)
     shown = shown_collections(stats)
     comparisons, compared = _comparisons(model, stats, options.interval, topics.order)
@@ -123,6 +125,7 @@ def build_summary(model, X, names, options):
         "collection_topic": _collection_topic(stats, options.interval),
         "themes": _themes(model, names, stats, options.interval, options.n_themes),
         "distinctive": _distinctive(model, stats, options.n_distinctive, docs),
+        "reads_like": reads,
         "comparisons": comparisons,
         "trend": _analysis.collection_order(model),
         "diagnostics": _diagnostics(model, stats, options.extension),
@@ -137,7 +140,8 @@ def build_summary(model, X, names, options):
     K = order.size
     summary["figure_topics"] = None if K <= MAX_FIGURE_TOPICS else MAX_FIGURE_TOPICS
     parts = Bunch(stats=stats, labels=labels, order=order, theta=theta, graph=graph,
-                  compared=jsonable(compared), figure_order=order[:MAX_FIGURE_TOPICS],
+                  compared=jsonable(compared), reads_like=reads_table,
+                  figure_order=order[:MAX_FIGURE_TOPICS],
                   shown=np.arange(len(stats.labels)) if shown is None else shown)
     summary["topic_map"] = map_data(model, names, stats, parts.figure_order, parts.shown,
                                     options.top_words)
@@ -454,7 +458,7 @@ class _DocumentPicker:
     def _rows(self, found):
         return [
             {"row": int(row), "collection": self._collection(row), "weight": float(weight),
-             "snippet": self._snippet(row)}
+             "snippet": self.snippet(row)}
             for row, weight in found
         ]
 
@@ -474,7 +478,7 @@ class _DocumentPicker:
     def _collection(self, row):
         return None if self.groups is None else str(self.groups[row])
 
-    def _snippet(self, row):
+    def snippet(self, row):
         """The document's text, shortened; its most frequent words without texts."""
         if self.texts is not None:
             text = re.sub(r"\s+", " ", str(self.texts[row])).strip()

@@ -15,14 +15,16 @@ _TOPICS = ("topic", "share", "tokens", "coherence", "exclusivity", "largest_in",
 _DOCUMENT = ("row", "collection", "weight", "snippet")
 
 
-def write_tables(out_dir, summary, theta, groups, graph, compared):
+def write_tables(out_dir, summary, theta, groups, graph, compared, reads_like=None):
     """Write every table of the page as CSV; return ``{key: file name}``.
 
     ``theta`` (the documents' topic proportions, or None) and ``groups``
     (their collections, or None) give ``document_topics.csv``; ``graph``
     (:func:`~._analysis.topic_pairs`) gives ``topic_correlations.csv``;
     ``compared`` (the pairs of collections compared, which may be more than
-    the page shows) gives ``collection_comparisons.csv``.
+    the page shows) gives ``collection_comparisons.csv``; ``reads_like``
+    (the table of :func:`~sklearn_clda.inspection.document_collections`,
+    or None) gives ``document_collections.csv``.
     """
     tables = {
         "collections": (_COLLECTIONS, [
@@ -51,6 +53,9 @@ def write_tables(out_dir, summary, theta, groups, graph, compared):
         tables["topic_pairs"] = _topic_pairs(graph)
     if theta is not None:
         tables["documents"] = _documents(theta, groups)
+    if reads_like is not None:
+        tables["reads_like"] = (["document", *reads_like.columns], [
+            [d, *values] for d, values in enumerate(reads_like.itertuples(index=False))])
     return {key: write_csv(out_dir, TABLE_FILES[key], header, rows)
             for key, (header, rows) in tables.items()}
 

@@ -115,7 +115,11 @@ def write_report(
     posterior mean as a matrix, alike collections side by side, and with
     intervals in ``collection_distances.csv``, up to 40 collections); for each
     collection the topics most over-represented relative to the
-    corpus-wide mixture, with documents; every pair of collections compared
+    corpus-wide mixture, with documents, and its documents that read like
+    another collection (own collection's posterior probability below 0.1,
+    by :func:`~sklearn_clda.inspection.document_collections` seeded with 0;
+    every document's in ``document_collections.csv``; up to 30 million
+    tokens x topics); every pair of collections compared
     topic by topic (on the page for up to 12 collections, in
     ``collection_comparisons.csv`` for up to 40); and fit diagnostics. A
     difference is called clear only when its interval excludes 0 and rests
@@ -294,7 +298,7 @@ def write_report(
         summary["figures"] = (draw_figures(model, names, stage, parts, summary, dpi)
                               if figures else {})
         summary["downloads"] = write_tables(stage, summary, parts.theta, groups, parts.graph,
-                                          parts.compared)
+                                          parts.compared, parts.reads_like)
         files = ["index.html", "report.json", *copy_static(stage)]
         files += _write_models(stage, model, pipeline, names)
         summary["files"] = sorted(
