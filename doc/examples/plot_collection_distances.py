@@ -92,9 +92,11 @@ for j, name in enumerate(display.collection_labels):
 # documents read like another one: :func:`~sklearn_clda.inspection.document_collections`
 # gives each document's posterior over the collections, ``p(j | words)``,
 # from the topics its words use and each collection's mixture. Of the
-# ``sci.crypt`` posts, most read like ``sci.crypt``; those that read like a
-# political newsgroup are about trials, hearings and Waco rather than
-# ciphers (their most frequent words below).
+# ``sci.crypt`` posts, most read like ``sci.crypt``; those that read most
+# like a political newsgroup talk of courts, broadcasters or nazis rather
+# than ciphers (their most frequent words below), and one that reads like
+# ``talk.politics.mideast`` is about a Christmas turkey: the topics see
+# words, not their senses.
 from sklearn_clda.inspection import document_collections
 
 categories = np.asarray(news.categories)
