@@ -14,7 +14,7 @@ from .._corpus import StrictInterval, check_group_labels, to_count_csr
 from .._memory import gib, physical_memory
 from ..exceptions import MemoryLimitError
 from ._documents import document_counts
-from ._utils import check_clda, require_pandas, unwrap
+from ._utils import check_clda, require_pandas, topic_word, unwrap
 
 __all__ = ["document_collections"]
 
@@ -291,7 +291,7 @@ def document_collections(estimator, X, groups=None, *, prior="sizes", n_samples=
     alphas, neutral, labels, sizes = _model_parts(model, n_draws, caller)
     counts = _counts(model, pre, X, caller)
     own = None if groups is None else _own_positions(labels, groups, counts.shape[0], caller)
-    components = np.asarray(model.components_, dtype=np.float64)
+    components = topic_word(model, caller)
     phi_t = np.ascontiguousarray((components / components.sum(axis=1, keepdims=True)).T)
     rng = check_random_state(random_state)
     log_lik = np.empty((counts.shape[0], labels.size))

@@ -230,6 +230,15 @@ def test_bad_input_is_named(fitted):
     lda = LDAGibbs(n_components=2, max_iter=5, random_state=0).fit(X)
     with pytest.raises(ValueError, match="needs a fitted CompoundLDA"):
         document_collections(lda, X)
+    saved = model.components_
+    try:
+        for bad in (np.nan, -1.0):
+            model.components_ = saved.copy()
+            model.components_[0, 0] = bad
+            with pytest.raises(ValueError, match="components_"):
+                document_collections(model, X[:2])
+    finally:
+        model.components_ = saved
 
 
 @pytest.mark.parametrize("kw", [{"prior": "flat"}, {"n_samples": 0}, {"burn_in": -1},
