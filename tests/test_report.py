@@ -1205,6 +1205,11 @@ def test_the_documents_that_read_like_another_collection(tmp_path, monkeypatch):
         int(((expected.collection == label) & (expected.own < 0.9999)).sum())
         for label in found["collections"]]
 
+    monkeypatch.setattr(_reads_like, "MAX_COLLECTIONS", 2)
+    summary = write_report(model, X, names, tmp_path / "many", groups=groups, figures=False)
+    assert summary["reads_like"]["omitted"].startswith("3 collections (the report estimates it")
+    monkeypatch.setattr(_reads_like, "MAX_COLLECTIONS", 40)
+
     monkeypatch.setattr(_reads_like, "MAX_WORK", 10)
     summary = write_report(model, X, names, tmp_path / "past", groups=groups, figures=False)
     assert "past the report's 10 token-topics" in summary["reads_like"]["omitted"]

@@ -253,7 +253,9 @@ def document_collections(estimator, X, groups=None, *, prior="sizes", n_samples=
     Dirichlet-multinomial
     terms of each document's topics for every collection and draw: about
     2 s for news16's 10,764 documents at 20 topics and 4 collections, and
-    6 s against its 16 newsgroups, on one core.
+    6 s against its 16 newsgroups, on one core. The second part grows with
+    the documents' topics times the collections times ``n_draws`` times
+    ``n_samples``: at thousands of collections, fewer draws keep it short.
 
     The probabilities weigh all of a document's words: a long document
     that uses a collection's characteristic topics gets a probability
@@ -295,7 +297,8 @@ def document_collections(estimator, X, groups=None, *, prior="sizes", n_samples=
     phi_t = np.ascontiguousarray((components / components.sum(axis=1, keepdims=True)).T)
     rng = check_random_state(random_state)
     log_lik = np.empty((counts.shape[0], labels.size))
-    for lo, hi in _document_pieces(counts, phi_t.shape[1], caller):
+    for lo, hi in _document_pieces(counts, phi_t.shape[1], alphas.shape[0] * labels.size,
+                                   caller):
         total = None
         for sweep, ndk in enumerate(sample_topic_counts(phi_t, counts[lo:hi], neutral,
                                                         burn_in + n_samples, rng)):
@@ -313,15 +316,16 @@ def document_collections(estimator, X, groups=None, *, prior="sizes", n_samples=
 PIECE_BYTES = 32 * CHUNK_BYTES
 
 
-def _document_pieces(counts, n_components, caller):
+def _document_pieces(counts, n_components, n_priors, caller):
     """Pieces of documents sampled together, their temporaries within
     :data:`PIECE_BYTES`: per token its word, topic and first weights
-    (``n_components + 3`` numbers), per document four rows of counts. A
+    (``n_components + 3`` numbers), per document four rows of counts and
+    two log-ratios for each of the ``n_priors`` (draws x collections). A
     ``MemoryLimitError`` if one document alone needs more than this
     machine's memory."""
     running = np.concatenate([[0], np.cumsum(counts.data, dtype=np.int64)])
     lengths = running[counts.indptr[1:]] - running[counts.indptr[:-1]]
-    need = 8 * (lengths * (n_components + 3) + 4 * n_components)
+    need = 8 * (lengths * (n_components + 3) + 4 * n_components + 2 * n_priors)
     available = physical_memory()
     if available is not None and need.size and need.max() > available:
         raise MemoryLimitError(

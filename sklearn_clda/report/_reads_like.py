@@ -16,6 +16,11 @@ BELOW = 0.1
 #: Documents shown per collection.
 SHOWN = 3
 
+#: The most collections the report estimates the documents' collections
+#: for: the work grows with the documents' topics times the collections
+#: (minutes at thousands), as the pairwise comparisons' does.
+MAX_COLLECTIONS = 40
+
 
 def _omitted(why):
     return {"omitted": why, "below": BELOW, "collections": {}}, None
@@ -33,6 +38,10 @@ def reads_like(model, X, groups, snippet):
 
     if model.groups_ is None or len(model.groups_) < 2 or groups is None:
         return None, None
+    if len(model.groups_) > MAX_COLLECTIONS:
+        return _omitted(f"{len(model.groups_)} collections (the report estimates it for up "
+                        f"to {MAX_COLLECTIONS}); run sklearn_clda.inspection."
+                        "document_collections on them")
     known = set(model.groups_.tolist())
     if any(label not in known for label in np.asarray(groups).tolist()):
         return _omitted("some documents' collections are not the model's")

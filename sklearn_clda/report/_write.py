@@ -119,7 +119,7 @@ def write_report(
     another collection (own collection's posterior probability below 0.1,
     by :func:`~sklearn_clda.inspection.document_collections` seeded with 0;
     every document's in ``document_collections.csv``; up to 150 million
-    tokens x topics); every pair of collections compared
+    tokens x topics and 40 collections); every pair of collections compared
     topic by topic (on the page for up to 12 collections, in
     ``collection_comparisons.csv`` for up to 40); and fit diagnostics. A
     difference is called clear only when its interval excludes 0 and rests
