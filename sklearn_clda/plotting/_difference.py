@@ -8,32 +8,14 @@ from sklearn.utils._param_validation import HasMethods, StrOptions, validate_par
 from .._corpus import StrictInterval
 from ..inspection._labels import LABEL_METHODS
 from ..inspection._utils import require_pandas
-from ._base import (
-    check_matplotlib,
-    check_topics,
-    finite_values,
-    merge_kw,
-    single_axes,
-    unwrap_estimator,
-)
+from ._base import check_matplotlib, check_topics, unwrap_estimator
+from ._interval_rows import IntervalRowsMixin
 from ._trend import _topic_labels
 
 __all__ = ["CollectionDifferenceDisplay"]
 
 
-def _rows_layout(ax, difference, sort):
-    """``(figure, axes, order, y)``: ``ax`` or a new figure sized to the
-    topics, the topics' positions bottom to top (by ``difference`` when
-    ``sort``, else the first at the top) and each topic's row."""
-    n_topics = difference.size
-    fig, ax = single_axes(ax, figsize=(7.0, 1.2 + 0.32 * n_topics))
-    order = np.argsort(difference, kind="stable") if sort else np.arange(n_topics)[::-1]
-    y = np.empty(n_topics)
-    y[order] = np.arange(n_topics)
-    return fig, ax, order, y
-
-
-class CollectionDifferenceDisplay:
+class CollectionDifferenceDisplay(IntervalRowsMixin):
     """The difference of two collections' topic shares, with its intervals.
 
     One row per topic: the posterior mean of ``pi_ak - pi_bk`` as a point
@@ -126,33 +108,6 @@ class CollectionDifferenceDisplay:
         self.b = b
         self.interval = interval
 
-    def _checked(self):
-        """``(difference, lower, upper, labels)`` validated against each other."""
-        rows = [finite_values(self, name, getattr(self, name), "(n_topics,)")
-                for name in ("difference", "lower", "upper")]
-        if rows[0].shape[0] != 1 or any(r.shape != rows[0].shape for r in rows):
-            raise ValueError(
-                f"difference, lower and upper must be 1-d arrays of one length, got "
-                f"shapes {[np.shape(getattr(self, n)) for n in ('difference', 'lower', 'upper')]}."
-            )
-        difference, lower, upper = (r[0] for r in rows)
-        if np.any(lower > difference) or np.any(difference > upper):
-            raise ValueError("Each difference must lie within its interval: "
-                             "lower <= difference <= upper.")
-        interval = self.interval
-        if interval is not None and not (isinstance(interval, Real) and 0 < interval < 1):
-            raise ValueError(f"interval of {type(self).__name__} must be a number in (0, 1) "
-                             f"or None, got {interval!r}.")
-        n_topics = difference.size
-        topics = np.arange(n_topics) if self.topics is None else np.asarray(self.topics)
-        if topics.shape != (n_topics,):
-            raise ValueError(f"topics has {topics.size} entries for {n_topics} differences.")
-        labels = ([f"Topic {k}" for k in topics] if self.topic_labels is None
-                  else [str(label) for label in self.topic_labels])
-        if len(labels) != n_topics:
-            raise ValueError(f"topic_labels has {len(labels)} entries for {n_topics} topics.")
-        return difference, lower, upper, labels
-
     @validate_params({"sort": ["boolean"]}, prefer_skip_nested_validation=False)
     def plot(self, ax=None, *, sort=True, errorbar_kw=None):
         """Plot the differences, a row per topic.
@@ -175,43 +130,7 @@ class CollectionDifferenceDisplay:
         display : CollectionDifferenceDisplay
             The display, with the artists stored as attributes.
         """
-        check_matplotlib(f"{type(self).__name__}.plot")
-        difference, lower, upper, labels = self._checked()
-        fig, ax, order, y = _rows_layout(ax, difference, sort)
-        clear = (lower > 0) | (upper < 0)
-        errorbars = self._draw_rows(ax, y, (difference, lower, upper), clear, errorbar_kw)
-        self._finish(ax, labels, order)
-        self.order_, self.clear_, self.errorbars_ = order, clear, errorbars
-        self.ax_, self.figure_ = ax, fig
-        return self
-
-    @staticmethod
-    def _draw_rows(ax, y, values, highlighted, errorbar_kw):
-        """Each difference and its interval (``values``: difference, lower,
-        upper) at its row ``y``: the ``highlighted`` ones in color, the others
-        in grey. Returns the ErrorbarContainers drawn (an empty group none)."""
-        difference, lower, upper = values
-        drawn = []
-        for chosen, color in ((True, "C0"), (False, "0.55")):
-            rows = np.flatnonzero(highlighted == chosen)
-            if rows.size:
-                drawn.append(ax.errorbar(
-                    difference[rows], y[rows],
-                    xerr=[difference[rows] - lower[rows], upper[rows] - difference[rows]],
-                    **merge_kw({"fmt": "o", "color": color, "ecolor": color, "capsize": 3,
-                                "markersize": 5, "linestyle": "none"}, errorbar_kw),
-                ))
-        return drawn
-
-    def _finish(self, ax, labels, order):
-        """The zero line, the row labels (``order``: bottom to top), the axis
-        label and the grid."""
-        n_topics = len(labels)
-        ax.axvline(0.0, color="0.3", linewidth=0.8)
-        ax.set_yticks(np.arange(n_topics), [labels[k] for k in order])
-        ax.set_ylim(-0.7, n_topics - 0.3)
-        ax.set_xlabel(self._axis_label())
-        ax.grid(True, axis="x", color="0.92")
+        return self._plot_rows(ax, sort, errorbar_kw)
 
     def _axis_label(self):
         if self.a is None:

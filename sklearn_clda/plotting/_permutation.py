@@ -10,7 +10,8 @@ from .._corpus import StrictInterval
 from ..inspection._labels import LABEL_METHODS
 from ..inspection._utils import require_pandas
 from ._base import check_matplotlib, check_topics, merge_kw, unwrap_estimator
-from ._difference import CollectionDifferenceDisplay, _rows_layout
+from ._difference import CollectionDifferenceDisplay
+from ._interval_rows import rows_layout
 from ._trend import _topic_labels
 
 __all__ = ["PermutationTestDisplay"]
@@ -183,7 +184,7 @@ class PermutationTestDisplay(CollectionDifferenceDisplay):
         check_matplotlib(f"{type(self).__name__}.plot")
         difference, lower, upper, labels = self._checked()
         null, largest, p_values = self._checked_null(difference.size)
-        fig, ax, order, y = _rows_layout(ax, difference, sort)
+        fig, ax, order, y = rows_layout(ax, difference, sort)
         reach = float(largest.max())
         band = ax.axvspan(-reach, reach, **merge_kw(
             {"color": "0.9", "zorder": 0, "label": "largest shuffled |difference|"}, band_kw))
