@@ -1330,7 +1330,8 @@ def fixed_topics_sweep(
     const int64_t[::1] doc_ptr,
     const int32_t[::1] words,
     const double[:, ::1] phi_t,
-    const double[::1] prior,
+    const double[:, ::1] prior,
+    const int64_t[::1] doc_prior,
     int64_t[::1] z,
     int64_t[:, ::1] ndk,
     const double[::1] u,
@@ -1338,28 +1339,31 @@ def fixed_topics_sweep(
     """One Gibbs sweep over documents' tokens with the topics held fixed.
 
     Document ``d``'s tokens are ``doc_ptr[d]:doc_ptr[d + 1]``; token ``t``
-    has word ``words[t]`` and topic ``z[t]``, and ``ndk[d]`` holds the
-    document's topic counts. Each token's topic is drawn from ``(ndk[d]
-    without it + prior) * phi_t[w]`` with the uniform ``u[t]``, document by
-    document, in token order. Equal, bit for bit, to::
+    has word ``words[t]`` and topic ``z[t]``, ``ndk[d]`` holds the
+    document's topic counts and ``prior[doc_prior[d]]`` its prior. Each
+    token's topic is drawn from ``(ndk[d] without it + prior[doc_prior[d]])
+    * phi_t[w]`` with the uniform ``u[t]``, document by document, in token
+    order. Equal, bit for bit, to::
 
         for d in range(len(doc_ptr) - 1):
             for t in range(doc_ptr[d], doc_ptr[d + 1]):
                 ndk[d, z[t]] -= 1
-                c = np.cumsum((ndk[d] + prior) * phi_t[words[t]])
+                c = np.cumsum((ndk[d] + prior[doc_prior[d]]) * phi_t[words[t]])
                 z[t] = min((c <= u[t] * c[-1]).sum(), K - 1)
                 ndk[d, z[t]] += 1
 
     The caller builds the arrays from a checked count matrix: ``words``
     index rows of ``phi_t``, ``z`` holds topics below ``K`` and ``doc_ptr``
-    is non-decreasing from 0 to ``len(words)``.
+    is non-decreasing from 0 to ``len(words)``. The shapes and the rows of
+    ``doc_prior`` are checked here.
 
     Parameters
     ----------
     doc_ptr : ndarray of shape (n_docs + 1,), int64
     words : ndarray of shape (n_tokens,), int32
     phi_t : ndarray of shape (V, K), float64
-    prior : ndarray of shape (K,), float64, positive
+    prior : ndarray of shape (n_priors, K), float64, positive
+    doc_prior : ndarray of shape (n_docs,), int64, rows of ``prior``
     z : ndarray of shape (n_tokens,), int64, updated
     ndk : ndarray of shape (n_docs, K), int64, updated
     u : ndarray of shape (n_tokens,), float64 in [0, 1)
@@ -1369,22 +1373,29 @@ def fixed_topics_sweep(
     cdef int64_t t, new
     cdef double acc, target
     cdef const double* phi
+    cdef const double* alpha
     cdef int64_t* counts
-    if (prior.shape[0] != K or ndk.shape[1] != K or doc_ptr.shape[0] != n_docs + 1
+    if (prior.shape[1] != K or ndk.shape[1] != K or doc_ptr.shape[0] != n_docs + 1
+            or doc_prior.shape[0] != n_docs
             or words.shape[0] != z.shape[0] or u.shape[0] != z.shape[0] or K < 1
             or doc_ptr[0] != 0 or doc_ptr[n_docs] != z.shape[0]):
         raise ValueError("inconsistent array shapes passed to fixed_topics_sweep")
+    for d in range(n_docs):
+        if doc_prior[d] < 0 or doc_prior[d] >= prior.shape[0]:
+            raise ValueError("doc_prior passed to fixed_topics_sweep names a row "
+                             "prior does not have")
     cum_arr = np.empty(K, dtype=np.float64)
     cdef double[::1] cum = cum_arr
     with nogil:
         for d in range(n_docs):
             counts = &ndk[d, 0]
+            alpha = &prior[doc_prior[d], 0]
             for t in range(doc_ptr[d], doc_ptr[d + 1]):
                 phi = &phi_t[words[t], 0]
                 counts[z[t]] -= 1
                 acc = 0.0
                 for k in range(K):
-                    acc = acc + (<double>counts[k] + prior[k]) * phi[k]
+                    acc = acc + (<double>counts[k] + alpha[k]) * phi[k]
                     cum[k] = acc
                 target = u[t] * acc
                 new = 0

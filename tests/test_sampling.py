@@ -792,13 +792,13 @@ def test_count_assignments_rejects_out_of_range_input_before_counting(bad, match
 
 
 # ------------------------------------------------ fixed topics, new documents
-def _fixed_topics_reference(doc_ptr, words, phi_t, prior, z, ndk, u):
+def _fixed_topics_reference(doc_ptr, words, phi_t, prior, doc_prior, z, ndk, u):
     """The NumPy equivalent in ``fixed_topics_sweep``'s docstring."""
     K = phi_t.shape[1]
     for d in range(len(doc_ptr) - 1):
         for t in range(doc_ptr[d], doc_ptr[d + 1]):
             ndk[d, z[t]] -= 1
-            c = np.cumsum((ndk[d] + prior) * phi_t[words[t]])
+            c = np.cumsum((ndk[d] + prior[doc_prior[d]]) * phi_t[words[t]])
             z[t] = min((c <= u[t] * c[-1]).sum(), K - 1)
             ndk[d, z[t]] += 1
 
@@ -813,15 +813,16 @@ def test_fixed_topics_sweep_matches_numpy_reference(seed, K):
     words = rng.integers(0, V, size=lengths.sum()).astype(np.int32)
     phi_t = rng.dirichlet(np.full(V, 0.3), size=K).T.copy()
     phi_t[0, :] = 0.0  # a word no topic has: its tokens keep being drawn
-    prior = rng.uniform(0.01, 2.0, size=K)
+    prior = rng.uniform(0.01, 2.0, size=(3, K))  # three priors, documents' rows drawn
+    doc_prior = rng.integers(0, 3, size=n_docs).astype(np.int64)
     z = rng.integers(0, K, size=lengths.sum()).astype(np.int64)
     ndk = np.zeros((n_docs, K), dtype=np.int64)
     np.add.at(ndk, (np.repeat(np.arange(n_docs), lengths), z), 1)
     z_ref, ndk_ref = z.copy(), ndk.copy()
     for _ in range(5):
         u = rng.random(lengths.sum())
-        _sampling.fixed_topics_sweep(doc_ptr, words, phi_t, prior, z, ndk, u)
-        _fixed_topics_reference(doc_ptr, words, phi_t, prior, z_ref, ndk_ref, u)
+        _sampling.fixed_topics_sweep(doc_ptr, words, phi_t, prior, doc_prior, z, ndk, u)
+        _fixed_topics_reference(doc_ptr, words, phi_t, prior, doc_prior, z_ref, ndk_ref, u)
         np.testing.assert_array_equal(z, z_ref)
         np.testing.assert_array_equal(ndk, ndk_ref)
     np.testing.assert_array_equal(ndk.sum(axis=1), lengths)
@@ -829,10 +830,14 @@ def test_fixed_topics_sweep_matches_numpy_reference(seed, K):
 
 def test_fixed_topics_sweep_refuses_inconsistent_arrays():
     args = dict(doc_ptr=np.array([0, 1], dtype=np.int64), words=np.zeros(1, dtype=np.int32),
-                phi_t=np.ones((1, 2)), prior=np.ones(2), z=np.zeros(1, dtype=np.int64),
+                phi_t=np.ones((1, 2)), prior=np.ones((1, 2)),
+                doc_prior=np.zeros(1, dtype=np.int64), z=np.zeros(1, dtype=np.int64),
                 ndk=np.ones((1, 2), dtype=np.int64), u=np.zeros(1))
     _sampling.fixed_topics_sweep(**args)
-    for name, bad in (("prior", np.ones(3)), ("u", np.zeros(0)),
+    for name, bad in (("prior", np.ones((1, 3))), ("u", np.zeros(0)),
+                      ("doc_prior", np.zeros(2, dtype=np.int64)),
+                      ("doc_prior", np.ones(1, dtype=np.int64)),
+                      ("doc_prior", np.full(1, -1, dtype=np.int64)),
                       ("ndk", np.ones((1, 3), dtype=np.int64)),
                       ("doc_ptr", np.array([0, 2], dtype=np.int64))):
         with pytest.raises(ValueError, match="fixed_topics_sweep"):

@@ -8,12 +8,12 @@ from scipy.special import gammaln, logsumexp
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, StrOptions, validate_params
 
-from .. import _sampling
 from .._chunking import CHUNK_BYTES, budget_pieces
 from .._corpus import StrictInterval, check_group_labels, to_count_csr
 from .._memory import gib, physical_memory
 from ..exceptions import MemoryLimitError
 from ._documents import document_counts
+from ._fixed_topics import FixedTopicChains
 from ._utils import check_clda, require_pandas, topic_word, unwrap
 
 __all__ = ["document_collections"]
@@ -21,36 +21,15 @@ __all__ = ["document_collections"]
 
 def sample_topic_counts(phi_t, counts, prior, n_sweeps, rng):
     """Gibbs sweeps over the tokens of every document with the topics held
-    fixed; yields each sweep's document-topic counts, shape (D, K), int64.
-
-    Each token (word ``w``) of document ``d`` is redrawn from ``p(k) ∝
-    (n_dk without it + prior_k) * phi_t[w, k]`` by
-    :func:`~sklearn_clda._sampling.fixed_topics_sweep`, with a uniform per
-    token from ``rng``. ``phi_t`` is (V, K), row ``w`` the
-    topics' probabilities of word ``w``; ``counts`` a canonical CSR count
-    matrix of V columns; the first state draws each token from ``prior_k *
-    phi_t[w, k]``.
+    fixed, all under ``prior`` (K,); yields a copy of each sweep's
+    document-topic counts, shape (D, K), int64 (see
+    :class:`~sklearn_clda.inspection._fixed_topics.FixedTopicChains`).
     """
-    D, K = counts.shape[0], phi_t.shape[1]
-    running = np.concatenate([[0], np.cumsum(counts.data, dtype=np.int64)])
-    doc_ptr = np.ascontiguousarray(running[counts.indptr], dtype=np.int64)
-    words = np.repeat(counts.indices, counts.data).astype(np.int32)
-    z = first_topics(prior * phi_t[words], rng)
-    ndk = np.zeros((D, K), dtype=np.int64)
-    np.add.at(ndk, (np.repeat(np.arange(D), np.diff(doc_ptr)), z), 1)
-    for _ in range(n_sweeps):
-        _sampling.fixed_topics_sweep(doc_ptr, words, phi_t, prior, z, ndk,
-                                     rng.random(words.size))
+    rows = np.ascontiguousarray(prior, dtype=np.float64)[None]
+    doc_prior = np.zeros(counts.shape[0], dtype=np.int64)
+    chains = FixedTopicChains(phi_t, counts, rows, doc_prior, rng)
+    for ndk in chains.sweeps(n_sweeps, rows, doc_prior, rng):
         yield ndk.copy()
-
-
-def first_topics(weights, rng):
-    """One topic per row of ``weights`` (n, K), with probability in
-    proportion to the row: the first ``k`` whose running sum exceeds a
-    uniform draw times the row's total (as the sweeps draw them)."""
-    cumulative = np.cumsum(weights, axis=1)
-    u = rng.random(weights.shape[0]) * cumulative[:, -1]
-    return np.minimum((cumulative <= u[:, None]).sum(axis=1), weights.shape[1] - 1)
 
 
 def log_prior_ratios(ndk, alphas, neutral):
@@ -106,7 +85,7 @@ def _model_parts(model, n_draws, caller):
     return alphas, neutral, np.asarray(labels), sizes
 
 
-def _counts(model, pre, X, caller):
+def checked_counts(model, pre, X, caller):
     """The documents as canonical CSR counts of the model's vocabulary."""
     counts = document_counts(X if pre is None else pre.transform(X), caller)
     n_features = np.shape(model.components_)[1]
@@ -291,7 +270,7 @@ def document_collections(estimator, X, groups=None, *, prior="sizes", n_samples=
     pd = require_pandas(caller)
     model, pre, _ = unwrap(estimator)
     alphas, neutral, labels, sizes = _model_parts(model, n_draws, caller)
-    counts = _counts(model, pre, X, caller)
+    counts = checked_counts(model, pre, X, caller)
     own = None if groups is None else _own_positions(labels, groups, counts.shape[0], caller)
     components = topic_word(model, caller)
     phi_t = np.ascontiguousarray((components / components.sum(axis=1, keepdims=True)).T)
