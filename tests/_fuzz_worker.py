@@ -56,6 +56,9 @@ ALLOWED_WARNINGS = (
     (ConvergenceWarning, r"CompoundLDA\(algorithm='vem'\) stopped after"),
     # documented: no degrees of freedom left, so NaN dispersion and p-value
     (UserWarning, r"residual_dispersion(_from_estimates)?: the model has [\d,]+ free"),
+    # documented: documents without words are left out of the regression
+    (UserWarning, r"topic_effects leaves out \d+ of \d+ documents with no word"),
+    (ConvergenceWarning, r"topic_effects: the documents' words say so little"),
     # scikit-learn's feature-name consistency checks (every estimator has them).
     (UserWarning, r"X has feature names, but \w+ was fitted without feature names"),
     (UserWarning, r"X does not have valid feature names, but \w+ was fitted with"),
@@ -1331,6 +1334,67 @@ def test_document_collections(data):
         assert probs.shape == (n_rows_or(X), len(est.groups_)), f"shape {probs.shape}"
         assert np.isfinite(probs).all() and (probs >= 0).all(), f"probabilities {probs}"
         assert np.allclose(probs.sum(axis=1), 1.0), f"rows sum to {probs.sum(axis=1)}"
+
+
+#: Covariate values at the edges of floating point, and ordinary ones.
+COVARIATE_VALUES = (0.0, -0.0, 1.0, -1.0, 3.5, 1e-12, 1e-300, 5e-324, 1e300, -1e300,
+                    np.nan, np.inf, -np.inf)
+
+
+@st.composite
+def covariate_inputs(draw, n):
+    """A ``covariates`` argument for ``n`` documents: numbers at the edges
+    of floating point, constant or repeated columns, and wrong shapes or
+    types."""
+    import pandas as pd
+
+    n_cols = draw(st.integers(0, 3), label="n_cols")
+    rows = n + draw(st.sampled_from((0, 0, 0, 1, -1)), label="row_offset")
+    number = st.one_of(st.sampled_from(COVARIATE_VALUES), st.floats(-1e3, 1e3))
+    values = np.array([[draw(number) for _ in range(n_cols)] for _ in range(max(rows, 0))],
+                      dtype=np.float64).reshape(max(rows, 0), n_cols)
+    if n_cols > 1 and draw(st.booleans(), label="copy_column"):
+        values[:, -1] = values[:, 0] * draw(st.sampled_from((1.0, 2.0, -1e-300)))
+    kind = draw(st.sampled_from(("array", "array", "frame", "dict", "column", "strings",
+                                 "three_d", "list")), label="kind")
+    if kind == "frame":
+        return pd.DataFrame(values, columns=[f"c{j}" for j in range(n_cols)])
+    if kind == "dict":
+        return {f"c{j}": values[:, j] for j in range(n_cols)}
+    if kind == "column":
+        return values[:, 0] if n_cols else values.ravel()
+    if kind == "strings":
+        return values.astype(str).astype(object)
+    if kind == "three_d":
+        return values[:, :, None]
+    if kind == "list":
+        return values.tolist()
+    return values
+
+
+@fuzz
+@given(data=st.data())
+def test_topic_effects(data):
+    from sklearn_clda.inspection import topic_effects
+
+    name = data.draw(st.sampled_from(("lda", "clda", "vem", "unfitted")), label="estimator")
+    est = fitted_models()[name]
+    width = getattr(est, "n_features_in_", None) if data.draw(st.booleans()) else None
+    X = data.draw(count_matrices(width), label="X")
+    n = n_rows_or(X)
+    groups = data.draw(st.one_of(st.none(), inference_groups(n, est)), label="groups")
+    covariates = data.draw(covariate_inputs(n), label="covariates")
+    table = call(topic_effects, est, X, covariates, groups, n_samples=2, burn_in=1,
+                 prior=data.draw(st.sampled_from(("covariates", "model")), label="prior"),
+                 fit_intercept=data.draw(st.booleans(), label="fit_intercept"),
+                 random_state=0)
+    check_rejected_if_malformed(table, X, "topic_effects")
+    if ok(table):
+        numbers = table[["estimate", "std_error", "lower", "upper", "p_value"]].to_numpy(float)
+        assert np.isfinite(numbers).all(), f"not finite: {numbers}"
+        assert (table["lower"] <= table["upper"]).all(), "an interval upside down"
+        assert ((table["p_value"] >= 0) & (table["p_value"] <= 1)).all(), "p-values"
+        assert (table["std_error"] >= 0).all(), "negative standard errors"
 
 
 @fuzz

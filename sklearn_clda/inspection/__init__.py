@@ -31,6 +31,9 @@ differ in what they talk about, in the spirit of R's ``stm``:
 - :func:`collection_trend`: each topic's linear trend across ordered
   collections (years, ratings), with its posterior (stm's
   ``estimateEffect`` with a continuous covariate);
+- :func:`topic_effects`: how covariates of the documents (a date, an
+  author's trait) move topic shares, a regression that carries the
+  shares' uncertainty (``stm::estimateEffect`` for document covariates);
 - :func:`effective_sample_size`: the effective sample size of MCMC draws,
   of one chain or several;
 - :func:`rhat`: whether chains (or the halves of one) agree, the
@@ -61,6 +64,7 @@ from ._collections import collection_topic_summary, collection_trend, compare_co
 from ._correlation import topic_correlation
 from ._document_collections import document_collections
 from ._documents import representative_documents
+from ._effects import topic_effects
 from ._ess import effective_sample_size
 from ._find import find_topics
 from ._hierarchy import topic_hierarchy, topic_themes
@@ -85,6 +89,7 @@ __all__ = [
     "rhat",
     "select_n_components",
     "topic_correlation",
+    "topic_effects",
     "topic_hierarchy",
     "topic_info",
     "topic_labels",

@@ -28,6 +28,9 @@ with a ``from_estimator`` class method:
   Gibbs sweep;
 - :class:`CollectionTrendDisplay`: each topic's share across ordered
   collections (years, ratings), with posterior bands;
+- :class:`TopicEffectDisplay`: how a covariate of the documents moves each
+  topic's share, a row per topic with its interval (stm's
+  ``plot.estimateEffect`` for document covariates);
 - :class:`TopicCorrelationDisplay`: the graph of topics that appear
   together in documents (stm's ``plot.topicCorr``);
 - :class:`TopicHierarchyDisplay`: the tree of topics merged by how alike
@@ -55,6 +58,7 @@ from ._collection_distance import CollectionDistanceDisplay
 from ._collection_topic import CollectionTopicDisplay
 from ._correlation import TopicCorrelationDisplay
 from ._difference import CollectionDifferenceDisplay
+from ._effect import TopicEffectDisplay
 from ._collection_words import CollectionWordsDisplay
 from ._permutation import PermutationTestDisplay
 from ._perplexity import PerplexityDisplay
@@ -78,6 +82,7 @@ __all__ = [
     "PiTraceDisplay",
     "SelectNComponentsDisplay",
     "TopicCorrelationDisplay",
+    "TopicEffectDisplay",
     "TopicHierarchyDisplay",
     "TopicMapDisplay",
     "TopicQualityDisplay",
