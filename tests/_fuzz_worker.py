@@ -1399,6 +1399,51 @@ def test_topic_effects(data):
 
 @fuzz
 @given(data=st.data())
+def test_topic_effects_slopes_follow_the_covariates_units(data):
+    """Valid input, covariates in any units: with the model's prior (whose
+    draws do not see the covariates) and one seed, a covariate in units
+    ``c`` times smaller has slopes ``c`` times larger and the same
+    intercepts, from 1e-150 to 1e150 and with offsets such as years."""
+    from sklearn_clda.inspection import topic_effects
+
+    name = data.draw(st.sampled_from(("lda", "clda", "vem")), label="estimator")
+    est = fitted_models()[name]
+    n = data.draw(st.integers(6, 25), label="n_docs")
+    counts = st.lists(st.integers(0, 3), min_size=est.n_features_in_,
+                      max_size=est.n_features_in_)
+    X = np.array(data.draw(st.lists(counts, min_size=n, max_size=n), label="X"))
+    X[:, 0] += 1  # every document has words
+    x = np.array(data.draw(st.lists(st.floats(-1, 1), min_size=n, max_size=n), label="x"))
+    x += data.draw(st.sampled_from((0.0, 1.0, 2000.0)), label="offset")
+    unit = data.draw(st.sampled_from((1e-150, 1e-8, 1.0, 1e8, 1e150)), label="unit")
+    groups = None if name == "lda" else [est.groups_[i % 2] for i in range(n)]
+    base = call(topic_effects, est, X, x, groups, prior="model", n_samples=2, burn_in=1,
+                random_state=0)
+    scaled = call(topic_effects, est, X, x * unit, groups, prior="model", n_samples=2,
+                  burn_in=1, random_state=0)
+    moved = np.abs(x[x != 0] * unit)
+    if not ((moved >= 1e-300) & (moved <= 1e300)).all():
+        return  # the scaled covariate lost its values to under- or overflow
+    if ok(base) and ok(scaled):
+        slope = base["term"] == "x0"
+        # A covariate near-constant beside the intercept (2000 + x) loses
+        # digits with its condition number squared, whatever its units.
+        cond = np.linalg.cond(np.c_[np.ones(n), x / np.abs(x).max()])
+        rtol = max(1e-6, 1e-15 * cond ** 2)
+        # The interval's ends move more: where a fit has no residual left its
+        # distribution is a step, and rounding moves the quantile across it.
+        for column, slack in (("estimate", 1), ("std_error", 1), ("lower", 1e3),
+                              ("upper", 1e3)):
+            expected = np.where(slope, base[column] / unit, base[column])
+            np.testing.assert_allclose(scaled[column], expected, rtol=rtol * slack,
+                                       atol=rtol * slack * 1e-3 * np.abs(expected).max(),
+                                       err_msg=column)
+    else:
+        assert not ok(base) and not ok(scaled), f"{describe(base)} but {describe(scaled)}"
+
+
+@fuzz
+@given(data=st.data())
 def test_perplexity_from_estimates(data):
     X_test = data.draw(count_matrices(big=True), label="X_test")
     n, v = n_rows_or(X_test), n_cols_or(X_test)

@@ -361,12 +361,14 @@ def topic_effects(estimator, X, covariates, groups=None, *, topics=None, fit_int
     # Columns scaled to a largest value of 1 for the fits, whatever their units.
     unit = np.abs(design).max(axis=0)
     coef, scale = _fits(sampler, design / unit, prior, n_samples, burn_in, caller)
-    coef, scale = coef / unit[:, None], scale / unit[:, None]
-    if not (np.isfinite(coef).all() and np.isfinite(scale).all()):
+    n_docs, p = design.shape
+    *values, p_value = composition_summary(coef, scale, ci, n_docs - p)
+    with np.errstate(over="ignore"):
+        values = [v / unit[:, None] for v in values]
+    if not all(np.isfinite(v).all() for v in values):
         raise ValueError(f"covariates passed to {caller} are so small that their "
                          "coefficients overflow; give them in larger units.")
-    n_docs, p = design.shape
-    table = _table(pd, composition_summary(coef, scale, ci, n_docs - p), names, chosen)
+    table = _table(pd, (*values, p_value), names, chosen)
     table.attrs.update(ci=float(ci), n_samples=int(n_samples), n_documents=int(n_docs),
                        df=int(n_docs - p), prior=prior)
     return table
