@@ -334,3 +334,25 @@ def test_a_prior_set_by_hand_to_nonsense_is_named(planted):
     broken.doc_topic_prior_ = np.nan
     with pytest.raises(ValueError, match="document prior to be finite"):
         topic_effects(broken, X[:60], x[:60])
+
+
+def test_documents_are_weighted_by_their_length_against_the_priors_mass(planted,
+                                                                        monkeypatch):
+    """A short document's shares say less than a long one's: the fits weigh
+    document ``d`` by ``n_d / (n_d + mass)``, the prior's mass 3 here."""
+    from sklearn_clda.inspection import _effects
+
+    seen = []
+
+    class Recording(_effects.WeightedFits):
+        def __init__(self, design, weights, *args):
+            seen.append(weights)
+            super().__init__(design, weights, *args)
+
+    model, X, x, _ = planted
+    X = X[:60].copy()
+    X.data[: X.indptr[10]] = 1  # ten shorter documents
+    monkeypatch.setattr(_effects, "WeightedFits", Recording)
+    topic_effects(model, X, x[:60], random_state=0)
+    lengths = X.sum(axis=1).A1
+    np.testing.assert_allclose(seen[0], lengths / (lengths + 3.0))
