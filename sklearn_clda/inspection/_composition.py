@@ -33,7 +33,7 @@ class WeightedFits:
     """
 
     def __init__(self, design, weights, n_samples, n_topics, caller):
-        n, p = design.shape
+        p = design.shape[1]
         try:
             factor = scipy.linalg.cho_factor(design.T @ (weights[:, None] * design),
                                              lower=True)
@@ -51,7 +51,8 @@ class WeightedFits:
         self.cross = np.zeros((n_samples, p, n_topics))
         self.squares = np.zeros((n_samples, p, n_topics))
         self.mixed = np.zeros((n_samples, p, p, n_topics))
-        self.fixed = np.einsum("di,dj,dl->ijl", q, design, design)
+        # fixed[i, j, l] = sum_d q[d, i] design[d, j] design[d, l], by BLAS
+        self.fixed = np.stack([(q[:, i, None] * design).T @ design for i in range(p)])
 
     def add(self, lo, hi, s, shares):
         """Add draw ``s``'s shares (hi - lo, K) of documents ``lo:hi``."""
