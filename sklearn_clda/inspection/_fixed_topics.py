@@ -39,9 +39,13 @@ class FixedTopicChains:
         running = np.concatenate([[0], np.cumsum(counts.data, dtype=np.int64)])
         self.doc_ptr = np.ascontiguousarray(running[counts.indptr], dtype=np.int64)
         self.words = np.repeat(counts.indices, counts.data).astype(np.int32)
-        self.doc_of_token = np.repeat(np.arange(counts.shape[0]), np.diff(self.doc_ptr))
-        weights = prior[doc_prior[self.doc_of_token]] * phi_t[self.words]
+        weights = prior[doc_prior[self._doc_of_token()]] * phi_t[self.words]
         self.z = first_topics(weights, rng).astype(np.int64)
+
+    def _doc_of_token(self):
+        """Each token's document (made when needed: the chain keeps 12
+        bytes a token, its words and topics)."""
+        return np.repeat(np.arange(self.doc_ptr.size - 1), np.diff(self.doc_ptr))
 
     def sweeps(self, n_sweeps, prior, doc_prior, rng):
         """Run ``n_sweeps`` sweeps of :func:`~sklearn_clda._sampling.
@@ -49,7 +53,7 @@ class FixedTopicChains:
         token from ``rng``); yields the document-topic counts (n_docs, K),
         int64, after each, a table that the next sweep overwrites."""
         n_docs, K = self.doc_ptr.size - 1, self.phi_t.shape[1]
-        ndk = np.bincount(self.doc_of_token * K + self.z,
+        ndk = np.bincount(self._doc_of_token() * K + self.z,
                           minlength=n_docs * K).reshape(n_docs, K).astype(np.int64)
         prior = np.ascontiguousarray(prior, dtype=np.float64)
         doc_prior = np.ascontiguousarray(doc_prior, dtype=np.int64)
