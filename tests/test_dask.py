@@ -542,8 +542,11 @@ def test_default_worker_threads_are_each_workers_and_kept_on_rebuild(corpus, mon
 
 @pytest.mark.parametrize("phase", ["build", "finish"])
 def test_worker_killed_while_building_or_gathering(client, corpus, monkeypatch, phase):
-    """The other phases that wait on the workers recover too: shard 1's
-    first build (or final gather) task ends its worker process instead."""
+    """The other phases that wait on the workers recover too: the first
+    shard build (or final gather) task submitted ends its worker process
+    instead. (Not "shard 1's": under load the nanny of a worker killed by
+    the test before can close the worker it restarted, the fit then has
+    one shard, and in one run nothing died and nothing warned.)"""
 
     def die(*args):
         os._exit(1)
@@ -553,7 +556,7 @@ def test_worker_killed_while_building_or_gathering(client, corpus, monkeypatch, 
         submit_build = _cluster.ShardSet.submit_build
 
         def build_or_die(shards, i, seed, topics=None):
-            if i == 1 and not died:
+            if not died:
                 died.append(i)
                 return shards.client.submit(die, workers=[shards.workers[i]], pure=False)
             return submit_build(shards, i, seed, topics)
@@ -563,7 +566,7 @@ def test_worker_killed_while_building_or_gathering(client, corpus, monkeypatch, 
         submit = _cluster.ShardSet.submit
 
         def submit_or_die(shards, fn, i, *args):
-            if fn is _cluster._shard.shard_finish and i == 1 and not died:
+            if fn is _cluster._shard.shard_finish and not died:
                 died.append(i)
                 fn = die
             return submit(shards, fn, i, *args)
@@ -571,12 +574,12 @@ def test_worker_killed_while_building_or_gathering(client, corpus, monkeypatch, 
         monkeypatch.setattr(_cluster.ShardSet, "submit", submit_or_die)
     with pytest.warns(ShardRebuiltWarning):
         model = _clda(client, max_iter=10).fit(_dask_counts(corpus.data), groups=corpus.groups)
-    # Shard 1 is rebuilt; shard 0 too if its worker leaves meanwhile: in one
-    # CI run the nanny of the killed worker closed itself and the cluster
-    # lost both ("Lost all workers"), and the fit, rightly, rebuilt both.
-    # That only the lost shard is rebuilt is held by
+    # The killed shard is rebuilt; the other too if its worker leaves
+    # meanwhile: in one CI run the nanny of the killed worker closed itself
+    # and the cluster lost both ("Lost all workers"), and the fit, rightly,
+    # rebuilt both. That only the lost shard is rebuilt is held by
     # test_worker_killed_mid_fit_is_rebuilt.
-    assert died and 1 in _rebuilt(model)
+    assert died and died[0] in _rebuilt(model)
     assert model.doc_topic_.shape == (corpus.data.shape[0], 4)
     np.testing.assert_allclose(model.doc_topic_.sum(axis=1), 1.0)
     total = model.components_.sum() - model.components_.size * model.eta_
