@@ -1397,6 +1397,61 @@ def test_topic_effects(data):
         assert (table["std_error"] >= 0).all(), "negative standard errors"
 
 
+#: Covariate cells as a CSV or JSON file may hold them.
+_CELL_TEXT = st.one_of(
+    st.sampled_from(("", " ", "NA", "n/a", "NaN", "null", "None", "inf", "-0", ".5", "1e999",
+                     "1_000", "1,5", "2021-02-29", "2020-02-29", "2021-07-01T25:00",
+                     "2021-07-01 10:30+02:00", "0001-01-01", "9999-12-31T23:59:59", "\u0661")),
+    st.floats(allow_nan=False).map(repr),
+    st.integers(-10**400, 10**400).map(str),
+    st.text(max_size=12),
+)
+_JSON_CELL = st.one_of(st.none(), st.booleans(), st.integers(-10**400, 10**400),
+                       st.floats(), _CELL_TEXT, st.just([1]), st.just({"a": 1}))
+
+
+@fuzz
+@given(data=st.data())
+def test_load_documents_reads_covariate_cells_or_names_them(data):
+    """Any cells: each document's covariate is the cell's number (a date's
+    decimal year), NaN exactly where the cell is missing, or the call
+    raises an InputError naming the column; nothing else."""
+    import json
+    import tempfile
+    from pathlib import Path
+
+    from sklearn_clda.report import InputError, load_documents
+    from sklearn_clda.report._covariates import cell_value
+
+    kind = data.draw(st.sampled_from(("csv", "jsonl")), label="kind")
+    _event(kind)
+    cells = data.draw(st.lists(_CELL_TEXT if kind == "csv" else _JSON_CELL, min_size=1,
+                               max_size=6), label="cells")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"docs.{kind}"
+        if kind == "csv":
+            import csv
+
+            with open(path, "w", newline="", encoding="utf-8") as fh:
+                writer = csv.writer(fh)
+                writer.writerow(["text", "group", "x"])
+                writer.writerows([f"words {i}", "a", cell] for i, cell in enumerate(cells))
+        else:
+            path.write_text("".join(json.dumps({"text": f"words {i}", "group": "a", "x": cell})
+                                    + "\n" for i, cell in enumerate(cells)),
+                            encoding="utf-8")
+        docs = call(load_documents, path, covariate_columns=["x"])
+    _event("read" if ok(docs) else "refused")
+    if not ok(docs):
+        assert isinstance(docs.exc, InputError) and "'x'" in str(docs.exc), repr(docs.exc)
+        return
+    values = docs.covariates["x"]
+    assert values.shape == (len(cells),) and not np.isinf(values).any(), values
+    for value, cell in zip(values, cells):
+        expected, _ = cell_value(cell)
+        assert value == expected or (np.isnan(value) and np.isnan(expected)), (cell, value)
+
+
 @fuzz
 @given(data=st.data())
 def test_topic_effects_slopes_follow_the_covariates_units(data):

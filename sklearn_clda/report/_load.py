@@ -46,10 +46,11 @@ class InputError(ValueError):
 
 
 @validate_params(
-    {"path": [str, os.PathLike], "text_column": [str], "group_column": [str]},
+    {"path": [str, os.PathLike], "text_column": [str], "group_column": [str],
+     "covariate_columns": [list, tuple]},
     prefer_skip_nested_validation=True,
 )
-def load_documents(path, text_column="text", group_column="group"):
+def load_documents(path, text_column="text", group_column="group", covariate_columns=()):
     r"""Read documents and their collection labels from files.
 
     Parameters
@@ -77,6 +78,14 @@ def load_documents(path, text_column="text", group_column="group"):
         Column or field holding each document's collection label (read as
         a string). Unused for a folder.
 
+    covariate_columns : list or tuple of str, default=()
+        Columns or fields holding a number per document, its covariates
+        (for :func:`~sklearn_clda.inspection.topic_effects`): a number, an
+        ISO date (``2021-07-01``, read as a decimal year, 2021.496), or
+        nothing (an empty cell, ``NA``, ``NaN``, ``null`` or ``None`` in
+        any case; a JSON ``null``, or a field an object lacks). JSON
+        ``true`` and ``false`` are 1 and 0. Not available for a folder.
+
     Returns
     -------
     documents : :class:`~sklearn.utils.Bunch`
@@ -84,15 +93,20 @@ def load_documents(path, text_column="text", group_column="group"):
         collection of each text), ``source`` (the path, as str),
         ``format`` (``"CSV"``, ``"TSV"``, ``"JSON lines"``, ``"JSON"`` or
         ``"folder of .txt files"``), ``n_read`` (documents read),
-        ``n_skipped`` (documents left out) and ``notes`` (list of str, one
-        per kind of skipped document).
+        ``n_skipped`` (documents left out), ``notes`` (list of str, one
+        per kind of skipped or mended document, and per covariate with
+        missing values or dates) and ``covariates`` (a dict: each covariate
+        column's name to a float64 array of one value per text, NaN where
+        it is missing; empty without ``covariate_columns``).
 
     Raises
     ------
     InputError
         If the path does not exist, has an unsupported type, is not UTF-8,
         cannot be parsed, lacks the named columns, or holds no document
-        with text.
+        with text; if a covariate cell holds something other than a number,
+        a date or nothing, or a covariate column has no value at all; if a
+        folder is given covariate columns.
 
     Notes
     -----
@@ -122,6 +136,16 @@ def load_documents(path, text_column="text", group_column="group"):
     ...     docs = load_documents(path)
     >>> docs.texts, docs.groups, docs.n_skipped
     (['goals and matches', 'rates and bonds'], ['sport', 'money'], 1)
+
+    A covariate per document, read as numbers (a date as a decimal year):
+
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "dated.csv"
+    ...     _ = path.write_text("text,group,date\ngoals,sport,2021-07-01\n"
+    ...                         "bonds,money,NA\n", encoding="utf-8")
+    ...     docs = load_documents(path, covariate_columns=["date"])
+    >>> docs.covariates["date"].round(3).tolist()
+    [2021.496, nan]
     """
     path = Path(path)
     try:
@@ -131,31 +155,16 @@ def load_documents(path, text_column="text", group_column="group"):
     except OSError as exc:  # e.g. a name too long for the file system
         raise InputError(f"cannot read {path}: {exc.strerror}") from None
     if path.is_dir():
-        fmt = "folder of .txt files"
-        records = _read_folder(path)
-        columns = None
+        if covariate_columns:
+            raise InputError(
+                f"{path} is a folder of .txt files, which has no columns for "
+                "--covariate-column; give the documents as a .csv, .tsv, .jsonl or .json "
+                "file with a column of numbers per covariate"
+            )
+        fmt, records, columns = "folder of .txt files", _read_folder(path), None
     else:
-        ext = path.suffix.lower()
-        kind = SUPPORTED_EXTENSIONS.get(ext)
-        if kind is None:
-            shown = f"'{path.suffix}'" if path.suffix else "(no extension)"
-            raise InputError(
-                f"cannot read {path}: unsupported file type {shown}; give a .csv, "
-                ".tsv, .jsonl, .ndjson or .json file, or a folder with one "
-                "sub-folder of .txt files per collection"
-            )
-        if text_column == group_column:
-            raise InputError(
-                f"--text-column and --group-column both name {text_column!r}; "
-                "the texts and their collections must be different columns"
-            )
-        columns = (text_column, group_column)
-        if kind in ("csv", "tsv"):
-            fmt = kind.upper()
-            records = _read_csv(path, text_column, group_column, kind)
-        else:
-            fmt = "JSON lines" if kind == "jsonl" else "JSON"
-            records = _read_json(path, text_column, group_column, kind)
+        columns = _check_columns(text_column, group_column, covariate_columns)
+        fmt, records = _read_table(path, columns)
 
     kept = _kept_documents(records, path, columns)
     return Bunch(
@@ -168,7 +177,43 @@ def load_documents(path, text_column="text", group_column="group"):
         n_read=len(records),
         n_skipped=len(records) - len(kept.texts),
         notes=kept.notes,
+        covariates=kept.covariates,
     )
+
+
+def _check_columns(text_column, group_column, covariate_columns):
+    """The columns to read, texts first, then labels and covariates;
+    InputError if one is named twice."""
+    if text_column == group_column:
+        raise InputError(
+            f"--text-column and --group-column both name {text_column!r}; "
+            "the texts and their collections must be different columns"
+        )
+    seen = {text_column: "--text-column", group_column: "--group-column"}
+    for name in covariate_columns:
+        if not isinstance(name, str):
+            raise InputError(f"covariate columns are named by strings, got {name!r}")
+        if name in seen:
+            twice = "twice" if seen[name] == "--covariate-column" else f"and {seen[name]}"
+            raise InputError(f"{name!r} is given as --covariate-column {twice}; each "
+                             "column is read once, as one thing")
+        seen[name] = "--covariate-column"
+    return (text_column, group_column, *covariate_columns)
+
+
+def _read_table(path, columns):
+    """``(format, records)`` of a .csv/.tsv/.jsonl/.json file."""
+    kind = SUPPORTED_EXTENSIONS.get(path.suffix.lower())
+    if kind is None:
+        shown = f"'{path.suffix}'" if path.suffix else "(no extension)"
+        raise InputError(
+            f"cannot read {path}: unsupported file type {shown}; give a .csv, "
+            ".tsv, .jsonl, .ndjson or .json file, or a folder with one "
+            "sub-folder of .txt files per collection"
+        )
+    if kind in ("csv", "tsv"):
+        return kind.upper(), _read_csv(path, columns, kind)
+    return ("JSON lines" if kind == "jsonl" else "JSON"), _read_json(path, columns, kind)
 
 
 #: Code points that are no characters: lone UTF-16 surrogates, which JSON's
@@ -177,14 +222,16 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _kept_documents(records, path, columns):
-    """The documents of ``records`` (``(where, text, group)``) with text and
-    a label, and notes on the others; lone surrogates and NUL characters
+    """The documents of ``records`` (``(where, text, group, cells)``, the
+    cells of the covariate columns ``columns[2:]``) with text and a label,
+    their covariates, and notes on the others; lone surrogates and NUL characters
     in a text become U+FFFD (with a note: UTF-8 cannot hold the first; HTML
     drops the second from the page, and other tools' CSV readers refuse it
     or cut the cell at it), in a label an InputError (collections that
     could not be told apart or written)."""
     texts, groups, empty, unlabelled, mended, nul = [], [], [], [], [], []
-    for where, text, group in records:
+    places, cells = [], []
+    for where, text, group, row_cells in records:
         if not text.strip():
             empty.append(where)
         elif not group.strip():
@@ -199,15 +246,17 @@ def _kept_documents(records, path, columns):
                 text = text.replace("\x00", "\ufffd")
             texts.append(text)
             groups.append(group.strip())
+            places.append(where)
+            cells.append(row_cells)
     notes = []
-    for places, what in ((empty, "skipped {} empty or whitespace-only document(s)"),
+    for skipped, what in ((empty, "skipped {} empty or whitespace-only document(s)"),
                          (unlabelled, "skipped {} document(s) without a collection label"
                           + (f" (column {columns[1]!r})" if columns else "")),
                          (mended, "replaced lone surrogates (code points that are no "
                           "characters) by U+FFFD in {} document(s)"),
                          (nul, "replaced NUL characters by U+FFFD in {} document(s)")):
-        if places:
-            notes.append(f"{what.format(len(places))} ({_list_places(places)})")
+        if skipped:
+            notes.append(f"{what.format(len(skipped))} ({list_places(skipped)})")
     if not texts:
         if not records:
             raise InputError(f"{path} holds no documents")
@@ -215,7 +264,14 @@ def _kept_documents(records, path, columns):
             f"{path} holds no document with text: all {len(records)} document(s) "
             "are empty, whitespace-only or unlabelled"
         )
-    return Bunch(texts=texts, groups=groups, notes=notes)
+    covariates = {}
+    for c, name in enumerate(columns[2:] if columns else ()):
+        from ._covariates import read_column
+
+        covariates[name], column_notes = read_column(name, [row[c] for row in cells],
+                                                     places, path)
+        notes += column_notes
+    return Bunch(texts=texts, groups=groups, notes=notes, covariates=covariates)
 
 
 def _check_label(group, where, path):
@@ -234,7 +290,8 @@ def _check_label(group, where, path):
         )
 
 
-def _list_places(places):
+def list_places(places):
+    """The first places (lines, files) of a list, and how many more."""
     shown = ", ".join(places[:_MAX_LISTED])
     more = f" and {len(places) - _MAX_LISTED} more" if len(places) > _MAX_LISTED else ""
     return shown + more
@@ -298,7 +355,13 @@ def _find_column(header, name, option, path, delimiter):
     )
 
 
-def _read_csv(path, text_column, group_column, kind):
+#: The option naming each of the columns read (texts, labels, covariates).
+_OPTIONS = ("--text-column", "--group-column")
+
+
+def _read_csv(path, columns, kind):
+    """``(where, text, group, cells)`` per row; ``columns``: the texts', the
+    labels' and the covariates' (their ``cells``)."""
     delimiter = "\t" if kind == "tsv" else ","
     records = []
     with _open_text(path) as fh, _large_csv_fields():
@@ -308,12 +371,12 @@ def _read_csv(path, text_column, group_column, kind):
             if header is None:
                 raise InputError(
                     f"{path} is empty; expected a header row naming the columns "
-                    f"(e.g. {text_column}{delimiter}{group_column}) and one row "
+                    f"(e.g. {columns[0]}{delimiter}{columns[1]}) and one row "
                     "per document"
                 )
             header = [h.strip() for h in header]
-            ti = _find_column(header, text_column, "--text-column", path, delimiter)
-            gi = _find_column(header, group_column, "--group-column", path, delimiter)
+            at = [_find_column(header, name, (_OPTIONS + ("--covariate-column",) * c)[c],
+                               path, delimiter) for c, name in enumerate(columns)]
             last = reader.line_num
             for row in reader:
                 if not row:
@@ -321,9 +384,8 @@ def _read_csv(path, text_column, group_column, kind):
                     continue  # a blank line
                 if reader.line_num - last > 1 and len(row) < len(header):
                     raise _runaway_quote(path, kind, last + 1, reader.line_num)
-                text = row[ti] if ti < len(row) else ""
-                group = row[gi] if gi < len(row) else ""
-                records.append((f"line {reader.line_num}", text, group))
+                text, group, *cells = (row[i] if i < len(row) else "" for i in at)
+                records.append((f"line {reader.line_num}", text, group, cells))
                 last = reader.line_num
         except UnicodeDecodeError as exc:
             raise _not_utf8(path, exc) from None
@@ -413,7 +475,10 @@ def _refuse_one_object(content, path, kind):
     )
 
 
-def _read_json(path, text_column, group_column, kind):
+def _read_json(path, columns, kind):
+    """``(where, text, group, cells)`` per object, as :func:`_read_csv`'s; a
+    covariate field an object lacks is a missing value."""
+    text_column, group_column, *covariate_columns = columns
     with _open_text(path) as fh:
         try:
             content = fh.read()
@@ -445,7 +510,7 @@ def _read_json(path, text_column, group_column, kind):
             )
         text = _json_field(obj, text_column, "--text-column", where, path)
         group = _json_field(obj, group_column, "--group-column", where, path)
-        records.append((where, text, group))
+        records.append((where, text, group, [obj.get(name) for name in covariate_columns]))
     return records
 
 
@@ -471,7 +536,7 @@ def _read_folder(path):
                 raise _not_utf8(file, exc) from None
             except OSError as exc:
                 raise InputError(f"cannot read {file}: {exc.strerror or exc}") from None
-            records.append((str(file.relative_to(path)), text, folder.name))
+            records.append((str(file.relative_to(path)), text, folder.name, ()))
     if not records:
         loose = [f for f in path.glob("*") if f.suffix.lower() == ".txt"]
         found = (
