@@ -98,7 +98,9 @@ which topics go together in documents, within the collections;
 topic proportions of each collection as a heatmap, bars, a map of the
 topics, a table with intervals, the same for themes (the topics grouped by
 their words) and, for ordered labels, trends;
-what distinguishes each collection; pairwise comparisons; fit diagnostics),
+what distinguishes each collection; pairwise comparisons; with
+--covariate-column, how a number per document such as its date moves each
+topic's share, as stm's estimateEffect; fit diagnostics),
 the figures as PNG files, every table as CSV, report.json with the page's
 numbers, model.npz with vocabulary.txt (the fitted CompoundLDA as plain
 arrays: load it with sklearn_clda.load_model, which runs no code from the
@@ -128,7 +130,10 @@ input formats (--input):
                       document per file); the sub-folder name is the collection
   Files must be UTF-8. Empty or whitespace-only documents, and documents
   without a collection label (an empty cell, a JSON null or NaN), are
-  skipped with a note.
+  skipped with a note. A --covariate-column cell holds a number, an ISO
+  date (2021-07-01, read as the decimal year 2021.496) or nothing (empty,
+  NA, NaN, null or None; JSON null or a missing field): a document without
+  a value is fitted, and left out of the covariates' section.
 
 output (--out):
   The folder is created if needed; the report's files in it are replaced
@@ -141,6 +146,8 @@ examples:
       --group-column source --n-components 20 --out report/
   python -m sklearn_clda report --input corpus/ -k 30 -n 1000 --out report/
   python -m sklearn_clda report --input docs.csv --chains 4 --out report/
+  python -m sklearn_clda report --input docs.csv --covariate-column date \\
+      --covariate-column rating --out report/
 
 exit status:
   0 on success; 2 on a usage or input error (a missing file, an unsupported
@@ -260,6 +267,13 @@ def _add_report_parser(commands):
         "folder to write the report to; created if needed, report files "
         "in it are replaced (refused if one is a symbolic link)"
     ))
+    io_group.add_argument(
+        "--covariate-column", action="append", default=[], metavar="NAME",
+        help="column or field with a number or an ISO date per document (a date, an "
+        "author's age, a rating); the report then shows how it moves each topic's "
+        "share, as stm's estimateEffect (repeat for up to 8 columns; documents "
+        "without a value are fitted, and left out of that section)",
+    )
     io_group.add_argument(
         "--title", default=None,
         help="title of the report (default: 'Topics of <input name>')",
@@ -451,6 +465,12 @@ def _check_report_args(args):
         return _chains_problem(args.chains, args.seed, args.n_jobs)
     if _time_budget_problem(args.time_budget):
         return _time_budget_problem(args.time_budget)
+    from sklearn_clda.report._covariate_effects import MAX_COVARIATES
+
+    if len(args.covariate_column) > MAX_COVARIATES:
+        return (f"--covariate-column is given {len(args.covariate_column)} times; the report "
+                f"takes up to {MAX_COVARIATES} (sklearn_clda.inspection.topic_effects takes "
+                "more)")
     return _out_problem(args, "the report", "report")
 
 
@@ -486,6 +506,7 @@ def _run_report(args):
     try:
         docs, vectorizer, X = _read_corpus(args, _check_report_args(args),
                                            figures=not args.no_figures)
+        covariates = _report_covariates(docs, X)
     except InputError as exc:
         return _fail(str(exc))
     try:
@@ -508,8 +529,26 @@ def _run_report(args):
         title=title, groups=docs.groups, texts=docs.texts, texts_info=dict(docs),
         settings=settings, fit_seconds=seconds + extension["seconds"],
         top_words=args.top_words, n_themes=args.themes, extension=extension, chains=chains,
-        figures=not args.no_figures,
+        figures=not args.no_figures, covariates=covariates,
     )
+
+
+def _report_covariates(docs, X):
+    """The ``--covariate-column`` values as a DataFrame (None without),
+    checked before the fit: InputError if they cannot be regressed on."""
+    from sklearn_clda.report import InputError
+    from sklearn_clda.report._covariate_effects import check_covariates, covariate_problem
+
+    if not docs.covariates:
+        return None
+    try:
+        covariates = check_covariates(docs.covariates, X.shape[0])
+    except ValueError as exc:  # (a column named "intercept")
+        raise InputError(f"--covariate-column: {exc}") from None
+    problem = covariate_problem(covariates, X)
+    if problem:
+        raise InputError(f"--covariate-column: {problem}")
+    return covariates
 
 
 def _fit_report_model(args, vectorizer, X, groups):

@@ -254,7 +254,8 @@ def _load_report_documents(args):
     """The documents of ``--input``, with notes on stderr; InputError if unusable."""
     from sklearn_clda.report import InputError, load_documents
 
-    docs = load_documents(args.input, args.text_column, args.group_column)
+    docs = load_documents(args.input, args.text_column, args.group_column,
+                          getattr(args, "covariate_column", None) or ())
     for note in docs.notes:
         _note(note, args.command_prog)
     n_docs = len(docs.texts)

@@ -921,7 +921,7 @@ def test_report_help_documents_every_option(capsys):
     for option in ["--input", "--text-column", "--group-column", "--n-components",
                    "--max-iter", "--seed", "--stop-words", "--min-df", "--max-df",
                    "--top-words", "--no-progress", "--out", "--title", ".jsonl", "--chains",
-                   "--themes", "exit status"]:
+                   "--themes", "--covariate-column", "exit status"]:
         assert option in out, option
 
 

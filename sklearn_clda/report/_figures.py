@@ -61,6 +61,8 @@ def _draw_all(model, names, out_dir, parts, summary, dpi):
         saver.save("tree", lambda: _tree(model, order, words))
     if parts.graph is not None:
         saver.save("correlation", lambda: _correlation(parts.graph.main, order, words))
+    if summary["covariates"] is not None:
+        saver.save("effects", lambda: _effects(summary["covariates"], order, words))
     saver.save("trace", lambda: _trace(stats.fits), parse_math=True)
     if n_draws >= 2:
         shown = np.argsort(-stats.docs, kind="stable")[:_MAX_TRACE_PANELS]
@@ -233,6 +235,39 @@ def _correlation(found, order, words):
         found.correlation[cells], found.adjacency[cells], shares=found.shares[order],
         topics=order, topic_labels=[f"{k}: {' '.join(words[k])}" for k in order],
     ).plot()
+
+
+_EFFECT_COLUMNS = 4  # panels of the covariates' figure side by side
+
+
+def _effects(section, order, words):
+    """A panel per covariate: the change of each of the figure's topics'
+    share over the covariate's span, in percentage points, with its
+    interval."""
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    from ..plotting import TopicEffectDisplay
+
+    terms = section["terms"]
+    columns = min(len(terms), _EFFECT_COLUMNS)
+    rows = -(-len(terms) // columns)
+    fig, axes = plt.subplots(rows, columns, squeeze=False, layout="constrained",
+                             figsize=(6.0 * columns, rows * max(2.6, 1.2 + 0.32 * len(order))))
+    for ax in axes.flat[len(terms):]:
+        ax.set_visible(False)
+    for ax, term in zip(axes.flat, terms):
+        by_topic = {row["topic"]: row for row in term["rows"]}
+        change = 100 * np.array([[by_topic[k][key] for k in order]  # percentage points
+                                 for key in ("change", "change_lower", "change_upper")])
+        display = TopicEffectDisplay(
+            *change, topics=order, topic_labels=[f"{k}: {' '.join(words[k])}" for k in order],
+            term=_short(term["name"]), interval=section["interval"]).plot(ax=ax)
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=6))
+        ax.set_xlabel(f"Change in the topic share (percentage points),\n"
+                      f"{_short(term['name'])} from {term['low']:.6g} to {term['high']:.6g} "
+                      f"({section['interval']:.0%} interval)")
+    return display
 
 
 def _pi_display(fits, collections, kind, n_draws):

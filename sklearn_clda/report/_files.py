@@ -37,6 +37,7 @@ FIGURE_FILES = {
     "quality": "topic_quality.png",
     "tree": "topic_tree.png",
     "correlation": "topic_correlations.png",
+    "effects": "topic_effects.png",
     "trace": "log_likelihood_trace.png",
     "pi_trace": "pi_trace.png",
     "pi_acf": "pi_autocorrelation.png",
@@ -56,6 +57,7 @@ TABLE_FILES = {
     "topic_pairs": "topic_correlations.csv",
     "documents": "document_topics.csv",
     "reads_like": "document_collections.csv",
+    "effects": "topic_effects.csv",
 }
 
 #: The page's style sheet and script, copied from the package next to it.

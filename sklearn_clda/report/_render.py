@@ -32,7 +32,7 @@ def _environment():
     )
     env.filters.update(
         pct=pct, pp=pp, num=num, seconds=seconds, ordinal=ordinal, every=every,
-        sentence=sentence, fixed=fixed, plural=plural,
+        sentence=sentence, fixed=fixed, plural=plural, general=general,
     )
     return env
 
@@ -114,6 +114,12 @@ def num(x, digits=0):
 
 def fixed(x, digits=1):
     return "n/a" if _missing(x) else f"{x:.{digits}f}"
+
+
+def general(x, digits=6):
+    """A number in as few characters as its digits need: ``2021.5`` ->
+    ``"2021.5"``, ``0.000123`` -> ``"0.000123"``, ``1e-9`` -> ``"1e-09"``."""
+    return "n/a" if _missing(x) else f"{x:.{digits}g}"
 
 
 def seconds(s):

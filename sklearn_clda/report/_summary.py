@@ -19,6 +19,7 @@ from ..inspection._collection_distances import pair_distances
 from ..inspection._info import most_used_in
 from . import _analysis
 from ._analysis import MIN_DRAWS
+from ._covariate_effects import covariate_effects
 from ._files import TABLE_FILES
 from ._map import map_data
 from ._reads_like import reads_like
@@ -79,8 +80,9 @@ def build_summary(model, X, names, options):
     proportions from the fit (``theta``, or None), the topic correlations
     (``graph``, :func:`~._analysis.topic_pairs`), the pairs of collections
     compared for the CSV table (``compared``, JSON values; the page's are in
-    the summary) and the positions of the collections the page shows
-    (``shown``).
+    the summary), the positions of the collections the page shows
+    (``shown``) and the covariates' effects with the changes over their
+    spans (``effects``, a DataFrame, or None without covariates).
     """
     from .. import __version__
 
@@ -97,6 +99,9 @@ def build_summary(model, X, names, options):
     shown = shown_collections(stats)
     comparisons, compared = _comparisons(model, stats, options.interval, topics.order)
     distances = _collection_distances(stats, options.interval)
+    effects, effects_table = (
+        (None, None) if options.covariates is None
+        else covariate_effects(model, X, options.covariates, options.groups, options.interval))
     summary = {
         "title": options.title,
         "generated": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z").strip(),
@@ -128,6 +133,7 @@ def build_summary(model, X, names, options):
         "reads_like": reads,
         "comparisons": comparisons,
         "trend": _analysis.collection_order(model),
+        "covariates": effects,
         "diagnostics": _diagnostics(model, stats, options.extension),
         "notes": info["notes"] + topics.notes + ([theta_note] if theta_note else []),
         "model_note": options.model_note,
@@ -140,7 +146,7 @@ def build_summary(model, X, names, options):
     K = order.size
     summary["figure_topics"] = None if K <= MAX_FIGURE_TOPICS else MAX_FIGURE_TOPICS
     parts = Bunch(stats=stats, labels=labels, order=order, theta=theta, graph=graph,
-                  compared=jsonable(compared), reads_like=reads_table,
+                  compared=jsonable(compared), reads_like=reads_table, effects=effects_table,
                   figure_order=order[:MAX_FIGURE_TOPICS],
                   shown=np.arange(len(stats.labels)) if shown is None else shown)
     summary["topic_map"] = map_data(model, names, stats, parts.figure_order, parts.shown,

@@ -15,17 +15,21 @@ _TOPICS = ("topic", "share", "tokens", "coherence", "exclusivity", "largest_in",
 _DOCUMENT = ("row", "collection", "weight", "snippet")
 
 
-def write_tables(out_dir, summary, theta, groups, graph, compared, reads_like=None):
+def write_tables(out_dir, summary, parts, groups):
     """Write every table of the page as CSV; return ``{key: file name}``.
 
+    Besides the summary's tables, from the summary's ``parts``:
     ``theta`` (the documents' topic proportions, or None) and ``groups``
     (their collections, or None) give ``document_topics.csv``; ``graph``
     (:func:`~._analysis.topic_pairs`) gives ``topic_correlations.csv``;
     ``compared`` (the pairs of collections compared, which may be more than
     the page shows) gives ``collection_comparisons.csv``; ``reads_like``
     (the table of :func:`~sklearn_clda.inspection.document_collections`,
-    or None) gives ``document_collections.csv``.
+    or None) gives ``document_collections.csv``; ``effects`` (the table of
+    :func:`~sklearn_clda.inspection.topic_effects` with the changes over
+    the covariates' spans, or None) gives ``topic_effects.csv``.
     """
+    theta, graph, compared, reads_like = parts.theta, parts.graph, parts.compared, parts.reads_like
     tables = {
         "collections": (_COLLECTIONS, [
             [c[key] for key in _COLLECTIONS] for c in summary["collections"]]),
@@ -56,6 +60,8 @@ def write_tables(out_dir, summary, theta, groups, graph, compared, reads_like=No
     if reads_like is not None:
         tables["reads_like"] = (["document", *reads_like.columns], [
             [d, *values] for d, values in enumerate(reads_like.itertuples(index=False))])
+    if parts.effects is not None:
+        tables["effects"] = _effects(parts.effects, summary)
     return {key: write_csv(out_dir, TABLE_FILES[key], header, rows)
             for key, (header, rows) in tables.items()}
 
@@ -147,3 +153,13 @@ def _documents(theta, groups):
              *(numbers % tuple(shares)).split(",")]
             for d, shares in enumerate(theta.tolist())]
     return header, rows
+
+
+def _effects(table, summary):
+    """The coefficients of every topic and term (the intercept too), with
+    the topic's label words and each slope's change over its span."""
+    labels = [" ".join(topic["label_words"]) for topic in summary["topics"]]
+    columns = [c for c in table.columns if c != "topic"]
+    rows = [[k, labels[k], *values] for k, *values in table[["topic", *columns]].itertuples(
+        index=False)]
+    return ["topic", "label_words", *columns], rows

@@ -13,6 +13,7 @@ from .._corpus import StrictInterval, quiet_check_array
 from ..inspection._hierarchy import themes_for
 from ..inspection._utils import check_clda
 from ._figures import NO_FIGURES_NOTE, draw_figures
+from ._covariate_effects import check_covariates, covariate_problem
 from ._files import (
     copy_static,
     json_text,
@@ -49,6 +50,7 @@ from ._tables import write_tables
         "dpi": [StrictInterval(Integral, 1, None, closed="left")],
         "chains": [list, tuple, None],
         "figures": ["boolean"],
+        "covariates": ["array-like", dict, None],
     },
     prefer_skip_nested_validation=True,
 )
@@ -74,6 +76,7 @@ def write_report(
     dpi=110,
     chains=None,
     figures=True,
+    covariates=None,
 ):
     """Write an HTML report of a fitted CompoundLDA to a folder.
 
@@ -238,6 +241,20 @@ def write_report(
         the 3 s of a 60-document report on a slow 2-core machine, and 7 of
         the 10 s of the 16-newsgroups report at ``K = 20``).
 
+    covariates : dict, DataFrame or array-like of shape (n_samples, n_covariates), default=None
+        Numbers per document (a date as a decimal year, an author's age, a
+        rating: up to 8 columns, named by the dict's keys or the
+        DataFrame's columns), NaN where a value is missing. The page then
+        gets a section on how each moves the topics' shares, with a table
+        per covariate, the figure ``topic_effects.png`` and the table
+        ``topic_effects.csv``: the coefficients of
+        :func:`~sklearn_clda.inspection.topic_effects` (stm's
+        ``estimateEffect``; seeded with 0, ``ci=interval``) of the
+        documents with words and a value of every covariate, and each
+        slope's change in share from the covariate's 10th to its 90th
+        percentile (from its lowest to its highest value for a covariate
+        of two values). The topics are ``model``'s.
+
     Returns
     -------
     summary : dict
@@ -280,12 +297,15 @@ def write_report(
     chains = _check_chains(model, chains)
     texts = _check_texts(texts, X.shape[0])
     pipeline = pipeline if pipeline is not None else given_pipeline
+    covariates = check_covariates(covariates, X.shape[0])
+    if covariates is not None and covariate_problem(covariates, X):
+        raise ValueError(covariate_problem(covariates, X))
     out = _check_folder(out_dir)
     options = Bunch(
         title=title, groups=groups, texts=texts, texts_info=texts_info,
         settings=settings, top_words=top_words, n_distinctive=n_distinctive,
-        n_themes=n_themes, interval=interval, model_note=model_note, extension=extension, chains=chains,
-        pipeline_saved=pipeline is not None,
+        n_themes=n_themes, interval=interval, model_note=model_note, extension=extension,
+        chains=chains, covariates=covariates, pipeline_saved=pipeline is not None,
         fit_seconds=_fit_seconds(model, fit_seconds),
     )
     # (before the folder is made: chains that are not chains of the model
@@ -297,8 +317,7 @@ def write_report(
     with staged_output(out) as stage:
         summary["figures"] = (draw_figures(model, names, stage, parts, summary, dpi)
                               if figures else {})
-        summary["downloads"] = write_tables(stage, summary, parts.theta, groups, parts.graph,
-                                          parts.compared, parts.reads_like)
+        summary["downloads"] = write_tables(stage, summary, parts, groups)
         files = ["index.html", "report.json", *copy_static(stage)]
         files += _write_models(stage, model, pipeline, names)
         summary["files"] = sorted(
