@@ -697,7 +697,7 @@ def _write_report_folder(out, fail, model, X, names, **kwargs):
     print("Writing the report...")
     try:
         summary = write_report(model, X, names, out, **kwargs)
-    except (InputError, OSError) as exc:
+    except (InputError, OSError, ValueError) as exc:  # (covariates too small to regress on)
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         return fail(f"cannot write the report to {out}: {reason}")
     print(f"Report: {_printable(summary['index_html'])}")

@@ -21,7 +21,7 @@ from sklearn_clda import CompoundLDA  # noqa: E402
 from sklearn_clda.__main__ import main  # noqa: E402
 from sklearn_clda.inspection import topic_effects  # noqa: E402
 from sklearn_clda.report import InputError, load_documents, write_report  # noqa: E402
-from sklearn_clda.report._covariate_effects import span  # noqa: E402
+from sklearn_clda.report._covariate_effects import change, span  # noqa: E402
 from sklearn_clda.report._covariates import decimal_year  # noqa: E402
 
 THEMES = {
@@ -179,6 +179,12 @@ def test_a_slope_s_change_is_over_the_middle_eighty_percent_or_both_values(value
     assert span(values) == expected
 
 
+def test_a_change_over_the_widest_span_stays_finite():
+    """(The width of -1e308 to 1e308 overflows; its two products do not.)"""
+    assert change(2.5e-309, -1e308, 1e308) == pytest.approx(0.5, rel=1e-9)
+    assert change(-0.01, 2000.0, 2020.0) == pytest.approx(-0.2)
+
+
 # ---------------------------------------------------------------------------
 # The report
 # ---------------------------------------------------------------------------
@@ -274,6 +280,18 @@ def test_bad_covariates_end_the_command_before_the_fit(tmp_path):
         assert code == 2 and "Fitting" not in stdout, stderr
         assert stderr.count("error:") == 1 and message in stderr, stderr
         assert not (tmp_path / "out").exists()
+
+
+def test_covariates_too_small_to_regress_on_end_the_command_in_a_line(tmp_path):
+    rows = _documents(40)
+    for i, row in enumerate(rows):
+        row["tiny"] = f"{i % 3}e-310"
+    path = _write_csv(tmp_path / "docs.csv", rows, ("text", "outlet", "tiny"))
+    code, stdout, stderr = _run(["report", "--input", str(path), "--out", str(tmp_path / "out"),
+                                 "--covariate-column", "tiny", *REPORT])
+    assert code == 2 and stderr.count("error:") == 1, stderr
+    assert "are so small that their coefficients overflow" in stderr
+    assert not (tmp_path / "out" / "index.html").exists()
 
 
 @pytest.fixture(scope="module")

@@ -130,18 +130,25 @@ def span(values):
     return float(distinct[0]), float(distinct[-1]), "lowest to highest value"
 
 
+def change(slope, low, high):
+    """The change of a share of slope ``slope`` from ``low`` to ``high``:
+    ``slope * (high - low)``, taken as a difference of two products, which
+    stay finite where the width of a span from -1e308 to 1e308 would not."""
+    return slope * high - slope * low
+
+
 def _term(table, name, values):
     """One covariate's entry: its span and its topics' rows, the steepest
     rise first."""
     low, high, how = span(values)
-    width = high - low
     rows = []
     for row in table[table["term"] == name].itertuples(index=False):
         rows.append({
             "topic": int(row.topic), "estimate": row.estimate, "std_error": row.std_error,
             "lower": row.lower, "upper": row.upper, "p_value": row.p_value,
-            "change": row.estimate * width, "change_lower": row.lower * width,
-            "change_upper": row.upper * width,
+            "change": change(row.estimate, low, high),
+            "change_lower": change(row.lower, low, high),
+            "change_upper": change(row.upper, low, high),
             "verdict": "clear" if row.lower > 0 or row.upper < 0 else "uncertain",
         })
     rows.sort(key=lambda row: -row["estimate"])
@@ -159,9 +166,8 @@ def _with_changes(table, terms):
         table[column] = np.nan
     for term in terms:
         at = (table["term"] == term["name"]).to_numpy()
-        width = term["high"] - term["low"]
         table.loc[at, "low"], table.loc[at, "high"] = term["low"], term["high"]
         for column, source in (("change", "estimate"), ("change_lower", "lower"),
                                ("change_upper", "upper")):
-            table.loc[at, column] = table.loc[at, source] * width
+            table.loc[at, column] = change(table.loc[at, source], term["low"], term["high"])
     return table
