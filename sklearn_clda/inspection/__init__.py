@@ -33,7 +33,10 @@ differ in what they talk about, in the spirit of R's ``stm``:
   ``estimateEffect`` with a continuous covariate);
 - :func:`topic_effects`: how covariates of the documents (a date, an
   author's trait) move topic shares, a regression that carries the
-  shares' uncertainty (``stm::estimateEffect`` for document covariates);
+  shares' uncertainty (``stm::estimateEffect`` for document covariates),
+  and :func:`topic_share_curves`, each topic's share along one covariate
+  as a smooth curve with its interval (``plot.estimateEffect`` with a
+  spline);
 - :func:`effective_sample_size`: the effective sample size of MCMC draws,
   of one chain or several;
 - :func:`rhat`: whether chains (or the halves of one) agree, the
@@ -62,6 +65,7 @@ from ._collection_distances import collection_distances
 from ._collection_words import topic_words_by_collection
 from ._collections import collection_topic_summary, collection_trend, compare_collections
 from ._correlation import topic_correlation
+from ._curves import topic_share_curves
 from ._document_collections import document_collections
 from ._documents import representative_documents
 from ._effects import topic_effects
@@ -94,6 +98,7 @@ __all__ = [
     "topic_info",
     "topic_labels",
     "topic_map",
+    "topic_share_curves",
     "topic_themes",
     "topic_words_by_collection",
 ]

@@ -11,17 +11,19 @@ __all__ = []
 
 class WeightedFits:
     """Weighted least-squares fits of every topic's share on ``design``,
-    one per draw of the shares, with HC1 sandwich standard errors; the
-    draws arrive in pieces of rows (:meth:`add`), and no draw is ever
-    whole in memory.
+    one per draw of the shares, with HC1 sandwich standard errors of the
+    coefficients or of combinations of them (``contrasts``); the draws
+    arrive in pieces of rows (:meth:`add`), and no draw is ever whole in
+    memory.
 
     For draw ``s`` with shares ``R`` (n_docs, K), the coefficients are
-    ``B = M @ design.T @ (w * R)`` with ``M = inv(design.T @ (w * design))``
-    and their variances the diagonal of ``M @ design.T @ diag(w**2 * E_k**2)
-    @ design @ M * n / (n - p)``, ``E = R - design @ B``: equal to
-    ``np.linalg.lstsq`` on the rows scaled by ``sqrt(w)`` and the sandwich
-    written out. The squared residuals are expanded in ``R`` so that the
-    sums are taken before ``B`` is known.
+    ``B = M @ design.T @ (w * R)`` with ``M = inv(design.T @ (w * design))``,
+    the values ``C.T @ B`` (``C`` the contrasts, the identity by default:
+    the coefficients themselves) and their variances the diagonal of ``C.T
+    @ M @ design.T @ diag(w**2 * E_k**2) @ design @ M @ C * n / (n - p)``,
+    ``E = R - design @ B``: equal to ``np.linalg.lstsq`` on the rows scaled
+    by ``sqrt(w)`` and the sandwich written out. The squared residuals are
+    expanded in ``R`` so that the sums are taken before ``B`` is known.
 
     Parameters
     ----------
@@ -30,9 +32,13 @@ class WeightedFits:
     n_samples, n_topics : int
     caller : str
         For the error of a design too near singular to factor.
+    contrasts : ndarray of shape (p, n_values), default=None
+        The combinations of the coefficients wanted, a column each (the
+        design rows of points to predict at, say); None for the
+        coefficients.
     """
 
-    def __init__(self, design, weights, n_samples, n_topics, caller):
+    def __init__(self, design, weights, n_samples, n_topics, caller, contrasts=None):
         p = design.shape[1]
         try:
             factor = scipy.linalg.cho_factor(design.T @ (weights[:, None] * design),
@@ -44,32 +50,38 @@ class WeightedFits:
                 "them, or leave one of the near-copies out."
             ) from None
         self.bread = scipy.linalg.cho_solve(factor, np.eye(p))
-        self.design, self.weights = design, weights
-        # q[d, i] = w_d^2 (design_d @ M)_i^2: document d's part of variance i
-        q = (weights[:, None] * (design @ self.bread)) ** 2
+        self.design, self.weights, self.contrasts = design, weights, contrasts
+        lever = self.bread if contrasts is None else self.bread @ contrasts
+        # q[d, g] = w_d^2 (design_d @ M @ C)_g^2: document d's part of variance g
+        q = (weights[:, None] * (design @ lever)) ** 2
         self._q = q
+        n_values = q.shape[1]
         self.cross = np.zeros((n_samples, p, n_topics))
-        self.squares = np.zeros((n_samples, p, n_topics))
-        self.mixed = np.zeros((n_samples, p, p, n_topics))
-        # fixed[i, j, l] = sum_d q[d, i] design[d, j] design[d, l], by BLAS
-        self.fixed = np.stack([(q[:, i, None] * design).T @ design for i in range(p)])
+        self.squares = np.zeros((n_samples, n_values, n_topics))
+        self.mixed = np.zeros((n_samples, n_values, p, n_topics))
+        # fixed[g, j, l] = sum_d q[d, g] design[d, j] design[d, l], by BLAS
+        self.fixed = np.stack([(q[:, g, None] * design).T @ design for g in range(n_values)])
 
     def add(self, lo, hi, s, shares):
         """Add draw ``s``'s shares (hi - lo, K) of documents ``lo:hi``."""
         design, q = self.design[lo:hi], self._q[lo:hi]
         self.cross[s] += design.T @ (self.weights[lo:hi, None] * shares)
         self.squares[s] += q.T @ (shares * shares)
-        for i in range(design.shape[1]):
-            self.mixed[s, i] += (q[:, i, None] * design).T @ shares
+        # mixed[s, g, j] += sum_d q[d, g] design[d, j] shares[d]: one product
+        weighted = (q[:, :, None] * design[:, None, :]).reshape(hi - lo, -1)
+        self.mixed[s] += (weighted.T @ shares).reshape(self.mixed.shape[1:])
 
     def coefficients(self):
-        """``(coef, scale)``, each (n_samples, p, K): every draw's
-        coefficients and their robust standard errors."""
+        """``(values, scale)``, each (n_samples, n_values, K): every draw's
+        coefficients (or their combinations, with ``contrasts``) and their
+        robust standard errors."""
         n, p = self.design.shape
         coef = np.einsum("ij,sjk->sik", self.bread, self.cross)
-        variance = (self.squares - 2.0 * np.einsum("sijk,sjk->sik", self.mixed, coef)
-                    + np.einsum("ijl,sjk,slk->sik", self.fixed, coef, coef))
-        return coef, np.sqrt(np.maximum(variance, 0.0) * n / (n - p))
+        variance = (self.squares - 2.0 * np.einsum("sgjk,sjk->sgk", self.mixed, coef)
+                    + np.einsum("gjl,sjk,slk->sgk", self.fixed, coef, coef))
+        values = coef if self.contrasts is None else np.einsum("jg,sjk->sgk",
+                                                                 self.contrasts, coef)
+        return values, np.sqrt(np.maximum(variance, 0.0) * n / (n - p))
 
 
 def mixture_cdf(q, coef, scale, df):

@@ -26,7 +26,7 @@ def design_matrix(covariates, n_docs, fit_intercept, caller):
 
     A ValueError names what a regression cannot use: a row count other
     than the documents', a column that is not numeric or a value that is
-    not finite (:func:`_check_rank` checks the columns against each
+    not finite (:func:`check_rank` checks the columns against each
     other)."""
     names = _column_names(covariates)
     try:
@@ -65,7 +65,7 @@ def _column_names(covariates):
     return None if name is None or np.ndim(covariates) != 1 else [str(name)]
 
 
-def _check_rank(design, names, caller):
+def check_rank(design, names, caller):
     """A ValueError naming the first column that the columns before it
     determine (a constant beside the intercept, a copy, a sum of others),
     or saying that there are too few documents for the terms."""
@@ -93,7 +93,15 @@ def _check_rank(design, names, caller):
             )
 
 
-def _prior_rows(model, groups, n_docs, caller):
+def check_topic_model(model, caller):
+    """A ValueError unless ``model`` is one whose documents' prior the
+    share draws know (fitted or not is checked by ``topic_word``)."""
+    if not (hasattr(model, "_inference_prior") or hasattr(model, "doc_topic_prior")):
+        raise ValueError(f"{caller} needs a fitted LDAGibbs, CompoundLDA or scikit-learn "
+                         f"LatentDirichletAllocation, got {type(model).__name__}.")
+
+
+def prior_rows(model, groups, n_docs, caller):
     """``(prior_rows, doc_rows)``: the documents' Dirichlet priors over the
     topics, as the model's ``transform`` uses them (a collection's ``gamma
     pi_j`` for CompoundLDA), or scikit-learn's LDA's ``doc_topic_prior_``."""
@@ -115,7 +123,7 @@ def _prior_rows(model, groups, n_docs, caller):
     return rows, doc_rows
 
 
-def _nonempty(counts, design, doc_rows, caller):
+def nonempty(counts, design, doc_rows, caller):
     """The documents with tokens, their design rows and prior rows; a
     warning says how many empty ones (no word of the vocabulary) are left
     out, since their shares would be their prior's and nothing else."""
@@ -151,17 +159,18 @@ def _settled_prior(sampler, design, caller):
     return prior
 
 
-def _fits(sampler, design, prior, n_samples, burn_in, caller):
-    """``(coef, scale)`` of :meth:`WeightedFits.coefficients`: ``burn_in``
+def regression_fits(sampler, design, prior, n_samples, burn_in, caller, contrasts=None):
+    """``(values, scale)`` of :meth:`WeightedFits.coefficients`: ``burn_in``
     sweeps under the model's prior, then (with ``prior="covariates"``) the
     covariate prior settled, then one weighted fit per sweep of
     ``n_samples``, each document weighted by ``n_d / (n_d + mass_d)``, the
-    weight its shares get against the prior's ``mass_d``."""
+    weight its shares get against the prior's ``mass_d``; of the
+    coefficients, or of their ``contrasts``."""
     model_prior = sampler.first_prior
     sampler.burn(burn_in, model_prior)
     draw_prior = _settled_prior(sampler, design, caller) if prior == "covariates" else model_prior
     weights = sampler.lengths / (sampler.lengths + model_prior.mass)
-    fits = WeightedFits(design, weights, n_samples, sampler.n_topics, caller)
+    fits = WeightedFits(design, weights, n_samples, sampler.n_topics, caller, contrasts)
     for lo, hi, s, shares in sampler.share_draws(n_samples, draw_prior):
         fits.add(lo, hi, s, shares)
     return fits.coefficients()
@@ -344,23 +353,21 @@ def topic_effects(estimator, X, covariates, groups=None, *, topics=None, fit_int
     model, pre, _ = unwrap(estimator)
     if isinstance(covariates, Mapping):
         covariates = pd.DataFrame(covariates)
-    if not (hasattr(model, "_inference_prior") or hasattr(model, "doc_topic_prior")):
-        raise ValueError(f"{caller} needs a fitted LDAGibbs, CompoundLDA or scikit-learn "
-                         f"LatentDirichletAllocation, got {type(model).__name__}.")
+    check_topic_model(model, caller)
     components = topic_word(model, caller)
     counts = checked_counts(model, pre, X, caller)
     design, names = design_matrix(covariates, counts.shape[0], fit_intercept, caller)
-    prior_rows, doc_rows = _prior_rows(model, groups, counts.shape[0], caller)
+    doc_priors, doc_rows = prior_rows(model, groups, counts.shape[0], caller)
     K = np.shape(model.components_)[0]
     chosen = np.arange(K) if topics is None else check_topics(topics, K)
-    counts, design, doc_rows = _nonempty(counts, design, doc_rows, caller)
-    _check_rank(design, names, caller)
+    counts, design, doc_rows = nonempty(counts, design, doc_rows, caller)
+    check_rank(design, names, caller)
     sampler = ShareSampler(
         np.ascontiguousarray((components / components.sum(axis=1, keepdims=True)).T),
-        counts, ModelPrior(prior_rows, doc_rows), check_random_state(random_state), caller)
+        counts, ModelPrior(doc_priors, doc_rows), check_random_state(random_state), caller)
     # Columns scaled to a largest value of 1 for the fits, whatever their units.
     unit = np.abs(design).max(axis=0)
-    coef, scale = _fits(sampler, design / unit, prior, n_samples, burn_in, caller)
+    coef, scale = regression_fits(sampler, design / unit, prior, n_samples, burn_in, caller)
     n_docs, p = design.shape
     *values, p_value = composition_summary(coef, scale, ci, n_docs - p)
     with np.errstate(over="ignore"):

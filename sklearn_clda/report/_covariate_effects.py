@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from ..inspection._effects import _check_rank, design_matrix
+from ..inspection._effects import check_rank, design_matrix
 from ..inspection._utils import require_pandas
 
 #: Covariates the report takes at most: the page gives each a table of
@@ -76,7 +76,7 @@ def covariate_problem(frame, X):
     rows = regressed(frame, X)
     try:
         design, names = design_matrix(frame[rows], int(rows.sum()), True, _CALLER)
-        _check_rank(design, names, _CALLER)
+        check_rank(design, names, _CALLER)
     except ValueError as exc:
         return str(exc)
     return None

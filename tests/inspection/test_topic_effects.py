@@ -60,27 +60,33 @@ def _slopes(table, term="x0"):
     return table[table["term"] == term].set_index("topic")
 
 
-def test_each_draw_is_a_weighted_fit_with_sandwich_errors():
+@pytest.mark.parametrize("n_contrasts", [None, 7])
+def test_each_draw_is_a_weighted_fit_with_sandwich_errors(n_contrasts):
     """The sums taken piece by piece give, draw by draw, ``lstsq`` on the
-    rows scaled by ``sqrt(w)`` and the HC1 sandwich written out."""
+    rows scaled by ``sqrt(w)`` and the HC1 sandwich written out, of the
+    coefficients or of combinations ``C.T @ B`` of them (``C`` the
+    contrasts: predictions at chosen design rows)."""
     rng = np.random.default_rng(0)
     design = np.c_[np.ones(50), rng.normal(size=(50, 2))]
     weights = rng.uniform(0.2, 1.0, size=50)
     shares = rng.dirichlet(np.ones(5), size=(4, 50))
-    fits = WeightedFits(design, weights, 4, 5, "test")
+    C = np.eye(3) if n_contrasts is None else rng.normal(size=(3, n_contrasts))
+    fits = WeightedFits(design, weights, 4, 5, "test",
+                        contrasts=None if n_contrasts is None else C)
     for s in range(4):
         for lo, hi in ((0, 17), (17, 18), (18, 50)):
             fits.add(lo, hi, s, shares[s, lo:hi])
-    coef, scale = fits.coefficients()
+    values, scale = fits.coefficients()
+    assert values.shape == scale.shape == (4, C.shape[1], 5)
     root = np.sqrt(weights)[:, None]
     bread = np.linalg.inv(design.T @ (weights[:, None] * design))
     for s in range(4):
         expected = np.linalg.lstsq(root * design, root * shares[s], rcond=None)[0]
-        np.testing.assert_allclose(coef[s], expected, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(values[s], C.T @ expected, rtol=1e-9, atol=1e-12)
         residual = shares[s] - design @ expected
         for k in range(5):
             meat = (design * ((weights * residual[:, k]) ** 2)[:, None]).T @ design
-            variance = np.diag(bread @ meat @ bread) * 50 / (50 - 3)
+            variance = np.diag(C.T @ bread @ meat @ bread @ C) * 50 / (50 - 3)
             np.testing.assert_allclose(scale[s, :, k], np.sqrt(variance), rtol=1e-8)
 
 
