@@ -31,6 +31,9 @@ with a ``from_estimator`` class method:
 - :class:`TopicEffectDisplay`: how a covariate of the documents moves each
   topic's share, a row per topic with its interval (stm's
   ``plot.estimateEffect`` for document covariates);
+- :class:`TopicShareCurveDisplay`: each topic's share along one covariate
+  of the documents, a curve with its band (``plot.estimateEffect`` with
+  ``method="continuous"``);
 - :class:`TopicCorrelationDisplay`: the graph of topics that appear
   together in documents (stm's ``plot.topicCorr``);
 - :class:`TopicHierarchyDisplay`: the tree of topics merged by how alike
@@ -67,6 +70,7 @@ from ._hierarchy import TopicHierarchyDisplay
 from ._map import TopicMapDisplay
 from ._quality import TopicQualityDisplay
 from ._select import SelectNComponentsDisplay
+from ._share_curve import TopicShareCurveDisplay
 from ._topic_words import TopicWordsDisplay
 from ._trace import TraceDisplay
 from ._trend import CollectionTrendDisplay
@@ -86,6 +90,7 @@ __all__ = [
     "TopicHierarchyDisplay",
     "TopicMapDisplay",
     "TopicQualityDisplay",
+    "TopicShareCurveDisplay",
     "TopicWordsDisplay",
     "TraceDisplay",
     "autocorrelation",

@@ -13,6 +13,7 @@ from ..inspection._labels import LABEL_METHODS, word_scores
 from ..metrics._topics import _top_indices
 from ..inspection._topic_groups import group_draws
 from ..inspection._utils import collection_draws
+from ._bands import draw_bands, legend_outside
 from ._base import (
     DEFAULT_N_TOPICS,
     check_clda,
@@ -20,7 +21,6 @@ from ._base import (
     check_matplotlib,
     check_topics,
     interval_bounds,
-    merge_kw,
     resolve_feature_names,
     select_topics,
     single_axes,
@@ -257,21 +257,9 @@ class CollectionTrendDisplay:
         check_matplotlib(f"{type(self).__name__}.plot")
         x, props, lower, upper, labels = self._checked()
         fig, ax = single_axes(ax, figsize=(7.6 if legend else 6.4, 4.2))
-        self.lines_ = []
-        self.fill_between_ = None if lower is None else []
-        for k, label in enumerate(labels):
-            (line,) = ax.plot(
-                x, props[:, k],
-                **merge_kw({"color": f"C{k % 10}", "marker": "o", "markersize": 4,
-                            "label": label}, line_kw),
-            )
-            self.lines_.append(line)
-            if lower is not None:
-                self.fill_between_.append(ax.fill_between(
-                    x, lower[:, k], upper[:, k],
-                    **merge_kw({"color": line.get_color(), "alpha": 0.2, "linewidth": 0},
-                               fill_between_kw),
-                ))
+        self.lines_, self.fill_between_ = draw_bands(
+            ax, x, props, lower, upper, labels, {"marker": "o", "markersize": 4}, line_kw,
+            fill_between_kw)
         if self.tick_labels is not None:
             ax.set_xticks(x, [str(t) for t in self.tick_labels])
         elif x.dtype.kind == "M":
@@ -288,11 +276,7 @@ class CollectionTrendDisplay:
         if lower is not None and self.interval is not None:
             title += f" ({self.interval:.0%} posterior intervals)"
         ax.set_title(title)
-        self.legend_ = None
-        if legend:
-            self.legend_ = ax.legend(
-                title="Topic", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False,
-            )
+        self.legend_ = legend_outside(ax) if legend else None
         self.ax_ = ax
         self.figure_ = fig
         return self
