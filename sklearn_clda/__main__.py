@@ -100,7 +100,8 @@ topics, a table with intervals, the same for themes (the topics grouped by
 their words) and, for ordered labels, trends;
 what distinguishes each collection; pairwise comparisons; with
 --covariate-column, how a number per document such as its date moves each
-topic's share, as stm's estimateEffect; fit diagnostics),
+topic's share, as stm's estimateEffect, as slopes and curves; fit
+diagnostics),
 the figures as PNG files, every table as CSV, report.json with the page's
 numbers, model.npz with vocabulary.txt (the fitted CompoundLDA as plain
 arrays: load it with sklearn_clda.load_model, which runs no code from the
@@ -271,8 +272,9 @@ def _add_report_parser(commands):
         "--covariate-column", action="append", default=[], metavar="NAME",
         help="column or field with a number or an ISO date per document (a date, an "
         "author's age, a rating); the report then shows how it moves each topic's "
-        "share, as stm's estimateEffect (repeat for up to 8 columns; documents "
-        "without a value are fitted, and left out of that section)",
+        "share, as stm's estimateEffect, and with 10 distinct values or more each "
+        "topic's curve along it (repeat for up to 8 columns; documents without a "
+        "value are fitted, and left out of that section)",
     )
     io_group.add_argument(
         "--title", default=None,

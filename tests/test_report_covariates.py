@@ -237,6 +237,24 @@ def test_the_page_shows_the_section_figure_and_table(covariate_report):
     assert np.any(image[..., :3] < 0.9, axis=-1).mean() > 0.02
 
 
+def test_a_covariate_of_many_values_gets_its_curves(covariate_report):
+    """The year (21 values) gets a curve per topic, the flag (2) none; the
+    sport topic's share is clearly higher at the end than at the start."""
+    out = covariate_report["out"]
+    summary = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert summary["covariates"]["curves"] == ["year"]
+    curves = pd.read_csv(out / "topic_share_curves.csv")
+    assert curves.columns.tolist() == ["covariate", "topic", "label_words", "value",
+                                       "estimate", "std_error", "lower", "upper"]
+    assert set(curves.covariate) == {"year"} and len(curves) == 3 * 50
+    sport = curves[curves.topic == _sport_topic(summary)]
+    assert sport.lower.iloc[-1] > sport.upper.iloc[0] + 0.2
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert '<img src="topic_share_curves.png"' in page and "Along year: the shares" in page
+    image = imread(out / "topic_share_curves.png")
+    assert image.shape[0] > 250 and np.any(image[..., :3] < 0.9, axis=-1).mean() > 0.02
+
+
 def test_the_csv_holds_the_effects_of_topic_effects(covariate_report):
     """The report's numbers are topic_effects' on the documents with a
     year (the rows of the CSV table, with the intercept), seeded with 0."""
@@ -336,6 +354,24 @@ def test_a_report_without_covariates_drops_the_old_effects(small_fit, tmp_path):
     assert "topic_effects.csv" in summary["files"]
     assert summary["covariates"]["n_left_out"] == int(np.isnan(years).sum())
     assert math.isclose(summary["covariates"]["by_chance"], 0.3)
+    assert summary["covariates"]["curves"] == ["year"]
     summary = write_report(model, X, names, tmp_path, groups=groups, figures=False)
     assert summary["covariates"] is None and not (tmp_path / "topic_effects.csv").exists()
+    assert not (tmp_path / "topic_share_curves.csv").exists()
     assert 'id="covariates"' not in (tmp_path / "index.html").read_text(encoding="utf-8")
+
+
+def test_a_covariate_whose_spline_has_no_documents_gets_a_note_not_a_curve(small_fit,
+                                                                          tmp_path):
+    """Eleven values near 0 and one at 100: the spline's middle pieces have
+    no document; the slope is still given."""
+    model, X, groups, years = small_fit
+    gappy = np.r_[np.arange(59) % 11 / 100, 100.0]
+    summary = write_report(model, X, [f"w{i}" for i in range(X.shape[1])], tmp_path,
+                           groups=groups, covariates={"gappy": gappy}, figures=False)
+    section = summary["covariates"]
+    assert section["curves"] == [] and [t["name"] for t in section["terms"]] == ["gappy"]
+    assert any(note.startswith("no curve along 'gappy': ") and "too few documents" in note
+               for note in section["notes"]), section["notes"]
+    page = (tmp_path / "index.html").read_text(encoding="utf-8")
+    assert "No curve along &#39;gappy&#39;" in page and 'src="topic_share_curves' not in page

@@ -70,6 +70,21 @@ class _Design:
         self.names = ["intercept", *(f"{name} spline {i}" for i in range(n_basis)),
                       *control_names]
 
+    def check_rank(self, caller):
+        """:func:`check_rank` of the design, a spline column determined by
+        the others (a piece of the range without documents) said as such."""
+        n_spline = len(self.names) - self.controls.shape[1]
+        try:
+            check_rank(self.matrix[:, :n_spline], self.names[:n_spline], caller)
+        except ValueError:
+            raise ValueError(
+                f"{caller}: the spline of {self.names[1].rsplit(' spline', 1)[0]!r} has "
+                "pieces of its range with too few documents to fit (the covariate's values "
+                "leave gaps); lower n_knots, or transform the covariate (a logarithm, "
+                "ranks)."
+            ) from None
+        check_rank(self.matrix, self.names, caller)
+
     def at(self, values):
         """The design rows of the covariate at ``values``, the controls at
         their medians."""
@@ -232,7 +247,7 @@ def topic_share_curves(estimator, X, covariate, groups=None, *, controls=None, t
     chosen = check_topics(topics, components.shape[0]) if topics is not None else None
     counts, columns, doc_rows = nonempty(counts, np.c_[x, held], doc_rows, caller)
     design = _Design(columns[:, 0], name, columns[:, 1:], held_names, n_knots, degree, caller)
-    check_rank(design.matrix, design.names, caller)
+    design.check_rank(caller)
     sampler = ShareSampler(
         np.ascontiguousarray((components / components.sum(axis=1, keepdims=True)).T),
         counts, ModelPrior(doc_priors, doc_rows), check_random_state(random_state), caller)

@@ -169,11 +169,14 @@ class TopicShareCurveDisplay:
             The display, with the artists stored as attributes.
         """
         check_matplotlib(f"{type(self).__name__}.plot")
+        from matplotlib.ticker import MaxNLocator
+
         x, shares, lower, upper, labels = self._checked()
         fig, ax = single_axes(ax, figsize=(7.6 if legend else 6.4, 4.2))
         self.lines_, self.fill_between_ = draw_bands(ax, x, shares, lower, upper, labels, {},
                                                      line_kw, fill_between_kw)
         ax.set_ylim(bottom=0)
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=6))
         ax.set_xlabel("Covariate" if self.covariate is None else str(self.covariate))
         ax.set_ylabel("Topic share")
         ax.grid(True, color="0.92")

@@ -15,6 +15,11 @@ from ..inspection._utils import require_pandas
 #: every topic and the figure a panel.
 MAX_COVARIATES = 8
 
+#: Distinct values a covariate needs for its curve (fewer: a date by year
+#: over a few years, a rating of five stars, an indicator), which the
+#: spline's seven columns need with room to spare.
+MIN_CURVE_VALUES = 10
+
 _CALLER = "the report"
 _SEED = 0  # the effects' draws are seeded, as the rest of the report
 
@@ -83,27 +88,24 @@ def covariate_problem(frame, X):
 
 
 def covariate_effects(model, X, frame, groups, interval):
-    """``(section, table)``: the page's section (JSON values: one entry per
-    covariate, its topics' rows sorted by slope) and the table of
+    """``(section, table, curves)``: the page's section (JSON values: one
+    entry per covariate, its topics' rows sorted by slope), the table of
     :func:`~sklearn_clda.inspection.topic_effects` with each slope's change
-    over the covariate's span (the CSV's rows)."""
+    over the covariate's span (the CSV's rows), and the curves of
+    :func:`~sklearn_clda.inspection.topic_share_curves` along each
+    covariate of at least :data:`MIN_CURVE_VALUES` distinct values, with a
+    column ``covariate`` (None when there is none)."""
     from ..inspection import topic_effects
 
     rows = regressed(frame, X)
     used = np.flatnonzero(rows)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        table = topic_effects(model, X[used], frame.iloc[used],
-                              None if groups is None else [groups[i] for i in used],
-                              ci=interval, random_state=_SEED)
+    used_groups = None if groups is None else [groups[i] for i in used]
     notes = []
-    for record in caught:
-        if issubclass(record.category, ConvergenceWarning):
-            notes.append(str(record.message))
-        else:
-            warnings.warn(record.message, record.category, stacklevel=2)
+    table = _noting(notes, lambda: topic_effects(model, X[used], frame.iloc[used], used_groups,
+                                                 ci=interval, random_state=_SEED))
     terms = [_term(table, name, frame[name].to_numpy()[rows]) for name in frame.columns]
     table = _with_changes(table, terms)
+    curves = _curves(model, X[used], frame.iloc[used], used_groups, interval, notes)
     section = {
         "terms": terms,
         "n_documents": int(rows.sum()),
@@ -112,9 +114,50 @@ def covariate_effects(model, X, frame, groups, interval):
         "n_samples": int(table.attrs["n_samples"]),
         "prior": table.attrs["prior"],
         "by_chance": (1.0 - interval) * int(np.unique(table["topic"]).size),
+        "curves": [] if curves is None else list(dict.fromkeys(curves["covariate"])),
         "notes": notes,
     }
-    return section, table
+    return section, table, curves
+
+
+def _noting(notes, call):
+    """``call()``, its ConvergenceWarnings' messages added to ``notes`` (the
+    page says them) and its other warnings passed on."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = call()
+    for record in caught:
+        if issubclass(record.category, ConvergenceWarning):
+            notes.append(str(record.message))
+        else:
+            warnings.warn(record.message, record.category, stacklevel=3)
+    return result
+
+
+def _curves(model, X, frame, groups, interval, notes):
+    """The curves along each covariate of at least :data:`MIN_CURVE_VALUES`
+    distinct values, the others held at their medians, in one table with
+    a column ``covariate``; None without such a covariate. A covariate
+    whose spline cannot be fitted (knots without documents) gets a note
+    instead."""
+    from ..inspection import topic_share_curves
+
+    pd = require_pandas("write_report")
+    found = []
+    for name in frame.columns:
+        if np.unique(frame[name]).size < MIN_CURVE_VALUES:
+            continue
+        controls = frame.drop(columns=name)
+        try:
+            curve = _noting(notes, lambda: topic_share_curves(
+                model, X, frame[name], groups,
+                controls=controls if controls.shape[1] else None, ci=interval,
+                random_state=_SEED))
+        except ValueError as exc:
+            notes.append(f"no curve along {name!r}: {exc}")
+            continue
+        found.append(curve.assign(covariate=name))
+    return pd.concat(found, ignore_index=True) if found else None
 
 
 def span(values):

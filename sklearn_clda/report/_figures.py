@@ -63,6 +63,9 @@ def _draw_all(model, names, out_dir, parts, summary, dpi):
         saver.save("correlation", lambda: _correlation(parts.graph.main, order, words))
     if summary["covariates"] is not None:
         saver.save("effects", lambda: _effects(summary["covariates"], order, words))
+        if parts.curves is not None:
+            saver.save("curves", lambda: _curves(parts.curves, words,
+                                                 summary["covariates"]["interval"]))
     saver.save("trace", lambda: _trace(stats.fits), parse_math=True)
     if n_draws >= 2:
         shown = np.argsort(-stats.docs, kind="stable")[:_MAX_TRACE_PANELS]
@@ -267,6 +270,33 @@ def _effects(section, order, words):
         ax.set_xlabel(f"Change in the topic share (percentage points),\n"
                       f"{_short(term['name'])} from {term['low']:.6g} to {term['high']:.6g} "
                       f"({section['interval']:.0%} interval)")
+    return display
+
+
+_CURVE_COLUMNS = 2  # panels of the covariates' curves side by side
+
+
+def _curves(curves, words, interval):
+    """A panel per covariate with a curve: the shares of the topics that
+    vary most along it, with their bands."""
+    import matplotlib.pyplot as plt
+
+    from ..plotting import TopicShareCurveDisplay
+
+    names = list(dict.fromkeys(curves["covariate"]))
+    columns = min(len(names), _CURVE_COLUMNS)
+    rows = -(-len(names) // columns)
+    fig, axes = plt.subplots(rows, columns, squeeze=False, layout="constrained",
+                             figsize=(8.0 * columns, 4.2 * rows))
+    for ax in axes.flat[len(names):]:
+        ax.set_visible(False)
+    labels = [f"{k}: {' '.join(topic_words)}" for k, topic_words in enumerate(words)]
+    for ax, name in zip(axes.flat, names):
+        curve = curves[curves["covariate"] == name].copy()
+        curve.attrs = {"covariate": _short(name), "ci": interval}
+        topics = list(dict.fromkeys(curve["topic"]))
+        display = TopicShareCurveDisplay.from_curves(
+            curve, topic_labels=[labels[k] for k in topics], ax=ax)
     return display
 
 

@@ -38,6 +38,7 @@ FIGURE_FILES = {
     "tree": "topic_tree.png",
     "correlation": "topic_correlations.png",
     "effects": "topic_effects.png",
+    "curves": "topic_share_curves.png",
     "trace": "log_likelihood_trace.png",
     "pi_trace": "pi_trace.png",
     "pi_acf": "pi_autocorrelation.png",
@@ -58,6 +59,7 @@ TABLE_FILES = {
     "documents": "document_topics.csv",
     "reads_like": "document_collections.csv",
     "effects": "topic_effects.csv",
+    "curves": "topic_share_curves.csv",
 }
 
 #: The page's style sheet and script, copied from the package next to it.

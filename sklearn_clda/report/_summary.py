@@ -81,8 +81,9 @@ def build_summary(model, X, names, options):
     (``graph``, :func:`~._analysis.topic_pairs`), the pairs of collections
     compared for the CSV table (``compared``, JSON values; the page's are in
     the summary), the positions of the collections the page shows
-    (``shown``) and the covariates' effects with the changes over their
-    spans (``effects``, a DataFrame, or None without covariates).
+    (``shown``), the covariates' effects with the changes over their
+    spans (``effects``, a DataFrame, or None without covariates) and the
+    curves along them (``curves``, a DataFrame, or None).
     """
     from .. import __version__
 
@@ -99,8 +100,8 @@ def build_summary(model, X, names, options):
     shown = shown_collections(stats)
     comparisons, compared = _comparisons(model, stats, options.interval, topics.order)
     distances = _collection_distances(stats, options.interval)
-    effects, effects_table = (
-        (None, None) if options.covariates is None
+    effects, effects_table, curves = (
+        (None, None, None) if options.covariates is None
         else covariate_effects(model, X, options.covariates, options.groups, options.interval))
     summary = {
         "title": options.title,
@@ -147,6 +148,7 @@ def build_summary(model, X, names, options):
     summary["figure_topics"] = None if K <= MAX_FIGURE_TOPICS else MAX_FIGURE_TOPICS
     parts = Bunch(stats=stats, labels=labels, order=order, theta=theta, graph=graph,
                   compared=jsonable(compared), reads_like=reads_table, effects=effects_table,
+                  curves=curves,
                   figure_order=order[:MAX_FIGURE_TOPICS],
                   shown=np.arange(len(stats.labels)) if shown is None else shown)
     summary["topic_map"] = map_data(model, names, stats, parts.figure_order, parts.shown,

@@ -27,7 +27,9 @@ def write_tables(out_dir, summary, parts, groups):
     (the table of :func:`~sklearn_clda.inspection.document_collections`,
     or None) gives ``document_collections.csv``; ``effects`` (the table of
     :func:`~sklearn_clda.inspection.topic_effects` with the changes over
-    the covariates' spans, or None) gives ``topic_effects.csv``.
+    the covariates' spans, or None) gives ``topic_effects.csv``, and
+    ``curves`` (those of :func:`~sklearn_clda.inspection.topic_share_curves`
+    along the covariates, or None) ``topic_share_curves.csv``.
     """
     theta, graph, compared, reads_like = parts.theta, parts.graph, parts.compared, parts.reads_like
     tables = {
@@ -62,6 +64,8 @@ def write_tables(out_dir, summary, parts, groups):
             [d, *values] for d, values in enumerate(reads_like.itertuples(index=False))])
     if parts.effects is not None:
         tables["effects"] = _effects(parts.effects, summary)
+    if parts.curves is not None:
+        tables["curves"] = _curves(parts.curves, summary)
     return {key: write_csv(out_dir, TABLE_FILES[key], header, rows)
             for key, (header, rows) in tables.items()}
 
@@ -163,3 +167,12 @@ def _effects(table, summary):
     rows = [[k, labels[k], *values] for k, *values in table[["topic", *columns]].itertuples(
         index=False)]
     return ["topic", "label_words", *columns], rows
+
+
+def _curves(curves, summary):
+    """Every topic's curve along each covariate that has one."""
+    labels = [" ".join(topic["label_words"]) for topic in summary["topics"]]
+    columns = ["value", "estimate", "std_error", "lower", "upper"]
+    rows = [[name, k, labels[k], *values] for name, k, *values in
+            curves[["covariate", "topic", *columns]].itertuples(index=False)]
+    return ["covariate", "topic", "label_words", *columns], rows

@@ -253,7 +253,13 @@ def write_report(
         documents with words and a value of every covariate, and each
         slope's change in share from the covariate's 10th to its 90th
         percentile (from its lowest to its highest value for a covariate
-        of two values). The topics are ``model``'s.
+        of two values). A covariate of at least 10 distinct values also
+        gets each topic's curve along it
+        (:func:`~sklearn_clda.inspection.topic_share_curves`, seeded with
+        0, the other covariates at their medians): the figure
+        ``topic_share_curves.png`` (the six topics that vary most along
+        each) and the table ``topic_share_curves.csv`` (every topic). The
+        topics are ``model``'s.
 
     Returns
     -------

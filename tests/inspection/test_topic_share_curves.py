@@ -97,6 +97,8 @@ def test_the_topics_asked_for_in_their_order(hump):
     (lambda x: x[:-1], {}, "one number per document (600)"),
     (lambda x: x.astype(str).astype(object) + "y", {}, "must be numbers"),
     (lambda x: x, {"controls": lambda x: {"copy": 2 * x}}, "column 'copy' is determined"),
+    (lambda x: np.r_[x[:-1] / 100, 1.0], {}, "the spline of 'x' has pieces of its range "
+     "with too few documents"),
 ])
 def test_a_covariate_that_cannot_make_a_curve_is_named(hump, covariate, kw, message):
     model, X, x = hump
