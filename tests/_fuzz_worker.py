@@ -57,8 +57,9 @@ ALLOWED_WARNINGS = (
     # documented: no degrees of freedom left, so NaN dispersion and p-value
     (UserWarning, r"residual_dispersion(_from_estimates)?: the model has [\d,]+ free"),
     # documented: documents without words are left out of the regression
-    (UserWarning, r"topic_effects leaves out \d+ of \d+ documents with no word"),
-    (ConvergenceWarning, r"topic_effects: the documents' words say so little"),
+    (UserWarning, r"topic_(effects|share_curves) leaves out \d+ of \d+ documents with no "
+                  r"word"),
+    (ConvergenceWarning, r"topic_(effects|share_curves): the documents' words say so little"),
     # scikit-learn's feature-name consistency checks (every estimator has them).
     (UserWarning, r"X has feature names, but \w+ was fitted without feature names"),
     (UserWarning, r"X does not have valid feature names, but \w+ was fitted with"),
@@ -1450,6 +1451,68 @@ def test_load_documents_reads_covariate_cells_or_names_them(data):
     for value, cell in zip(values, cells):
         expected, _ = cell_value(cell)
         assert value == expected or (np.isnan(value) and np.isnan(expected)), (cell, value)
+
+
+@fuzz
+@given(data=st.data())
+def test_topic_share_curves(data):
+    from sklearn_clda.inspection import topic_share_curves
+
+    name = data.draw(st.sampled_from(("lda", "clda", "vem", "unfitted")), label="estimator")
+    est = fitted_models()[name]
+    width = getattr(est, "n_features_in_", None) if data.draw(st.booleans()) else None
+    X = data.draw(count_matrices(width), label="X")
+    n = n_rows_or(X)
+    groups = data.draw(st.one_of(st.none(), inference_groups(n, est)), label="groups")
+    covariates = data.draw(covariate_inputs(n), label="covariate")
+    covariate = covariates[:, 0] if isinstance(covariates, np.ndarray) and (
+        covariates.ndim == 2 and covariates.shape[1]) else covariates
+    controls = data.draw(st.one_of(st.none(), covariate_inputs(n)), label="controls")
+    curves = call(topic_share_curves, est, X, covariate, groups, controls=controls,
+                  n_knots=data.draw(st.integers(2, 6), label="n_knots"),
+                  degree=data.draw(st.integers(1, 3), label="degree"), n_points=4,
+                  n_samples=2, burn_in=1, random_state=0)
+    check_rejected_if_malformed(curves, X, "topic_share_curves")
+    if ok(curves):
+        numbers = curves[["value", "estimate", "std_error", "lower", "upper"]].to_numpy(float)
+        assert np.isfinite(numbers).all(), f"not finite: {numbers}"
+        assert (curves["lower"] <= curves["estimate"]).all(), "an estimate below its interval"
+        assert (curves["estimate"] <= curves["upper"]).all(), "an estimate above its interval"
+
+
+@fuzz
+@given(data=st.data())
+def test_topic_share_curves_of_valid_documents(data):
+    """Documents with words and a covariate of any scale and spread: the
+    curves come back finite and inside their intervals, or a ValueError
+    says the spline cannot be fitted (too few values, a piece without
+    documents, columns too near collinear for a few documents)."""
+    from sklearn_clda.inspection import topic_share_curves
+
+    name = data.draw(st.sampled_from(("lda", "clda", "vem")), label="estimator")
+    est = fitted_models()[name]
+    n = data.draw(st.integers(8, 30), label="n_docs")
+    counts = st.lists(st.integers(0, 3), min_size=est.n_features_in_,
+                      max_size=est.n_features_in_)
+    X = np.array(data.draw(st.lists(counts, min_size=n, max_size=n), label="X"))
+    X[:, 0] += 1
+    x = np.array(data.draw(st.lists(st.floats(-1, 1), min_size=n, max_size=n), label="x"))
+    x = x * data.draw(st.sampled_from((1e-200, 1e-6, 1.0, 1e6, 1e200)), label="unit")
+    x += data.draw(st.sampled_from((0.0, 2000.0)), label="offset")
+    groups = None if name == "lda" else [est.groups_[i % 2] for i in range(n)]
+    curves = call(topic_share_curves, est, X, x, groups, n_points=5,
+                  n_knots=data.draw(st.integers(2, 5), label="n_knots"),
+                  degree=data.draw(st.integers(1, 3), label="degree"), n_samples=2,
+                  burn_in=1, random_state=0)
+    _event("returned" if ok(curves) else "refused")
+    if ok(curves):
+        numbers = curves[["value", "estimate", "std_error", "lower", "upper"]].to_numpy(float)
+        assert np.isfinite(numbers).all(), f"not finite: {numbers}"
+        assert ((curves["lower"] <= curves["estimate"])
+                & (curves["estimate"] <= curves["upper"])).all(), "outside its interval"
+    else:
+        assert any(why in str(curves.exc) for why in (
+            "distinct value", "pieces of its range", "nearly collinear")), curves.exc
 
 
 @fuzz

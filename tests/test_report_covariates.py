@@ -267,7 +267,7 @@ def test_the_csv_holds_the_effects_of_topic_effects(covariate_report):
                           {"year": [float(row["year"]) for row in kept],
                            "flag": [float(row["flag"]) for row in kept]},
                           [row["outlet"] for row in kept], ci=0.9, random_state=0)
-    csv_table = pd.read_csv(out / "topic_effects.csv")
+    csv_table = pd.read_csv(out / "topic_effects.csv", float_precision="round_trip")
     assert csv_table.columns.tolist() == [
         "topic", "label_words", "term", "estimate", "std_error", "lower", "upper", "p_value",
         "low", "high", "change", "change_lower", "change_upper"]

@@ -25,6 +25,10 @@ from ._utils import check_topics, require_pandas, topic_word, unwrap
 
 __all__ = ["topic_share_curves"]
 
+#: The least value some document must give each spline column (B-splines
+#: peak at 1 or less).
+_REACHED = 1e-6
+
 
 def _covariate(covariate, n_docs, caller):
     """``(x, name)``: the covariate as a float64 vector of one finite value
@@ -74,7 +78,12 @@ class _Design:
         """:func:`check_rank` of the design, a spline column determined by
         the others (a piece of the range without documents) said as such."""
         n_spline = len(self.names) - self.controls.shape[1]
+        # (a B-spline's values are at most 1: one that no document reaches
+        # 1e-6 of has no documents on its piece, whatever a rescaling says)
+        reached = np.abs(self.matrix[:, 1:n_spline]).max(axis=0, initial=0.0) >= _REACHED
         try:
+            if not reached.all():
+                raise ValueError
             check_rank(self.matrix[:, :n_spline], self.names[:n_spline], caller)
         except ValueError:
             raise ValueError(
@@ -198,6 +207,14 @@ def topic_share_curves(estimator, X, covariate, groups=None, *, controls=None, t
         few distinct values for the spline, or a column (of the spline or
         the controls) is determined by the others; as
         :func:`topic_effects` otherwise.
+
+    Warns
+    -----
+    UserWarning
+        When documents have no word of the vocabulary: they are left out.
+    ConvergenceWarning
+        When the covariate prior would need more than 50 refits (see
+        :func:`topic_effects`).
 
     See Also
     --------

@@ -99,6 +99,10 @@ def test_the_topics_asked_for_in_their_order(hump):
     (lambda x: x, {"controls": lambda x: {"copy": 2 * x}}, "column 'copy' is determined"),
     (lambda x: np.r_[x[:-1] / 100, 1.0], {}, "the spline of 'x' has pieces of its range "
      "with too few documents"),
+    # (a piece reached only at 1e-300 of its peak; rescaled, it looked fine)
+    (lambda x: np.r_[np.zeros(598), 1e-300, 1.0], {"n_knots": lambda x: 3,
+                                                   "degree": lambda x: 1},
+     "the spline of 'x' has pieces"),
 ])
 def test_a_covariate_that_cannot_make_a_curve_is_named(hump, covariate, kw, message):
     model, X, x = hump
