@@ -247,19 +247,17 @@ def _effects(section, order, words):
     """A panel per covariate: the change of each of the figure's topics'
     share over the covariate's span, in percentage points, with its
     interval."""
-    import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
     from ..plotting import TopicEffectDisplay
+    from ..plotting._base import axes_grid
 
     terms = section["terms"]
     columns = min(len(terms), _EFFECT_COLUMNS)
     rows = -(-len(terms) // columns)
-    fig, axes = plt.subplots(rows, columns, squeeze=False, layout="constrained",
-                             figsize=(6.0 * columns, rows * max(2.6, 1.2 + 0.32 * len(order))))
-    for ax in axes.flat[len(terms):]:
-        ax.set_visible(False)
-    for ax, term in zip(axes.flat, terms):
+    _, _, panels, _ = axes_grid(None, len(terms), columns, figsize=(
+        6.0 * columns, rows * max(2.6, 1.2 + 0.32 * len(order))))
+    for ax, term in zip(panels, terms):
         by_topic = {row["topic"]: row for row in term["rows"]}
         change = 100 * np.array([[by_topic[k][key] for k in order]  # percentage points
                                  for key in ("change", "change_lower", "change_upper")])
@@ -279,19 +277,15 @@ _CURVE_COLUMNS = 2  # panels of the covariates' curves side by side
 def _curves(curves, words, interval):
     """A panel per covariate with a curve: the shares of the topics that
     vary most along it, with their bands."""
-    import matplotlib.pyplot as plt
-
     from ..plotting import TopicShareCurveDisplay
+    from ..plotting._base import axes_grid
 
     names = list(dict.fromkeys(curves["covariate"]))
     columns = min(len(names), _CURVE_COLUMNS)
-    rows = -(-len(names) // columns)
-    fig, axes = plt.subplots(rows, columns, squeeze=False, layout="constrained",
-                             figsize=(8.0 * columns, 4.2 * rows))
-    for ax in axes.flat[len(names):]:
-        ax.set_visible(False)
+    _, _, panels, _ = axes_grid(None, len(names), columns,
+                                figsize=(8.0 * columns, 4.2 * -(-len(names) // columns)))
     labels = [f"{k}: {' '.join(topic_words)}" for k, topic_words in enumerate(words)]
-    for ax, name in zip(axes.flat, names):
+    for ax, name in zip(panels, names):
         curve = curves[curves["covariate"] == name].copy()
         curve.attrs = {"covariate": _short(name), "ci": interval}
         topics = list(dict.fromkeys(curve["topic"]))
