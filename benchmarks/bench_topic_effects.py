@@ -41,17 +41,28 @@ from sklearn_clda.inspection import topic_effects
 PLANTED = {0: 1.5, 5: -1.5, 9: 1.0}
 
 
-def planted_corpus(model, lengths, n_docs, length_cap, seed):
+def linear_effect(x, K):
+    """The log-multiplier of each topic's share at ``x``: ``beta * x``."""
+    beta = np.zeros(K)
+    beta[list(PLANTED)] = list(PLANTED.values())
+    return np.outer(x, beta)
+
+
+def expected_shares(model, groups, x, effect=linear_effect):
+    """``mu``: each document's expected shares, ``pi_j`` times the
+    exponential of ``effect(x)``, normalized."""
+    mean = model.collection_topic_[groups] * np.exp(effect(x, model.components_.shape[0]))
+    return mean / mean.sum(axis=1, keepdims=True)
+
+
+def planted_corpus(model, lengths, n_docs, length_cap, seed, effect=linear_effect):
     """Documents, collections, covariate and expected shares of one corpus."""
     rng = np.random.default_rng(seed)
     K = model.components_.shape[0]
     phi = model.components_ / model.components_.sum(axis=1, keepdims=True)
     groups = rng.integers(0, len(model.groups_), n_docs)
     x = rng.uniform(size=n_docs)
-    beta = np.zeros(K)
-    beta[list(PLANTED)] = list(PLANTED.values())
-    mean = model.collection_topic_[groups] * np.exp(np.outer(x, beta))
-    mean /= mean.sum(axis=1, keepdims=True)
+    mean = expected_shares(model, groups, x, effect)
     theta = np.array([rng.dirichlet(model.gamma_ * m) for m in mean])
     n_tokens = rng.choice(lengths, n_docs)
     if length_cap:

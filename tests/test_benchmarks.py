@@ -249,6 +249,19 @@ def test_bench_topic_effects_rates_the_three_estimates():
     assert all(0 <= c <= 1 for c in coverage)
 
 
+def test_bench_share_curves_rates_both_estimates():
+    out = subprocess.run(
+        [sys.executable, os.path.join(BENCH, "bench_share_curves.py"), "--corpora", "1",
+         "--docs", "120", "--max-iter", "5", "--length", "30"],
+        capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    rows = lines[lines.index(next(x for x in lines if x.startswith("estimate"))) + 1:]
+    assert [r.split()[0] for r in rows] == ["topic_share_curves", "fold-in"]
+    coverage = [float(r.split()[-5]) for r in rows]
+    assert all(0 <= c <= 1 for c in coverage)
+
+
 def test_bench_inference_runs_each_library_at_its_rule_and_converged():
     import bench_inference as bi
 
