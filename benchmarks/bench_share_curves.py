@@ -12,7 +12,8 @@ collections do not depend on ``x``).
 
 Two estimates, in the same run on the same corpora:
 
-- ``topic_share_curves`` (its defaults: 5 knots, cubic, ``prior="covariates"``);
+- ``topic_share_curves`` (cubic, ``prior="covariates"``, ``--n-knots``
+  knots, 5 by default as its own);
 - "fold-in + spline OLS": ordinary least squares of ``transform``'s shares
   on the same spline basis, with the usual standard errors, what one does
   with scikit-learn's LDA.
@@ -22,7 +23,7 @@ of every topic's curve and over the planted topics' points, the mean
 absolute error of the planted topics' curves, the mean width and the time
 per call.
 
-Run: ``python benchmarks/bench_share_curves.py [--length 10] [--corpora 10]``
+Run: ``python benchmarks/bench_share_curves.py [--length 10] [--corpora 10] [--n-knots 8]``
 """
 
 import argparse
@@ -59,10 +60,10 @@ def targets(model, groups, points):
                                      curved_effect).mean(axis=0) for v in points])
 
 
-def fold_in_spline(model, X, groups, x, points, ci):
+def fold_in_spline(model, X, groups, x, points, ci, n_knots):
     """``(estimate, lower, upper)`` at ``points`` by OLS of the fold-in's
     shares on the spline basis, with the usual standard errors."""
-    spline = SplineTransformer(n_knots=5, degree=3, include_bias=False).fit(x[:, None])
+    spline = SplineTransformer(n_knots=n_knots, degree=3, include_bias=False).fit(x[:, None])
     design = np.c_[np.ones(x.size), spline.transform(x[:, None])]
     at = np.c_[np.ones(points.size), spline.transform(points[:, None])]
     theta = model.transform(X, groups)
@@ -82,6 +83,8 @@ def main():
     parser.add_argument("--corpora", type=int, default=10)
     parser.add_argument("--docs", type=int, default=3000)
     parser.add_argument("--max-iter", type=int, default=400)
+    parser.add_argument("--n-knots", type=int, default=5,
+                        help="knots of both estimates' splines (topic_share_curves' default)")
     args = parser.parse_args()
     news = load_news16()
     start = time.perf_counter()
@@ -103,12 +106,13 @@ def main():
         for name, out in results.items():
             start = time.perf_counter()
             if name == "fold-in + spline OLS":
-                estimate, lower, upper = fold_in_spline(model, X, groups, x, points, 0.9)
+                estimate, lower, upper = fold_in_spline(model, X, groups, x, points, 0.9,
+                                                        args.n_knots)
             else:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     curves = topic_share_curves(model, X, x, groups, n_points=N_POINTS,
-                                                random_state=seed)
+                                                n_knots=args.n_knots, random_state=seed)
                 estimate, lower, upper = (
                     curves[c].to_numpy().reshape(-1, N_POINTS).T
                     for c in ("estimate", "lower", "upper"))
@@ -120,7 +124,7 @@ def main():
             out["width"].append((upper - lower).mean())
     cut = f"cut to {args.length} tokens" if args.length else "news16's lengths"
     print(f"\n{args.corpora} corpora of {args.docs} documents ({cut}), 90% intervals, "
-          f"{N_POINTS} points per curve")
+          f"{N_POINTS} points per curve, {args.n_knots} knots")
     print(f"{'estimate':<22}{'coverage':>10}{'(planted)':>10}{'error':>8}{'width':>8}"
           f"{'s/call':>8}")
     for name, out in results.items():
