@@ -163,8 +163,9 @@ def load_documents(path, text_column="text", group_column="group", covariate_col
             )
         fmt, records, columns = "folder of .txt files", _read_folder(path), None
     else:
+        kind = _table_kind(path)
         columns = _check_columns(text_column, group_column, covariate_columns)
-        fmt, records = _read_table(path, columns)
+        fmt, records = _read_table(path, kind, columns)
 
     kept = _kept_documents(records, path, columns)
     return Bunch(
@@ -201,8 +202,9 @@ def _check_columns(text_column, group_column, covariate_columns):
     return (text_column, group_column, *covariate_columns)
 
 
-def _read_table(path, columns):
-    """``(format, records)`` of a .csv/.tsv/.jsonl/.json file."""
+def _table_kind(path):
+    """The kind of a file of documents by its name's ending; InputError
+    for one that is not read."""
     kind = SUPPORTED_EXTENSIONS.get(path.suffix.lower())
     if kind is None:
         shown = f"'{path.suffix}'" if path.suffix else "(no extension)"
@@ -211,6 +213,11 @@ def _read_table(path, columns):
             ".tsv, .jsonl, .ndjson or .json file, or a folder with one "
             "sub-folder of .txt files per collection"
         )
+    return kind
+
+
+def _read_table(path, kind, columns):
+    """``(format, records)`` of a .csv/.tsv/.jsonl/.json file."""
     if kind in ("csv", "tsv"):
         return kind.upper(), _read_csv(path, columns, kind)
     return ("JSON lines" if kind == "jsonl" else "JSON"), _read_json(path, columns, kind)
