@@ -32,8 +32,11 @@ _REACHED = 1e-6
 
 def _covariate(covariate, n_docs, caller):
     """``(x, name)``: the covariate as a float64 vector of one finite value
-    per document, and its name (a Series' name, or ``"x"``)."""
-    name = getattr(covariate, "name", None)
+    per document, and its name (a Series' name, a one-column DataFrame's
+    column, or ``"x"``)."""
+    columns = getattr(covariate, "columns", None)
+    name = columns[0] if columns is not None and len(columns) == 1 else getattr(
+        covariate, "name", None)
     try:
         x = np.asarray(covariate, dtype=np.float64)
     except (TypeError, ValueError):
@@ -148,7 +151,7 @@ def topic_share_curves(estimator, X, covariate, groups=None, *, controls=None, t
 
     covariate : array-like of shape (n_samples,)
         One finite number per document: a date as a decimal year, an age.
-        A Series' name names it.
+        A Series' name (or a one-column DataFrame's column) names it.
 
     groups : array-like of shape (n_samples,), default=None
         The documents' collections, for a CompoundLDA.

@@ -80,6 +80,17 @@ def test_a_one_piece_linear_spline_is_topic_effects_line(hump):
         np.testing.assert_allclose(curves.estimate[curves.topic == k], expected, rtol=1e-9)
 
 
+@pytest.mark.parametrize("wrap, name", [
+    (lambda x: x, "x"), (lambda x: pd.Series(x, name="age"), "age"),
+    (lambda x: pd.DataFrame({"age": x}), "age"), (lambda x: x[:, None], "x"),
+])
+def test_the_covariate_s_name(hump, wrap, name):
+    model, X, x = hump
+    curves = topic_share_curves(model, X, wrap(x), n_points=2, n_samples=1, burn_in=0,
+                                random_state=0)
+    assert curves.attrs["covariate"] == name
+
+
 def test_the_topics_asked_for_in_their_order(hump):
     model, X, x = hump
     curves = topic_share_curves(model, X, x, topics=[2, 0], n_points=3, n_samples=2,
